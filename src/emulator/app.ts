@@ -1,0 +1,172 @@
+/**
+ * Builds the emulator's fastify app (no listening here; see server.ts). Cross-cutting pieces live in
+ * this file once: request-id and version headers, fault injection at the edge, stats, and the error
+ * handler that turns every failure into `{ detail }`.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import { API_VERSION, DETAILS } from '../spec/index.ts';
+import type { Clock } from './clock.ts';
+import { systemClock } from './clock.ts';
+import type { EmulatorConfig } from './config.ts';
+import type { EmulatorContext } from './context.ts';
+import { HttpError } from './http-error.ts';
+import { Rng } from './rng.ts';
+import adminRoutes from './routes/admin.ts';
+import fileRoutes from './routes/files.ts';
+import generationRoutes from './routes/generations.ts';
+import legacyRoutes from './routes/legacy.ts';
+import storageRoutes from './routes/storage.ts';
+import { Store } from './store.ts';
+
+export interface BuildOptions {
+  config: EmulatorConfig;
+  /** Directory for stored bytes; must exist. */
+  dataDir: string;
+  clock?: Clock;
+  /** fastify logger; off by default. */
+  logger?: boolean;
+}
+
+const REQUEST_ID_RE = /^[\x21-\x7e]{1,200}$/;
+const kRateKind = Symbol('rateLimitKind');
+
+function isAgents(request: FastifyRequest): boolean {
+  return request.url.startsWith('/v1/') || request.url === '/v1';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.json_body_max_bytes,
+    // Echo a caller's X-Request-Id when it is sane, or make a fresh UUID.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    },
+    forceCloseConnections: true,
+  });
+
+  const ctx: EmulatorContext = {
+    config,
+    store: new Store(config),
+    clock: options.clock ?? systemClock,
+    rng: new Rng(config.seed),
+    dataDir: options.dataDir,
+    signingSecret: config.signing_secret ?? randomBytes(32).toString('hex'),
+    stats: { byStatus: {}, rateLimited: { rpm: 0, concurrency: 0, abuse: 0 }, resets: 0 },
+    background: new Set(),
+    pending: new Set(),
+    closed: false,
+  };
+  app.decorate('emu', ctx);
+  app.decorateRequest('client', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!isAgents(request)) return;
+    reply.header('X-Request-Id', request.id);
+    reply.header('X-API-Version', API_VERSION);
+    const { faults } = ctx.config;
+    if (ctx.rng.chance(faults.reset_before)) {
+      ctx.stats.resets += 1;
+      request.raw.socket.destroy();
+      return reply.hijack();
+    }
+    const latency = Array.isArray(faults.latency_ms)
+      ? ctx.rng.between(faults.latency_ms[0], faults.latency_ms[1])
+      : faults.latency_ms;
+    if (latency > 0) await sleep(latency);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (isAgents(request) && request.method === 'POST' && ctx.rng.chance(ctx.config.faults.reset_after)) {
+      // The work is done; the caller never hears of it (a lost response).
+      ctx.stats.resets += 1;
+      reply.raw.socket?.destroy();
+    }
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const code = String(reply.statusCode);
+    ctx.stats.byStatus[code] = (ctx.stats.byStatus[code] ?? 0) + 1;
+    const kind = (request as unknown as Record<symbol, unknown>)[kRateKind];
+    if (reply.statusCode === 429 && typeof kind === 'string') {
+      ctx.stats.rateLimited[kind as keyof EmulatorContext['stats']['rateLimited']] += 1;
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof HttpError) {
+      if (error.rateLimitKind)
+        (request as unknown as Record<symbol, unknown>)[kRateKind] = error.rateLimitKind;
+      reply.headers(error.headers);
+      return reply.status(error.status).send({ detail: error.detail });
+    }
+    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
+    let detail: string;
+    switch (error.code) {
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        detail = DETAILS.invalidJson;
+        break;
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        detail = DETAILS.bodyTooLarge;
+        break;
+      default:
+        detail = status >= 500 ? DETAILS.internal : error.message;
+    }
+    if (error instanceof SyntaxError) detail = DETAILS.invalidJson;
+    if (status >= 500) request.log.error(error);
+    return reply.status(status).send({ detail });
+  });
+
+  app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: DETAILS.routeNotFound }));
+
+  await app.register(fileRoutes);
+  await app.register(generationRoutes);
+  await app.register(storageRoutes);
+  await app.register(legacyRoutes);
+  await app.register(adminRoutes);
+
+  app.addHook('onClose', async () => {
+    ctx.closed = true;
+    for (const t of ctx.background) clearTimeout(t);
+    ctx.background.clear();
+    await Promise.allSettled([...ctx.pending]);
+  });
+  return app;
+}
+
+/** Schedules background work that is cancelled when the app closes. */
+export function schedule(ctx: EmulatorContext, ms: number, fn: () => void | Promise<void>): void {
+  if (ctx.closed) return;
+  const t = setTimeout(
+    () => {
+      ctx.background.delete(t);
+      if (ctx.closed) return;
+      track(ctx, Promise.resolve().then(fn));
+    },
+    Math.max(0, ms),
+  );
+  ctx.background.add(t);
+}
+
+/** Tracks a background promise so close() waits for it; its failure is swallowed after logging. */
+export function track<T>(ctx: EmulatorContext, p: Promise<T>): void {
+  const guarded = p.catch((err) => {
+    if (!ctx.closed) console.error('[emulator] background task failed:', err);
+  });
+  ctx.pending.add(guarded);
+  guarded.finally(() => ctx.pending.delete(guarded));
+}

@@ -1,0 +1,307 @@
+/**
+ * Emulator configuration: the JSON file's shape, its defaults, and a loader that names the bad key.
+ * Every key is optional; without a file the emulator runs one active client with a printed default key.
+ */
+import { readFileSync } from 'node:fs';
+import { CHOICES, FAILURE_CODE_NAMES, type FailureCode, type GenerationType, LIMITS } from '../spec/index.ts';
+
+export type ClientState = 'active' | 'suspended' | 'deactivated';
+
+export interface ClientConfig {
+  id: string;
+  state: ClientState;
+  /** Creates allowed per rate window (X-RateLimit-Limit). */
+  rpm: number;
+  /** Concurrent jobs ceiling. */
+  concurrency: number;
+  /** Balance in credits; each generation type costs `costs[type]`. */
+  balance: number;
+}
+
+export interface KeyConfig {
+  key: string;
+  client: string;
+  revoked?: boolean;
+  /** ISO date-time after which the key is expired. */
+  expires_at?: string;
+}
+
+export interface FaultConfig {
+  /** Probability per generation that it fails with the given failure_code. */
+  failure_codes: Partial<Record<FailureCode, number>>;
+  /** Probability that POST /v1/generations answers 502 (nothing queued). */
+  http_502: number;
+  /** Probability that POST /v1/generations or POST /v1/files answers 503 (nothing queued). */
+  http_503: number;
+  /** Probability that a url media reference finds the fetch proxy down (502 `<path>: fetch proxy unavailable`). */
+  fetch_proxy_down: number;
+  /** Probability that a /v1 request's connection is reset before anything is done. */
+  reset_before: number;
+  /** Probability that a /v1 POST is carried out and then its connection reset (the response is lost). */
+  reset_after: number;
+  /** Probability that the rate-limiting backend is "unavailable": the create is let through without X-RateLimit headers. */
+  rate_backend_down: number;
+  /** Added latency per /v1 request in ms: a number, or [min, max] drawn uniformly. */
+  latency_ms: number | [number, number];
+}
+
+export interface EmulatorConfig {
+  clients: ClientConfig[];
+  keys: KeyConfig[];
+  /** Length of the sliding rate window in seconds (the interface's 60). */
+  rate_window_s: number;
+  /** Processing time per media kind, ms; a generation is queued for `queue_ms` first. */
+  processing_ms: { image: number; video: number };
+  queue_ms: number;
+  output_url_ttl_s: number;
+  upload_url_ttl_s: number;
+  inline_upload_max_bytes: number;
+  /** Hosts that url media references may be fetched from. */
+  fetch_allow_hosts: string[];
+  /** Cost of each generation type in credits. */
+  costs: Record<GenerationType, number>;
+  /** Words that make a prompt fail with content_moderated (case-insensitive, whole words). */
+  blocked_words: string[];
+  faults: FaultConfig;
+  /** Seed of the random source behind faults; the same seed and requests give the same outcomes. */
+  seed: number;
+  /** GET requests per client per rate window before the API-wide abuse ceiling answers 429. */
+  abuse_ceiling: number;
+  /** Secret for signing storage URLs; random per process when omitted. */
+  signing_secret?: string;
+  /** Largest JSON request body in bytes (base64 media travels in JSON). */
+  json_body_max_bytes: number;
+  /** Callback delivery attempts on the legacy surface (1 = no retry). */
+  callback_attempts: number;
+}
+
+export const DEFAULT_KEY = 'svc-api-emulator-default-key';
+export const DEFAULT_CLIENT_ID = 'default';
+
+export const DEFAULT_FAULTS: FaultConfig = {
+  failure_codes: {},
+  http_502: 0,
+  http_503: 0,
+  fetch_proxy_down: 0,
+  reset_before: 0,
+  reset_after: 0,
+  rate_backend_down: 0,
+  latency_ms: 0,
+};
+
+export function defaultConfig(): EmulatorConfig {
+  return {
+    clients: [{ id: DEFAULT_CLIENT_ID, state: 'active', rpm: 60, concurrency: 10, balance: 1_000_000 }],
+    keys: [{ key: DEFAULT_KEY, client: DEFAULT_CLIENT_ID }],
+    rate_window_s: LIMITS.rateWindowSeconds,
+    processing_ms: { image: 1500, video: 3000 },
+    queue_ms: 250,
+    output_url_ttl_s: LIMITS.outputUrlTtlSeconds,
+    upload_url_ttl_s: 3600,
+    inline_upload_max_bytes: CHOICES.inlineUploadMaxBytes,
+    fetch_allow_hosts: ['127.0.0.1', 'localhost', '::1'],
+    costs: { image: 1, image_edit: 1, video: 10, video_edit: 10, video_reframe: 10 },
+    blocked_words: [],
+    faults: { ...DEFAULT_FAULTS },
+    seed: 1,
+    abuse_ceiling: CHOICES.abuseCeilingPerWindow,
+    json_body_max_bytes: 80 * 1024 * 1024,
+    callback_attempts: 3,
+  };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function expectNumber(v: unknown, where: string, min = 0, max = Number.POSITIVE_INFINITY): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw new ConfigError(
+      `Expected a number between ${min} and ${max} for ${where} but received ${JSON.stringify(v)}`,
+    );
+  }
+  return v;
+}
+
+function expectString(v: unknown, where: string): string {
+  if (typeof v !== 'string' || v.length === 0) {
+    throw new ConfigError(`Expected a non-empty string for ${where} but received ${JSON.stringify(v)}`);
+  }
+  return v;
+}
+
+function expectProbability(v: unknown, where: string): number {
+  return expectNumber(v, where, 0, 1);
+}
+
+/**
+ * Merges a partial, untrusted config object over the defaults, checking every key.
+ * @throws ConfigError naming the key and the bad value.
+ */
+export function resolveConfig(input: unknown): EmulatorConfig {
+  const base = defaultConfig();
+  if (input === undefined || input === null) return base;
+  if (!isObject(input)) throw new ConfigError('Expected a JSON object at the top of the config');
+  const known = new Set([...Object.keys(base), 'signing_secret']);
+  for (const k of Object.keys(input)) {
+    if (!known.has(k)) throw new ConfigError(`Unknown config key '${k}'`);
+  }
+  const cfg: EmulatorConfig = { ...base, faults: { ...base.faults } };
+  if (input.clients !== undefined) {
+    if (!Array.isArray(input.clients)) throw new ConfigError('Expected an array for clients');
+    cfg.clients = input.clients.map((c, i) => {
+      if (!isObject(c)) throw new ConfigError(`Expected an object for clients[${i}]`);
+      const state = c.state ?? 'active';
+      if (state !== 'active' && state !== 'suspended' && state !== 'deactivated') {
+        throw new ConfigError(
+          `Expected active, suspended or deactivated for clients[${i}].state but received ${JSON.stringify(state)}`,
+        );
+      }
+      return {
+        id: expectString(c.id, `clients[${i}].id`),
+        state,
+        rpm: expectNumber(c.rpm ?? 60, `clients[${i}].rpm`, 1),
+        concurrency: expectNumber(c.concurrency ?? 10, `clients[${i}].concurrency`, 1),
+        balance: expectNumber(c.balance ?? 1_000_000, `clients[${i}].balance`, 0),
+      };
+    });
+  }
+  if (input.keys !== undefined) {
+    if (!Array.isArray(input.keys)) throw new ConfigError('Expected an array for keys');
+    cfg.keys = input.keys.map((k, i) => {
+      if (!isObject(k)) throw new ConfigError(`Expected an object for keys[${i}]`);
+      const key: KeyConfig = {
+        key: expectString(k.key, `keys[${i}].key`),
+        client: expectString(k.client, `keys[${i}].client`),
+      };
+      if (k.revoked !== undefined) key.revoked = Boolean(k.revoked);
+      if (k.expires_at !== undefined) {
+        const s = expectString(k.expires_at, `keys[${i}].expires_at`);
+        if (Number.isNaN(Date.parse(s)))
+          throw new ConfigError(
+            `Expected an ISO date-time for keys[${i}].expires_at but received ${JSON.stringify(s)}`,
+          );
+        key.expires_at = s;
+      }
+      return key;
+    });
+  }
+  const clientIds = new Set(cfg.clients.map((c) => c.id));
+  cfg.keys.forEach((k, i) => {
+    if (!clientIds.has(k.client))
+      throw new ConfigError(`keys[${i}].client names unknown client '${k.client}'`);
+  });
+  if (input.rate_window_s !== undefined)
+    cfg.rate_window_s = expectNumber(input.rate_window_s, 'rate_window_s', 0.001);
+  if (input.processing_ms !== undefined) {
+    if (!isObject(input.processing_ms)) throw new ConfigError('Expected an object for processing_ms');
+    cfg.processing_ms = {
+      image: expectNumber(input.processing_ms.image ?? base.processing_ms.image, 'processing_ms.image'),
+      video: expectNumber(input.processing_ms.video ?? base.processing_ms.video, 'processing_ms.video'),
+    };
+  }
+  for (const key of [
+    'queue_ms',
+    'output_url_ttl_s',
+    'upload_url_ttl_s',
+    'inline_upload_max_bytes',
+    'seed',
+    'abuse_ceiling',
+    'json_body_max_bytes',
+    'callback_attempts',
+  ] as const) {
+    if (input[key] !== undefined) cfg[key] = expectNumber(input[key], key);
+  }
+  if (input.fetch_allow_hosts !== undefined) {
+    if (!Array.isArray(input.fetch_allow_hosts))
+      throw new ConfigError('Expected an array of host names for fetch_allow_hosts');
+    cfg.fetch_allow_hosts = input.fetch_allow_hosts.map((h, i) => expectString(h, `fetch_allow_hosts[${i}]`));
+  }
+  if (input.costs !== undefined) {
+    if (!isObject(input.costs)) throw new ConfigError('Expected an object for costs');
+    cfg.costs = { ...base.costs };
+    for (const [t, v] of Object.entries(input.costs)) {
+      if (!(t in base.costs)) throw new ConfigError(`Unknown generation type '${t}' in costs`);
+      cfg.costs[t as GenerationType] = expectNumber(v, `costs.${t}`);
+    }
+  }
+  if (input.blocked_words !== undefined) {
+    if (!Array.isArray(input.blocked_words))
+      throw new ConfigError('Expected an array of words for blocked_words');
+    cfg.blocked_words = input.blocked_words.map((w, i) => expectString(w, `blocked_words[${i}]`));
+  }
+  if (input.faults !== undefined) cfg.faults = resolveFaults(input.faults);
+  if (input.signing_secret !== undefined)
+    cfg.signing_secret = expectString(input.signing_secret, 'signing_secret');
+  return cfg;
+}
+
+/** Checks a (partial) faults object and merges it over the defaults. */
+export function resolveFaults(input: unknown): FaultConfig {
+  if (!isObject(input)) throw new ConfigError('Expected an object for faults');
+  const f: FaultConfig = { ...DEFAULT_FAULTS, failure_codes: {} };
+  for (const [k, v] of Object.entries(input)) {
+    switch (k) {
+      case 'failure_codes': {
+        if (!isObject(v)) throw new ConfigError('Expected an object for faults.failure_codes');
+        for (const [code, p] of Object.entries(v)) {
+          if (!FAILURE_CODE_NAMES.includes(code as FailureCode)) {
+            throw new ConfigError(
+              `Unknown failure_code '${code}' in faults.failure_codes; known: ${FAILURE_CODE_NAMES.join(', ')}`,
+            );
+          }
+          f.failure_codes[code as FailureCode] = expectProbability(p, `faults.failure_codes.${code}`);
+        }
+        break;
+      }
+      case 'latency_ms':
+        if (Array.isArray(v)) {
+          const lo = expectNumber(v[0], 'faults.latency_ms[0]');
+          const hi = expectNumber(v[1], 'faults.latency_ms[1]', lo);
+          f.latency_ms = [lo, hi];
+        } else f.latency_ms = expectNumber(v, 'faults.latency_ms');
+        break;
+      case 'http_502':
+      case 'http_503':
+      case 'fetch_proxy_down':
+      case 'reset_before':
+      case 'reset_after':
+      case 'rate_backend_down':
+        f[k] = expectProbability(v, `faults.${k}`);
+        break;
+      default:
+        throw new ConfigError(`Unknown fault '${k}'`);
+    }
+  }
+  const total = Object.values(f.failure_codes).reduce((a, b) => a + (b ?? 0), 0);
+  if (total > 1) throw new ConfigError(`faults.failure_codes probabilities add up to ${total}, more than 1`);
+  return f;
+}
+
+/** Reads and resolves a JSON config file. */
+export function loadConfigFile(path: string): EmulatorConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`Cannot read config file ${path}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`Config file ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  try {
+    return resolveConfig(json);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(`${path}: ${err.message}`);
+    throw err;
+  }
+}

@@ -1,0 +1,3 @@
+export * from './choices.ts';
+export * from './enums.ts';
+export * from './limits.ts';
