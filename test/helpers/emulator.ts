@@ -1,0 +1,84 @@
+/**
+ * Starts a real emulator on loopback for a test file and gives small helpers to call it over HTTP.
+ * Tests talk to it with undici's fetch, as any outside caller would.
+ */
+import { request as undiciRequest } from 'undici';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
+
+export const KEY = 'svc-api-test-key-a';
+export const KEY_B = 'svc-api-test-key-b';
+
+/** A config with two active clients (a, b) and the given overrides. */
+export function testConfig(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    clients: [
+      { id: 'a', state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 },
+      { id: 'b', state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 },
+    ],
+    keys: [
+      { key: KEY, client: 'a' },
+      { key: KEY_B, client: 'b' },
+    ],
+    queue_ms: 20,
+    processing_ms: { image: 50, video: 100 },
+    ...overrides,
+  };
+}
+
+export async function startTestEmulator(overrides: Record<string, unknown> = {}): Promise<RunningEmulator> {
+  return startEmulator({ config: testConfig(overrides) });
+}
+
+export interface CallResult<T = any> {
+  status: number;
+  headers: Record<string, string>;
+  body: T;
+}
+
+/** One HTTP call; JSON bodies are sent and parsed; never throws on an HTTP status. */
+export async function call<T = any>(
+  emu: { url: string },
+  method: string,
+  path: string,
+  opts: {
+    key?: string | null;
+    json?: unknown;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+  } = {},
+): Promise<CallResult<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  const key = opts.key === undefined ? KEY : opts.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  let body: string | Buffer | undefined = opts.body;
+  if (opts.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(opts.json);
+  }
+  const res = await undiciRequest(`${emu.url}${path}`, { method: method as 'GET', headers, body });
+  const text = await res.body.text();
+  const flat: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) flat[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.statusCode, headers: flat, body: parsed as T };
+}
+
+/** Polls until `fn` returns a truthy value or the timeout passes. */
+export async function until<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+  everyMs = 25,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
