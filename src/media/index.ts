@@ -1,49 +1,10 @@
 /**
- * STUB — media helpers shared by the emulator and the pipeline (no service contract here):
- * binary resolution for ffmpeg/ffprobe, probing, and sniffing real types from bytes.
+ * Media helpers shared by the emulator and the pipeline (no service contract here): where ffmpeg and
+ * ffprobe live, running ffmpeg, probing videos, sniffing real types from bytes, reading image headers.
  */
-
-export interface SniffResult {
-  mime: string;
-  ext: string;
-  kind: 'image' | 'video' | 'other';
-}
-
-/** Path of the ffmpeg binary: $GENPIPE_FFMPEG_PATH when set, else the one from @ffmpeg-installer/ffmpeg. */
-export function ffmpegPath(): string {
-  throw new Error('not implemented');
-}
-
-/** Path of the ffprobe binary: $GENPIPE_FFPROBE_PATH when set, else the one from @ffprobe-installer/ffprobe. */
-export function ffprobePath(): string {
-  throw new Error('not implemented');
-}
-
-export interface VideoProbe {
-  durationSeconds: number;
-  width: number;
-  height: number;
-  codec: string;
-  fps: number;
-}
-
-/** ffprobe a video file; rejects with a plain reason when it cannot be decoded. */
-export async function probeVideo(_path: string): Promise<VideoProbe> {
-  throw new Error('not implemented');
-}
-
-/** Sniffs the real type from the file's first bytes (file-type); null when unknown. Reads only the head. */
-export async function sniffFile(_path: string): Promise<SniffResult | null> {
-  throw new Error('not implemented');
-}
-
-export interface ImageHeader {
-  width: number;
-  height: number;
-  format: string;
-}
-
-/** Reads an image's header with sharp (no full decode); rejects with a plain reason when not decodable. */
-export async function readImageHeader(_path: string): Promise<ImageHeader> {
-  throw new Error('not implemented');
-}
+export { FFMPEG_PATH_ENV, FFPROBE_PATH_ENV, ffmpegPath, ffprobePath } from './ffmpeg-path.ts';
+export { type ImageHeader, imageErrorFrom, readImageHeader, verifyImage } from './image-header.ts';
+export { isMediaError, MediaError, type MediaErrorCode, plainWhy } from './media-error.ts';
+export { probeVideo, type VideoProbe } from './probe.ts';
+export { type RunFfmpegOptions, runFfmpeg } from './run-ffmpeg.ts';
+export { type MediaKind, mediaKindOf, SNIFF_HEAD_BYTES, type SniffResult, sniffFile } from './sniff.ts';

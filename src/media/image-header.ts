@@ -1,0 +1,111 @@
+/**
+ * Reading image headers with sharp (no pixel decode) and, for callers that must know an image really
+ * decodes, a full streaming decode. Neither holds the source bytes in JS memory: libvips reads the file.
+ */
+import { stat } from 'node:fs/promises';
+import sharp from 'sharp';
+import { MediaError } from './media-error.ts';
+
+export interface ImageHeader {
+  width: number;
+  height: number;
+  /** sharp's format name: 'jpeg', 'png', 'webp', 'gif', 'heif' (HEIC and AVIF), 'tiff', ... */
+  format: string;
+  /** Number of bands, alpha included (1 grey, 2 grey+alpha, 3 RGB, 4 RGBA or CMYK). */
+  channels?: number;
+  /** Whether the image has an alpha channel. */
+  hasAlpha?: boolean;
+  /** Number of pages/frames (animated GIF/WebP, multi-page TIFF), when more than one. */
+  pages?: number;
+  /** EXIF orientation 1..8, when present. */
+  orientation?: number;
+}
+
+function reason(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  // libvips prefixes its messages with the loader name ("pngload: ..."): keep only the why.
+  const why = msg
+    .split('\n')[0]!
+    .replace(/^[A-Za-z]+load(?:_[a-z]+)?:\s*/, '')
+    .replace(/^Vips[A-Za-z]+:\s*/, '')
+    .trim();
+  return why.charAt(0).toLowerCase() + why.slice(1);
+}
+
+/**
+ * The MediaError for an error sharp threw while reading an image, with a plain reason
+ * ("image could not be decoded: <why>"). For callers that run their own sharp pipelines on inputs.
+ */
+export function imageErrorFrom(err: unknown): MediaError {
+  if (err instanceof MediaError) return err;
+  const msg = err instanceof Error ? err.message : String(err);
+  if (/Input file is missing/i.test(msg)) return new MediaError('missing', 'image file not found');
+  if (/unsupported image format/i.test(msg)) {
+    return new MediaError(
+      'unsupported',
+      'image could not be decoded: unsupported or unrecognised image format',
+    );
+  }
+  const why = reason(err);
+  if (/premature end|end of (?:stream|file|data)|truncated|unexpected end|not enough data/i.test(why)) {
+    return new MediaError('corrupt', `image could not be decoded: file is truncated (${why})`);
+  }
+  return new MediaError('corrupt', `image could not be decoded: ${why}`);
+}
+
+/** Rejects early, with a plainer reason than the decoder would give, for a missing or empty file. */
+async function checkNotEmpty(path: string): Promise<void> {
+  const size = await stat(path).then(
+    (st) => (st.isFile() ? st.size : -1),
+    () => -1,
+  );
+  if (size < 0) throw new MediaError('missing', 'image file not found');
+  if (size === 0) throw new MediaError('corrupt', 'image could not be decoded: file is empty');
+}
+
+/**
+ * Reads an image's header with sharp's metadata() (no full decode). Rejects with a MediaError whose
+ * message is a plain reason ("image could not be decoded: <why>") when the file is missing, empty,
+ * not an image, or its header is damaged. A truncated body may still pass: use {@link verifyImage}.
+ *
+ * @param path a local file path
+ * @example const { width, height, format } = await readImageHeader('photo.jpg');
+ */
+export async function readImageHeader(path: string): Promise<ImageHeader> {
+  await checkNotEmpty(path);
+  let meta: sharp.Metadata;
+  try {
+    meta = await sharp(path, { failOn: 'error' }).metadata();
+  } catch (err) {
+    throw imageErrorFrom(err);
+  }
+  if (!meta.format || !meta.width || !meta.height) {
+    throw new MediaError('corrupt', 'image could not be decoded: frame size is unknown');
+  }
+  const header: ImageHeader = { width: meta.width, height: meta.height, format: meta.format };
+  header.hasAlpha = meta.hasAlpha === true;
+  if (meta.channels !== undefined) header.channels = meta.channels;
+  if (meta.pages !== undefined && meta.pages > 1) header.pages = meta.pages;
+  if (meta.orientation !== undefined) header.orientation = meta.orientation;
+  return header;
+}
+
+/**
+ * Fully decodes the image (its first page) in a streaming way and resolves when every pixel decoded,
+ * so truncated or damaged bodies are caught. libvips streams the file through a tiny resize; only an
+ * 8x8 thumbnail ever reaches JS memory. Rejects like {@link readImageHeader}.
+ *
+ * @param path a local file path
+ * @example await verifyImage('upload.jpg'); // throws "image could not be decoded: premature end of JPEG image"
+ */
+export async function verifyImage(path: string): Promise<void> {
+  await checkNotEmpty(path);
+  try {
+    await sharp(path, { failOn: 'error', sequentialRead: true })
+      .resize(8, 8, { fit: 'inside' })
+      .raw()
+      .toBuffer();
+  } catch (err) {
+    throw imageErrorFrom(err);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Sniffing a file's real type from its first bytes with file-type, whatever its name or the
+ * Content-Type it arrived with. Only the head of the file is read.
+ */
+import { open } from 'node:fs/promises';
+import { fileTypeFromStream } from 'file-type';
+import { MediaError } from './media-error.ts';
+
+export type MediaKind = 'image' | 'video' | 'other';
+
+export interface SniffResult {
+  mime: string;
+  ext: string;
+  kind: MediaKind;
+}
+
+/** Bytes read from the start of a file to sniff it; enough for every container file-type knows. */
+export const SNIFF_HEAD_BYTES = 64 * 1024;
+
+/** Media whose MIME type file-type files under another top-level type than the kind it really is. */
+const KIND_OVERRIDES: Readonly<Record<string, MediaKind>> = {
+  'application/mxf': 'video',
+  'application/vnd.ms-asf': 'video',
+  'application/vnd.rn-realmedia': 'video',
+  'image/mj2': 'video',
+  'image/vnd.dwg': 'other',
+};
+
+/**
+ * The kind of media a MIME type names: image/* → image, video/* → video, else other (with a few
+ * containers file-type names under application/* counted as video).
+ *
+ * @example mediaKindOf('video/quicktime') // 'video'
+ */
+export function mediaKindOf(mime: string): MediaKind {
+  const m = mime.toLowerCase();
+  const override = KIND_OVERRIDES[m];
+  if (override) return override;
+  if (m.startsWith('image/')) return 'image';
+  if (m.startsWith('video/')) return 'video';
+  return 'other';
+}
+
+/**
+ * Sniffs the real type from the file's first {@link SNIFF_HEAD_BYTES} bytes; null when the type is not
+ * recognised (including an empty file). Rejects with a MediaError (code `missing`) when the path is
+ * not a readable regular file.
+ *
+ * @param path a local file path
+ * @example const t = await sniffFile('upload.bin'); // { mime: 'image/png', ext: 'png', kind: 'image' }
+ */
+export async function sniffFile(path: string): Promise<SniffResult | null> {
+  let fh: Awaited<ReturnType<typeof open>>;
+  try {
+    fh = await open(path, 'r');
+  } catch {
+    throw new MediaError('missing', 'file not found or not readable');
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new MediaError('missing', 'not a regular file');
+    if (st.size === 0) return null;
+    const head = fh.createReadStream({
+      start: 0,
+      end: Math.min(st.size, SNIFF_HEAD_BYTES) - 1,
+      autoClose: false,
+    });
+    try {
+      const type = await fileTypeFromStream(head);
+      if (!type) return null;
+      return { mime: type.mime, ext: type.ext, kind: mediaKindOf(type.mime) };
+    } finally {
+      head.destroy();
+    }
+  } finally {
+    await fh.close();
+  }
+}
