@@ -1,0 +1,64 @@
+/** What the emulator's admin endpoints show: every generation of both surfaces, and the counters. */
+import { GENERATION_STATES, LEGACY_STATES } from '../../spec/index.ts';
+import type { EmulatorContext } from '../context.ts';
+import type { GenerationRec } from '../store.ts';
+
+export interface AdminGeneration {
+  id: string;
+  client_id: string;
+  surface: 'agents' | 'legacy';
+  /** Agents type, or the legacy generation_type (e.g. modify_video). */
+  type: string;
+  model: string;
+  state: string;
+  created_at: string;
+  request_id: string;
+  failure_code: string | null;
+}
+
+/** One generation as the admin list shows it. */
+export function adminGeneration(rec: GenerationRec): AdminGeneration {
+  return {
+    id: rec.id,
+    client_id: rec.clientId,
+    surface: rec.surface,
+    type: rec.surface === 'legacy' ? (rec.legacyType ?? rec.type) : rec.type,
+    model: rec.model,
+    state: rec.state,
+    created_at: new Date(rec.createdAt).toISOString(),
+    request_id: rec.requestId,
+    failure_code: rec.failure_code,
+  };
+}
+
+/** Every generation, oldest first. */
+export function adminGenerations(ctx: EmulatorContext): AdminGeneration[] {
+  return [...ctx.store.generations.values()].sort((a, b) => a.seq - b.seq).map(adminGeneration);
+}
+
+export interface AdminStats {
+  /** Responses by HTTP status. */
+  responses: Record<string, number>;
+  /** 429 responses by kind: rpm, concurrency, abuse. */
+  rate_limited: Record<string, number>;
+  /** Connections reset on purpose by fault injection. */
+  resets: number;
+  /** Generations by state, per surface. */
+  generations: { agents: Record<string, number>; legacy: Record<string, number> };
+}
+
+/** The emulator's counters. */
+export function adminStats(ctx: EmulatorContext): AdminStats {
+  const agents: Record<string, number> = Object.fromEntries(GENERATION_STATES.map((s) => [s, 0]));
+  const legacy: Record<string, number> = Object.fromEntries(LEGACY_STATES.map((s) => [s, 0]));
+  for (const rec of ctx.store.generations.values()) {
+    const bucket = rec.surface === 'legacy' ? legacy : agents;
+    bucket[rec.state] = (bucket[rec.state] ?? 0) + 1;
+  }
+  return {
+    responses: { ...ctx.stats.byStatus },
+    rate_limited: { ...ctx.stats.rateLimited },
+    resets: ctx.stats.resets,
+    generations: { agents, legacy },
+  };
+}

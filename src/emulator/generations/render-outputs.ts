@@ -1,0 +1,126 @@
+/**
+ * Producing a generation's real outputs with the renderers: image → renderImage; image_edit →
+ * editImage, or layerStack when the prompt asks for "layers"; video → renderVideo (with start/end
+ * frames, extracted from the prior video for an extend); video_edit → editVideo; video_reframe →
+ * reframeVideo.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CHOICES, type NormalizedGenerationRequest } from '../../spec/index.ts';
+import { editImage, editVideo, layerStack, reframeVideo, renderImage, renderVideo } from '../media/render.ts';
+import type { StoredOutput } from '../store.ts';
+import { extractFrame } from './extend-frame.ts';
+import type { ResolvedMedia } from './media-refs.ts';
+import { containsWord } from './moderation.ts';
+
+export interface RenderJob {
+  request: NormalizedGenerationRequest;
+  /** video.resolution exactly as the caller sent it (edits keep the source's resolution otherwise). */
+  explicitResolution?: string;
+  media: readonly ResolvedMedia[];
+  /** Directory for this generation's output files. */
+  outDir: string;
+  /** Scratch directory (extracted extend frames); removed when the generation ends. */
+  workDir: string;
+  signal?: AbortSignal;
+}
+
+function mediaAt(media: readonly ResolvedMedia[], path: string): ResolvedMedia | undefined {
+  return media.find((m) => m.path === path);
+}
+
+function sourceOf(job: RenderJob): string {
+  const source = mediaAt(job.media, 'source');
+  if (!source) throw new Error('source media is missing');
+  return source.filePath;
+}
+
+/** Whether an image_edit prompt asks for a layer stack ("layers" as a whole word). */
+export function wantsLayers(prompt: string | undefined): boolean {
+  return prompt !== undefined && containsWord(prompt, CHOICES.layersPromptWord);
+}
+
+/** The image file to use for a video anchor frame: the image itself, or a frame of the prior video. */
+async function anchorFrame(job: RenderJob, path: 'video.start_frame' | 'video.end_frame') {
+  const m = mediaAt(job.media, path);
+  if (!m) return undefined;
+  if (m.kind === 'image') return m.filePath;
+  const which = path === 'video.start_frame' ? 'last' : 'first';
+  await mkdir(job.workDir, { recursive: true });
+  return extractFrame(m.filePath, which, join(job.workDir, `${which}-frame.png`), job.signal);
+}
+
+/**
+ * Renders every output of the job into `job.outDir`.
+ * @returns the outputs in the order GET shows them (front to back for a layer stack)
+ * @throws whatever the renderer throws (a MediaError for undecodable input)
+ */
+export async function renderOutputs(job: RenderJob): Promise<StoredOutput[]> {
+  const { request } = job;
+  const prompt = request.prompt ?? '';
+  await mkdir(job.outDir, { recursive: true });
+  const video = request.video ?? {};
+  switch (request.type) {
+    case 'image': {
+      const r = await renderImage({
+        prompt,
+        aspectRatio: request.aspect_ratio ?? CHOICES.defaultImageAspectRatio,
+        model: request.model,
+        outPath: join(job.outDir, 'output-0.png'),
+      });
+      return [{ type: CHOICES.outputTypes.image, mime: r.mime, blobPath: r.path, layer: null }];
+    }
+    case 'image_edit': {
+      if (wantsLayers(request.prompt)) {
+        const layers = await layerStack({ sourcePath: sourceOf(job), outDir: join(job.outDir, 'layers') });
+        return layers.map((l) => ({
+          type: CHOICES.outputTypes.layers,
+          mime: 'image/png',
+          blobPath: l.path,
+          layer: { alpha_hint: l.alpha_hint, description: l.description, index: l.index, bounds: l.bounds },
+        }));
+      }
+      const r = await editImage({
+        sourcePath: sourceOf(job),
+        prompt,
+        aspectRatio: request.aspect_ratio,
+        outPath: join(job.outDir, 'output-0.png'),
+      });
+      return [{ type: CHOICES.outputTypes.image, mime: r.mime, blobPath: r.path, layer: null }];
+    }
+    case 'video': {
+      const r = await renderVideo({
+        prompt,
+        aspectRatio: request.aspect_ratio ?? CHOICES.defaultVideoAspectRatio,
+        duration: video.duration ?? CHOICES.defaultVideoDuration,
+        resolution: video.resolution ?? CHOICES.defaultVideoResolution,
+        outPath: join(job.outDir, 'output-0.mp4'),
+        startFramePath: await anchorFrame(job, 'video.start_frame'),
+        endFramePath: await anchorFrame(job, 'video.end_frame'),
+        signal: job.signal,
+      });
+      return [{ type: CHOICES.outputTypes.video, mime: r.mime, blobPath: r.path, layer: null }];
+    }
+    case 'video_edit': {
+      const r = await editVideo({
+        sourcePath: sourceOf(job),
+        prompt,
+        resolution: job.explicitResolution,
+        outPath: join(job.outDir, 'output-0.mp4'),
+        signal: job.signal,
+      });
+      return [{ type: CHOICES.outputTypes.video, mime: r.mime, blobPath: r.path, layer: null }];
+    }
+    case 'video_reframe': {
+      const r = await reframeVideo({
+        sourcePath: sourceOf(job),
+        aspectRatio: request.aspect_ratio ?? CHOICES.defaultVideoAspectRatio,
+        resolution: job.explicitResolution,
+        outPath: join(job.outDir, 'output-0.mp4'),
+        sourcePosition: request.video?.source_position,
+        signal: job.signal,
+      });
+      return [{ type: CHOICES.outputTypes.video, mime: r.mime, blobPath: r.path, layer: null }];
+    }
+  }
+}
