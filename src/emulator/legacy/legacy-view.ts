@@ -1,0 +1,55 @@
+/**
+ * The legacy surface's Generation JSON (id, generation_type, state, failure_reason, created_at,
+ * assets, model, request), built from a stored GenerationRec. The legacy shape has no failure_code.
+ */
+import { LEGACY_CHOICES, type LegacyState } from '../../spec/index.ts';
+import type { EmulatorContext } from '../context.ts';
+import { outputUrl } from '../files/output-url.ts';
+import type { GenerationRec } from '../store.ts';
+
+/** Assets of a legacy generation; every field is an absolute URL. */
+export interface LegacyAssets {
+  video?: string;
+  image?: string;
+  progress_video?: string;
+}
+
+/** The Generation resource of the legacy surface. */
+export interface LegacyGeneration {
+  id: string;
+  generation_type: 'video' | 'image';
+  state: LegacyState;
+  failure_reason: string | null;
+  created_at: string;
+  assets: LegacyAssets;
+  model: string;
+  request: Record<string, unknown>;
+}
+
+/**
+ * Renders a legacy generation for the caller. Output URLs are freshly signed against `base`.
+ * @param ctx the emulator context (clock, signing secret, TTLs).
+ * @param base scheme://host[:port] the caller reached us on.
+ * @param rec a generation with surface 'legacy'.
+ * @example
+ * reply.send(legacyView(ctx, publicBase(request), rec));
+ */
+export function legacyView(ctx: EmulatorContext, base: string, rec: GenerationRec): LegacyGeneration {
+  const assets: LegacyAssets = {};
+  if (rec.state === 'completed') {
+    rec.outputs.forEach((out, i) => {
+      if (out.type === 'video' && assets.video === undefined) assets.video = outputUrl(ctx, base, rec.id, i);
+      if (out.type === 'image' && assets.image === undefined) assets.image = outputUrl(ctx, base, rec.id, i);
+    });
+  }
+  return {
+    id: rec.id,
+    generation_type: LEGACY_CHOICES.generationType,
+    state: rec.state as LegacyState,
+    failure_reason: rec.failure_reason,
+    created_at: new Date(rec.createdAt).toISOString(),
+    assets,
+    model: rec.model,
+    request: rec.request,
+  };
+}
