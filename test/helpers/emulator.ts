@@ -29,6 +29,7 @@ export async function startTestEmulator(overrides: Record<string, unknown> = {})
   return startEmulator({ config: testConfig(overrides) });
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies loosely
 export interface CallResult<T = any> {
   status: number;
   headers: Record<string, string>;
@@ -36,6 +37,7 @@ export interface CallResult<T = any> {
 }
 
 /** One HTTP call; JSON bodies are sent and parsed; never throws on an HTTP status. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies loosely
 export async function call<T = any>(
   emu: { url: string },
   method: string,

@@ -1,0 +1,30 @@
+/**
+ * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
+ * Names: emulator-get, emulator-upload (all when none given).
+ */
+import { benchGetThroughput, benchPresignedUploadMemory } from './emulator.bench.ts';
+import { type BenchRow, printTable, writeResult } from './lib.ts';
+
+const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>> = {
+  'emulator-get': benchGetThroughput,
+  'emulator-upload': benchPresignedUploadMemory,
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((w) => !(w in BENCHES));
+if (unknown.length) {
+  console.error(`unknown bench: ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
+  process.exit(2);
+}
+const rows: BenchRow[] = [];
+const all: Record<string, unknown> = {};
+for (const name of wanted.length ? wanted : Object.keys(BENCHES)) {
+  process.stderr.write(`running ${name}...\n`);
+  const r = await BENCHES[name]!();
+  rows.push(...r.rows);
+  all[name] = r.data;
+  writeResult(name, { name, at: new Date().toISOString(), rows: r.rows, data: r.data });
+}
+printTable(rows);
+const failed = rows.filter((r) => r.pass === false);
+if (failed.length) console.log(`\n${failed.length} target(s) missed`);
