@@ -1,0 +1,47 @@
+/**
+ * Events a batch emits, one per item transition or batch milestone. Progress displays (TTY, plain
+ * lines, --json) and reports are built from these alone.
+ */
+import type { Item, ItemState, StageName } from './item.ts';
+
+export type PipelineEvent =
+  | { type: 'batch_started'; at: number; input_dir: string; out_dir: string; emulator: boolean }
+  | { type: 'item_discovered'; at: number; input: string; size: number }
+  | {
+      type: 'item_state';
+      at: number;
+      input: string;
+      state: ItemState;
+      stage: StageName | null;
+      reason: string | null;
+    }
+  | { type: 'batch_stopping'; at: number; reason: string }
+  | { type: 'batch_finished'; at: number; totals: BatchTotals };
+
+export interface BatchTotals {
+  inputs: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  /** Items left unprocessed because the batch stopped early. */
+  stopped: number;
+}
+
+export type EventSink = (event: PipelineEvent) => void;
+
+/** The item as a report line: what a user needs to know about one file. */
+export function itemStatus(item: Item): 'succeeded' | 'failed' | 'skipped' | 'unprocessed' | 'pending' {
+  switch (item.state) {
+    case 'reported':
+    case 'downloaded':
+      return 'succeeded';
+    case 'failed':
+      return 'failed';
+    case 'skipped':
+      return 'skipped';
+    case 'stopped':
+      return 'unprocessed';
+    default:
+      return 'pending';
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The per-file state machine of a batch, kept apart from any scheduler: an Item is plain data that
+ * can be persisted (issue 5's journal) and moved by stages that each advance it one state.
+ *
+ *   discovered → sniffed → checked → planned → uploaded → submitted → completed → downloaded → reported
+ *
+ * or `skipped` / `failed` (with a reason) from any state. `stopped` marks an item left unprocessed when a
+ * batch stopped early (authentication, suspended client, insufficient balance, service unreachable).
+ */
+import type { ImageRef } from '../spec/index.ts';
+
+export const ITEM_STATES = [
+  'discovered',
+  'sniffed',
+  'checked',
+  'planned',
+  'uploaded',
+  'submitted',
+  'completed',
+  'downloaded',
+  'reported',
+  'skipped',
+  'failed',
+  'stopped',
+] as const;
+export type ItemState = (typeof ITEM_STATES)[number];
+
+/** States after which an item needs no more work in this batch. */
+export const FINAL_ITEM_STATES: readonly ItemState[] = ['reported', 'skipped', 'failed', 'stopped'];
+
+/** How the item's own media is used in its request (recipe `input_as`). */
+export type InputAs = 'source' | 'start_frame' | 'end_frame' | 'image_ref' | 'prompt';
+
+export type MediaKind = 'image' | 'video' | 'text' | 'other';
+
+/** Stage names, used for timings and progress. */
+export const STAGE_NAMES = [
+  'sniff',
+  'check',
+  'plan',
+  'upload',
+  'submit',
+  'wait',
+  'download',
+  'report',
+] as const;
+export type StageName = (typeof STAGE_NAMES)[number];
+
+export interface StageTiming {
+  /** ms since the epoch */
+  started_at: number;
+  finished_at?: number;
+}
+
+export interface Item {
+  /** Path relative to the input dir, with '/' separators: the item's identity within a batch. */
+  input: string;
+  /** Absolute path of the input file. */
+  absPath: string;
+  size: number;
+  mtimeMs: number;
+  state: ItemState;
+  /** Why the item was skipped or failed: names the file's problem and the rule, in plain words. */
+  reason: string | null;
+  /** The stage that failed it, when failed. */
+  failedAt: StageName | null;
+  /** Real type from the bytes. */
+  sniff: { mime: string; ext: string; kind: MediaKind } | null;
+  /** What the local check learned (image header or ffprobe). */
+  media: { width?: number; height?: number; durationSeconds?: number; bytes: number } | null;
+  /** Recipe rule that matched (index into rules and its glob). */
+  rule: { index: number; match: string } | null;
+  inputAs: InputAs | null;
+  /**
+   * The planned request, as it will be sent, except that the item's own media is referenced by the
+   * placeholder `{ file_id: '$input' }` until uploaded, and shared recipe references by
+   * `{ file_id: '$ref:<name>' }` until the batch uploads them.
+   */
+  request: Record<string, unknown> | null;
+  /** How the item's own media was uploaded. */
+  upload: { mode: 'inline' | 'presigned' | 'base64'; fileId: string | null; sha256: string | null } | null;
+  generationId: string | null;
+  /** X-Request-Id the create was sent with. */
+  requestId: string | null;
+  /** Terminal state of the generation as the service reported it. */
+  generation: { state: string; failure_code: string | null; failure_reason: string | null } | null;
+  /** Local output paths, relative to the out dir. */
+  outputs: string[];
+  /** composite.png of a layer stack, relative to the out dir. */
+  composite: string | null;
+  attempts: number;
+  timings: Partial<Record<StageName, StageTiming>>;
+}
+
+/** A fresh item for a discovered file. */
+export function newItem(input: string, absPath: string, size: number, mtimeMs: number): Item {
+  return {
+    input,
+    absPath,
+    size,
+    mtimeMs,
+    state: 'discovered',
+    reason: null,
+    failedAt: null,
+    sniff: null,
+    media: null,
+    rule: null,
+    inputAs: null,
+    request: null,
+    upload: null,
+    generationId: null,
+    requestId: null,
+    generation: null,
+    outputs: [],
+    composite: null,
+    attempts: 0,
+    timings: {},
+  };
+}
+
+/** The placeholder for the item's own media inside a planned request. */
+export const INPUT_PLACEHOLDER: ImageRef = { file_id: '$input' };
+/** The placeholder for a shared recipe reference named `name`. */
+export function referencePlaceholder(name: string): ImageRef {
+  return { file_id: `$ref:${name}` };
+}
