@@ -2,7 +2,10 @@
  * The per-file state machine of a batch, kept apart from any scheduler: an Item is plain data that
  * can be persisted (issue 5's journal) and moved by stages that each advance it one state.
  *
- *   discovered → sniffed → checked → planned → uploaded → submitted → completed → downloaded → reported
+ *   discovered → sniffed → planned → checked → uploaded → submitted → completed → downloaded → reported
+ *
+ * (plan comes before check: it is cheap, skips files no rule claims before anything decodes them, and
+ * tells check the request position and type the service's limits depend on.)
  *
  * or `skipped` / `failed` (with a reason) from any state. `stopped` marks an item left unprocessed when a
  * batch stopped early (authentication, suspended client, insufficient balance, service unreachable).
@@ -12,8 +15,8 @@ import type { ImageRef } from '../spec/index.ts';
 export const ITEM_STATES = [
   'discovered',
   'sniffed',
-  'checked',
   'planned',
+  'checked',
   'uploaded',
   'submitted',
   'completed',
@@ -36,8 +39,8 @@ export type MediaKind = 'image' | 'video' | 'text' | 'other';
 /** Stage names, used for timings and progress. */
 export const STAGE_NAMES = [
   'sniff',
-  'check',
   'plan',
+  'check',
   'upload',
   'submit',
   'wait',
@@ -45,6 +48,31 @@ export const STAGE_NAMES = [
   'report',
 ] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
+
+/**
+ * Where a layer's pixels sit in the full frame: the service's `Layer.bounds` as given. Only these names
+ * are known (the interface names canvas_width, canvas_height, x, y and height); others are kept as given.
+ */
+export interface LayerBounds {
+  canvas_width: number;
+  canvas_height: number;
+  x: number;
+  y: number;
+  width?: number;
+  height?: number;
+  [field: string]: unknown;
+}
+
+/** One downloaded layer of a layer-stack output (GenerationOutput.type `layering`). */
+export interface ItemLayer {
+  /** Local file (`layer-<index>.png`), relative to the out dir. */
+  path: string;
+  /** The service's layer metadata, as given. */
+  alpha_hint: string;
+  description: string;
+  index: number;
+  bounds: LayerBounds | null;
+}
 
 export interface StageTiming {
   /** ms since the epoch */
@@ -88,6 +116,11 @@ export interface Item {
   outputs: string[];
   /** composite.png of a layer stack, relative to the out dir. */
   composite: string | null;
+  /**
+   * The layers of a layer-stack output with their metadata, in the service's output order (front to
+   * back), set by the download stage; empty (or absent) when the outputs are not a layer stack.
+   */
+  layers?: ItemLayer[];
   attempts: number;
   timings: Partial<Record<StageName, StageTiming>>;
 }
@@ -113,6 +146,7 @@ export function newItem(input: string, absPath: string, size: number, mtimeMs: n
     generation: null,
     outputs: [],
     composite: null,
+    layers: [],
     attempts: 0,
     timings: {},
   };

@@ -1,0 +1,196 @@
+/**
+ * Discovery: a streaming, recursive walk of the input dir that yields one Item per input file, in a
+ * stable order (entries sorted by name within each folder, depth first). It skips what is not an input:
+ * dotfiles and dot-folders, temporary names, sidecars, recipes and their references, the out dir when it
+ * sits inside the input dir, and every symbolic link that leads out of the tree.
+ *
+ * Memory stays flat in the size of the tree: one folder's entry names are held at a time (plus those
+ * still to visit in its parents), and at most one folder handle is open at once (a folder is read to
+ * the end and closed before the walk goes into its subfolders).
+ */
+import { lstat, opendir, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { type Item, newItem } from './item.ts';
+import { RECIPE_FILE_NAME } from './recipe.ts';
+import { SIDECAR_SUFFIX } from './recipe-sidecar.ts';
+
+export interface DiscoverOptions {
+  /** The batch's out dir: skipped when inside the input dir. It may not exist yet. */
+  outDir?: string;
+  /** Files to leave out wherever they sit: the recipe file and its references (see recipeFiles). */
+  skipFiles?: Iterable<string>;
+  /** Stops the walk: the generator rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Told about every entry left out and why (for logs and tests); not about folders walked into. */
+  onSkip?: (input: string, reason: string) => void;
+}
+
+/** Why discovery left an entry out. */
+export const SKIP_REASONS = {
+  hidden: 'hidden (name starts with a dot)',
+  temporary: 'temporary file name',
+  sidecar: 'sidecar of another file',
+  recipe: 'recipe file',
+  recipeFile: 'part of the recipe (the recipe file or a reference)',
+  outDir: 'the out dir',
+  symlinkOut: 'symbolic link leading out of the input dir',
+  symlinkDir: 'symbolic link to a folder (not followed)',
+  symlinkBroken: 'broken symbolic link',
+  special: 'not a regular file',
+} as const;
+
+/** Endings of names that browsers, editors and sync tools give files still being written. */
+export const TEMP_SUFFIXES = ['.part', '.partial', '.tmp', '.temp', '.crdownload', '.swp', '~'] as const;
+/** Beginnings of temporary names (Office lock files). */
+export const TEMP_PREFIXES = ['~$'] as const;
+
+/**
+ * True when `name` is a temporary file name (`*.part`, `*.partial`, `*.tmp`, `*.temp`, `*.crdownload`,
+ * `*.swp`, `*~`, `~$*`), ignoring case.
+ *
+ * @example isTempName('movie.MP4.part') // true
+ */
+export function isTempName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return TEMP_SUFFIXES.some((s) => lower.endsWith(s)) || TEMP_PREFIXES.some((p) => lower.startsWith(p));
+}
+
+type EntryType = 'file' | 'dir' | 'link' | 'other';
+interface Entry {
+  name: string;
+  type: EntryType;
+}
+
+/** The real path `p` has or will have: the real path of its deepest existing ancestor plus the rest. */
+async function futureRealpath(p: string): Promise<string> {
+  const abs = resolve(p);
+  const rest: string[] = [];
+  let cur = abs;
+  for (;;) {
+    try {
+      return join(await realpath(cur), ...rest);
+    } catch {
+      const parent = dirname(cur);
+      if (parent === cur) return abs;
+      rest.unshift(basename(cur));
+      cur = parent;
+    }
+  }
+}
+
+async function readEntries(dir: string, signal: AbortSignal | undefined): Promise<Entry[]> {
+  const entries: Entry[] = [];
+  const handle = await opendir(dir, { bufferSize: 256 });
+  // for await closes the handle when the loop ends, also on a throw.
+  for await (const d of handle) {
+    signal?.throwIfAborted();
+    const type: EntryType = d.isFile()
+      ? 'file'
+      : d.isDirectory()
+        ? 'dir'
+        : d.isSymbolicLink()
+          ? 'link'
+          : 'other';
+    entries.push({ name: d.name, type });
+  }
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function isInside(root: string, p: string): boolean {
+  return p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/**
+ * Walks `inputDir` and yields an Item (state `discovered`) for every input file, in a stable order.
+ * A symbolic link to a file is followed only when its target lies inside the input dir (the item's
+ * `absPath` is then the target's real path); links to folders are never followed, so the walk has no
+ * loops and visits each folder once.
+ *
+ * @param inputDir - the batch's input dir
+ * @throws Error when `inputDir` is not a folder, or when `outDir` is the input dir itself
+ * @example for await (const item of discover('photos', { outDir: 'out', skipFiles: recipeFiles(recipe) })) …
+ */
+export async function* discover(inputDir: string, opts: DiscoverOptions = {}): AsyncGenerator<Item> {
+  const root = await realpath(inputDir).catch(() => null);
+  if (root === null || !(await stat(root)).isDirectory()) {
+    throw new Error(`input dir ${inputDir} is not a folder`);
+  }
+  const outReal = opts.outDir === undefined ? null : await futureRealpath(opts.outDir);
+  if (outReal === root)
+    throw new Error('the out dir cannot be the input dir (the input dir is never modified)');
+  const skipFiles = new Set<string>();
+  for (const f of opts.skipFiles ?? []) skipFiles.add(await futureRealpath(f));
+  const { signal, onSkip } = opts;
+  const skip = (input: string, reason: string) => onSkip?.(input, reason);
+
+  async function* walk(dirAbs: string, dirRel: string): AsyncGenerator<Item> {
+    const entries = await readEntries(dirAbs, signal);
+    const fileNames = new Set(
+      entries.filter((e) => e.type === 'file' || e.type === 'link').map((e) => e.name),
+    );
+    for (const { name, type } of entries) {
+      signal?.throwIfAborted();
+      const rel = dirRel ? `${dirRel}/${name}` : name;
+      const abs = join(dirAbs, name);
+      if (name.startsWith('.')) {
+        skip(rel, SKIP_REASONS.hidden);
+        continue;
+      }
+      if (type === 'dir') {
+        if (abs === outReal) skip(rel, SKIP_REASONS.outDir);
+        else yield* walk(abs, rel);
+        continue;
+      }
+      if (type === 'other') {
+        skip(rel, SKIP_REASONS.special);
+        continue;
+      }
+      if (isTempName(name)) {
+        skip(rel, SKIP_REASONS.temporary);
+        continue;
+      }
+      if (name.endsWith(SIDECAR_SUFFIX) && fileNames.has(name.slice(0, -SIDECAR_SUFFIX.length))) {
+        skip(rel, SKIP_REASONS.sidecar);
+        continue;
+      }
+      if (name === RECIPE_FILE_NAME) {
+        skip(rel, SKIP_REASONS.recipe);
+        continue;
+      }
+      let real = abs;
+      if (type === 'link') {
+        const target = await realpath(abs).catch(() => null);
+        if (target === null) {
+          skip(rel, SKIP_REASONS.symlinkBroken);
+          continue;
+        }
+        if (!isInside(root as string, target)) {
+          skip(rel, SKIP_REASONS.symlinkOut);
+          continue;
+        }
+        real = target;
+      }
+      if (skipFiles.has(real)) {
+        skip(rel, SKIP_REASONS.recipeFile);
+        continue;
+      }
+      const st = await (type === 'link' ? stat(real) : lstat(real)).catch(() => null);
+      if (st === null) continue; // gone since the folder was read
+      if (st.isDirectory()) {
+        skip(rel, SKIP_REASONS.symlinkDir);
+        continue;
+      }
+      if (!st.isFile()) {
+        skip(rel, SKIP_REASONS.special);
+        continue;
+      }
+      if (outReal !== null && isInside(outReal, real)) {
+        skip(rel, SKIP_REASONS.outDir);
+        continue;
+      }
+      yield newItem(rel, real, st.size, st.mtimeMs);
+    }
+  }
+
+  yield* walk(root, '');
+}

@@ -1,0 +1,461 @@
+/**
+ * The recipe of a batch: which files to process and how. A YAML file
+ *
+ * ```yaml
+ * rules:                                  # the first rule whose glob matches a file wins
+ *   - match: "**\/*.{jpg,jpeg,png,webp}"   # glob on the path relative to the input dir (case-insensitive)
+ *     input_as: source                     # source | start_frame | end_frame | image_ref | prompt
+ *     request: { type: image_edit, model: uni-1, prompt: "watercolor", image_ref: [{ ref: style }] }
+ * references:                              # files uploaded once per batch, shared by every request
+ *   style: refs/style.png                  # path relative to the recipe file's folder
+ * ```
+ *
+ * loaded and validated up front: every problem is reported at once as `<file>:<line>: <field path>:
+ * <message>` in a RecipeError (exit code 2). A rule's request is validated with src/spec with the file
+ * and references in place, so a rule the service could never accept stops the batch before any upload.
+ */
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import picomatch from 'picomatch';
+import {
+  type ImageHeader,
+  isMediaError,
+  probeVideo,
+  readImageHeader,
+  sniffFile,
+  type VideoProbe,
+  verifyImage,
+} from '../media/index.ts';
+import { describeValue, type MediaFacts } from '../spec/index.ts';
+import type { InputAs } from './item.ts';
+import { RecipeError, type RecipeProblem } from './recipe-error.ts';
+import {
+  defaultInputAs,
+  fieldOfDetail,
+  INPUT_AS_VALUES,
+  inputSitePath,
+  isObject,
+  type Json,
+  kindForPosition,
+  occupiedBy,
+  type PlaceholderFacts,
+  placeInput,
+  REF_FILE_ID_PREFIX,
+  REFERENCE_NAME_RE,
+  type ReferenceKind,
+  requestType,
+  resolveReferences,
+  validatePlanned,
+} from './recipe-request.ts';
+import { type FieldPath, formatPath, lineAt, type ParsedYaml, parsePath, parseYaml } from './recipe-yaml.ts';
+
+export { isRecipeError, RecipeError, type RecipeProblem } from './recipe-error.ts';
+
+/** The recipe file looked for in the input dir when no --recipe is given. */
+export const RECIPE_FILE_NAME = 'genpipe.yaml';
+/** Largest recipe file read. */
+export const RECIPE_MAX_BYTES = 1024 * 1024;
+
+/** One rule of a recipe. */
+export interface RecipeRule {
+  /** 0-based position in `rules` (the first match wins). */
+  index: number;
+  /** The glob as written (a leading `./` dropped), matched case-insensitively on the relative path. */
+  match: string;
+  /**
+   * Where the file goes; null when the rule does not say: then a text file is the prompt and media go
+   * where the request's type puts them (see defaultInputAs).
+   */
+  inputAs: InputAs | null;
+  /** The request as written, with `{ ref: <name> }` replaced by `{ file_id: '$ref:<name>' }`. */
+  request: Json;
+  /** Line of the rule in the recipe file. */
+  line: number;
+}
+
+/** A shared reference: a file uploaded once per batch and referenced by file_id in every request. */
+export interface RecipeReference extends ReferenceKind {
+  name: string;
+  /** The path as written in the recipe. */
+  path: string;
+  /** Absolute real path of the file. */
+  absPath: string;
+  bytes: number;
+  width?: number;
+  height?: number;
+  durationSeconds?: number;
+}
+
+export interface Recipe {
+  /** Absolute real path of the recipe file. */
+  file: string;
+  /** The recipe file as the user named it, for messages. */
+  display: string;
+  /** Folder the references are relative to. */
+  dir: string;
+  rules: RecipeRule[];
+  references: Record<string, RecipeReference>;
+}
+
+export interface LoadRecipeOptions {
+  /** The batch's input dir; its `genpipe.yaml` is used when `recipePath` is not given. */
+  inputDir: string;
+  /** The --recipe file, when given. */
+  recipePath?: string;
+}
+
+const TOP_KEYS = ['rules', 'references'] as const;
+const RULE_KEYS = ['match', 'input_as', 'request'] as const;
+
+// ---- loading -----------------------------------------------------------------------------------
+
+/**
+ * Loads the batch's recipe: the `recipePath` file when given, else `genpipe.yaml` in the input dir.
+ * Without either there is no default recipe: sending a whole folder to a paid service with rules the
+ * user never wrote is not a careful default, so this is a RecipeError that says how to give one.
+ *
+ * @throws RecipeError listing every problem (exit code 2)
+ * @example const recipe = await loadRecipe({ inputDir: 'photos', recipePath: 'watercolor.yaml' });
+ */
+export async function loadRecipe(opts: LoadRecipeOptions): Promise<Recipe> {
+  if (opts.recipePath !== undefined) return readRecipe(opts.recipePath);
+  const display = join(opts.inputDir, RECIPE_FILE_NAME);
+  const found = await stat(display).then(
+    () => true,
+    () => false,
+  );
+  if (!found) {
+    throw new RecipeError([
+      {
+        file: display,
+        line: null,
+        path: null,
+        message: `no recipe: pass --recipe FILE, or put a ${RECIPE_FILE_NAME} in the input dir`,
+      },
+    ]);
+  }
+  return readRecipe(display);
+}
+
+/**
+ * Reads and validates the recipe file at `file` (named in messages as written).
+ *
+ * @throws RecipeError listing every problem
+ */
+export async function readRecipe(file: string): Promise<Recipe> {
+  const abs = resolve(file);
+  const whole = (message: string) => new RecipeError([{ file, line: null, path: null, message }]);
+  const st = await stat(abs).catch(() => null);
+  if (!st) throw whole('cannot read the recipe: file not found');
+  if (!st.isFile()) throw whole('cannot read the recipe: not a regular file');
+  if (st.size > RECIPE_MAX_BYTES) {
+    throw whole(`the recipe is too large (${st.size} bytes; at most ${RECIPE_MAX_BYTES})`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(abs));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw whole(code ? `cannot read the recipe (${code})` : 'the recipe is not valid UTF-8 text');
+  }
+  return parseRecipe(text, { file: await realpath(abs), display: file, dir: dirname(abs) });
+}
+
+/**
+ * Parses and validates recipe text. References are read from disk (they must exist, be files, and be
+ * images or videos that decode).
+ *
+ * @param text - the YAML text
+ * @param where.file - absolute path of the recipe file
+ * @param where.display - the file as messages name it
+ * @param where.dir - folder the references are relative to
+ * @throws RecipeError listing every problem
+ */
+export async function parseRecipe(
+  text: string,
+  where: { file: string; display: string; dir: string },
+): Promise<Recipe> {
+  const parsed = parseYaml(text);
+  const problems: RecipeProblem[] = [];
+  const at = (path: FieldPath, message: string): void => {
+    problems.push({
+      file: where.display,
+      line: lineAt(parsed, path),
+      path: path.length > 0 ? formatPath(path) : null,
+      message,
+    });
+  };
+  if (parsed.errors.length > 0) {
+    throw new RecipeError(
+      parsed.errors.map((e) => ({ file: where.display, line: e.line, path: null, message: e.message })),
+    );
+  }
+  let root: unknown;
+  try {
+    root = parsed.doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    throw new RecipeError([
+      { file: where.display, line: 1, path: null, message: err instanceof Error ? err.message : String(err) },
+    ]);
+  }
+  if (!isObject(root)) {
+    throw new RecipeError([
+      {
+        file: where.display,
+        line: 1,
+        path: null,
+        message: `a recipe is a map with 'rules' (and optional 'references'), not ${describeValue(root ?? undefined)}`,
+      },
+    ]);
+  }
+  for (const key of Object.keys(root)) {
+    if (!(TOP_KEYS as readonly string[]).includes(key)) {
+      at([key], `unknown field (a recipe has ${TOP_KEYS.join(' and ')})`);
+    }
+  }
+  const references = await readReferences(root.references, where.dir, at);
+  const rules = readRules(root.rules, references, parsed, at);
+  if (problems.length > 0) throw new RecipeError(problems);
+  return { file: where.file, display: where.display, dir: where.dir, rules, references };
+}
+
+type At = (path: FieldPath, message: string) => void;
+
+async function readReferences(value: unknown, dir: string, at: At): Promise<Record<string, RecipeReference>> {
+  const out: Record<string, RecipeReference> = {};
+  if (value === undefined || value === null) return out;
+  if (!isObject(value)) {
+    at(['references'], `must be a map of name: path, not ${describeValue(value)}`);
+    return out;
+  }
+  for (const [name, path] of Object.entries(value)) {
+    const here = ['references', name];
+    if (!REFERENCE_NAME_RE.test(name)) {
+      at(here, 'a reference name is 1 to 64 letters, digits, _ or -');
+      continue;
+    }
+    if (typeof path !== 'string' || path.trim() === '') {
+      at(here, `must be a file path (relative to the recipe's folder), not ${describeValue(path)}`);
+      continue;
+    }
+    const ref = await readReference(name, path, dir);
+    if (typeof ref === 'string') at(here, ref);
+    else out[name] = ref;
+  }
+  return out;
+}
+
+/** The reference, or the problem with it. */
+async function readReference(name: string, path: string, dir: string): Promise<RecipeReference | string> {
+  const abs = isAbsolute(path) ? path : resolve(dir, path);
+  const st = await stat(abs).catch(() => null);
+  if (!st) return `${path}: file not found (paths are relative to the recipe's folder)`;
+  if (!st.isFile()) return `${path}: not a regular file`;
+  if (st.size === 0) return `${path}: file is empty`;
+  const absPath = await realpath(abs);
+  try {
+    const sniff = await sniffFile(absPath);
+    if (!sniff || (sniff.kind !== 'image' && sniff.kind !== 'video')) {
+      return `${path}: a reference must be an image or a video${sniff ? `, not ${sniff.mime}` : ''}`;
+    }
+    const ref: RecipeReference = {
+      name,
+      path,
+      absPath,
+      kind: sniff.kind,
+      mime: sniff.mime,
+      bytes: st.size,
+    };
+    if (sniff.kind === 'image') {
+      const header: ImageHeader = await readImageHeader(absPath);
+      await verifyImage(absPath);
+      ref.width = header.width;
+      ref.height = header.height;
+    } else {
+      const probe: VideoProbe = await probeVideo(absPath);
+      ref.width = probe.width;
+      ref.height = probe.height;
+      ref.durationSeconds = probe.durationSeconds;
+    }
+    return ref;
+  } catch (err) {
+    if (isMediaError(err) && err.code !== 'tool' && err.code !== 'aborted') return `${path}: ${err.message}`;
+    throw err;
+  }
+}
+
+/** Facts about the recipe's references, keyed by their placeholder (`$ref:<name>`). */
+export function referenceFacts(recipe: Pick<Recipe, 'references'>): PlaceholderFacts {
+  const out: Record<string, MediaFacts> = {};
+  for (const ref of Object.values(recipe.references)) {
+    const facts: MediaFacts = { bytes: ref.bytes, mime: ref.mime };
+    if (ref.width !== undefined) facts.width = ref.width;
+    if (ref.height !== undefined) facts.height = ref.height;
+    if (ref.durationSeconds !== undefined) facts.durationSeconds = ref.durationSeconds;
+    out[`${REF_FILE_ID_PREFIX}${ref.name}`] = facts;
+  }
+  return out;
+}
+
+function readRules(
+  value: unknown,
+  references: Record<string, RecipeReference>,
+  parsed: ParsedYaml,
+  at: At,
+): RecipeRule[] {
+  if (value === undefined || value === null) {
+    at([], "missing 'rules': a recipe needs at least one rule");
+    return [];
+  }
+  if (!Array.isArray(value) || value.length === 0) {
+    at(['rules'], `must be a list of at least one rule, not ${describeValue(value)}`);
+    return [];
+  }
+  const rules: RecipeRule[] = [];
+  value.forEach((raw, index) => {
+    const rule = readRule(raw, index, references, parsed, at);
+    if (rule) rules.push(rule);
+  });
+  return rules;
+}
+
+function readMatch(value: unknown, here: FieldPath, at: At): string | null {
+  if (typeof value !== 'string' || value.trim() === '') {
+    at(here, `must be a glob string such as "**/*.jpg", not ${describeValue(value)}`);
+    return null;
+  }
+  const glob = value.startsWith('./') ? value.slice(2) : value;
+  if (glob.startsWith('/') || glob.split('/').includes('..')) {
+    at(here, 'the glob is matched on the path relative to the input dir: it cannot start with / or use ..');
+    return null;
+  }
+  return glob;
+}
+
+function readRule(
+  raw: unknown,
+  index: number,
+  references: Record<string, RecipeReference>,
+  parsed: ParsedYaml,
+  at: At,
+): RecipeRule | null {
+  const here = ['rules', index];
+  if (!isObject(raw)) {
+    at(here, `a rule is a map with match, input_as and request, not ${describeValue(raw)}`);
+    return null;
+  }
+  let sound = true;
+  for (const key of Object.keys(raw)) {
+    if (!(RULE_KEYS as readonly string[]).includes(key)) {
+      at([...here, key], `unknown field (a rule has ${RULE_KEYS.join(', ')})`);
+      sound = false;
+    }
+  }
+  const match = readMatch(raw.match, [...here, 'match'], at);
+  let inputAs: InputAs | null = null;
+  if (raw.input_as !== undefined) {
+    if (typeof raw.input_as === 'string' && (INPUT_AS_VALUES as readonly string[]).includes(raw.input_as)) {
+      inputAs = raw.input_as as InputAs;
+    } else {
+      at(
+        [...here, 'input_as'],
+        `must be one of ${INPUT_AS_VALUES.join(', ')}, not ${describeValue(raw.input_as)}`,
+      );
+      sound = false;
+    }
+  }
+  if (!isObject(raw.request)) {
+    at([...here, 'request'], `must be a map of request fields, not ${describeValue(raw.request)}`);
+    return null;
+  }
+  const request = structuredClone(raw.request);
+  const refProblems = resolveReferences(request, references);
+  for (const p of refProblems) at([...here, 'request', ...p.path], p.message);
+  if (match === null || !sound || refProblems.length > 0) return null;
+  const rule: RecipeRule = { index, match, inputAs, request, line: lineAt(parsed, here) };
+  checkRuleRequest(rule, references, at);
+  return rule;
+}
+
+/**
+ * Validates a rule's request with src/spec as the service would see it for a file that fits the rule:
+ * the file at its `input_as` position, shared references with their real sizes, and a stand-in prompt
+ * when the rule has none (each file's sidecar may bring its own; a file still without one fails alone).
+ */
+function checkRuleRequest(rule: RecipeRule, references: Record<string, RecipeReference>, at: At): void {
+  const here = ['rules', rule.index];
+  const type = requestType(rule.request);
+  const inputAs = rule.inputAs ?? defaultInputAs(type);
+  const inputWhere = rule.inputAs !== null ? [...here, 'input_as'] : here;
+  const how =
+    rule.inputAs !== null
+      ? `input_as '${inputAs}' puts the file here`
+      : `the file goes here (input_as defaults to '${inputAs}' for type '${type}')`;
+  const occupied = occupiedBy(inputAs, rule.request);
+  if (occupied !== null) {
+    at([...here, 'request', ...parsePath(occupied)], `${how}; remove this field or choose another input_as`);
+    return;
+  }
+  const kind = kindForPosition(inputAs, type);
+  const placed = placeInput(rule.request, inputAs, {
+    kind,
+    mime: kind === 'video' ? 'video/mp4' : 'image/png',
+    prompt: 'stand-in prompt',
+  });
+  if (placed.prompt === undefined) placed.prompt = 'stand-in prompt';
+  const result = validatePlanned(placed, referenceFacts({ references }));
+  if (!result.ok) {
+    const field = fieldOfDetail(result.detail, placed);
+    const site = inputSitePath(inputAs, rule.request);
+    if (field !== null && formatPath(field).startsWith(site) && inputAs !== 'prompt') {
+      at(inputWhere, result.detail);
+    } else {
+      at(field === null ? [...here, 'request'] : [...here, 'request', ...field], result.detail);
+    }
+    return;
+  }
+  for (const site of result.sites) {
+    if (!site.placeholder.startsWith(REF_FILE_ID_PREFIX)) continue;
+    const ref = references[site.placeholder.slice(REF_FILE_ID_PREFIX.length)];
+    const wants = site.position === 'video_source' ? 'video' : 'image';
+    if (ref && ref.kind !== wants) {
+      at(
+        [...here, 'request', ...parsePath(site.path)],
+        `reference '${ref.name}' is ${ref.kind === 'image' ? 'an image' : 'a video'}, but ${site.path} takes ${wants === 'image' ? 'an image' : 'a video'}`,
+      );
+    }
+  }
+}
+
+// ---- using a recipe ----------------------------------------------------------------------------
+
+const matchers = new WeakMap<RecipeRule, (path: string) => boolean>();
+
+function matcherOf(rule: RecipeRule): (path: string) => boolean {
+  let m = matchers.get(rule);
+  if (!m) {
+    m = picomatch(rule.match, { nocase: true });
+    matchers.set(rule, m);
+  }
+  return m;
+}
+
+/**
+ * The first rule whose glob matches `input` (the path relative to the input dir, `/`-separated), or
+ * null. Globs follow picomatch: `*` stays within a folder, `**` crosses folders (and matches none),
+ * `{a,b}` is a set; matching ignores case, so `*.jpg` also takes `IMG_1.JPG`.
+ *
+ * @example findRule(recipe, 'trip/IMG_0001.JPG')?.index // 0
+ */
+export function findRule(recipe: Pick<Recipe, 'rules'>, input: string): RecipeRule | null {
+  for (const rule of recipe.rules) if (matcherOf(rule)(input)) return rule;
+  return null;
+}
+
+/**
+ * Files that belong to the recipe rather than the batch: the recipe file and its references. Discovery
+ * skips them when they sit inside the input dir.
+ */
+export function recipeFiles(recipe: Pick<Recipe, 'file' | 'references'>): string[] {
+  return [recipe.file, ...Object.values(recipe.references).map((r) => r.absPath)];
+}

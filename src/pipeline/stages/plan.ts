@@ -1,0 +1,163 @@
+/**
+ * Stage plan (sniffed → planned): the request for one file. The first recipe rule whose glob matches
+ * the file's relative path decides; the file's sidecar (`<file>.json`) is merged over the rule's
+ * request; the file takes its `input_as` position (its text becomes the prompt, its media the
+ * placeholder `{ file_id: '$input' }`); then src/spec validates the request as the service would.
+ *
+ * Plan runs before check: it is cheap (no decoding), it skips files no rule claims before anything
+ * reads them in full, and it tells check which position the file takes (the `<path>` of the service's
+ * 413 texts) and whether `video.edit` is used (the 18 s source limit).
+ */
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PROMPT_LENGTH_DETAIL } from '../../spec/index.ts';
+import type { InputAs, Item, MediaKind } from '../item.ts';
+import { findRule, type RecipeRule } from '../recipe.ts';
+import {
+  defaultInputAs,
+  inputSitePath,
+  kindForPosition,
+  mergeRequest,
+  occupiedBy,
+  placeInput,
+  requestType,
+  validatePlanned,
+} from '../recipe-request.ts';
+import { readSidecar, SIDECAR_SUFFIX } from '../recipe-sidecar.ts';
+import { advance, expectState, failItem, type StageContext, skipItem } from '../stage.ts';
+import { EMPTY_SNIFF } from './sniff.ts';
+
+/**
+ * Largest prompt file read. A prompt is at most 6000 characters (24,000 bytes of UTF-8 at worst); a
+ * bigger file gets the service's prompt-length text without being read.
+ */
+export const PROMPT_FILE_MAX_BYTES = 64 * 1024;
+
+type Sniff = NonNullable<Item['sniff']>;
+
+function ruleName(rule: RecipeRule): string {
+  return `rules[${rule.index}] "${rule.match}"`;
+}
+
+function describeKind(sniff: Sniff): string {
+  switch (sniff.kind) {
+    case 'image':
+      return `an image (${sniff.mime})`;
+    case 'video':
+      return `a video (${sniff.mime})`;
+    case 'text':
+      return 'text';
+    default:
+      return sniff.mime;
+  }
+}
+
+function wanted(kind: MediaKind): string {
+  return kind === 'image' ? 'an image' : kind === 'video' ? 'a video' : 'a UTF-8 text file';
+}
+
+/** Reasons plan gives, besides the service's own `detail` texts. */
+export const PLAN_REASONS = {
+  noRule: 'matches no recipe rule',
+  empty: 'file is empty',
+  unknownType: (rule: RecipeRule): string =>
+    `unknown type: the bytes are not an image, a video or UTF-8 text (matched ${ruleName(rule)})`,
+  unsupportedType: (mime: string, rule: RecipeRule): string =>
+    `unknown type: ${mime} is not an image, a video or a text file (matched ${ruleName(rule)})`,
+  wrongKind: (sniff: Sniff, rule: RecipeRule, site: string, type: string, wants: MediaKind): string =>
+    `wrong type: the file is ${describeKind(sniff)}, but ${ruleName(rule)} uses it as ${site === 'prompt' ? 'the prompt' : site} of type '${type}', which takes ${wanted(wants)}`,
+  occupied: (field: string, by: string, inputAs: InputAs, defaulted: boolean): string =>
+    `${by} sets ${field}, but ${defaulted ? `the file goes there (input_as defaults to '${inputAs}')` : `input_as '${inputAs}' puts the file there`}`,
+  notUtf8: 'prompt file is not valid UTF-8 text',
+} as const;
+
+/**
+ * The trimmed text of a prompt file (a leading BOM dropped), or the reason it cannot be a prompt. Reads
+ * at most {@link PROMPT_FILE_MAX_BYTES} + 1 bytes.
+ */
+async function readPromptText(
+  path: string,
+): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(PROMPT_FILE_MAX_BYTES + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+    }
+    if (n > PROMPT_FILE_MAX_BYTES) return { ok: false, reason: PROMPT_LENGTH_DETAIL };
+    if (n === 0) return { ok: false, reason: PLAN_REASONS.empty };
+    const bytes = buf.subarray(0, n);
+    if (bytes.includes(0)) return { ok: false, reason: PLAN_REASONS.notUtf8 };
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+    } catch {
+      return { ok: false, reason: PLAN_REASONS.notUtf8 };
+    }
+    return { ok: true, text: text.trim() };
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Plans the item's request and advances it to `planned` with `rule`, `inputAs` and `request` set.
+ * Skips it when no rule matches ("matches no recipe rule"). Fails it when the file is empty, of an
+ * unknown type or of the wrong kind for its position, when its sidecar is broken, or when the request
+ * is one the service would reject (the reason is then the service's exact `detail`).
+ *
+ * @example const next = await plan(sniffedItem, ctx); // next.request.source → { file_id: '$input' }
+ */
+export async function plan(item: Item, ctx: StageContext): Promise<Item> {
+  expectState(item, 'plan', 'sniffed');
+  ctx.signal.throwIfAborted();
+  const sniff = item.sniff ?? EMPTY_SNIFF;
+  const rule = findRule(ctx.recipe, item.input);
+  if (!rule) return skipItem(item, PLAN_REASONS.noRule);
+  const matched = { rule: { index: rule.index, match: rule.match } };
+  const fail = (reason: string, patch: Partial<Item> = {}) =>
+    failItem(item, 'plan', reason, { ...matched, ...patch });
+
+  if (sniff.mime === EMPTY_SNIFF.mime) return fail(PLAN_REASONS.empty);
+  if (sniff.kind === 'other') {
+    return fail(sniff.ext ? PLAN_REASONS.unsupportedType(sniff.mime, rule) : PLAN_REASONS.unknownType(rule));
+  }
+
+  const sidecarName = `${item.input}${SIDECAR_SUFFIX}`;
+  const sidecar = await readSidecar(join(ctx.inputDir, sidecarName), sidecarName, ctx.recipe.references);
+  if (!sidecar.ok) return fail(sidecar.reason);
+  const request = sidecar.fields ? mergeRequest(rule.request, sidecar.fields) : structuredClone(rule.request);
+
+  const type = requestType(request);
+  const defaulted = rule.inputAs === null;
+  const inputAs: InputAs = rule.inputAs ?? (sniff.kind === 'text' ? 'prompt' : defaultInputAs(type));
+  const site = inputSitePath(inputAs, request);
+  const wants = kindForPosition(inputAs, type);
+  if (sniff.kind !== wants) return fail(PLAN_REASONS.wrongKind(sniff, rule, site, type, wants), { inputAs });
+
+  const occupied = occupiedBy(inputAs, request);
+  if (occupied !== null) {
+    const by = occupiedBy(inputAs, rule.request) !== null ? ruleName(rule) : `sidecar ${sidecarName}`;
+    return fail(PLAN_REASONS.occupied(occupied, by, inputAs, defaulted), { inputAs });
+  }
+
+  let prompt: string | undefined;
+  if (inputAs === 'prompt') {
+    ctx.signal.throwIfAborted();
+    const read = await readPromptText(item.absPath).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'EACCES') {
+        return { ok: false as const, reason: 'file not found or not readable' };
+      }
+      throw err;
+    });
+    if (!read.ok) return fail(read.reason, { inputAs });
+    prompt = read.text;
+  }
+  const planned = placeInput(request, inputAs, { kind: sniff.kind, mime: sniff.mime, prompt });
+  const result = validatePlanned(planned);
+  if (!result.ok) return fail(result.detail, { inputAs, request: planned });
+  return advance(item, 'planned', { ...matched, inputAs, request: planned });
+}
