@@ -45,3 +45,6 @@ export function itemStatus(item: Item): 'succeeded' | 'failed' | 'skipped' | 'un
       return 'pending';
   }
 }
+
+/** An item's status in the batch report (and its result.json). */
+export type ReportStatus = ReturnType<typeof itemStatus>;

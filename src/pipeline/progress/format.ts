@@ -1,0 +1,75 @@
+/** Small text formatters shared by the progress displays and the reports. */
+
+/**
+ * A text safe to print on one terminal line: control characters (newlines, escape sequences, C1
+ * controls) are shown as `\xNN` instead of acting on the terminal.
+ *
+ * @example printable('a\nb\u001b[2J') // → 'a\\x0ab\\x1b[2J'
+ */
+export function printable(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const code = ch.charCodeAt(0);
+    out += code < 0x20 || (code >= 0x7f && code <= 0x9f) ? `\\x${code.toString(16).padStart(2, '0')}` : ch;
+  }
+  return out;
+}
+
+function pad2(n: number): string {
+  return String(n).padStart(2, '0');
+}
+
+/**
+ * Wall-clock time of day `HH:MM:SS`, in local time (or UTC).
+ *
+ * @example clockTime(Date.UTC(2026, 0, 1, 12, 0, 1), { utc: true }) // → '12:00:01'
+ */
+export function clockTime(ms: number, opts: { utc?: boolean } = {}): string {
+  const d = new Date(ms);
+  return opts.utc
+    ? `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}`
+    : `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+/**
+ * A duration for people: `850ms`, `12.3s`, `4m05s`, `2h03m`.
+ *
+ * @example formatDuration(245_000) // → '4m05s'
+ */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m${pad2(s % 60)}s`;
+  const m = Math.round(s / 60);
+  return `${Math.floor(m / 60)}h${pad2(m % 60)}m`;
+}
+
+/**
+ * A byte count for people: `512 B`, `1.2 KB`, `3.4 MB`, `1.1 GB` (powers of 1024).
+ *
+ * @example formatBytes(1536) // → '1.5 KB'
+ */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+/**
+ * `text` cut to at most `width` characters, ending with '…' when cut.
+ *
+ * @example ellipsize('a-very-long-name.png', 10) // → 'a-very-lo…'
+ */
+export function ellipsize(text: string, width: number): string {
+  if (width <= 0) return '';
+  const chars = [...text];
+  return chars.length <= width ? text : `${chars.slice(0, width - 1).join('')}…`;
+}

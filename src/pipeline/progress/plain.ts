@@ -1,0 +1,79 @@
+/**
+ * Plain progress for logs and pipes: one line per file event (`[12:00:01] photo.jpg: submitted`),
+ * failures and skips with their reason, and a line when the batch starts, stops early and finishes.
+ */
+import type { PipelineEvent } from '../events.ts';
+import { clockTime, formatBytes, printable } from './format.ts';
+import { type Redact, redactShapes } from './redact.ts';
+import type { ProgressDisplay, ProgressStream } from './types.ts';
+
+export interface PlainOptions {
+  /** Masks the secrets the runner knows (default: key- and bearer-shaped strings only). */
+  redact?: Redact;
+  /** Show times in UTC instead of local time. */
+  utc?: boolean;
+}
+
+/**
+ * The plain line of one event (without a newline), or null for an event that gets none.
+ *
+ * @example plainLine({ type: 'item_state', at, input: 'photo.jpg', state: 'submitted', stage: 'submit', reason: null })
+ * // → '[12:00:01] photo.jpg: submitted'
+ */
+export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string | null {
+  const redact = opts.redact ?? redactShapes;
+  const text = (s: string) => printable(redact(s));
+  const at = `[${clockTime(event.at, { utc: opts.utc })}]`;
+  switch (event.type) {
+    case 'batch_started':
+      return `${at} run: ${text(event.input_dir)} -> ${text(event.out_dir)}${event.emulator ? ' (EMULATOR: not the real service)' : ''}`;
+    case 'item_discovered':
+      return `${at} ${text(event.input)}: discovered (${formatBytes(event.size)})`;
+    case 'item_state': {
+      const name = text(event.input);
+      const why = event.reason ? `: ${text(event.reason)}` : '';
+      switch (event.state) {
+        case 'failed':
+          return `${at} ${name}: failed${event.stage ? ` at ${event.stage}` : ''}${why}`;
+        case 'skipped':
+          return `${at} ${name}: skipped${why}`;
+        case 'stopped':
+          return `${at} ${name}: not processed${why}`;
+        default:
+          return `${at} ${name}: ${event.state}`;
+      }
+    }
+    case 'batch_stopping':
+      return `${at} stopping early: ${text(event.reason)}`;
+    case 'batch_finished': {
+      const t = event.totals;
+      const parts = [
+        `${t.inputs} inputs`,
+        `${t.succeeded} succeeded`,
+        `${t.failed} failed`,
+        `${t.skipped} skipped`,
+      ];
+      if (t.stopped > 0) parts.push(`${t.stopped} not processed`);
+      return `${at} finished: ${parts.join(', ')}`;
+    }
+  }
+}
+
+/**
+ * A display writing one plain line per event to `stream`.
+ *
+ * @example const progress = createPlainProgress(process.stdout, { redact }); runner.on(progress.sink);
+ */
+export function createPlainProgress(stream: ProgressStream, opts: PlainOptions = {}): ProgressDisplay {
+  let closed = false;
+  return {
+    sink: (event) => {
+      if (closed) return;
+      const line = plainLine(event, opts);
+      if (line !== null) stream.write(`${line}\n`);
+    },
+    close: () => {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,433 @@
+/**
+ * `<out>/report.html`: one page a person would rather look at than report.json. Input and output
+ * thumbnails side by side, failures first and loud, skipped and unprocessed files with their reasons,
+ * totals, time per stage and a timeline of the batch. No scripts and no external assets (a CSP forbids
+ * both); thumbnails live in `<out>/.thumbs/` and are referenced relatively. Every user-supplied string
+ * (file names, prompts, reasons) is escaped, and the page passes through the redactor.
+ */
+import { join } from 'node:path';
+import { type Item, STAGE_NAMES, type StageName } from '../item.ts';
+import { formatBytes, formatDuration } from '../progress/format.ts';
+import { type Redact, redactShapes } from '../progress/redact.ts';
+import { esc, relUrl } from './html-escape.ts';
+import {
+  type BatchReport,
+  buildReport,
+  type ReportItem,
+  type ReportMeta,
+  uniqueItems,
+} from './report-json.ts';
+import { makeThumbnails, type Thumbnails, thumbKindOfName } from './thumbnails.ts';
+import { STAGE_COLORS, timelineLegend, timelineSvg } from './timeline-svg.ts';
+import { writeFileAtomic } from './write-atomic.ts';
+
+/** File name of the HTML report, at the top of the out dir. */
+export const REPORT_HTML_FILE = 'report.html';
+
+/** Seconds between reloads of the page while the batch runs (none once it finished). */
+export const REPORT_REFRESH_SECONDS = 5;
+
+/** Characters of a prompt shown on an item's card. */
+const PROMPT_SHOWN_CHARS = 300;
+
+/** What the page is rendered from. */
+export interface ReportHtmlInput {
+  report: BatchReport;
+  /** The batch's items (for timings, requests, media facts and input paths). */
+  items: readonly Item[];
+  /** Source file (absolute) → thumbnail path relative to the out dir. */
+  thumbs: Thumbnails;
+  /** The out dir (to find output files in `thumbs`). */
+  outDir: string;
+  /** Where the batch read from, shown in the header. */
+  inputDir?: string;
+  /** Whether the batch ran against the embedded emulator (said in the header). */
+  emulator?: boolean;
+  /** The time the page is rendered at (ms since the epoch); the end of the timeline while running. */
+  now?: number;
+  redact?: Redact;
+}
+
+const STATUS_LABEL: Record<ReportItem['status'], string> = {
+  succeeded: 'succeeded',
+  failed: 'failed',
+  skipped: 'skipped',
+  unprocessed: 'not processed',
+  pending: 'in progress',
+};
+
+const CSS = `
+:root{--ok:#2e7d32;--bad:#c62828;--warn:#b26a00;--skip:#6b6b6b;--run:#1565c0;--line:#e3e3e3;--bg:#fafafa;--muted:#666}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d1d1d;background:var(--bg)}
+main{max-width:1180px;margin:0 auto;padding:24px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:17px;margin:32px 0 10px}
+.muted{color:var(--muted)}
+code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+.banner{margin:16px 0;padding:12px 16px;border-radius:8px;font-weight:600}
+.banner.stopped{background:#fdecea;border:1px solid #f5c2c0;color:var(--bad)}
+.banner.emulator{background:#fff4e0;border:1px solid #f3d19e;color:var(--warn)}
+.banner.running{background:#e8f0fe;border:1px solid #c3d5f7;color:var(--run)}
+.totals{display:flex;flex-wrap:wrap;gap:10px;margin:16px 0}
+.total{background:#fff;border:1px solid var(--line);border-radius:8px;padding:10px 16px;min-width:110px}
+.total b{display:block;font-size:24px;line-height:1.1}
+.total.succeeded b{color:var(--ok)}.total.failed b{color:var(--bad)}.total.skipped b{color:var(--skip)}
+.total.unprocessed b{color:var(--warn)}.total.pending b{color:var(--run)}
+.total.failed.some{border-color:#f5c2c0;background:#fdecea}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--line);border-radius:8px;overflow:hidden}
+th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}
+th{background:#f3f3f3;font-weight:600}
+table.failures{border-color:#f5c2c0}
+table.failures th{background:#fdecea;color:var(--bad)}
+td.reason{color:var(--bad);font-weight:500}
+.badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
+.badge.succeeded{background:var(--ok)}.badge.failed{background:var(--bad)}.badge.skipped{background:var(--skip)}
+.badge.unprocessed{background:var(--warn)}.badge.pending{background:var(--run)}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:14px}
+.card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:12px 14px}
+.card.failed{border-color:#f5c2c0;box-shadow:inset 4px 0 0 var(--bad)}
+.card header{display:flex;gap:8px;align-items:center;margin-bottom:8px}
+.card .name{font-weight:600;overflow-wrap:anywhere}
+.media{display:flex;gap:10px;align-items:flex-start;flex-wrap:wrap}
+figure{margin:0;display:flex;flex-direction:column;align-items:center;gap:3px;max-width:130px}
+figure img,.ph,.prompt-in{width:120px;height:120px;object-fit:contain;border-radius:6px;border:1px solid var(--line);
+ background-color:#fff;background-image:linear-gradient(45deg,#eee 25%,transparent 25%),linear-gradient(-45deg,#eee 25%,transparent 25%),linear-gradient(45deg,transparent 75%,#eee 75%),linear-gradient(-45deg,transparent 75%,#eee 75%);
+ background-size:12px 12px;background-position:0 0,0 6px,6px -6px,-6px 0}
+figure.small img,figure.small .ph{width:64px;height:64px}
+figcaption{font-size:11.5px;color:var(--muted);text-align:center;overflow-wrap:anywhere}
+.ph{display:flex;align-items:center;justify-content:center;text-align:center;color:var(--muted);font-size:12px;background:#f1f1f1;padding:6px}
+.prompt-in{background:#fffdf5;font-size:11.5px;padding:6px;overflow:hidden;text-align:left;white-space:pre-wrap;overflow-wrap:anywhere}
+.arrow{align-self:center;font-size:20px;color:#aaa;padding:0 2px}
+.play{font-size:11px;color:var(--run)}
+.reason{margin:8px 0 0;color:var(--bad);font-weight:500;overflow-wrap:anywhere}
+.card.skipped .reason,.card.unprocessed .reason{color:var(--warn)}
+dl.facts{display:grid;grid-template-columns:auto 1fr;gap:2px 10px;margin:10px 0 0;font-size:12.5px}
+dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
+.links{margin-top:6px;font-size:12.5px}
+a{color:var(--run)}
+.timeline-wrap{background:#fff;border:1px solid var(--line);border-radius:8px;padding:10px;overflow-x:auto}
+svg.timeline{display:block;font:11px system-ui,sans-serif}
+svg .grid{stroke:#ececec}
+svg .tick{fill:#777;text-anchor:middle}
+svg .label{fill:#333;text-anchor:end}
+svg .label.failed{fill:#c62828;font-weight:600}
+svg rect.running{opacity:.55}
+.legend{display:flex;flex-wrap:wrap;gap:12px;list-style:none;padding:0;margin:0 0 8px;font-size:12.5px}
+.swatch{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:5px;vertical-align:-1px}
+footer{margin:32px 0 8px;color:var(--muted);font-size:12px}
+`;
+
+function iso(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
+}
+
+function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const mid = v.length >> 1;
+  return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+function percentile(values: number[], p: number): number {
+  const v = [...values].sort((a, b) => a - b);
+  return v[Math.min(v.length - 1, Math.ceil((p / 100) * v.length) - 1)]!;
+}
+
+function badge(status: ReportItem['status']): string {
+  return `<span class="badge ${status}">${esc(STATUS_LABEL[status])}</span>`;
+}
+
+function base(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** An image thumbnail figure, or a placeholder naming what the file is. */
+function figure(
+  thumb: string | undefined,
+  alt: string,
+  caption: string,
+  opts: { href?: string; video?: boolean; small?: boolean; placeholder?: string } = {},
+): string {
+  const img = thumb
+    ? `<img src="${relUrl(thumb)}" alt="${esc(alt)}" loading="lazy">`
+    : `<div class="ph">${esc(opts.placeholder ?? 'no preview')}</div>`;
+  const linked = opts.href ? `<a href="${relUrl(opts.href)}">${img}</a>` : img;
+  const play = opts.video ? '<span class="play">▶ video</span>' : '';
+  return `<figure${opts.small ? ' class="small"' : ''}>${linked}${play}<figcaption>${esc(caption)}</figcaption></figure>`;
+}
+
+function inputFigure(item: Item | undefined, line: ReportItem, thumbs: Thumbnails): string {
+  const prompt = typeof item?.request?.prompt === 'string' ? item.request.prompt : null;
+  if (item?.inputAs === 'prompt' || (item?.sniff?.kind === 'text' && prompt !== null)) {
+    const text = prompt ?? '';
+    const shown = text.length > PROMPT_SHOWN_CHARS ? `${text.slice(0, PROMPT_SHOWN_CHARS)}…` : text;
+    return `<figure><div class="prompt-in">${esc(shown)}</div><figcaption>input · prompt file</figcaption></figure>`;
+  }
+  const facts: string[] = ['input'];
+  const kind = item?.sniff?.kind ?? thumbKindOfName(line.input);
+  if (item?.media?.width && item.media.height) facts.push(`${item.media.width}×${item.media.height}`);
+  if (item?.media?.durationSeconds) facts.push(`${item.media.durationSeconds.toFixed(1)}s`);
+  if (item) facts.push(formatBytes(item.size));
+  const thumb = item ? thumbs.get(item.absPath) : undefined;
+  const what = item?.sniff ? item.sniff.mime : 'unknown type';
+  return figure(thumb, `input ${line.input}`, facts.join(' · '), {
+    video: kind === 'video',
+    placeholder: item?.size === 0 ? 'empty file' : `no preview (${what})`,
+  });
+}
+
+function outputFigures(item: Item | undefined, line: ReportItem, outDir: string, thumbs: Thumbnails): string {
+  const figs: string[] = [];
+  const thumbOf = (rel: string) => thumbs.get(join(outDir, ...rel.split('/')));
+  if (line.composite) {
+    figs.push(
+      figure(thumbOf(line.composite), `composite of ${line.input}`, 'composite', { href: line.composite }),
+    );
+  }
+  const layerPaths = new Set((item?.layers ?? []).map((l) => l.path));
+  for (const rel of line.outputs) {
+    const isLayer = layerPaths.has(rel);
+    figs.push(
+      figure(thumbOf(rel), `output ${base(rel)} of ${line.input}`, base(rel), {
+        href: rel,
+        video: thumbKindOfName(rel) === 'video',
+        small: isLayer && line.composite !== null,
+        placeholder: 'no preview',
+      }),
+    );
+  }
+  return figs.join('');
+}
+
+function requestFacts(item: Item | undefined): string {
+  const r = item?.request;
+  if (!r) return '';
+  const what = [r.type, r.model].filter((v): v is string => typeof v === 'string').join(' · ');
+  const prompt = typeof r.prompt === 'string' ? r.prompt : null;
+  const shown =
+    prompt && prompt.length > PROMPT_SHOWN_CHARS ? `${prompt.slice(0, PROMPT_SHOWN_CHARS)}…` : prompt;
+  const rows = [`<dt>request</dt><dd>${esc(what || 'request')}</dd>`];
+  if (shown && item?.inputAs !== 'prompt') rows.push(`<dt>prompt</dt><dd>${esc(shown)}</dd>`);
+  return rows.join('');
+}
+
+/** From the item's first stage start to its last stage end; null before it started or while a stage runs. */
+function itemTime(item: Item | undefined): number | null {
+  if (!item) return null;
+  let start = Number.POSITIVE_INFINITY;
+  let end = Number.NEGATIVE_INFINITY;
+  for (const s of STAGE_NAMES) {
+    const t = item.timings[s];
+    if (!t) continue;
+    if (t.finished_at === undefined) return null;
+    start = Math.min(start, t.started_at);
+    end = Math.max(end, t.finished_at);
+  }
+  return Number.isFinite(start) ? end - start : null;
+}
+
+function card(
+  line: ReportItem,
+  index: number,
+  item: Item | undefined,
+  outDir: string,
+  thumbs: Thumbnails,
+): string {
+  const facts: string[] = [requestFacts(item)];
+  if (line.status === 'failed' && line.stage) facts.push(`<dt>failed at</dt><dd>${esc(line.stage)}</dd>`);
+  if (line.failure_code) facts.push(`<dt>failure code</dt><dd class="mono">${esc(line.failure_code)}</dd>`);
+  if (line.generation_id) facts.push(`<dt>generation</dt><dd class="mono">${esc(line.generation_id)}</dd>`);
+  if (item?.requestId) facts.push(`<dt>request id</dt><dd class="mono">${esc(item.requestId)}</dd>`);
+  const took = itemTime(item);
+  if (took !== null) facts.push(`<dt>time</dt><dd>${esc(formatDuration(took))}</dd>`);
+  const outputs = outputFigures(item, line, outDir, thumbs);
+  return [
+    `<article class="card ${line.status}" id="item-${index}">`,
+    `<header>${badge(line.status)}<span class="name">${esc(line.input)}</span></header>`,
+    `<div class="media">${inputFigure(item, line, thumbs)}${outputs ? `<div class="arrow">→</div>${outputs}` : ''}</div>`,
+    line.reason ? `<p class="reason">${esc(line.reason)}</p>` : '',
+    `<dl class="facts">${facts.join('')}</dl>`,
+    line.result ? `<div class="links"><a href="${relUrl(line.result)}">result.json</a></div>` : '',
+    '</article>',
+  ].join('');
+}
+
+function totalsHtml(report: BatchReport): string {
+  const t = report.totals;
+  const cell = (key: string, label: string, n: number) =>
+    `<div class="total ${key}${n > 0 ? ' some' : ''}"><b>${n}</b>${esc(label)}</div>`;
+  const cells = [
+    cell('inputs', 'inputs', t.inputs),
+    cell('succeeded', 'succeeded', t.succeeded),
+    cell('failed', 'failed', t.failed),
+    cell('skipped', 'skipped', t.skipped),
+  ];
+  if (t.unprocessed > 0 || report.stopped_early)
+    cells.push(cell('unprocessed', 'not processed', t.unprocessed));
+  if (t.pending > 0) cells.push(cell('pending', 'in progress', t.pending));
+  return `<section class="totals" aria-label="Totals">${cells.join('')}</section>`;
+}
+
+function stageTable(items: readonly Item[]): string {
+  const rows: string[] = [];
+  for (const s of STAGE_NAMES) {
+    const ds: number[] = [];
+    for (const item of items) {
+      const t = item.timings[s];
+      if (t?.finished_at !== undefined) ds.push(t.finished_at - t.started_at);
+    }
+    if (ds.length === 0) continue;
+    rows.push(
+      `<tr><td><span class="swatch" style="background:${STAGE_COLORS[s as StageName]}"></span>${s}</td><td>${ds.length}</td><td>${esc(formatDuration(median(ds)))}</td><td>${esc(formatDuration(percentile(ds, 90)))}</td><td>${esc(formatDuration(Math.max(...ds)))}</td></tr>`,
+    );
+  }
+  if (rows.length === 0) return '';
+  return `<table class="stages"><thead><tr><th>stage</th><th>files</th><th>median</th><th>p90</th><th>max</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/**
+ * The whole report.html page (pure: no I/O). Every user-supplied string is escaped and the page is
+ * passed through `redact`.
+ *
+ * @example const html = renderReportHtml({ report, items, thumbs, outDir });
+ */
+export function renderReportHtml(input: ReportHtmlInput): string {
+  const { report, outDir, thumbs } = input;
+  const now = input.now ?? Date.now();
+  const redact = input.redact ?? redactShapes;
+  const byInput = new Map(uniqueItems(input.items).map((i) => [i.input, i]));
+  const lines = report.items;
+  const index = new Map(lines.map((l, i) => [l.input, i]));
+  const startedAt = Date.parse(report.started_at);
+  const finishedAt = report.finished_at ? Date.parse(report.finished_at) : null;
+  const running = finishedAt === null;
+  const t = report.totals;
+
+  const failed = lines.filter((l) => l.status === 'failed');
+  const skipped = lines.filter((l) => l.status === 'skipped');
+  const unprocessed = lines.filter((l) => l.status === 'unprocessed');
+  const shownAsCards = lines.filter((l) => l.status !== 'skipped' && l.status !== 'unprocessed');
+
+  const title = `genpipe report — ${t.inputs} inputs, ${t.succeeded} succeeded, ${t.failed} failed`;
+  const head = [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'">`,
+    running ? `<meta http-equiv="refresh" content="${REPORT_REFRESH_SECONDS}">` : '',
+    `<title>${esc(title)}</title>`,
+    `<style>${CSS}</style>`,
+    '</head>',
+  ];
+
+  const when = running
+    ? `Started ${esc(iso(startedAt))} · running for ${esc(formatDuration(now - startedAt))} · page refreshed ${esc(iso(now))}`
+    : `Started ${esc(iso(startedAt))} · finished ${esc(iso(finishedAt))} · took ${esc(formatDuration(finishedAt - startedAt))}`;
+  const body: string[] = ['<body>', '<main>', '<h1>genpipe report</h1>', `<p class="muted">${when}</p>`];
+  if (input.inputDir) body.push(`<p class="muted">Input folder: <code>${esc(input.inputDir)}</code></p>`);
+  if (input.emulator) {
+    body.push(
+      '<div class="banner emulator">Ran against the embedded emulator, not the real service: the outputs are stand-ins.</div>',
+    );
+  }
+  if (report.stopped_early) {
+    body.push(
+      `<div class="banner stopped" role="alert">The batch stopped early: ${esc(report.stopped_early.reason)}. ${unprocessed.length} file${unprocessed.length === 1 ? ' was' : 's were'} not processed.</div>`,
+    );
+  } else if (running) {
+    body.push(
+      `<div class="banner running">The batch is still running; this page reloads every ${REPORT_REFRESH_SECONDS} s.</div>`,
+    );
+  }
+  body.push(totalsHtml(report));
+
+  if (failed.length > 0) {
+    body.push(
+      `<section id="failures"><h2>Failed (${failed.length})</h2>`,
+      '<table class="failures"><thead><tr><th>file</th><th>stage</th><th>reason</th></tr></thead><tbody>',
+      ...failed.map(
+        (l) =>
+          `<tr class="failed"><td><a href="#item-${index.get(l.input)}">${esc(l.input)}</a></td><td>${esc(l.stage ?? '')}</td><td class="reason">${esc(l.reason ?? '')}${l.failure_code ? ` <span class="mono muted">(${esc(l.failure_code)})</span>` : ''}</td></tr>`,
+      ),
+      '</tbody></table></section>',
+    );
+  }
+  if (unprocessed.length > 0) {
+    body.push(
+      `<section id="unprocessed"><h2>Not processed (${unprocessed.length})</h2>`,
+      '<table><thead><tr><th>file</th><th>status</th><th>reason</th></tr></thead><tbody>',
+      ...unprocessed.map(
+        (l) =>
+          `<tr class="unprocessed" id="item-${index.get(l.input)}"><td>${esc(l.input)}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`,
+      ),
+      '</tbody></table></section>',
+    );
+  }
+  if (shownAsCards.length > 0) {
+    body.push(
+      '<section id="results"><h2>Results</h2><div class="cards">',
+      ...shownAsCards.map((l) => card(l, index.get(l.input)!, byInput.get(l.input), outDir, thumbs)),
+      '</div></section>',
+    );
+  }
+  if (skipped.length > 0) {
+    body.push(
+      `<section id="skipped"><h2>Skipped (${skipped.length})</h2>`,
+      '<table><thead><tr><th>file</th><th>status</th><th>reason</th></tr></thead><tbody>',
+      ...skipped.map(
+        (l) =>
+          `<tr class="skipped" id="item-${index.get(l.input)}"><td>${esc(l.input)}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`,
+      ),
+      '</tbody></table></section>',
+    );
+  }
+  const items = [...byInput.values()];
+  const stages = stageTable(items);
+  if (stages) body.push('<section id="stages"><h2>Time per stage</h2>', stages, '</section>');
+  body.push(
+    '<section id="timeline"><h2>Timeline</h2>',
+    timelineLegend(),
+    `<div class="timeline-wrap">${timelineSvg(items, startedAt, finishedAt ?? now, new Set(failed.map((l) => l.input)))}</div>`,
+    '</section>',
+    `<footer>Written by genpipe at ${esc(iso(now))}. Details of each file are in its result.json; the same data as JSON is in <a href="report.json">report.json</a>.</footer>`,
+    '</main>',
+    '</body>',
+    '</html>',
+  );
+  return redact([...head, ...body].filter((s) => s !== '').join('\n'));
+}
+
+/**
+ * Builds the batch report from the items, makes the thumbnails and writes `<out>/report.html`
+ * atomically. Can be called repeatedly while a batch runs (thumbnails already made are reused).
+ *
+ * @param meta start/end times and the stopped-early reason, as for report.json
+ * @returns the path written
+ * @example await writeReportHtml('/data/out', items, { startedAt, finishedAt: Date.now() });
+ */
+export async function writeReportHtml(
+  outDir: string,
+  items: readonly Item[],
+  meta: ReportMeta & { inputDir?: string; emulator?: boolean; now?: number },
+): Promise<string> {
+  const report = buildReport(items, meta);
+  const thumbs = await makeThumbnails(uniqueItems(items), outDir);
+  const html = renderReportHtml({
+    report,
+    items,
+    thumbs,
+    outDir,
+    inputDir: meta.inputDir,
+    emulator: meta.emulator,
+    now: meta.now,
+    redact: meta.redact,
+  });
+  const path = join(outDir, REPORT_HTML_FILE);
+  await writeFileAtomic(path, html);
+  return path;
+}

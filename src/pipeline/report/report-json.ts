@@ -1,0 +1,153 @@
+/**
+ * The batch report `<out>/report.json`: every input exactly once with its status, reason and outputs,
+ * and the totals. Built from the items alone, so it can be rebuilt and rewritten at any moment of a
+ * batch (issue 5 refreshes it as items finish); written atomically.
+ */
+import { join } from 'node:path';
+import { itemStatus, type ReportStatus } from '../events.ts';
+import type { Item, StageName } from '../item.ts';
+import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
+import { RESULT_FILE } from './item-paths.ts';
+import { writeFileAtomic } from './write-atomic.ts';
+
+/** File name of the batch report, at the top of the out dir. */
+export const REPORT_JSON_FILE = 'report.json';
+
+/** One input in report.json. Paths are relative to the out dir, '/' separated. */
+export interface ReportItem {
+  input: string;
+  /** pending only while the batch runs; unprocessed when the batch stopped before the file was done. */
+  status: ReportStatus;
+  /** Why it was skipped, failed or left unprocessed; null when it succeeded (or is pending). */
+  reason: string | null;
+  generation_id: string | null;
+  outputs: string[];
+  /** composite.png of a layer stack, else null. */
+  composite: string | null;
+  /** The stage that failed it, when failed. */
+  stage: StageName | null;
+  /** The service's failure_code when the generation failed. */
+  failure_code: string | null;
+  /** The item's result.json, when the item got one (it did not when left unprocessed or pending). */
+  result: string | null;
+}
+
+/** Counts by status; `inputs` is their sum. */
+export interface ReportTotals {
+  inputs: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  unprocessed: number;
+  pending: number;
+}
+
+/** The shape of report.json. */
+export interface BatchReport {
+  /** ISO 8601. */
+  started_at: string;
+  /** ISO 8601; null while the batch runs. */
+  finished_at: string | null;
+  /** Set when the batch stopped early (authentication, suspended client, no balance, service unreachable). */
+  stopped_early: { reason: string } | null;
+  totals: ReportTotals;
+  /** Every input exactly once, sorted by input path. */
+  items: ReportItem[];
+}
+
+/** When the batch started and ended, and why it stopped early if it did. */
+export interface ReportMeta {
+  /** ms since the epoch. */
+  startedAt: number;
+  /** ms since the epoch; null/absent while the batch runs. */
+  finishedAt?: number | null;
+  /** The reason the batch stopped early (the `batch_stopping` event's reason). */
+  stoppedEarly?: { reason: string } | null;
+  /** Masks the secrets the runner knows (default: key- and bearer-shaped strings only). */
+  redact?: Redact;
+}
+
+/** Reason of an item left unprocessed without one of its own. */
+export function unprocessedReason(stoppedEarly: { reason: string } | null | undefined): string {
+  return stoppedEarly
+    ? `not processed: the batch stopped early (${stoppedEarly.reason})`
+    : 'not processed: the batch ended before this file was done';
+}
+
+function compareInputs(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The items to report: one per input (a later item for the same input replaces an earlier one),
+ * sorted by input path.
+ */
+export function uniqueItems(items: Iterable<Item>): Item[] {
+  const byInput = new Map<string, Item>();
+  for (const item of items) byInput.set(item.input, item);
+  return [...byInput.values()].sort((a, b) => compareInputs(a.input, b.input));
+}
+
+/**
+ * An item's line in the report. Once the batch has finished, an item that never reached a final
+ * state is reported as unprocessed.
+ */
+export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'stoppedEarly'>): ReportItem {
+  let status = itemStatus(item);
+  if (status === 'pending' && meta.finishedAt != null) status = 'unprocessed';
+  let reason: string | null = null;
+  if (status === 'failed') reason = item.reason ?? item.generation?.failure_reason ?? 'failed';
+  else if (status === 'skipped') reason = item.reason ?? 'skipped';
+  else if (status === 'unprocessed') reason = item.reason ?? unprocessedReason(meta.stoppedEarly);
+  const hasResult = status === 'succeeded' || status === 'failed' || status === 'skipped';
+  return {
+    input: item.input,
+    status,
+    reason,
+    generation_id: item.generationId,
+    outputs: [...item.outputs],
+    composite: item.composite,
+    stage: status === 'failed' ? item.failedAt : null,
+    failure_code: item.generation?.failure_code ?? null,
+    result: hasResult ? `${item.input}/${RESULT_FILE}` : null,
+  };
+}
+
+/**
+ * The batch report (pure): every input exactly once, with totals by status. Can be called at any
+ * moment of a batch; items still in flight are `pending` until `meta.finishedAt` is set.
+ *
+ * @param items every item of the batch, in any order
+ * @example const report = buildReport(items, { startedAt, finishedAt: Date.now() });
+ */
+export function buildReport(items: Iterable<Item>, meta: ReportMeta): BatchReport {
+  const lines = uniqueItems(items).map((item) => reportItem(item, meta));
+  const totals: ReportTotals = {
+    inputs: lines.length,
+    succeeded: 0,
+    failed: 0,
+    skipped: 0,
+    unprocessed: 0,
+    pending: 0,
+  };
+  for (const l of lines) totals[l.status]++;
+  const report: BatchReport = {
+    started_at: new Date(meta.startedAt).toISOString(),
+    finished_at: meta.finishedAt == null ? null : new Date(meta.finishedAt).toISOString(),
+    stopped_early: meta.stoppedEarly ? { reason: meta.stoppedEarly.reason } : null,
+    totals,
+    items: lines,
+  };
+  return redactDeep(report, meta.redact ?? redactShapes);
+}
+
+/**
+ * Writes `<out>/report.json` atomically (tmp file + rename) and returns its path.
+ *
+ * @example await writeReportJson('/data/out', buildReport(items, meta));
+ */
+export async function writeReportJson(outDir: string, report: BatchReport): Promise<string> {
+  const path = join(outDir, REPORT_JSON_FILE);
+  await writeFileAtomic(path, `${JSON.stringify(report, null, 2)}\n`);
+  return path;
+}

@@ -1,0 +1,143 @@
+/**
+ * The per-item `result.json` at `<out>/<relative input path>/result.json`: what was asked, what the
+ * service answered and where the outputs are, written atomically whenever the item reaches a final state.
+ */
+import { join } from 'node:path';
+import { itemStatus, type ReportStatus } from '../events.ts';
+import { type Item, STAGE_NAMES, type StageName } from '../item.ts';
+import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
+import { itemOutDir, RESULT_FILE } from './item-paths.ts';
+import { writeFileAtomic } from './write-atomic.ts';
+
+/** One stage's timing in result.json. */
+export interface StageTimingJson {
+  /** ISO 8601 start time. */
+  started_at: string;
+  /** ms from start to finish; null when the stage had not finished. */
+  duration_ms: number | null;
+}
+
+/** The shape of result.json. Paths are relative to the out dir, '/' separated. */
+export interface ResultJson {
+  input: string;
+  /** The item as the batch report counts it. */
+  status: ReportStatus;
+  /** The item's state in the per-file state machine. */
+  item_state: Item['state'];
+  /** Why the item was skipped, failed or left unprocessed; null when it succeeded. */
+  reason: string | null;
+  /** The stage that failed it, when failed. */
+  failed_stage: StageName | null;
+  /** The request as sent (or as planned, when `request_sent` is false), inline base64 `data` elided. */
+  request: Record<string, unknown> | null;
+  /** Whether the create request was sent to the service. */
+  request_sent: boolean;
+  generation_id: string | null;
+  /** X-Request-Id of the create request. */
+  request_id: string | null;
+  /** The generation's terminal state as the service reported it (completed / failed); null when none. */
+  state: string | null;
+  failure_code: string | null;
+  /** The service's failure_reason; for a file that failed before the service saw it, the local reason. */
+  failure_reason: string | null;
+  /** Downloaded outputs (local paths). */
+  outputs: string[];
+  /** composite.png of a layer stack. */
+  composite: string | null;
+  /** The layers of a layer stack with the service's layer metadata (front to back). */
+  layers: NonNullable<Item['layers']>;
+  /** How the item's own media was uploaded. */
+  upload: { mode: string; file_id: string | null } | null;
+  /** Per stage that ran, in pipeline order. */
+  timings: Partial<Record<StageName, StageTimingJson>>;
+}
+
+const MAX_DEPTH = 32;
+
+/**
+ * A deep copy of a request with every inline base64 `data` string (of an ImageRef) replaced by
+ * `<N base64 characters elided>`, so result files never hold media bytes.
+ *
+ * @example elideInlineData({ source: { data: 'iVBORw0…', media_type: 'image/png' } })
+ * // → { source: { data: '<1234 base64 characters elided>', media_type: 'image/png' } }
+ */
+export function elideInlineData<T>(value: T): T {
+  const walk = (v: unknown, depth: number): unknown => {
+    if (depth > MAX_DEPTH) return null;
+    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
+    if (typeof v === 'object' && v !== null) {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        out[k] =
+          k === 'data' && typeof x === 'string'
+            ? `<${x.length} base64 characters elided>`
+            : walk(x, depth + 1);
+      }
+      return out;
+    }
+    return v;
+  };
+  return walk(value, 0) as T;
+}
+
+/** Per stage that started: its ISO start time and duration, in pipeline order. */
+export function timingsJson(item: Item): Partial<Record<StageName, StageTimingJson>> {
+  const out: Partial<Record<StageName, StageTimingJson>> = {};
+  for (const stage of STAGE_NAMES) {
+    const t = item.timings[stage];
+    if (!t) continue;
+    out[stage] = {
+      started_at: new Date(t.started_at).toISOString(),
+      duration_ms: t.finished_at === undefined ? null : Math.max(0, t.finished_at - t.started_at),
+    };
+  }
+  return out;
+}
+
+/**
+ * The content of an item's result.json (pure). Secrets are passed through `redact` (by default only
+ * API-key- and bearer-shaped strings are masked).
+ *
+ * @example const json = buildResultJson(item, { redact: createRedactor([apiKey]) });
+ */
+export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): ResultJson {
+  const status = itemStatus(item);
+  const generation = item.generation;
+  const result: ResultJson = {
+    input: item.input,
+    status,
+    item_state: item.state,
+    reason: status === 'succeeded' ? null : item.reason,
+    failed_stage: item.state === 'failed' ? item.failedAt : null,
+    request: item.request ? elideInlineData(item.request) : null,
+    request_sent: item.requestId !== null || item.generationId !== null,
+    generation_id: item.generationId,
+    request_id: item.requestId,
+    state: generation?.state ?? null,
+    failure_code: generation?.failure_code ?? null,
+    failure_reason: generation?.failure_reason ?? (item.state === 'failed' ? item.reason : null),
+    outputs: [...item.outputs],
+    composite: item.composite,
+    layers: item.layers ?? [],
+    upload: item.upload ? { mode: item.upload.mode, file_id: item.upload.fileId } : null,
+    timings: timingsJson(item),
+  };
+  return redactDeep(result, opts.redact ?? redactShapes);
+}
+
+/**
+ * Writes `<out>/<item.input>/result.json` atomically (tmp file + rename) and returns its path.
+ *
+ * @param outDir the batch's out dir
+ * @param opts.redact masks the secrets the runner knows
+ * @example await writeResultJson(item, '/data/out', { redact });
+ */
+export async function writeResultJson(
+  item: Item,
+  outDir: string,
+  opts: { redact?: Redact } = {},
+): Promise<string> {
+  const path = join(itemOutDir(outDir, item.input), RESULT_FILE);
+  await writeFileAtomic(path, `${JSON.stringify(buildResultJson(item, opts), null, 2)}\n`);
+  return path;
+}

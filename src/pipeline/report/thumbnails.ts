@@ -1,0 +1,185 @@
+/**
+ * Small thumbnails for report.html, made with sharp (images) and ffmpeg (a poster frame of videos) into
+ * `<out>/.thumbs/`, and referenced relatively from the report. A thumbnail is named after its source's
+ * path, size and mtime, so refreshing the report during a batch reuses the ones already made. A source
+ * that cannot be thumbnailed (undecodable, truncated, not media) simply has none: the report shows a
+ * placeholder.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { extname, join, relative, sep } from 'node:path';
+import pLimit from 'p-limit';
+import sharp from 'sharp';
+import { probeVideo, runFfmpeg } from '../../media/index.ts';
+import type { Item } from '../item.ts';
+
+/** Folder of the thumbnails, inside the out dir. */
+export const THUMBS_DIR = '.thumbs';
+/** Longest side of a thumbnail, in px (about twice its displayed size, for sharp screens). */
+export const THUMB_MAX_SIDE = 240;
+/** Thumbnails made at once (libvips and ffmpeg each use a core). */
+export const THUMB_CONCURRENCY = 2;
+
+const IMAGE_EXTS = new Set([
+  '.png',
+  '.jpg',
+  '.jpeg',
+  '.webp',
+  '.gif',
+  '.avif',
+  '.heic',
+  '.heif',
+  '.tif',
+  '.tiff',
+]);
+const VIDEO_EXTS = new Set(['.mp4', '.mov', '.m4v', '.webm', '.mkv', '.avi']);
+
+/** What a file can be thumbnailed as, judged from its name. */
+export function thumbKindOfName(name: string): 'image' | 'video' | null {
+  const ext = extname(name).toLowerCase();
+  if (IMAGE_EXTS.has(ext)) return 'image';
+  if (VIDEO_EXTS.has(ext)) return 'video';
+  return null;
+}
+
+async function cacheKey(file: string): Promise<string | null> {
+  const st = await stat(file).catch(() => null);
+  if (!st?.isFile() || st.size === 0) return null;
+  return createHash('sha256').update(`${file}\0${st.size}\0${st.mtimeMs}`).digest('hex').slice(0, 24);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    (st) => st.isFile(),
+    () => false,
+  );
+}
+
+async function imageThumb(file: string, thumbsDir: string, key: string): Promise<string> {
+  const meta = await sharp(file, { failOn: 'none' }).metadata();
+  const ext = meta.hasAlpha ? 'png' : 'jpg';
+  const name = `${key}.${ext}`;
+  const path = join(thumbsDir, name);
+  if (await exists(path)) return name;
+  const part = `${path}.${randomUUID().slice(0, 8)}.part`;
+  try {
+    const img = sharp(file, { failOn: 'none' })
+      .autoOrient()
+      .resize(THUMB_MAX_SIDE, THUMB_MAX_SIDE, { fit: 'inside', withoutEnlargement: true });
+    await (meta.hasAlpha ? img.png({ compressionLevel: 9 }) : img.flatten().jpeg({ quality: 72 })).toFile(
+      part,
+    );
+    await rename(part, path);
+    return name;
+  } finally {
+    await rm(part, { force: true });
+  }
+}
+
+async function videoPoster(file: string, thumbsDir: string, key: string): Promise<string> {
+  const name = `${key}.jpg`;
+  const path = join(thumbsDir, name);
+  if (await exists(path)) return name;
+  const { durationSeconds } = await probeVideo(file);
+  const at = Math.min(1, durationSeconds * 0.25);
+  const part = `${path}.${randomUUID().slice(0, 8)}.part`;
+  try {
+    await runFfmpeg(
+      [
+        '-ss',
+        at.toFixed(3),
+        '-i',
+        file,
+        '-frames:v',
+        '1',
+        '-vf',
+        `scale='min(${THUMB_MAX_SIDE},iw)':'min(${THUMB_MAX_SIDE},ih)':force_original_aspect_ratio=decrease`,
+        '-q:v',
+        '5',
+        '-f',
+        'image2',
+        '-c:v',
+        'mjpeg',
+        '-update',
+        '1',
+        part,
+      ],
+      { what: 'poster frame could not be made' },
+    );
+    if (!(await exists(part))) throw new Error('no frame');
+    await rename(part, path);
+    return name;
+  } finally {
+    await rm(part, { force: true });
+  }
+}
+
+/**
+ * Makes (or reuses) the thumbnail of one image or video in `thumbsDir`.
+ *
+ * @param file absolute path of the source
+ * @param kind how to read it: sharp for images, a poster frame by ffmpeg for videos
+ * @returns the thumbnail's file name inside `thumbsDir`, or null when the source cannot be thumbnailed
+ * @example const name = await makeThumbnail('/in/a.jpg', 'image', '/out/.thumbs');
+ */
+export async function makeThumbnail(
+  file: string,
+  kind: 'image' | 'video',
+  thumbsDir: string,
+): Promise<string | null> {
+  const key = await cacheKey(file);
+  if (!key) return null;
+  try {
+    await mkdir(thumbsDir, { recursive: true });
+    return kind === 'image'
+      ? await imageThumb(file, thumbsDir, key)
+      : await videoPoster(file, thumbsDir, key);
+  } catch {
+    return null;
+  }
+}
+
+/** Thumbnails by source file (absolute path) → thumbnail path relative to the out dir ('/' separated). */
+export type Thumbnails = ReadonlyMap<string, string>;
+
+/** The files of an item worth a thumbnail: its input, its outputs and its composite. */
+export function thumbSources(item: Item, outDir: string): { file: string; kind: 'image' | 'video' }[] {
+  const out: { file: string; kind: 'image' | 'video' }[] = [];
+  const inputKind = item.sniff?.kind;
+  const kind =
+    inputKind === 'image' || inputKind === 'video'
+      ? inputKind
+      : inputKind === undefined || inputKind === null
+        ? thumbKindOfName(item.input)
+        : null;
+  if (kind) out.push({ file: item.absPath, kind });
+  for (const rel of [...item.outputs, ...(item.composite ? [item.composite] : [])]) {
+    const k = thumbKindOfName(rel);
+    if (k) out.push({ file: join(outDir, ...rel.split('/')), kind: k });
+  }
+  return out;
+}
+
+/**
+ * Makes the thumbnails of every item's input, outputs and composite (at most THUMB_CONCURRENCY at
+ * once), reusing those made before.
+ *
+ * @returns source file (absolute) → thumbnail path relative to the out dir
+ * @example const thumbs = await makeThumbnails(items, '/data/out');
+ */
+export async function makeThumbnails(items: Iterable<Item>, outDir: string): Promise<Thumbnails> {
+  const thumbsDir = join(outDir, THUMBS_DIR);
+  const limit = pLimit(THUMB_CONCURRENCY);
+  const sources = new Map<string, 'image' | 'video'>();
+  for (const item of items) for (const s of thumbSources(item, outDir)) sources.set(s.file, s.kind);
+  const thumbs = new Map<string, string>();
+  await Promise.all(
+    [...sources].map(([file, kind]) =>
+      limit(async () => {
+        const name = await makeThumbnail(file, kind, thumbsDir);
+        if (name) thumbs.set(file, relative(outDir, join(thumbsDir, name)).split(sep).join('/'));
+      }),
+    ),
+  );
+  return thumbs;
+}

@@ -1,0 +1,182 @@
+import { describe, expect, it } from 'vitest';
+import type { PipelineEvent } from '../../src/pipeline/events.ts';
+import {
+  createProgress,
+  createRedactor,
+  type ProgressStream,
+  plainLine,
+  printable,
+  REDACTED,
+  redactDeep,
+} from '../../src/pipeline/progress/index.ts';
+
+const KEY = 'svc-api-0123456789abcdef';
+const T = Date.UTC(2026, 0, 2, 12, 0, 0);
+
+/** A stream that keeps what is written. */
+function fakeStream(isTTY = false): ProgressStream & { text: () => string } {
+  const chunks: string[] = [];
+  return { isTTY, write: (c: string) => chunks.push(c), text: () => chunks.join('') };
+}
+
+/** A small batch's events: two files succeed, one fails (its reason quoting the key), one is skipped. */
+const EVENTS: PipelineEvent[] = [
+  { type: 'batch_started', at: T, input_dir: 'in', out_dir: 'out', emulator: true },
+  { type: 'item_discovered', at: T + 10, input: 'photo.jpg', size: 2048 },
+  { type: 'item_discovered', at: T + 10, input: 'clip.mp4', size: 3 * 1024 * 1024 },
+  { type: 'item_discovered', at: T + 10, input: 'notes.md', size: 12 },
+  { type: 'item_state', at: T + 1000, input: 'photo.jpg', state: 'sniffed', stage: 'sniff', reason: null },
+  {
+    type: 'item_state',
+    at: T + 1000,
+    input: 'notes.md',
+    state: 'skipped',
+    stage: 'plan',
+    reason: 'no recipe rule matches',
+  },
+  { type: 'item_state', at: T + 2000, input: 'photo.jpg', state: 'submitted', stage: 'submit', reason: null },
+  {
+    type: 'item_state',
+    at: T + 3000,
+    input: 'clip.mp4',
+    state: 'failed',
+    stage: 'upload',
+    reason: `Invalid API key (${KEY})`,
+  },
+  { type: 'item_state', at: T + 4000, input: 'photo.jpg', state: 'reported', stage: 'report', reason: null },
+  { type: 'batch_stopping', at: T + 4500, reason: 'API client is suspended' },
+  {
+    type: 'batch_finished',
+    at: T + 5000,
+    totals: { inputs: 3, succeeded: 1, failed: 1, skipped: 1, stopped: 0 },
+  },
+];
+
+describe('redaction', () => {
+  it('replaces known secrets, key-shaped strings and bearer tokens', () => {
+    const redact = createRedactor(['my-own-token-42', null, undefined, '', 'abc']);
+    expect(redact('token my-own-token-42 and my-own-token-42!')).toBe(`token ${REDACTED} and ${REDACTED}!`);
+    expect(redact(`key ${KEY} rejected`)).toBe(`key ${REDACTED} rejected`);
+    expect(redact('Authorization: Bearer abcdefgh12345678')).toBe(`Authorization: Bearer ${REDACTED}`);
+    // Short or empty "secrets" never mask ordinary words; ordinary "bearer" prose is left alone.
+    expect(redact('abc bearer of news')).toBe('abc bearer of news');
+    // Regex-special characters in a secret are taken literally.
+    expect(createRedactor(['a+b*c(d)e'])('x a+b*c(d)e y')).toBe(`x ${REDACTED} y`);
+    // The longer of two overlapping secrets is replaced whole.
+    expect(createRedactor(['secret-1', 'secret-1-longer'])('secret-1-longer')).toBe(REDACTED);
+  });
+
+  it('redacts every string of a JSON value, keys included', () => {
+    const redact = createRedactor(['hidden-value']);
+    expect(redactDeep({ a: ['x hidden-value', 1, null], 'hidden-value': { b: true } }, redact)).toEqual({
+      a: [`x ${REDACTED}`, 1, null],
+      [REDACTED]: { b: true },
+    });
+  });
+
+  it('makes control characters visible instead of acting on the terminal', () => {
+    expect(printable('a\nb\u001b[2Jc\u009b')).toBe('a\\x0ab\\x1b[2Jc\\x9b');
+  });
+});
+
+describe('plain progress', () => {
+  it('writes one line per file event, failures and skips with their reason, no secret', () => {
+    const out = fakeStream();
+    const progress = createProgress({ json: false, isTTY: false, stream: out, utc: true });
+    for (const e of EVENTS) progress.sink(e);
+    progress.close();
+    progress.sink(EVENTS[1]!); // ignored after close
+    expect(out.text()).toBe(
+      [
+        '[12:00:00] run: in -> out (EMULATOR: not the real service)',
+        '[12:00:00] photo.jpg: discovered (2.0 KB)',
+        '[12:00:00] clip.mp4: discovered (3.0 MB)',
+        '[12:00:00] notes.md: discovered (12 B)',
+        '[12:00:01] photo.jpg: sniffed',
+        '[12:00:01] notes.md: skipped: no recipe rule matches',
+        '[12:00:02] photo.jpg: submitted',
+        `[12:00:03] clip.mp4: failed at upload: Invalid API key (${REDACTED})`,
+        '[12:00:04] photo.jpg: reported',
+        '[12:00:04] stopping early: API client is suspended',
+        '[12:00:05] finished: 3 inputs, 1 succeeded, 1 failed, 1 skipped',
+        '',
+      ].join('\n'),
+    );
+    expect(out.text()).not.toContain(KEY);
+  });
+
+  it('keeps a line per event even for a file name with a newline, and names unprocessed files', () => {
+    const line = plainLine(
+      {
+        type: 'item_state',
+        at: T,
+        input: 'evil\nname.jpg',
+        state: 'stopped',
+        stage: null,
+        reason: 'batch stopped',
+      },
+      { utc: true },
+    );
+    expect(line).toBe('[12:00:00] evil\\x0aname.jpg: not processed: batch stopped');
+    const finished = plainLine(
+      {
+        type: 'batch_finished',
+        at: T,
+        totals: { inputs: 5, succeeded: 1, failed: 0, skipped: 0, stopped: 4 },
+      },
+      { utc: true },
+    );
+    expect(finished).toBe('[12:00:00] finished: 5 inputs, 1 succeeded, 0 failed, 0 skipped, 4 not processed');
+  });
+
+  it('uses local time by default', () => {
+    const line = plainLine({ type: 'item_discovered', at: T, input: 'a', size: 1 })!;
+    const d = new Date(T);
+    const hh = String(d.getHours()).padStart(2, '0');
+    expect(line.startsWith(`[${hh}:00:00] a:`)).toBe(true);
+  });
+});
+
+describe('--json progress', () => {
+  it('writes each event as exactly one JSON object per line, secrets masked', () => {
+    const out = fakeStream(true);
+    const progress = createProgress({ json: true, isTTY: true, stream: out, redact: createRedactor([KEY]) });
+    for (const e of EVENTS) progress.sink(e);
+    progress.close();
+    const lines = out.text().trimEnd().split('\n');
+    expect(lines).toHaveLength(EVENTS.length);
+    const parsed = lines.map((l) => JSON.parse(l));
+    const expected = EVENTS.map((e) =>
+      e.type === 'item_state' && e.reason?.includes(KEY)
+        ? { ...e, reason: `Invalid API key (${REDACTED})` }
+        : e,
+    );
+    expect(parsed).toEqual(expected);
+    expect(out.text()).not.toContain(KEY);
+  });
+});
+
+describe('createProgress', () => {
+  it('picks json over a TTY, the live display on a TTY, else plain lines', () => {
+    const event: PipelineEvent = { type: 'item_discovered', at: T, input: 'a.jpg', size: 1 };
+    const json = fakeStream(true);
+    createProgress({ json: true, stream: json }).sink(event);
+    expect(JSON.parse(json.text())).toEqual(event);
+
+    const tty = fakeStream(true);
+    const live = createProgress({ json: false, stream: tty, columns: 100 });
+    live.sink(event);
+    live.close();
+    expect(tty.text()).toContain('genpipe');
+    expect(tty.text()).toContain('stages');
+
+    const plain = fakeStream(false);
+    createProgress({ json: false, stream: plain, utc: true }).sink(event);
+    expect(plain.text()).toBe('[12:00:00] a.jpg: discovered (1 B)\n');
+
+    // An explicit isTTY wins over the stream's own flag.
+    const forced = fakeStream(true);
+    createProgress({ json: false, isTTY: false, stream: forced, utc: true }).sink(event);
+    expect(forced.text()).toBe('[12:00:00] a.jpg: discovered (1 B)\n');
+  });
+});

@@ -1,0 +1,180 @@
+import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Item } from '../../src/pipeline/item.ts';
+import { createRedactor } from '../../src/pipeline/progress/redact.ts';
+import {
+  buildReport,
+  esc,
+  relUrl,
+  renderReportHtml,
+  THUMBS_DIR,
+  writeReportHtml,
+  writeReports,
+} from '../../src/pipeline/report/index.ts';
+import { makeBatchFiles, SECRET, T0, XSS_NAME, XSS_REASON } from './report-fixtures.ts';
+
+let root: string;
+let inDir: string;
+let outDir: string;
+let items: Item[];
+let html: string;
+const STOP = 'API client is suspended';
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'genpipe-report-html-'));
+  inDir = join(root, 'in');
+  outDir = join(root, 'out');
+  items = await makeBatchFiles(inDir, outDir);
+  await writeReportHtml(outDir, items, {
+    startedAt: T0,
+    finishedAt: T0 + 3000,
+    stoppedEarly: { reason: STOP },
+    inputDir: inDir,
+    emulator: true,
+    now: T0 + 3000,
+    redact: createRedactor([SECRET]),
+  });
+  html = await readFile(join(outDir, 'report.html'), 'utf8');
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** The card of one input, else its row in the skipped / not processed table. */
+function blockOf(input: string): string {
+  const name = esc(input);
+  const card = [...html.matchAll(/<article [\s\S]*?<\/article>/g)].find((m) =>
+    m[0].includes(`<span class="name">${name}</span>`),
+  );
+  if (card) return card[0];
+  const row = [...html.matchAll(/<tr [\s\S]*?<\/tr>/g)].find((m) => m[0].includes(`<td>${name}</td>`));
+  expect(row, `a card or row for ${input}`).toBeDefined();
+  return row![0];
+}
+
+function srcs(text: string): string[] {
+  return [...text.matchAll(/<img src="([^"]*)"/g)].map((m) => m[1]!);
+}
+
+describe('report.html', () => {
+  it('escapes every user-supplied string and carries no script at all', () => {
+    expect(html).toContain(esc(XSS_NAME));
+    expect(esc(XSS_NAME)).toBe('&lt;script&gt;alert(1)&lt;/script&gt;.png');
+    expect(html).not.toMatch(/<script/i);
+    expect(html).toContain(esc(XSS_REASON));
+    expect(html).not.toContain('<img src=x');
+    expect(html).not.toContain('<b>the sea</b>');
+    expect(html).toContain('&lt;b&gt;the sea&lt;/b&gt;');
+    expect(html).toContain(
+      `content="default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'"`,
+    );
+    // Links and images are relative: no external asset.
+    for (const m of html.matchAll(/(?:src|href)="([^"]*)"/g)) expect(m[1]).not.toMatch(/^(?:[a-z]+:|\/)/i);
+    // A file name with URL-special characters stays one path.
+    expect(relUrl('a b/#1?.png')).toBe('a%20b/%231%3F.png');
+  });
+
+  it('never shows a secret', () => {
+    expect(html).not.toContain(SECRET);
+    expect(html).toContain('[redacted]');
+  });
+
+  it('shows every item with its status and reason', () => {
+    const report = buildReport(items, {
+      startedAt: T0,
+      finishedAt: T0 + 3000,
+      stoppedEarly: { reason: STOP },
+    });
+    const labels = {
+      succeeded: 'succeeded',
+      failed: 'failed',
+      skipped: 'skipped',
+      unprocessed: 'not processed',
+      pending: 'in progress',
+    };
+    expect(report.items).toHaveLength(10);
+    for (const line of report.items) {
+      const block = blockOf(line.input);
+      expect(block, line.input).toContain(`<span class="badge ${line.status}">${labels[line.status]}</span>`);
+      if (line.reason) expect(block, line.input).toContain(esc(line.reason));
+    }
+    // Failures are listed first, with their stage and reason, in their own table.
+    const failures = html.slice(
+      html.indexOf('<section id="failures">'),
+      html.indexOf('</section>', html.indexOf('<section id="failures">')),
+    );
+    expect(failures).toContain('Failed (3)');
+    expect(failures).toContain('image could not be decoded: file is empty');
+    expect(failures).toContain('content_moderated');
+    expect(html.indexOf('id="failures"')).toBeLessThan(html.indexOf('id="results"'));
+    expect(html).toContain(`The batch stopped early: ${STOP}. 2 files were not processed.`);
+    expect(html).toContain('embedded emulator');
+    // Totals.
+    expect(html).toContain('<div class="total inputs some"><b>10</b>inputs</div>');
+    expect(html).toContain('<div class="total failed some"><b>3</b>failed</div>');
+  });
+
+  it('puts input and output thumbnails side by side, made into .thumbs/', async () => {
+    const a = blockOf('photos/a.jpg');
+    const [inThumb, outThumb] = srcs(a);
+    expect(inThumb).toMatch(new RegExp(`^${THUMBS_DIR}/[0-9a-f]+\\.jpg$`));
+    expect(outThumb).toMatch(new RegExp(`^${THUMBS_DIR}/[0-9a-f]+\\.jpg$`));
+    expect(a.indexOf(inThumb!)).toBeLessThan(a.indexOf('class="arrow"'));
+    expect(a.indexOf('class="arrow"')).toBeLessThan(a.indexOf(outThumb!));
+    expect(a).toContain('href="photos/a.jpg/output-0.png"');
+    expect(a).toContain('href="photos/a.jpg/result.json"');
+    const meta = await sharp(join(outDir, inThumb!)).metadata();
+    expect(meta.format).toBe('jpeg');
+    // Video input and output: poster frames.
+    const v = blockOf('clips/v.mp4');
+    expect(srcs(v)).toHaveLength(2);
+    expect(v).toContain('▶ video');
+    const poster = await sharp(join(outDir, srcs(v)[0]!)).metadata();
+    expect([poster.format, poster.width, poster.height]).toEqual(['jpeg', 64, 36]);
+    // Layer stack: the composite (PNG, keeps alpha) and each layer.
+    const s = blockOf('photos/stack.png');
+    expect(s).toContain('href="photos/stack.png/composite.png"');
+    expect(srcs(s)).toHaveLength(4);
+    expect(srcs(s)[1]).toMatch(/\.png$/);
+    // A prompt file shows its prompt; an empty file a placeholder.
+    expect(blockOf('prompts/sunset.txt')).toContain('<div class="prompt-in">a sunset over');
+    expect(blockOf('bad/empty.png')).toContain('<div class="ph">empty file</div>');
+    for (const src of srcs(html)) await access(join(outDir, src));
+  });
+
+  it('draws a timeline bar for every stage timing', () => {
+    const svg = html.slice(html.indexOf('<svg class="timeline"'), html.indexOf('</svg>'));
+    const timings = items.reduce((n, i) => n + Object.keys(i.timings).length, 0);
+    expect([...svg.matchAll(/<rect /g)]).toHaveLength(timings);
+    expect(svg).toContain('<title>photos/a.jpg — wait: 1.4s</title>');
+    expect(svg).toContain(`<title>later/c.jpg — wait: still running</title>`);
+    expect(svg).toContain(`${esc('weird/<script>alert(1)</')}`);
+  });
+
+  it('reuses thumbnails and refreshes while running; writeReports writes both files', async () => {
+    const before = (await readdir(join(outDir, THUMBS_DIR))).sort();
+    const report = await writeReports(outDir, items, { startedAt: T0, now: T0 + 1000 });
+    expect((await readdir(join(outDir, THUMBS_DIR))).sort()).toEqual(before);
+    expect(report.finished_at).toBeNull();
+    const running = await readFile(join(outDir, 'report.html'), 'utf8');
+    expect(running).toContain('<meta http-equiv="refresh" content="5">');
+    expect(running).toContain('The batch is still running');
+    expect(JSON.parse(await readFile(join(outDir, 'report.json'), 'utf8')).totals.pending).toBe(1);
+    expect(html).not.toContain('http-equiv="refresh"');
+  });
+
+  it('renders an empty batch', () => {
+    const page = renderReportHtml({
+      report: buildReport([], { startedAt: T0, finishedAt: T0 + 10 }),
+      items: [],
+      thumbs: new Map(),
+      outDir,
+      now: T0 + 10,
+    });
+    expect(page).toContain('<b>0</b>inputs');
+    expect(page).toContain('No stage has run yet.');
+  });
+});
