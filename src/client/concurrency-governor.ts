@@ -1,0 +1,214 @@
+/**
+ * The concurrency governor: one per client. It tracks this client's own jobs from their 201 until a
+ * get()/wait() observes them completed or failed, learns the service's job ceiling from "Too many
+ * concurrent jobs" 429s (the ceiling is our own active count at that moment) or takes it from the
+ * `maxConcurrentJobs` option, and holds creates back while the ceiling is reached. A held create is
+ * released the moment one of our jobs is observed terminal — not after the 429's fixed 60 s — and, as a
+ * fallback when nothing is observed, once that Retry-After has passed.
+ *
+ * Several wait() loops may report the same job: only its first terminal observation frees a slot.
+ */
+import { LIMITS, RATE_LIMIT_DETAILS, TERMINAL_GENERATION_STATES } from '../spec/index.ts';
+import { abortReason } from './sleep.ts';
+
+/** Settings of a governor. */
+export interface GovernorOptions {
+  /** A fixed cap on concurrent jobs (never raised by what is learned). */
+  maxConcurrentJobs?: number | null;
+  /** Longest hold of a create before it is tried anyway (the concurrency 429's Retry-After). */
+  fallbackMs?: number;
+  now?: () => number;
+  log?: ((message: string) => void) | undefined;
+}
+
+/** How a governed create ended. */
+export type SlotOutcome =
+  | { created: string }
+  | { rejected: 'concurrency'; retryAfterMs?: number | null }
+  | 'none';
+
+/** A reserved place for one create: settle it exactly once with done(). */
+export interface GovernorSlot {
+  done(outcome: SlotOutcome): void;
+}
+
+/** Options of one acquire. */
+export interface AcquireOptions {
+  signal?: AbortSignal | undefined;
+  /**
+   * Set after a concurrency 429 that taught no ceiling (none of our jobs was active, so the slots are
+   * held by someone else): hold until one of our jobs ends or this many ms have passed.
+   */
+  holdMs?: number;
+}
+
+interface Waiter {
+  resolve: (slot: GovernorSlot) => void;
+  reject: (reason: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: () => void;
+  /** Admit at this time whatever the count says. */
+  deadline: number;
+  /** Admit only on a release (or the deadline). */
+  needsRelease: boolean;
+}
+
+/** Shared concurrency governor of a client's creates (see the module comment). */
+export class ConcurrencyGovernor {
+  private readonly cap: number | null;
+  private learned: number | null = null;
+  private readonly fallbackMs: number;
+  private readonly now: () => number;
+  private readonly log: ((message: string) => void) | undefined;
+  /** Our jobs the service counts as active: id → time of its 201. */
+  private readonly active = new Map<string, number>();
+  /** Creates admitted whose answer is pending. */
+  private reserved = 0;
+  private readonly queue: Waiter[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = 0;
+
+  constructor(options: GovernorOptions = {}) {
+    this.cap = options.maxConcurrentJobs ?? null;
+    this.fallbackMs = options.fallbackMs ?? LIMITS.concurrencyRetryAfterSeconds * 1000;
+    this.now = options.now ?? Date.now;
+    this.log = options.log;
+  }
+
+  /** The ceiling in force: the smaller of the option and what was learned; null when unknown. */
+  get ceiling(): number | null {
+    if (this.cap === null) return this.learned;
+    if (this.learned === null) return this.cap;
+    return Math.min(this.cap, this.learned);
+  }
+
+  /** How many of our jobs are active (created and not yet observed terminal). */
+  get activeCount(): number {
+    this.prune();
+    return this.active.size;
+  }
+
+  /** Creates held back right now. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Waits for room under the ceiling and reserves it (first come, first served).
+   * @param options.signal - aborting it leaves the queue and rejects with its reason
+   * @param options.holdMs - see AcquireOptions
+   */
+  acquire(options: AcquireOptions = {}): Promise<GovernorSlot> {
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise((resolve, reject) => {
+      const hold = options.holdMs;
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        deadline: this.now() + (hold ?? this.fallbackMs),
+        needsRelease: hold !== undefined,
+        onAbort: () => {
+          const i = this.queue.indexOf(waiter);
+          if (i !== -1) this.queue.splice(i, 1);
+          reject(abortReason(signal as AbortSignal));
+          this.pump();
+        },
+      };
+      signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      this.queue.push(waiter);
+      this.pump();
+    });
+  }
+
+  /**
+   * Reports a generation this client read (get, wait): when it is one of our active jobs and its state
+   * is terminal, its slot is freed and a held create is released. Repeated reports are harmless.
+   */
+  observe(generation: { id: string; state: string }): void {
+    if (!(TERMINAL_GENERATION_STATES as readonly string[]).includes(generation.state)) return;
+    this.forget(generation.id);
+  }
+
+  /** Stops counting a job (terminal, or unknown to the service). */
+  forget(id: string): void {
+    if (this.active.delete(id)) this.pump(true);
+  }
+
+  private prune(): void {
+    const maxAge = LIMITS.activeJobPruneSeconds * 1000;
+    const now = this.now();
+    for (const [id, since] of this.active) if (now - since >= maxAge) this.active.delete(id);
+  }
+
+  private hasRoom(): boolean {
+    const ceiling = this.ceiling;
+    return ceiling === null || this.activeCount + this.reserved < ceiling;
+  }
+
+  /** Admits waiters from the head while there is room; `released` marks a job that just ended. */
+  private pump(released = false): void {
+    let releases = released ? 1 : 0;
+    while (this.queue.length > 0) {
+      const head = this.queue[0] as Waiter;
+      const now = this.now();
+      let admit = now >= head.deadline;
+      if (!admit && head.needsRelease && releases > 0) {
+        admit = true;
+        releases--;
+      } else if (!admit && !head.needsRelease) admit = this.hasRoom();
+      if (!admit) {
+        this.arm(head.deadline - now);
+        return;
+      }
+      this.queue.shift();
+      head.signal?.removeEventListener('abort', head.onAbort);
+      this.reserved++;
+      head.resolve(this.slot());
+    }
+  }
+
+  private arm(ms: number): void {
+    const at = this.now() + ms;
+    if (this.timer && this.timerAt <= at) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.pump();
+      },
+      Math.max(0, ms),
+    );
+  }
+
+  private slot(): GovernorSlot {
+    let settled = false;
+    return {
+      done: (outcome) => {
+        if (settled) return;
+        settled = true;
+        this.reserved--;
+        if (outcome !== 'none' && 'created' in outcome) {
+          this.active.set(outcome.created, this.now());
+          // More of our jobs run than the learned ceiling: it was learned too low.
+          if (this.learned !== null && this.active.size > this.learned) this.learned = this.active.size;
+        } else if (outcome !== 'none' && outcome.rejected === 'concurrency') {
+          const own = this.activeCount;
+          if (own > 0 && this.learned !== own) {
+            this.learned = own;
+            this.log?.(`${RATE_LIMIT_DETAILS.concurrency}: job ceiling learned as ${own}`);
+          }
+        }
+        this.pump();
+      },
+    };
+  }
+
+  /** Stops the fallback timer (the client is closing). */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

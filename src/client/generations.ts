@@ -1,0 +1,337 @@
+/**
+ * The generations resource: create (preflight, pacing, concurrency governor, safe retries, the 503
+ * base64 fallback), get, wait, download and resubmit.
+ */
+import { randomUUID } from 'node:crypto';
+import { TERMINAL_GENERATION_STATES } from '../spec/index.ts';
+import type { ApiTransport } from './api-transport.ts';
+import { lostIfSent } from './api-transport.ts';
+import type { ConcurrencyGovernor, GovernorSlot } from './concurrency-governor.ts';
+import { type DownloadedOutput, type DownloadOptions, downloadOutputs } from './download-outputs.ts';
+import {
+  GenerationFailedError,
+  LostResponseError,
+  NotFoundError,
+  RateLimitError,
+  TimeoutError,
+  UpstreamError,
+} from './errors.ts';
+import { type AttemptResponse, readSmallBody } from './http-attempt.ts';
+import { inlineUrlMedia, type ReplayableBody, urlMediaPaths } from './inline-url-media.ts';
+import type { PaceOutcome, Pacer, PaceTicket } from './pacer.ts';
+import { type PollSettings, pollDelay } from './poll-schedule.ts';
+import { preflightGeneration } from './preflight.ts';
+import { backoffDelay } from './retry-policy.ts';
+import { retryingCall } from './retrying-call.ts';
+import { sleep } from './sleep.ts';
+import type { Generation, GenerationRequest } from './types.ts';
+
+/** What the generations resource needs from its client. */
+export interface GenerationsDeps {
+  transport: ApiTransport;
+  pacer: Pacer;
+  governor: ConcurrencyGovernor;
+  polling: PollSettings;
+  resendUrlMediaAsBase64: boolean;
+}
+
+/** Options of create(). */
+export interface CreateOptions {
+  /** X-Request-Id to send (and to find the job by after a LostResponseError); a fresh UUID otherwise. */
+  requestId?: string;
+  signal?: AbortSignal;
+}
+
+/** Options of wait(). */
+export interface WaitOptions {
+  signal?: AbortSignal;
+  /** Give up (TimeoutError) after this long; no limit by default. */
+  timeoutMs?: number;
+  /** Called with the generation whenever its state changes (and with the first read). */
+  onUpdate?: (generation: Generation) => void;
+  /** First poll interval (2000 by default; not below the client's polling floor, 1000 by default). */
+  pollIntervalMs?: number;
+  /** Throw GenerationFailedError when the generation fails (default true); else return it. */
+  throwOnFailure?: boolean;
+}
+
+/** Options of resubmit(). */
+export interface ResubmitOptions extends Omit<WaitOptions, 'throwOnFailure'> {
+  /** Creates at most, the first included (default 3). */
+  maxAttempts?: number;
+  /** An already failed generation of this request: counts as the first attempt. */
+  failed?: Generation;
+  /** Called after each failed attempt that will be resubmitted. */
+  onResubmit?: (info: {
+    attempt: number;
+    error: GenerationFailedError;
+    delayMs: number;
+  }) => void | Promise<void>;
+}
+
+function isTerminal(state: string): boolean {
+  return (TERMINAL_GENERATION_STATES as readonly string[]).includes(state);
+}
+
+/** The generations resource of a client. */
+export class Generations {
+  constructor(private readonly deps: GenerationsDeps) {}
+
+  /**
+   * Creates a generation. The request is checked locally first (nothing is sent when the service would
+   * answer 400/413/422), then paced under the request-rate window and the job ceiling, and retried only
+   * when the service certainly did not queue it (429, 502, 503, a connection that failed before the
+   * request was sent). A lost response throws LostResponseError with the request id.
+   *
+   * @param request - the POST /v1/generations body
+   * @param options.requestId - the X-Request-Id to send (the same on every retry)
+   * @param options.signal - cancels waits and the request
+   * @returns the generation, in state queued
+   * @throws PreflightError, the error class of the answer, LostResponseError, ConnectionError
+   * @example const gen = await client.generations.create({ type: 'image', prompt: 'a red fox' });
+   */
+  async create(request: GenerationRequest, options: CreateOptions = {}): Promise<Generation> {
+    const { transport, pacer, governor } = this.deps;
+    await preflightGeneration(request, transport.secrets);
+    const { signal } = options;
+    const requestId = options.requestId ?? randomUUID();
+    const url = transport.url('agents', '/v1/generations');
+    const what = 'POST /v1/generations';
+    let body: string | ReplayableBody = JSON.stringify(request);
+    let holdMs: number | undefined;
+    try {
+      return await retryingCall({
+        what,
+        retryClass: 'create',
+        policy: transport.settings.policy,
+        signal,
+        requestId,
+        hooks: transport.settings.hooks,
+        random: transport.settings.random,
+        run: async () => {
+          const slot = await governor.acquire({ signal, holdMs });
+          holdMs = undefined;
+          let ticket: PaceTicket;
+          try {
+            ticket = await pacer.acquire(signal);
+          } catch (err) {
+            slot.done('none');
+            throw err;
+          }
+          return this.sendCreate(url, requestId, body, signal, slot, ticket);
+        },
+        wait: async (err, delayMs, waitSignal) => {
+          if (err instanceof RateLimitError && err.kind === 'rpm') return; // the pacer holds until Retry-After
+          if (err instanceof RateLimitError && err.kind === 'concurrency') {
+            // Held by the governor until one of our jobs ends (or Retry-After passes when it learned
+            // no ceiling because none of ours was running).
+            if (governor.ceiling === null || governor.activeCount === 0) holdMs = delayMs;
+            return;
+          }
+          if (
+            err instanceof UpstreamError &&
+            err.status === 503 &&
+            this.deps.resendUrlMediaAsBase64 &&
+            typeof body === 'string' &&
+            urlMediaPaths(request).length > 0
+          ) {
+            // "Retry or send base64 instead of URL": resend at once with the media inline.
+            transport.settings.hooks.log?.(`${what}: resending url media as base64 after 503`);
+            body = await inlineUrlMedia(request, transport.settings.dispatcher, {
+              signal: waitSignal,
+              timeoutMs: transport.settings.timeoutMs,
+              userAgent: transport.settings.userAgent,
+            });
+            return;
+          }
+          await sleep(delayMs, waitSignal);
+        },
+      });
+    } finally {
+      const sent = body as string | ReplayableBody;
+      if (typeof sent !== 'string') await sent.dispose();
+    }
+  }
+
+  /** One create attempt with its governor slot and pacer ticket; settles both exactly once. */
+  private async sendCreate(
+    url: string,
+    requestId: string,
+    body: string | ReplayableBody,
+    signal: AbortSignal | undefined,
+    slot: GovernorSlot,
+    ticket: PaceTicket,
+  ): Promise<Generation> {
+    const { transport } = this.deps;
+    const what = 'POST /v1/generations';
+    const headers = transport.headers('agents', requestId);
+    headers['content-type'] = 'application/json';
+    if (typeof body !== 'string') headers['content-length'] = String(body.length);
+    let res: AttemptResponse;
+    try {
+      res = await transport.attempt({
+        method: 'POST',
+        url,
+        headers,
+        body: typeof body === 'string' ? body : body.open(),
+        signal,
+      });
+    } catch (err) {
+      const mapped = lostIfSent(err, what, requestId);
+      ticket.done(mapped instanceof LostResponseError ? 'unknown' : 'not-sent');
+      slot.done('none');
+      throw mapped;
+    }
+    if (res.status === 201) {
+      let generation: Generation;
+      try {
+        generation = (await readSmallBody(res)) as Generation;
+      } catch (err) {
+        ticket.done({ status: 201, headers: res.headers });
+        slot.done('none');
+        throw new LostResponseError(what, requestId, err);
+      }
+      ticket.done({ status: 201, headers: res.headers });
+      slot.done({ created: generation.id });
+      return generation;
+    }
+    const error = await transport.error(res, requestId);
+    const outcome: PaceOutcome = {
+      status: res.status,
+      headers: res.headers,
+      retryAfterMs: error.retryAfterMs,
+    };
+    ticket.done(outcome);
+    slot.done(
+      error instanceof RateLimitError && error.kind === 'concurrency'
+        ? { rejected: 'concurrency', retryAfterMs: error.retryAfterMs }
+        : 'none',
+    );
+    throw error;
+  }
+
+  /**
+   * Reads a generation (fresh output URLs on every read). A terminal state frees its slot in the
+   * concurrency governor.
+   * @throws NotFoundError for an unknown id
+   */
+  async get(id: string, options: { signal?: AbortSignal } = {}): Promise<Generation> {
+    try {
+      const { body } = await this.deps.transport.json<Generation>({
+        surface: 'agents',
+        method: 'GET',
+        path: `/v1/generations/${encodeURIComponent(id)}`,
+        signal: options.signal,
+      });
+      this.deps.governor.observe(body);
+      return body;
+    } catch (err) {
+      if (err instanceof NotFoundError) this.deps.governor.forget(id);
+      throw err;
+    }
+  }
+
+  /**
+   * Polls a generation until it completes or fails, every 2–5 s with jitter by default.
+   *
+   * @param generation - an id, or a generation (a non-terminal one is first waited on, not re-read)
+   * @returns the completed generation (or the failed one with throwOnFailure: false)
+   * @throws GenerationFailedError (failure_code, retryable), TimeoutError after timeoutMs
+   * @example const done = await client.generations.wait(gen, { onUpdate: (g) => console.log(g.state) });
+   */
+  async wait(generation: string | Generation, options: WaitOptions = {}): Promise<Generation> {
+    const { signal } = options;
+    const id = typeof generation === 'string' ? generation : generation.id;
+    const settings = { ...this.deps.polling };
+    if (options.pollIntervalMs !== undefined) settings.intervalMs = options.pollIntervalMs;
+    const deadline =
+      options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
+    const random = this.deps.transport.settings.random;
+    let current = typeof generation === 'string' ? await this.get(id, { signal }) : generation;
+    let lastState: string | null = null;
+    for (let n = 0; ; n++) {
+      if (current.state !== lastState) {
+        lastState = current.state;
+        options.onUpdate?.(current);
+      }
+      if (isTerminal(current.state)) {
+        this.deps.governor.observe(current);
+        if (current.state === 'failed' && options.throwOnFailure !== false) {
+          throw new GenerationFailedError(current);
+        }
+        return current;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new TimeoutError(`Generation ${id} did not finish within ${options.timeoutMs} ms`, {
+          detail: `last state: ${current.state}`,
+        });
+      }
+      await sleep(Math.min(left, pollDelay(n, settings, random)), signal);
+      current = await this.get(id, { signal });
+    }
+  }
+
+  /**
+   * Downloads every output of a completed generation into `dir` (see downloadOutputs): each to
+   * `<name>.part`, renamed when complete; an expired URL (403) is refreshed by reading the generation
+   * again; an interrupted transfer resumes with Range when the server supports it.
+   *
+   * @param generation - a completed generation, or its id
+   * @param dir - the target directory (created when missing)
+   */
+  async download(
+    generation: string | Generation,
+    dir: string,
+    options: DownloadOptions = {},
+  ): Promise<DownloadedOutput[]> {
+    const current = typeof generation === 'string' ? await this.get(generation, options) : generation;
+    return downloadOutputs(
+      {
+        transport: this.deps.transport,
+        refresh: () => this.get(current.id, options),
+      },
+      current,
+      dir,
+      options,
+    );
+  }
+
+  /**
+   * Creates a generation and waits for it; when it fails with a retryable failure_code
+   * (generation_failed, output_not_found, rate_limited) it is created again — as a new job with a new
+   * request id — after a backoff, up to `maxAttempts` creates in all. Non-retryable failures are thrown
+   * at once.
+   *
+   * @param request - the POST /v1/generations body
+   * @param options.maxAttempts - creates at most (default 3)
+   * @param options.failed - a generation of this request that already failed (the first attempt)
+   * @returns the completed generation
+   * @throws GenerationFailedError of the last attempt
+   */
+  async resubmit(request: GenerationRequest, options: ResubmitOptions = {}): Promise<Generation> {
+    const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+    const { policy, random } = this.deps.transport.settings;
+    let attempt = 0;
+    let failure: GenerationFailedError | null = options.failed
+      ? new GenerationFailedError(options.failed)
+      : null;
+    if (failure) attempt = 1;
+    for (;;) {
+      if (failure) {
+        if (!failure.retryable || attempt >= maxAttempts) throw failure;
+        const delayMs = backoffDelay(policy.resubmit, attempt, policy, random);
+        await options.onResubmit?.({ attempt, error: failure, delayMs });
+        await sleep(delayMs, options.signal);
+      }
+      attempt++;
+      const created = await this.create(request, options.signal ? { signal: options.signal } : {});
+      try {
+        return await this.wait(created, { ...options, throwOnFailure: true });
+      } catch (err) {
+        if (!(err instanceof GenerationFailedError)) throw err;
+        failure = err;
+      }
+    }
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * genpipe's client of the generation service (both surfaces), on undici. Import from here only.
+ * See src/client/README.md for the contract.
+ */
+export {
+  type CallbackReceiver,
+  type CallbackReceiverOptions,
+  type LegacyCallback,
+  startCallbackReceiver,
+  verifyCallbackSignature,
+} from './callback-receiver.ts';
+export { type ClientOptions, createClient, type GenpipeClient } from './client.ts';
+export {
+  type AcquireOptions,
+  ConcurrencyGovernor,
+  type GovernorOptions,
+} from './concurrency-governor.ts';
+export { type DownloadedOutput, type DownloadOptions, outputFileName } from './download-outputs.ts';
+export {
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  detailOf,
+  type ErrorFields,
+  errorFromResponse,
+  type FailedGenerationLike,
+  FileFailedError,
+  GenerationFailedError,
+  GenpipeError,
+  InsufficientBalanceError,
+  LostResponseError,
+  NotFoundError,
+  PermissionError,
+  PreflightError,
+  parseRetryAfter,
+  RateLimitError,
+  type RateLimitKind,
+  SizeMismatchError,
+  TimeoutError,
+  TooLargeError,
+  UnprocessableError,
+  UpstreamError,
+} from './errors.ts';
+export {
+  Files,
+  type FileWaitOptions,
+  type ListFilesOptions,
+  type UploadMode,
+  type UploadOptions,
+  type UploadResult,
+} from './files.ts';
+export { type CreateOptions, Generations, type ResubmitOptions, type WaitOptions } from './generations.ts';
+export { Legacy } from './legacy.ts';
+export { Pacer, type PacerOptions } from './pacer.ts';
+export { DEFAULT_POLL_SETTINGS, type PollSettings, pollDelay } from './poll-schedule.ts';
+export { preflightGeneration, preflightModify } from './preflight.ts';
+export {
+  backoffDelay,
+  DEFAULT_RETRY_POLICY,
+  type DelayRange,
+  type RetryClass,
+  type RetryPolicy,
+  resolveRetryPolicy,
+  retryDelay,
+  shouldRetry,
+} from './retry-policy.ts';
+export type { ClientHooks, RetryInfo } from './retrying-call.ts';
+export type {
+  ApiFile,
+  ApiFileList,
+  CreateFileResponse,
+  FilePurpose,
+  FileState,
+  Generation,
+  GenerationOutput,
+  GenerationRequest,
+  ImageRef,
+  Layer,
+  LayerBounds,
+  LegacyAssets,
+  LegacyGeneration,
+  ModifyVideoInput,
+  PresignedUpload,
+  VideoOptions,
+} from './types.ts';

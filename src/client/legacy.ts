@@ -1,0 +1,100 @@
+/**
+ * The legacy surface ({legacyBaseUrl}, e.g. http://host/dream-machine/v1): modify a video, read a
+ * generation, wait for it. The modify is a paid job, so it follows the create retry rules (no resend
+ * after a lost response). Callbacks are received by callback-receiver.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ApiTransport } from './api-transport.ts';
+import { GenerationFailedError, TimeoutError } from './errors.ts';
+import { type PollSettings, pollDelay } from './poll-schedule.ts';
+import { preflightModify } from './preflight.ts';
+import { sleep } from './sleep.ts';
+import type { LegacyGeneration, ModifyVideoInput } from './types.ts';
+
+/** What the legacy resource needs from its client. */
+export interface LegacyDeps {
+  transport: ApiTransport;
+  polling: PollSettings;
+}
+
+const TERMINAL = ['completed', 'failed'];
+
+/** The legacy surface of a client. */
+export class Legacy {
+  constructor(private readonly deps: LegacyDeps) {}
+
+  /**
+   * Starts a modify-video generation. Checked locally first (PreflightError 400 with the service's
+   * detail, nothing sent).
+   *
+   * @param request - ModifyVideoRequest: media.url, model (ray-2, ray-flash-2), mode, optional
+   *   first_frame, prompt, callback_url
+   * @param options.requestId - X-Request-Id to send (fresh UUID by default)
+   * @returns the generation (queued)
+   * @throws PreflightError, the error class of the answer, LostResponseError
+   * @example await client.legacy.modifyVideo({ media: { url }, model: 'ray-2', mode: 'flex_1' })
+   */
+  async modifyVideo(
+    request: ModifyVideoInput,
+    options: { requestId?: string; signal?: AbortSignal } = {},
+  ): Promise<LegacyGeneration> {
+    const { request: body } = preflightModify(request, this.deps.transport.secrets);
+    const { body: generation } = await this.deps.transport.json<LegacyGeneration>({
+      surface: 'legacy',
+      method: 'POST',
+      path: '/generations/video/modify',
+      json: body,
+      retryClass: 'create',
+      requestId: options.requestId ?? randomUUID(),
+      signal: options.signal,
+    });
+    return generation;
+  }
+
+  /** Reads a legacy generation. @throws NotFoundError */
+  async get(id: string, options: { signal?: AbortSignal } = {}): Promise<LegacyGeneration> {
+    const { body } = await this.deps.transport.json<LegacyGeneration>({
+      surface: 'legacy',
+      method: 'GET',
+      path: `/generations/${encodeURIComponent(id)}`,
+      signal: options.signal,
+    });
+    return body;
+  }
+
+  /**
+   * Polls a legacy generation until completed or failed.
+   * @throws GenerationFailedError (no failure_code on this surface, so not retryable), TimeoutError
+   */
+  async wait(
+    id: string,
+    options: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      pollIntervalMs?: number;
+      onUpdate?: (g: LegacyGeneration) => void;
+    } = {},
+  ): Promise<LegacyGeneration> {
+    const settings = { ...this.deps.polling };
+    if (options.pollIntervalMs !== undefined) settings.intervalMs = options.pollIntervalMs;
+    const deadline =
+      options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
+    let last: string | null = null;
+    for (let n = 0; ; n++) {
+      const g = await this.get(id, options.signal ? { signal: options.signal } : {});
+      if (g.state !== last) {
+        last = g.state;
+        options.onUpdate?.(g);
+      }
+      if (g.state === 'failed') throw new GenerationFailedError(g);
+      if (TERMINAL.includes(g.state)) return g;
+      const left = deadline - Date.now();
+      if (left <= 0)
+        throw new TimeoutError(`Legacy generation ${id} did not finish within ${options.timeoutMs} ms`);
+      await sleep(
+        Math.min(left, pollDelay(n, settings, this.deps.transport.settings.random)),
+        options.signal,
+      );
+    }
+  }
+}

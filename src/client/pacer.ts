@@ -1,0 +1,212 @@
+/**
+ * The request-rate pacer: one per client, shared by every create. It keeps its own sliding log of the
+ * creates the service counted, learns the allowance from X-RateLimit-Limit (201 and RPM 429) and holds a
+ * create back while sending it would certainly get a 429 — instead of sending it and paying the 429.
+ *
+ * Timing: a create is logged when its answer arrives, which is no earlier than the moment the service
+ * counted it, so the pacer's copy of an entry never ages out before the service's does. Creates whose
+ * answer is pending hold a slot too. While the allowance is unknown, one create at a time probes it.
+ * After an RPM 429 nothing is sent until its Retry-After (or, without one, its X-RateLimit-Reset) has
+ * passed. X-RateLimit-Remaining on a 201 reveals creates of other processes sharing the key; they are
+ * logged as if made at that moment, so the pacer leaves room for them too.
+ */
+import { CHOICES, RATE_HEADERS } from '../spec/index.ts';
+import { abortReason } from './sleep.ts';
+
+/** Settings of a pacer. */
+export interface PacerOptions {
+  /** Length of the service's sliding window in ms (the interface's 60 s; the emulator's is configurable). */
+  windowMs: number;
+  /** Allowance per window when known in advance; learned from the headers otherwise. */
+  limit?: number | null;
+  /** Added to every computed wait, against timer and clock granularity. */
+  marginMs?: number;
+  now?: () => number;
+  log?: ((message: string) => void) | undefined;
+}
+
+/** How a paced create ended, as far as the window is concerned. */
+export type PaceOutcome =
+  /** The service answered: its status and headers. */
+  | { status: number; headers: Record<string, string>; retryAfterMs?: number | null }
+  /** The request was sent but its answer lost: counted, to be safe. */
+  | 'unknown'
+  /** Nothing reached the service (or the create was never sent). */
+  | 'not-sent';
+
+/** A reserved slot: settle it exactly once with done(). */
+export interface PaceTicket {
+  done(outcome: PaceOutcome): void;
+}
+
+interface Waiter {
+  resolve: (ticket: PaceTicket) => void;
+  reject: (reason: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: () => void;
+}
+
+/** Shared pacer of a client's creates (see the module comment). */
+export class Pacer {
+  readonly windowMs: number;
+  private limitValue: number | null;
+  private readonly marginMs: number;
+  private readonly now: () => number;
+  private readonly log: ((message: string) => void) | undefined;
+  /** Ascending times (ms) at which counted creates were answered. */
+  private readonly entries: number[] = [];
+  private inFlight = 0;
+  /** False while the allowance is being probed (one create at a time). */
+  private probed = false;
+  private blockedUntil = 0;
+  private readonly queue: Waiter[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = 0;
+
+  constructor(options: PacerOptions) {
+    this.windowMs = options.windowMs;
+    this.limitValue = options.limit ?? null;
+    this.marginMs = options.marginMs ?? 5;
+    this.now = options.now ?? Date.now;
+    this.log = options.log;
+    if (this.limitValue !== null) this.probed = true;
+  }
+
+  /** The allowance per window, once known. */
+  get limit(): number | null {
+    return this.limitValue;
+  }
+
+  /** Creates counted in the window now, plus those whose answer is pending. */
+  get used(): number {
+    this.prune();
+    return this.entries.length + this.inFlight;
+  }
+
+  /**
+   * Waits until a create may be sent without a certain 429 and reserves its slot (first come, first
+   * served).
+   * @param signal - aborting it leaves the queue and rejects with its reason
+   */
+  acquire(signal?: AbortSignal): Promise<PaceTicket> {
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const i = this.queue.indexOf(waiter);
+          if (i !== -1) this.queue.splice(i, 1);
+          reject(abortReason(signal as AbortSignal));
+          this.pump();
+        },
+      };
+      signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      this.queue.push(waiter);
+      this.pump();
+    });
+  }
+
+  /** Drops entries that have aged out. */
+  private prune(): void {
+    const now = this.now();
+    let n = 0;
+    while (n < this.entries.length && now - (this.entries[n] as number) >= this.windowMs) n++;
+    if (n > 0) this.entries.splice(0, n);
+  }
+
+  /** 0 when a create may go now, else ms to wait (Infinity: wait for a pending answer). */
+  private waitMs(): number {
+    const now = this.now();
+    if (now < this.blockedUntil) return this.blockedUntil - now;
+    if (!this.probed) return this.inFlight === 0 ? 0 : Number.POSITIVE_INFINITY;
+    if (this.limitValue === null) return 0;
+    this.prune();
+    const used = this.entries.length + this.inFlight;
+    if (used < this.limitValue) return 0;
+    // The slot that frees first belongs to the entry that keeps the count at the limit.
+    const index = used - this.limitValue;
+    if (index >= this.entries.length) return Number.POSITIVE_INFINITY;
+    return (this.entries[index] as number) + this.windowMs + this.marginMs - now;
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      const wait = this.waitMs();
+      if (wait > 0) {
+        if (Number.isFinite(wait)) this.arm(wait);
+        return;
+      }
+      const waiter = this.queue.shift() as Waiter;
+      waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      this.inFlight++;
+      waiter.resolve(this.ticket());
+    }
+  }
+
+  private arm(ms: number): void {
+    const at = this.now() + ms;
+    if (this.timer && this.timerAt <= at) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.pump();
+    }, ms);
+  }
+
+  private ticket(): PaceTicket {
+    let settled = false;
+    return {
+      done: (outcome) => {
+        if (settled) return;
+        settled = true;
+        this.settle(outcome);
+        this.inFlight--;
+        this.pump();
+      },
+    };
+  }
+
+  private settle(outcome: PaceOutcome): void {
+    if (outcome === 'not-sent') return;
+    const now = this.now();
+    if (outcome === 'unknown') {
+      this.entries.push(now);
+      return;
+    }
+    const limit = readInt(outcome.headers[RATE_HEADERS.limit.toLowerCase()]);
+    if (limit !== null && limit > 0) this.limitValue = limit;
+    // The probe is over once the allowance is known, or a counted create came back without headers
+    // (rate backend down, or a service that sends none): then there is nothing to pace by.
+    if (this.limitValue !== null || CHOICES.rpmCountedStatuses.includes(outcome.status)) this.probed = true;
+    if (outcome.status === 429) {
+      // Only the RPM 429 carries X-RateLimit-*; hold until Retry-After, or else until X-RateLimit-Reset
+      // (when the oldest request ages out).
+      if (limit === null) return;
+      const reset = readInt(outcome.headers[RATE_HEADERS.reset.toLowerCase()]);
+      const holdMs = outcome.retryAfterMs ?? (reset !== null ? reset * 1000 - now : null);
+      if (holdMs !== null && holdMs > 0) {
+        this.blockedUntil = Math.max(this.blockedUntil, now + holdMs);
+        this.log?.(`rate window full; holding creates for ${holdMs} ms`);
+      }
+      return;
+    }
+    if (!CHOICES.rpmCountedStatuses.includes(outcome.status)) return;
+    this.prune();
+    const remaining = readInt(outcome.headers[RATE_HEADERS.remaining.toLowerCase()]);
+    if (this.limitValue !== null && remaining !== null) {
+      // Entries the service counts that are not ours (another process with the same key): the
+      // service's count minus every create of ours that could be in it, this one included.
+      const ours = this.entries.length + this.inFlight;
+      const foreign = this.limitValue - remaining - ours;
+      for (let i = 0; i < foreign; i++) this.entries.push(now);
+    }
+    this.entries.push(now);
+  }
+}
+
+function readInt(value: string | undefined): number | null {
+  return value !== undefined && /^\d+$/.test(value.trim()) ? Number(value) : null;
+}
