@@ -8,10 +8,7 @@ import {
   resolveConfig,
   startEmulator,
 } from '../../emulator/index.ts';
-
-class UsageError extends Error {
-  exitCode = 2;
-}
+import { UsageError } from '../usage-error.ts';
 
 function parsePort(value: string): number {
   const n = Number(value);
