@@ -3,12 +3,12 @@
  * the data dir (`blobs/`); records here only point at them.
  */
 import type {
-  AlphaHint,
   FailureCode,
   FilePurpose,
   FileState,
   GenerationState,
   GenerationType,
+  Layer,
   LegacyState,
 } from '../spec/index.ts';
 import type { ClientConfig, EmulatorConfig, KeyConfig } from './config.ts';
@@ -54,19 +54,8 @@ export interface FileRec {
   media: MediaInfo | null;
 }
 
-export interface LayerInfo {
-  alpha_hint: AlphaHint;
-  description: string;
-  index: number;
-  bounds: {
-    canvas_width: number;
-    canvas_height: number;
-    x: number;
-    y: number;
-    width: number;
-    height: number;
-  };
-}
+/** A layer of a stored layering output (the wire shape). */
+export type LayerInfo = Layer;
 
 export interface StoredOutput {
   /** Output type: image, video or layering. */

@@ -10,7 +10,7 @@
  * or `skipped` / `failed` (with a reason) from any state. `stopped` marks an item left unprocessed when a
  * batch stopped early (authentication, suspended client, insufficient balance, service unreachable).
  */
-import type { ImageRef } from '../spec/index.ts';
+import type { AlphaHint, ImageRef, LayerBounds } from '../spec/index.ts';
 
 export const ITEM_STATES = [
   'discovered',
@@ -49,26 +49,14 @@ export const STAGE_NAMES = [
 ] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
 
-/**
- * Where a layer's pixels sit in the full frame: the service's `Layer.bounds` as given. Only these names
- * are known (the interface names canvas_width, canvas_height, x, y and height); others are kept as given.
- */
-export interface LayerBounds {
-  canvas_width: number;
-  canvas_height: number;
-  x: number;
-  y: number;
-  width?: number;
-  height?: number;
-  [field: string]: unknown;
-}
+export type { LayerBounds } from '../spec/index.ts';
 
 /** One downloaded layer of a layer-stack output (GenerationOutput.type `layering`). */
 export interface ItemLayer {
   /** Local file (`layer-<index>.png`), relative to the out dir. */
   path: string;
   /** The service's layer metadata, as given. */
-  alpha_hint: string;
+  alpha_hint: AlphaHint;
   description: string;
   index: number;
   bounds: LayerBounds | null;

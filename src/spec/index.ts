@@ -5,4 +5,5 @@ export * from './files.ts';
 export * from './legacy.ts';
 export * from './limits.ts';
 export * from './rate-limit.ts';
+export * from './resources.ts';
 export * from './validate-generation.ts';

@@ -1,26 +1,11 @@
 /** The Generation resource as GET and the 201 show it, with fresh signed output URLs on every call. */
-import type { FailureCode, GenerationState, GenerationType } from '../../spec/index.ts';
+import type { Generation, GenerationState } from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { outputUrl } from '../files/output-url.ts';
-import type { GenerationRec, LayerInfo } from '../store.ts';
+import type { GenerationRec } from '../store.ts';
 
-export interface GenerationOutputView {
-  type: string;
-  /** Presigned storage URL, valid for config.output_url_ttl_s from this response. */
-  url: string;
-  layer: LayerInfo | null;
-}
-
-export interface GenerationView {
-  id: string;
-  type: GenerationType;
-  state: GenerationState;
-  model: string;
-  created_at: string;
-  output: GenerationOutputView[];
-  failure_reason: string | null;
-  failure_code: FailureCode | null;
-}
+/** The wire shape (src/spec/resources.ts). */
+export type GenerationView = Generation;
 
 /**
  * Renders an agents-surface generation. Outputs appear once it completed, each with a freshly signed URL.

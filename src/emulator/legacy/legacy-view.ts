@@ -2,29 +2,15 @@
  * The legacy surface's Generation JSON (id, generation_type, state, failure_reason, created_at,
  * assets, model, request), built from a stored GenerationRec. The legacy shape has no failure_code.
  */
-import { LEGACY_CHOICES, type LegacyState } from '../../spec/index.ts';
+import {
+  LEGACY_CHOICES,
+  type LegacyAssets,
+  type LegacyGeneration,
+  type LegacyState,
+} from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { outputUrl } from '../files/output-url.ts';
 import type { GenerationRec } from '../store.ts';
-
-/** Assets of a legacy generation; every field is an absolute URL. */
-export interface LegacyAssets {
-  video?: string;
-  image?: string;
-  progress_video?: string;
-}
-
-/** The Generation resource of the legacy surface. */
-export interface LegacyGeneration {
-  id: string;
-  generation_type: 'video' | 'image';
-  state: LegacyState;
-  failure_reason: string | null;
-  created_at: string;
-  assets: LegacyAssets;
-  model: string;
-  request: Record<string, unknown>;
-}
 
 /**
  * Renders a legacy generation for the caller. Output URLs are freshly signed against `base`.

@@ -1,5 +1,5 @@
 /** What the emulator's renderers return: the files they wrote and their shape. */
-import type { AlphaHint } from '../../spec/index.ts';
+import type { AlphaHint, LayerBounds } from '../../spec/index.ts';
 
 export interface RenderedImage {
   path: string;
@@ -18,14 +18,7 @@ export interface RenderedVideo {
   frames?: number;
 }
 
-export interface LayerBounds {
-  canvas_width: number;
-  canvas_height: number;
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
+export type { LayerBounds } from '../../spec/index.ts';
 
 export interface RenderedLayer {
   path: string;
