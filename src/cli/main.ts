@@ -3,6 +3,12 @@
  * 0 success, 1 a failed call or batch item, 2 usage or configuration errors.
  */
 import { Command, CommanderError } from 'commander';
+import { registerDemo } from './commands/demo.ts';
+import { registerFiles } from './commands/files.ts';
+import { registerGenerate } from './commands/generate.ts';
+import { registerGenerations } from './commands/generations.ts';
+import { registerLegacy } from './commands/legacy.ts';
+import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stoppedEarly: 3 } as const;
@@ -16,6 +22,12 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerRun(program);
+  registerDemo(program);
+  registerFiles(program);
+  registerGenerate(program);
+  registerGenerations(program);
+  registerLegacy(program);
   return program;
 }
 

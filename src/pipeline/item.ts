@@ -68,6 +68,15 @@ export interface StageTiming {
   finished_at?: number;
 }
 
+/** One generation of an item that failed and was resubmitted. */
+export interface ItemAttempt {
+  generation_id: string | null;
+  /** X-Request-Id the create was sent with. */
+  request_id: string | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+}
+
 export interface Item {
   /** Path relative to the input dir, with '/' separators: the item's identity within a batch. */
   input: string;
@@ -110,6 +119,11 @@ export interface Item {
    */
   layers?: ItemLayer[];
   attempts: number;
+  /**
+   * Earlier generations of this item that failed with a retryable failure_code and were resubmitted
+   * (oldest first); absent when the first generation was the last.
+   */
+  earlierAttempts?: ItemAttempt[];
   timings: Partial<Record<StageName, StageTiming>>;
 }
 

@@ -6,6 +6,7 @@
  *   - match: "**\/*.{jpg,jpeg,png,webp}"   # glob on the path relative to the input dir (case-insensitive)
  *     input_as: source                     # source | start_frame | end_frame | image_ref | prompt
  *     request: { type: image_edit, model: uni-1, prompt: "watercolor", image_ref: [{ ref: style }] }
+ *     upload: base64                       # optional: auto (default) | inline | presigned | base64
  * references:                              # files uploaded once per batch, shared by every request
  *   style: refs/style.png                  # path relative to the recipe file's folder
  * ```
@@ -67,6 +68,13 @@ export interface RecipeRule {
    * where the request's type puts them (see defaultInputAs).
    */
   inputAs: InputAs | null;
+  /**
+   * How the file's own media is uploaded (rule key `upload`, default `auto`): `auto` lets the client
+   * choose inline multipart up to its threshold and presigned above; `inline` and `presigned` force
+   * one; `base64` sends a small image inline in the request as base64 `data` (no file upload; larger
+   * files and videos fall back to `auto`).
+   */
+  upload: UploadPreference;
   /** The request as written, with `{ ref: <name> }` replaced by `{ file_id: '$ref:<name>' }`. */
   request: Json;
   /** Line of the rule in the recipe file. */
@@ -105,7 +113,11 @@ export interface LoadRecipeOptions {
 }
 
 const TOP_KEYS = ['rules', 'references'] as const;
-const RULE_KEYS = ['match', 'input_as', 'request'] as const;
+const RULE_KEYS = ['match', 'input_as', 'request', 'upload'] as const;
+
+/** Values of a rule's `upload` key (see RecipeRule.upload). */
+export const UPLOAD_PREFERENCES = ['auto', 'inline', 'presigned', 'base64'] as const;
+export type UploadPreference = (typeof UPLOAD_PREFERENCES)[number];
 
 // ---- loading -----------------------------------------------------------------------------------
 
@@ -364,6 +376,18 @@ function readRule(
       sound = false;
     }
   }
+  let upload: UploadPreference = 'auto';
+  if (raw.upload !== undefined) {
+    if (typeof raw.upload === 'string' && (UPLOAD_PREFERENCES as readonly string[]).includes(raw.upload)) {
+      upload = raw.upload as UploadPreference;
+    } else {
+      at(
+        [...here, 'upload'],
+        `must be one of ${UPLOAD_PREFERENCES.join(', ')}, not ${describeValue(raw.upload)}`,
+      );
+      sound = false;
+    }
+  }
   if (!isObject(raw.request)) {
     at([...here, 'request'], `must be a map of request fields, not ${describeValue(raw.request)}`);
     return null;
@@ -372,7 +396,7 @@ function readRule(
   const refProblems = resolveReferences(request, references);
   for (const p of refProblems) at([...here, 'request', ...p.path], p.message);
   if (match === null || !sound || refProblems.length > 0) return null;
-  const rule: RecipeRule = { index, match, inputAs, request, line: lineAt(parsed, here) };
+  const rule: RecipeRule = { index, match, inputAs, upload, request, line: lineAt(parsed, here) };
   checkRuleRequest(rule, references, at);
   return rule;
 }

@@ -69,7 +69,8 @@ export function elideInlineData<T>(value: T): T {
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v)) {
         out[k] =
-          k === 'data' && typeof x === 'string'
+          // A `data` starting with `$` is a pipeline placeholder (`$input`), not base64: kept as is.
+          k === 'data' && typeof x === 'string' && !x.startsWith('$')
             ? `<${x.length} base64 characters elided>`
             : walk(x, depth + 1);
       }

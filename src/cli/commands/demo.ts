@@ -1,0 +1,44 @@
+/**
+ * `genpipe demo`: the whole pipeline in a few seconds, with nothing to set up — the embedded emulator
+ * plus the bundled `samples/` folder (images, a video, prompt files, a sidecar, a layer stack) into
+ * `out/demo` (relative to the working directory), ending with where to look.
+ */
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { REPORT_HTML_FILE } from '../../pipeline/index.ts';
+import { intArg } from '../make-client.ts';
+import { executeRun } from './run.ts';
+
+/** The bundled samples folder (next to package.json). */
+export const SAMPLES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'samples');
+/** Where the demo writes, relative to the working directory, unless --out says otherwise. */
+export const DEMO_OUT_DIR = join('out', 'demo');
+
+/** Registers `genpipe demo`. */
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description(
+      'Run the bundled samples through the embedded emulator into out/demo, then say where to look',
+    )
+    .option('-o, --out <out-dir>', `where the outputs and reports go (default ${DEMO_OUT_DIR})`)
+    .option('--concurrency <n>', 'jobs in flight at most (default 8)', intArg(1))
+    .option('--json', 'one JSON object per event on stdout')
+    .option('-q, --quiet', 'no progress, only the summary')
+    .action(async (flags: { out?: string; concurrency?: number; json?: boolean; quiet?: boolean }) => {
+      const out = flags.out ?? DEMO_OUT_DIR;
+      process.exitCode = await executeRun({
+        inputDir: SAMPLES_DIR,
+        flags: { ...flags, out, emulator: true },
+        epilogue: (_result, outDir) => {
+          const rel = relative(process.cwd(), outDir) || '.';
+          return [
+            `open ${join(rel, REPORT_HTML_FILE)} in a browser to see every input next to its outputs`,
+            `outputs: ${rel}/<input path>/ (output-<i>.<ext>, layer-<index>.png, composite.png, result.json)`,
+            `try your own folder: genpipe run <folder> --out <out-dir> --emulator (recipe: ${relative(process.cwd(), join(SAMPLES_DIR, 'genpipe.yaml'))})`,
+          ];
+        },
+      });
+    });
+}

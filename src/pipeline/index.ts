@@ -1,0 +1,66 @@
+/**
+ * genpipe's pipeline: a folder in, finished media out. The per-file state machine (item.ts), the
+ * stages (stages/*, in the order of stage-list.ts), the runner that schedules them (runner.ts), the
+ * recipe, discovery, progress displays and reports. The CLI imports from here only.
+ */
+export { type DiscoverOptions, discover, SKIP_REASONS } from './discover.ts';
+export {
+  type BatchTotals,
+  type EventSink,
+  itemStatus,
+  type PipelineEvent,
+  type ReportStatus,
+} from './events.ts';
+export {
+  FINAL_ITEM_STATES,
+  ITEM_STATES,
+  type Item,
+  type ItemAttempt,
+  type ItemLayer,
+  type ItemState,
+  newItem,
+  STAGE_NAMES,
+  type StageName,
+} from './item.ts';
+export { GenerationPoller, POLL_DEFAULTS, type PollerOptions } from './poller.ts';
+export {
+  createProgress,
+  createRedactor,
+  type ProgressDisplay,
+  type ProgressOptions,
+  type Redact,
+} from './progress/index.ts';
+export {
+  isRecipeError,
+  loadRecipe,
+  RECIPE_FILE_NAME,
+  type Recipe,
+  RecipeError,
+  type RecipeProblem,
+  type RecipeRule,
+  readRecipe,
+  UPLOAD_PREFERENCES,
+  type UploadPreference,
+} from './recipe.ts';
+export { SharedReferences } from './references.ts';
+export {
+  type BatchReport,
+  buildReport,
+  REPORT_HTML_FILE,
+  REPORT_JSON_FILE,
+  RESULT_FILE,
+  writeReports,
+} from './report/index.ts';
+export type { RunContext, RunSettings, RunStage } from './run-context.ts';
+export {
+  type Batch,
+  type BatchResult,
+  type BatchStop,
+  RUN_DEFAULTS,
+  type RunOptions,
+  runBatch,
+  startBatch,
+} from './runner.ts';
+export { batchStopReason, isBatchStopping } from './runner-errors.ts';
+export { STAGES, type StageStep, stepFor } from './stage-list.ts';
+export { BASE64_MAX_BYTES, INLINE_INPUT_DATA } from './stages/upload.ts';

@@ -1,0 +1,130 @@
+/**
+ * A batch's shared recipe references (`references: { style: refs/style.png }`): each is uploaded once
+ * per batch, on first use, and every request that names it (`{ file_id: '$ref:style' }` after
+ * planning) gets its file_id. Concurrent first uses share one upload (a memoised promise); a reference
+ * that cannot be uploaded fails every item that uses it with the same reason, and is not retried.
+ *
+ * Also the placeholder helpers the upload stage uses to put real file ids (or inline data) where plan
+ * left `$input` / `$ref:<name>`.
+ */
+import type { GenpipeClient } from '../client/index.ts';
+import type { ImageRef } from '../spec/index.ts';
+import type { Recipe, RecipeReference } from './recipe.ts';
+import { REF_FILE_ID_PREFIX } from './recipe-request.ts';
+import { isRunnersToHandle, reasonOf } from './runner-errors.ts';
+
+/** A shared reference could not be uploaded: the items using it fail with this message. */
+export class ReferenceUploadError extends Error {
+  override name = 'ReferenceUploadError';
+  constructor(
+    readonly reference: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What SharedReferences needs. */
+export interface SharedReferencesDeps {
+  client: GenpipeClient;
+  recipe: Pick<Recipe, 'references'>;
+  /** The batch's signal (an upload in progress is cancelled with it). */
+  signal: AbortSignal;
+  /** First wait of the readiness poll. */
+  filePollIntervalMs: number;
+}
+
+/** The uploads of a batch's shared references (see the module comment). */
+export class SharedReferences {
+  private readonly uploads = new Map<string, Promise<string>>();
+  private readonly done = new Map<string, string>();
+
+  constructor(private readonly deps: SharedReferencesDeps) {}
+
+  /**
+   * The file_id of reference `name`, uploading it (purpose `reference`, waited until ready) on first use.
+   *
+   * @throws ReferenceUploadError when the service refused the file (the items using it fail); a
+   *   batch-stopping error or an abort as it came
+   */
+  fileId(name: string): Promise<string> {
+    let p = this.uploads.get(name);
+    if (!p) {
+      p = this.upload(name);
+      // A rejection is read by every caller; keep it from counting as unhandled meanwhile.
+      p.catch(() => undefined);
+      this.uploads.set(name, p);
+    }
+    return p;
+  }
+
+  /** The references uploaded so far: name → file_id. */
+  uploaded(): Record<string, string> {
+    return Object.fromEntries(this.done);
+  }
+
+  private async upload(name: string): Promise<string> {
+    const ref: RecipeReference | undefined = this.deps.recipe.references[name];
+    if (!ref) throw new ReferenceUploadError(name, `the recipe has no reference named '${name}'`);
+    try {
+      const { file } = await this.deps.client.files.upload(ref.absPath, {
+        purpose: 'reference',
+        mimeType: ref.mime,
+        signal: this.deps.signal,
+        waitUntilReady: true,
+        pollIntervalMs: this.deps.filePollIntervalMs,
+      });
+      this.done.set(name, file.id);
+      return file.id;
+    } catch (err) {
+      if (isRunnersToHandle(err, this.deps.signal)) throw err;
+      throw new ReferenceUploadError(
+        name,
+        `shared reference '${name}' (${ref.path}) could not be uploaded: ${reasonOf(err)}`,
+      );
+    }
+  }
+}
+
+// ---- placeholders --------------------------------------------------------------------------------
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A copy of `request` in which every media reference (an object with a string `file_id`) for which
+ * `replace(file_id)` returns a reference is replaced by it; others are kept as they are.
+ *
+ * @example fillReferences(req, (id) => (id === '$input' ? { file_id: realId } : undefined))
+ */
+export function fillReferences(request: Json, replace: (fileId: string) => ImageRef | undefined): Json {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (!isObject(v)) return v;
+    if (typeof v.file_id === 'string') {
+      const next = replace(v.file_id);
+      if (next !== undefined) {
+        const { file_id: _old, ...rest } = v;
+        return { ...rest, ...next };
+      }
+      return { ...v };
+    }
+    const out: Json = {};
+    for (const [k, x] of Object.entries(v)) out[k] = walk(x);
+    return out;
+  };
+  return walk(request) as Json;
+}
+
+/** The names of the shared references a planned request still holds as `$ref:<name>` placeholders. */
+export function referenceNamesIn(request: Json): string[] {
+  const names = new Set<string>();
+  fillReferences(request, (id) => {
+    if (id.startsWith(REF_FILE_ID_PREFIX)) names.add(id.slice(REF_FILE_ID_PREFIX.length));
+    return undefined;
+  });
+  return [...names];
+}

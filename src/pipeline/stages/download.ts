@@ -1,0 +1,51 @@
+/**
+ * Stage download (completed → downloaded): the generation's outputs into `<out>/<relative input
+ * path>/` through the client (each streamed to a `.part` file and renamed when complete; expired URLs
+ * refreshed): `output-<i>.<ext>` per output, `layer-<index>.png` per layer of a layer stack. The
+ * layers are recorded with the service's metadata (item.layers) and composited into `composite.png`.
+ */
+import { relative, sep } from 'node:path';
+import type { Item, ItemLayer } from '../item.ts';
+import { itemOutDir } from '../report/item-paths.ts';
+import type { RunContext } from '../run-context.ts';
+import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
+import { advance, expectState, failItem } from '../stage.ts';
+import { composite } from './composite.ts';
+
+/**
+ * Downloads the item's outputs and advances it to `downloaded` with `outputs` (paths relative to the
+ * out dir), `layers` and `composite` set. Fails it when an output cannot be fetched or the layer
+ * stack cannot be composited.
+ *
+ * @example const next = await download(completedItem, ctx); // next.outputs → ['a.png/output-0.png']
+ */
+export async function download(item: Item, ctx: RunContext): Promise<Item> {
+  expectState(item, 'download', 'completed');
+  ctx.signal.throwIfAborted();
+  const id = item.generationId;
+  if (!id) return failItem(item, 'download', 'no generation id was recorded for this item');
+  const dir = itemOutDir(ctx.outDir, item.input);
+  const rel = (abs: string) => relative(ctx.outDir, abs).split(sep).join('/');
+  try {
+    const files = await ctx.client.generations.download(id, dir, { signal: ctx.signal });
+    const outputs = files.map((f) => rel(f.path));
+    const layers: ItemLayer[] = files
+      .filter((f) => f.layer)
+      .map((f) => {
+        const layer = f.layer!;
+        const bounds = layer.bounds ?? null;
+        return {
+          path: rel(f.path),
+          alpha_hint: layer.alpha_hint,
+          description: layer.description,
+          index: layer.index,
+          bounds: bounds ? { ...bounds } : null,
+        };
+      });
+    const next = advance(item, 'downloaded', { outputs, layers, composite: null });
+    return await composite(next, ctx.outDir);
+  } catch (err) {
+    if (isRunnersToHandle(err, ctx.signal)) throw err;
+    return failItem(item, 'download', `the outputs could not be downloaded: ${reasonOf(err)}`);
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Stage submit (uploaded → submitted): creates the generation through the client, whose pacer keeps
+ * creates inside the request-rate window and whose governor holds them while the service's job
+ * ceiling is reached (the runner caps the jobs in flight at --concurrency).
+ *
+ * The X-Request-Id is made here and journaled on the item (ctx.persist) BEFORE the create is sent,
+ * so a job whose answer was lost can be found by it later. A lost answer fails the item with that id
+ * and is never resent on its own: the job may exist, and a second create would be paid twice.
+ * A request the service would refuse (the client's preflight with src/spec) fails the item with the
+ * service's exact detail, and nothing is sent.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import {
+  type GenerationRequest,
+  LostResponseError,
+  PreflightError,
+  RateLimitError,
+} from '../../client/index.ts';
+import type { Item } from '../item.ts';
+import type { Json } from '../recipe-request.ts';
+import type { RunContext } from '../run-context.ts';
+import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
+import { advance, expectState, failItem } from '../stage.ts';
+import { INLINE_INPUT_DATA } from './upload.ts';
+
+/** Times a create refused with 429 beyond the client's own retries is tried again before the item fails. */
+export const SUBMIT_RATE_LIMIT_ROUNDS = 5;
+/** Wait before such a round when the 429 carried no Retry-After. */
+const RATE_LIMIT_FALLBACK_MS = 1_000;
+
+/** The reason of an item whose create answer was lost. */
+export function lostAnswerReason(requestId: string): string {
+  return (
+    `the answer to the create request was lost after it was sent; the job may exist at the service. ` +
+    `It was not resubmitted: look it up by X-Request-Id ${requestId} before running this file again`
+  );
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The request body as sent: the planned request with an inline input image's bytes read from disk as
+ * base64 (only images of at most the base64 limit travel this way).
+ */
+async function wireRequest(item: Item): Promise<GenerationRequest> {
+  const request = (item.request ?? {}) as Json;
+  if (item.upload?.mode !== 'base64') return request as GenerationRequest;
+  const data = (await readFile(item.absPath)).toString('base64');
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v !== 'object' || v === null) return v;
+    const out: Json = {};
+    for (const [k, x] of Object.entries(v)) out[k] = k === 'data' && x === INLINE_INPUT_DATA ? data : walk(x);
+    return out;
+  };
+  return walk(request) as GenerationRequest;
+}
+
+/**
+ * Sends the item's create and advances it to `submitted` with `generationId`, `requestId` and
+ * `attempts` set. Fails it on a preflight rejection (nothing sent), a 4xx answer (the service's
+ * detail), a lost answer (see lostAnswerReason) or 429s that outlast every retry. Rethrows aborts and
+ * batch-stopping errors (401, 402, 403 client state, unreachable) for the runner.
+ *
+ * @example const next = await submit(uploadedItem, ctx); // next.generationId → '…'
+ */
+export async function submit(item: Item, ctx: RunContext): Promise<Item> {
+  expectState(item, 'submit', 'uploaded');
+  ctx.signal.throwIfAborted();
+  const requestId = randomUUID();
+  const pending: Item = { ...item, requestId, generationId: null, attempts: item.attempts + 1 };
+  await ctx.persist(pending);
+  let body: GenerationRequest;
+  try {
+    body = await wireRequest(pending);
+  } catch (err) {
+    return failItem(pending, 'submit', `the input could not be read again: ${reasonOf(err)}`, {
+      requestId: null,
+    });
+  }
+  for (let round = 1; ; round++) {
+    try {
+      const generation = await ctx.client.generations.create(body, { requestId, signal: ctx.signal });
+      return advance(pending, 'submitted', { generationId: generation.id });
+    } catch (err) {
+      if (isRunnersToHandle(err, ctx.signal)) throw err;
+      if (err instanceof RateLimitError && round < SUBMIT_RATE_LIMIT_ROUNDS) {
+        // A 429 means nothing was queued: the same request id may be sent again.
+        await sleep(err.retryAfterMs ?? RATE_LIMIT_FALLBACK_MS, ctx.signal);
+        continue;
+      }
+      if (err instanceof LostResponseError) return failItem(pending, 'submit', lostAnswerReason(requestId));
+      // Nothing was sent: the request id was never used.
+      if (err instanceof PreflightError) return failItem(pending, 'submit', err.detail, { requestId: null });
+      return failItem(pending, 'submit', reasonOf(err));
+    }
+  }
+}

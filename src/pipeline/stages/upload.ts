@@ -1,0 +1,105 @@
+/**
+ * Stage upload (checked → uploaded): puts real media where plan left placeholders.
+ *
+ * - Shared recipe references (`$ref:<name>`) get the file_id of the batch's one upload of each.
+ * - The item's own media (`$input`) goes the cheapest correct way for its rule's `upload` key:
+ *   `auto` (default) lets the client send it inline (multipart) up to its threshold and presigned
+ *   above; `inline` / `presigned` force one; `base64` puts a small image (≤ base64MaxBytes) into the
+ *   request itself as `{ data, media_type }` — no file upload, no readiness wait; the bytes are read at
+ *   submit time, so until then the request holds `data: '$input'`. Larger files and videos fall back
+ *   to `auto`.
+ * - An uploaded file is waited on until `ready`; a file the service marks `failed` fails the item with
+ *   the service's failure_reason.
+ *
+ * A prompt file has no media of its own: it only gets its references.
+ */
+import { basename } from 'node:path';
+import { FileFailedError, type UploadMode } from '../../client/index.ts';
+import type { ImageRef } from '../../spec/index.ts';
+import type { Item } from '../item.ts';
+import { INPUT_FILE_ID, type Json, REF_FILE_ID_PREFIX } from '../recipe-request.ts';
+import { fillReferences, ReferenceUploadError, referenceNamesIn } from '../references.ts';
+import type { RunContext } from '../run-context.ts';
+import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
+import { advance, expectState, failItem } from '../stage.ts';
+
+/** The `data` of a request whose input image travels inline: filled with the base64 bytes at submit. */
+export const INLINE_INPUT_DATA = '$input';
+
+/** Largest image sent as base64 `data` under `upload: base64` (larger ones are uploaded as files). */
+export const BASE64_MAX_BYTES = 4 * 1024 * 1024;
+
+/** True when the request still holds the item's own media placeholder. */
+function holdsInput(request: Json): boolean {
+  let found = false;
+  fillReferences(request, (id) => {
+    if (id === INPUT_FILE_ID) found = true;
+    return undefined;
+  });
+  return found;
+}
+
+/**
+ * Uploads what the item's request needs and advances it to `uploaded` with `request` (placeholders
+ * replaced) and `upload` set. Fails it when a shared reference or the file itself is refused.
+ *
+ * @example const next = await upload(checkedItem, ctx); // next.request.source → { file_id: '…' }
+ */
+export async function upload(item: Item, ctx: RunContext): Promise<Item> {
+  expectState(item, 'upload', 'checked');
+  ctx.signal.throwIfAborted();
+  let request = (item.request ?? {}) as Json;
+
+  const refIds = new Map<string, string>();
+  try {
+    for (const name of referenceNamesIn(request)) refIds.set(name, await ctx.references.fileId(name));
+  } catch (err) {
+    if (err instanceof ReferenceUploadError) return failItem(item, 'upload', err.message);
+    throw err;
+  }
+  request = fillReferences(request, (id) => {
+    const fileId = id.startsWith(REF_FILE_ID_PREFIX) ? refIds.get(id.slice(REF_FILE_ID_PREFIX.length)) : null;
+    return fileId ? { file_id: fileId } : undefined;
+  });
+
+  if (!holdsInput(request)) return advance(item, 'uploaded', { request, upload: null });
+
+  const rule = item.rule ? ctx.recipe.rules[item.rule.index] : undefined;
+  const preference = rule?.upload ?? 'auto';
+  const sniffed = item.sniff;
+  if (
+    preference === 'base64' &&
+    sniffed?.kind === 'image' &&
+    (item.media?.bytes ?? item.size) <= ctx.settings.base64MaxBytes
+  ) {
+    const inline: ImageRef = { data: INLINE_INPUT_DATA, media_type: sniffed.mime };
+    return advance(item, 'uploaded', {
+      request: fillReferences(request, (id) => (id === INPUT_FILE_ID ? inline : undefined)),
+      upload: { mode: 'base64', fileId: null, sha256: null },
+    });
+  }
+
+  const mode: UploadMode = preference === 'inline' || preference === 'presigned' ? preference : 'auto';
+  try {
+    const result = await ctx.client.files.upload(item.absPath, {
+      mode,
+      purpose: 'input',
+      filename: basename(item.input),
+      ...(sniffed ? { mimeType: sniffed.mime } : {}),
+      signal: ctx.signal,
+      waitUntilReady: true,
+      pollIntervalMs: ctx.settings.filePollIntervalMs,
+    });
+    const fileId = result.file.id;
+    return advance(item, 'uploaded', {
+      request: fillReferences(request, (id) => (id === INPUT_FILE_ID ? { file_id: fileId } : undefined)),
+      upload: { mode: result.mode, fileId, sha256: result.sha256 },
+    });
+  } catch (err) {
+    if (isRunnersToHandle(err, ctx.signal)) throw err;
+    if (err instanceof FileFailedError) {
+      return failItem(item, 'upload', err.failureReason ?? `the service marked file ${err.fileId} failed`);
+    }
+    return failItem(item, 'upload', reasonOf(err));
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Stage wait (submitted → completed): waits for the item's generation through the batch's one shared
+ * poll loop (ctx.poller), never a timer of its own. Reads go through the client, so its concurrency
+ * governor learns of every job that ends. A generation that failed fails the item with its
+ * failure_code and failure_reason; whether a retryable failure is resubmitted is the runner's call.
+ */
+import { NotFoundError } from '../../client/index.ts';
+import type { Item } from '../item.ts';
+import type { RunContext } from '../run-context.ts';
+import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
+import { advance, expectState, failItem } from '../stage.ts';
+
+/**
+ * The reason of an item whose generation failed: `<failure_code>: <failure_reason>`.
+ *
+ * @example failureReasonOf({ failure_code: 'content_moderated', failure_reason: 'The prompt …' })
+ * // 'content_moderated: The prompt …'
+ */
+export function failureReasonOf(g: { failure_code: string | null; failure_reason: string | null }): string {
+  const reason = g.failure_reason ?? 'the generation failed';
+  return g.failure_code ? `${g.failure_code}: ${reason}` : reason;
+}
+
+/**
+ * Waits until the item's generation is completed (advances to `completed`) or failed (fails the item
+ * at `wait`, with `generation` holding the service's failure_code and failure_reason).
+ *
+ * @example const next = await wait(submittedItem, ctx); // next.generation → { state: 'completed', … }
+ */
+export async function wait(item: Item, ctx: RunContext): Promise<Item> {
+  expectState(item, 'wait', 'submitted');
+  ctx.signal.throwIfAborted();
+  const id = item.generationId;
+  if (!id) return failItem(item, 'wait', 'no generation id was recorded for this item');
+  try {
+    const g = await ctx.poller.wait(id, ctx.signal);
+    const generation = { state: g.state, failure_code: g.failure_code, failure_reason: g.failure_reason };
+    if (g.state === 'completed') return advance(item, 'completed', { generation });
+    return failItem(item, 'wait', failureReasonOf(g), { generation });
+  } catch (err) {
+    if (isRunnersToHandle(err, ctx.signal)) throw err;
+    if (err instanceof NotFoundError) {
+      return failItem(item, 'wait', `generation ${id} is unknown to the service (${reasonOf(err)})`);
+    }
+    return failItem(item, 'wait', `generation ${id} could not be read: ${reasonOf(err)}`);
+  }
+}
