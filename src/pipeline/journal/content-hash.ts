@@ -1,0 +1,60 @@
+/**
+ * The content hash of an input: the sha256 of its bytes, read as a stream in fixed-size chunks (a file
+ * is never held in memory whole). Rehashing a large video on every run is avoided by the journal's
+ * cache, keyed by the file's identity (see FileIdentity).
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { JOURNAL_CHOICES } from './texts.ts';
+
+/**
+ * The sha256 (hex) of the file at `path`, streamed.
+ *
+ * @param signal - stops the read (the promise rejects with the signal's reason)
+ * @example await sha256File('in/clip.mp4') // 'e3b0c442…'
+ */
+export async function sha256File(path: string, signal?: AbortSignal): Promise<string> {
+  signal?.throwIfAborted();
+  const hash = createHash('sha256');
+  const stream = createReadStream(path, { highWaterMark: JOURNAL_CHOICES.hashChunkBytes, signal });
+  for await (const chunk of stream) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * What identifies one version of a file without reading it: device, inode, size, and the modification
+ * and change times in nanoseconds. The change time (ctime) moves on every write and cannot be set back
+ * by a user (unlike mtime, which `touch -d` or `cp -p` can), so an unchanged identity means unchanged
+ * bytes for any practical purpose.
+ */
+export interface FileIdentity {
+  dev: string;
+  ino: string;
+  size: number;
+  mtimeNs: string;
+  ctimeNs: string;
+}
+
+/** The identity of the file at `path` now. */
+export async function fileIdentity(path: string): Promise<FileIdentity> {
+  const st = await stat(path, { bigint: true });
+  return {
+    dev: String(st.dev),
+    ino: String(st.ino),
+    size: Number(st.size),
+    mtimeNs: String(st.mtimeNs),
+    ctimeNs: String(st.ctimeNs),
+  };
+}
+
+/** True when two identities name the same version of a file. */
+export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs
+  );
+}

@@ -1,0 +1,127 @@
+/**
+ * A journal row as the code sees it, and the pure rules that read an item's progress from it: which
+ * state the item really reached (through a `stopped`), which phase that is for resuming, and whether a
+ * create may have reached the service without its answer being recorded.
+ */
+import type { Item, ItemState, StageName } from '../item.ts';
+import { lostAnswerReason } from '../stages/submit.ts';
+import type { RecordedOutput } from './outputs-check.ts';
+import { JOURNAL_TEXTS } from './texts.ts';
+
+/** What identifies an item's work: the input's bytes and everything else that decides its result. */
+export interface JournalKey {
+  /** sha256 of the input's bytes (see content-hash.ts). */
+  contentHash: string;
+  /** See recipe-hash.ts. */
+  recipeHash: string;
+}
+
+/**
+ * How far an item got, as far as resuming is concerned:
+ * - `local`: nothing at the service yet (discovered … checked, skipped, or failed by a local stage);
+ *   redone from scratch, which is cheap;
+ * - `uploaded`: its media are uploaded, the create was not sent;
+ * - `submitting`: the create may have been sent but no generation id was recorded (outcome unknown);
+ * - `submitted`: a generation exists (queued … completed, or its download failed);
+ * - `downloaded`: outputs on disk, result.json not yet written;
+ * - `reported`: finished;
+ * - `failed`: failed for good at the service (upload refused, create rejected, generation failed).
+ */
+export type JournalPhase =
+  | 'local'
+  | 'uploaded'
+  | 'submitting'
+  | 'submitted'
+  | 'downloaded'
+  | 'reported'
+  | 'failed';
+
+/** One item row of the journal (the active row of an input in an out dir, or an older one). */
+export interface JournalRow {
+  id: number;
+  outDir: string;
+  input: string;
+  contentHash: string;
+  recipeHash: string;
+  /** The item as last saved. */
+  item: Item;
+  /** The last state the item reached before any `stopped` (equal to item.state otherwise). */
+  liveState: ItemState;
+  phase: JournalPhase;
+  /** The create may have reached the service and its answer was not recorded. */
+  outcomeUnknown: boolean;
+  /** When the item's media (and references) were uploaded, ms since the epoch; null before. */
+  uploadedAt: number | null;
+  /** Local outputs with their sizes, recorded when the item reached `downloaded`; null before. */
+  outputs: RecordedOutput[] | null;
+  /** The batch that last planned or saved the row. */
+  batchId: number | null;
+  createdAt: number;
+  updatedAt: number;
+  /** When a later row of the same input replaced this one; null for the active row. */
+  supersededAt: number | null;
+}
+
+const LOCAL_STATES: ReadonlySet<ItemState> = new Set(['discovered', 'sniffed', 'planned', 'checked']);
+const LOCAL_STAGES: ReadonlySet<StageName> = new Set(['sniff', 'plan', 'check']);
+
+/**
+ * The state an item really reached: its state, except that `stopped` (the batch ended before the item
+ * did) keeps the state it had before.
+ *
+ * @param previousLive - the live state recorded before this save (null for a new row)
+ */
+export function liveStateOf(item: Pick<Item, 'state'>, previousLive: ItemState | null): ItemState {
+  if (item.state !== 'stopped') return item.state;
+  return previousLive ?? 'discovered';
+}
+
+/**
+ * True when the item's create may have reached the service but no generation id was recorded:
+ * - a request id is recorded (it is journaled before the create is sent) with no generation id, and
+ *   the item had not moved on; or
+ * - the item failed at submit because the create's answer was lost (stages/submit.ts), or under the
+ *   default crash policy (texts.unknownOutcome).
+ */
+export function isOutcomeUnknown(item: Item, liveState: ItemState): boolean {
+  if (item.generationId || !item.requestId) return false;
+  if (item.state === 'failed') {
+    return (
+      item.failedAt === 'submit' &&
+      (item.reason === lostAnswerReason(item.requestId) ||
+        item.reason === JOURNAL_TEXTS.unknownOutcome(item.requestId))
+    );
+  }
+  return liveState === 'uploaded';
+}
+
+/**
+ * The phase of an item for resuming (see JournalPhase).
+ *
+ * @example phaseOf({ ...item, state: 'stopped', generationId: 'g1' }, 'submitted') // 'submitted'
+ */
+export function phaseOf(item: Item, liveState: ItemState): JournalPhase {
+  if (isOutcomeUnknown(item, liveState)) return 'submitting';
+  if (item.state === 'skipped') return 'local';
+  if (item.state === 'failed') {
+    if (item.failedAt === null || LOCAL_STAGES.has(item.failedAt)) return 'local';
+    // Work the service did is never thrown away: a failed download or result write is resumed.
+    if (item.failedAt === 'download' && item.generationId) return 'submitted';
+    if (item.failedAt === 'report' && item.generationId) return 'downloaded';
+    return 'failed';
+  }
+  if (LOCAL_STATES.has(liveState)) return 'local';
+  switch (liveState) {
+    case 'uploaded':
+      return 'uploaded';
+    case 'submitted':
+    case 'completed':
+      return item.generationId ? 'submitted' : 'uploaded';
+    case 'downloaded':
+      return 'downloaded';
+    case 'reported':
+      return 'reported';
+    default:
+      return 'local';
+  }
+}

@@ -1,0 +1,663 @@
+/**
+ * The journal: the crash-safe record that makes genpipe never pay twice and never lose a result. A
+ * SQLite file (better-sqlite3, used synchronously) in WAL mode with `synchronous = FULL`, on a local
+ * disk, by default `<out>/.genpipe/journal.db`.
+ *
+ * How a run uses it:
+ *
+ * ```ts
+ * const journal = openJournal({ outDir });                  // refuses a network fs or a second runner
+ * journal.startBatch({ inputDir, service: baseUrl, options });
+ * // per file, once planned (state `planned`):
+ * const d = await journal.admit(item, recipe, { force, resubmitUnknown });
+ * //   d.action 'fresh'  → run the stages from d.item.state (check, upload, …)
+ * //   d.action 'resume' → run the stages from d.item.state (`uploaded`, `submitted` or `downloaded`)
+ * //   d.action 'done'   → d.item is final; report it
+ * journal.save(item);                                       // after every transition: durable on return
+ * // after discovery: generations in flight whose input is gone are still collected
+ * for (const d of journal.vanishedInFlight()) …
+ * journal.finishBatch('finished'); journal.close();
+ * ```
+ *
+ * Intent before action: every write that matters is committed (fsynced) before the action it precedes.
+ * submit journals the item with its new X-Request-Id (save) before the create is sent, and the runner
+ * saves the generation id as soon as the 201 arrives; an upload's file_id is saved before the create
+ * that uses it; outputs are recorded with their sizes when the item reaches `downloaded`. A row found
+ * with a request id and no generation id after a crash goes through the crash policy (crash-policy.ts).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Item, ItemState } from '../item.ts';
+import { fileIdentity, sameIdentity, sha256File } from './content-hash.ts';
+import {
+  isOutcomeUnknown,
+  type JournalKey,
+  type JournalPhase,
+  type JournalRow,
+  liveStateOf,
+  phaseOf,
+} from './journal-row.ts';
+import { assertLocalDisk, realLocation } from './local-disk.ts';
+import { checkOutputs, measureOutputs, type OutputCheck, type RecordedOutput } from './outputs-check.ts';
+import { recipeHash, referencesUsed } from './recipe-hash.ts';
+import { decide, type JournalDecision } from './resume-decision.ts';
+import { acquireRunnerLock, releaseRunnerLock } from './runner-lock.ts';
+import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
+import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
+
+/** Options of openJournal. */
+export interface OpenJournalOptions {
+  /** The batch's out dir (the journal's rows and lock are per out dir). */
+  outDir: string;
+  /** The journal file (`--journal PATH`); default `<outDir>/.genpipe/journal.db`. */
+  path?: string;
+  /**
+   * Take the out dir's runner lock (default true). Without it the journal can be read (a status
+   * command) but plan and save must not be used while a runner holds the out dir.
+   */
+  lock?: boolean;
+  /** Clock, ms since the epoch (tests). */
+  now?: () => number;
+  /** The mountinfo text the local-disk check reads (tests); null skips the check. Default: this process's. */
+  mountInfo?: string | null;
+  /** FULL (default, and what genpipe uses); NORMAL exists only for the bench's baseline. */
+  synchronous?: SynchronousMode;
+}
+
+/** What a batch row records. */
+export interface BatchInfo {
+  inputDir: string;
+  /**
+   * Who produces the results: the service's base URL (or `emulator`). Part of every recipe hash (a
+   * result from another service is not this one's) and of the shared-reference uploads' key.
+   */
+  service?: string;
+  /** The run's options as given (flags), for the record. Never put secrets here. */
+  options?: Record<string, unknown>;
+}
+
+/** What the journal reads of a recipe: the files of its shared references (a Recipe fits). */
+export interface RecipeFiles {
+  references: Readonly<Record<string, { absPath: string }>>;
+}
+
+/** The crash policy flag and --force. */
+export interface PlanOptions {
+  /** Redo every item (--force). */
+  force?: boolean;
+  /** Resubmit items whose submission outcome is unknown (--resubmit-unknown); default: fail them. */
+  resubmitUnknown?: boolean;
+}
+
+/** A batch row. */
+export interface BatchRow {
+  id: number;
+  startedAt: number;
+  finishedAt: number | null;
+  status: 'running' | 'finished' | 'stopped';
+  inputDir: string;
+  outDir: string;
+  service: string | null;
+  options: Record<string, unknown>;
+  pid: number;
+}
+
+interface ItemRowSql {
+  id: number;
+  out_dir: string;
+  input: string;
+  content_hash: string;
+  recipe_hash: string;
+  live_state: string;
+  phase: string;
+  outcome_unknown: number;
+  item: string;
+  outputs: string | null;
+  uploaded_at: number | null;
+  batch_id: number | null;
+  created_at: number;
+  updated_at: number;
+  superseded_at: number | null;
+}
+
+interface BatchRowSql {
+  id: number;
+  started_at: number;
+  finished_at: number | null;
+  status: string;
+  input_dir: string;
+  out_dir: string;
+  service: string | null;
+  options: string;
+  pid: number;
+}
+
+const ITEM_COLUMNS =
+  'id, out_dir, input, content_hash, recipe_hash, live_state, phase, outcome_unknown, item, outputs, uploaded_at, batch_id, created_at, updated_at, superseded_at';
+
+function toRow(r: ItemRowSql): JournalRow {
+  return {
+    id: r.id,
+    outDir: r.out_dir,
+    input: r.input,
+    contentHash: r.content_hash,
+    recipeHash: r.recipe_hash,
+    item: JSON.parse(r.item) as Item,
+    liveState: r.live_state as ItemState,
+    phase: r.phase as JournalPhase,
+    outcomeUnknown: r.outcome_unknown === 1,
+    uploadedAt: r.uploaded_at,
+    outputs: r.outputs === null ? null : (JSON.parse(r.outputs) as RecordedOutput[]),
+    batchId: r.batch_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    supersededAt: r.superseded_at,
+  };
+}
+
+/** True when the item holds anything the service did for it (a save of it may not be dropped). */
+function holdsServiceWork(item: Item): boolean {
+  return !!(item.upload?.fileId || item.requestId || item.generationId || item.outputs.length > 0);
+}
+
+/** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
+export function defaultJournalPath(outDir: string): string {
+  return join(outDir, JOURNAL_CHOICES.dirName, JOURNAL_CHOICES.fileName);
+}
+
+/**
+ * Opens (creating when missing) the journal of `outDir` and takes its runner lock.
+ *
+ * @throws NetworkFilesystemError when the journal would be on a network filesystem
+ * @throws JournalLockedError when another live runner holds the out dir
+ * @throws JournalFileError when the file is not a journal, or a newer genpipe's
+ * @example const journal = openJournal({ outDir: 'out' }); // out/.genpipe/journal.db
+ */
+export function openJournal(opts: OpenJournalOptions): Journal {
+  return new Journal(opts);
+}
+
+/** See the module comment. Not safe to share between threads; one per process and out dir. */
+export class Journal {
+  /** The journal file. */
+  readonly path: string;
+  /** The out dir's real path (the rows' `out_dir`). */
+  readonly outDir: string;
+  /** The connection (tests and the bench read pragmas through it). */
+  readonly db: Database.Database;
+  private readonly now: () => number;
+  private lockToken: string | null = null;
+  private batch: { id: number; service: string | undefined } | null = null;
+  /** input → id of the row this session plans and saves it in. */
+  private readonly bound = new Map<string, number>();
+  private closed = false;
+  private readonly sql: ReturnType<Journal['prepare']>;
+
+  constructor(opts: OpenJournalOptions) {
+    this.outDir = realLocation(opts.outDir);
+    this.path = opts.path ?? defaultJournalPath(this.outDir);
+    this.now = opts.now ?? Date.now;
+    assertLocalDisk(this.path, opts.mountInfo);
+    mkdirSync(dirname(this.path), { recursive: true });
+    let db: Database.Database | null = null;
+    try {
+      db = new Database(this.path);
+      applyPragmas(db, this.path, opts.synchronous ?? 'FULL');
+      migrate(db, this.path);
+    } catch (err) {
+      db?.close();
+      if (err instanceof JournalFileError) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      throw new JournalFileError(JOURNAL_TEXTS.notAJournal(this.path, message));
+    }
+    this.db = db;
+    this.sql = this.prepare();
+    if (opts.lock !== false) {
+      try {
+        this.lockToken = acquireRunnerLock(db, this.outDir, this.now());
+      } catch (err) {
+        db.close();
+        throw err;
+      }
+    }
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      active: db.prepare<[string, string], ItemRowSql>(
+        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? AND superseded_at IS NULL`,
+      ),
+      byId: db.prepare<[number], ItemRowSql>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`),
+      allActive: db.prepare<[string], ItemRowSql>(
+        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND superseded_at IS NULL ORDER BY input`,
+      ),
+      byPhase: db.prepare<[string, string], ItemRowSql>(
+        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND phase = ? AND superseded_at IS NULL ORDER BY input`,
+      ),
+      history: db.prepare<[string, string], ItemRowSql>(
+        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? ORDER BY id`,
+      ),
+      insert: db.prepare(
+        `INSERT INTO items (out_dir, input, content_hash, recipe_hash, state, live_state, phase, reason, failed_at,
+           upload_file_id, generation_id, request_id, attempts, outcome_unknown, item, outputs, uploaded_at, batch_id,
+           created_at, updated_at)
+         VALUES (@out_dir, @input, @content_hash, @recipe_hash, @state, @live_state, @phase, @reason, @failed_at,
+           @upload_file_id, @generation_id, @request_id, @attempts, @outcome_unknown, @item, @outputs, @uploaded_at,
+           @batch_id, @now, @now)`,
+      ),
+      update: db.prepare(
+        `UPDATE items SET state = @state, live_state = @live_state, phase = @phase, reason = @reason,
+           failed_at = @failed_at, upload_file_id = @upload_file_id, generation_id = @generation_id,
+           request_id = @request_id, attempts = @attempts, outcome_unknown = @outcome_unknown, item = @item,
+           outputs = @outputs, uploaded_at = @uploaded_at, batch_id = @batch_id, updated_at = @now
+         WHERE id = @id`,
+      ),
+      supersede: db.prepare('UPDATE items SET superseded_at = ? WHERE id = ?'),
+      insertBatch: db.prepare(
+        `INSERT INTO batches (started_at, input_dir, out_dir, service, options, pid)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      finishBatch: db.prepare('UPDATE batches SET finished_at = ?, status = ? WHERE id = ?'),
+      batches: db.prepare<[string], BatchRowSql>('SELECT * FROM batches WHERE out_dir = ? ORDER BY id'),
+      reference: db.prepare<[string, string, string], { file_id: string; uploaded_at: number }>(
+        'SELECT file_id, uploaded_at FROM shared_references WHERE service = ? AND name = ? AND content_hash = ?',
+      ),
+      saveReference: db.prepare(
+        `INSERT INTO shared_references (service, name, content_hash, file_id, uploaded_at, batch_id)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(service, name, content_hash) DO UPDATE SET file_id = excluded.file_id,
+           uploaded_at = excluded.uploaded_at, batch_id = excluded.batch_id`,
+      ),
+      forgetReference: db.prepare(
+        'DELETE FROM shared_references WHERE service = ? AND name = ? AND content_hash = ?',
+      ),
+      hashGet: db.prepare<
+        [string],
+        { dev: string; ino: string; size: number; mtime_ns: string; ctime_ns: string; hash: string }
+      >('SELECT dev, ino, size, mtime_ns, ctime_ns, hash FROM content_hashes WHERE path = ?'),
+      hashPut: db.prepare(
+        `INSERT INTO content_hashes (path, dev, ino, size, mtime_ns, ctime_ns, hash, hashed_at)
+         VALUES (@path, @dev, @ino, @size, @mtimeNs, @ctimeNs, @hash, @now)
+         ON CONFLICT(path) DO UPDATE SET dev = excluded.dev, ino = excluded.ino, size = excluded.size,
+           mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, hash = excluded.hash,
+           hashed_at = excluded.hashed_at`,
+      ),
+    };
+  }
+
+  /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (committed, and fsynced, when it returns). */
+  private tx<T>(fn: () => T): T {
+    this.assertOpen();
+    return this.db.transaction(fn).immediate();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error(`journal ${this.path} is closed`);
+  }
+
+  // ---- batches --------------------------------------------------------------------------------
+
+  /**
+   * Records the start of a run (or watch session) and makes it the current batch.
+   *
+   * @returns the batch id
+   */
+  startBatch(info: BatchInfo): number {
+    this.assertOpen();
+    const result = this.sql.insertBatch.run(
+      this.now(),
+      realLocation(info.inputDir),
+      this.outDir,
+      info.service ?? null,
+      JSON.stringify(info.options ?? {}),
+      process.pid,
+    );
+    const id = Number(result.lastInsertRowid);
+    this.batch = { id, service: info.service };
+    return id;
+  }
+
+  /** Records the end of the current batch: `finished`, or `stopped` when it stopped early. */
+  finishBatch(status: 'finished' | 'stopped' = 'finished'): void {
+    this.assertOpen();
+    if (!this.batch) return;
+    this.sql.finishBatch.run(this.now(), status, this.batch.id);
+  }
+
+  /** The batches run on this out dir, oldest first (a `running` one whose pid is gone was interrupted). */
+  batches(): BatchRow[] {
+    return this.sql.batches.all(this.outDir).map((b) => ({
+      id: b.id,
+      startedAt: b.started_at,
+      finishedAt: b.finished_at,
+      status: b.status as BatchRow['status'],
+      inputDir: b.input_dir,
+      outDir: b.out_dir,
+      service: b.service,
+      options: JSON.parse(b.options) as Record<string, unknown>,
+      pid: b.pid,
+    }));
+  }
+
+  private requireBatch(): { id: number; service: string | undefined } {
+    if (!this.batch) throw new Error('journal: startBatch must be called before plan');
+    return this.batch;
+  }
+
+  // ---- keys -----------------------------------------------------------------------------------
+
+  /**
+   * The sha256 of a file's bytes, streamed; taken from the cache when the file's identity (device,
+   * inode, size, mtime, ctime) is the one it was hashed at. A file that changes while it is read is
+   * hashed but not cached.
+   *
+   * @example await journal.hashFile('/in/clip.mp4')
+   */
+  async hashFile(path: string, signal?: AbortSignal): Promise<string> {
+    this.assertOpen();
+    const before = await fileIdentity(path);
+    const cached = this.sql.hashGet.get(path);
+    if (
+      cached &&
+      sameIdentity(before, {
+        dev: cached.dev,
+        ino: cached.ino,
+        size: cached.size,
+        mtimeNs: cached.mtime_ns,
+        ctimeNs: cached.ctime_ns,
+      })
+    ) {
+      return cached.hash;
+    }
+    const hash = await sha256File(path, signal);
+    const after = await fileIdentity(path);
+    if (sameIdentity(before, after) && !this.closed) {
+      this.sql.hashPut.run({ path, ...after, hash, now: this.now() });
+    }
+    return hash;
+  }
+
+  /**
+   * The key of a planned item: its content hash and its recipe hash (the current batch's service
+   * included). Must be taken while the item is `planned`: later states hold real file ids.
+   *
+   * @param references - the recipe's shared references (their files are hashed, cached)
+   */
+  async keyOf(
+    item: Item,
+    references: Readonly<Record<string, { absPath: string }>> = {},
+    signal?: AbortSignal,
+  ): Promise<JournalKey> {
+    const contentHash = await this.hashFile(item.absPath, signal);
+    const refHashes: Record<string, string> = {};
+    for (const name of referencesUsed(item.request)) {
+      const ref = references[name];
+      if (ref) refHashes[name] = await this.hashFile(ref.absPath, signal);
+    }
+    return { contentHash, recipeHash: recipeHash(item, refHashes, this.batch?.service) };
+  }
+
+  // ---- planning -------------------------------------------------------------------------------
+
+  /**
+   * What to do with a planned file (see resume-decision.ts): fresh, resume or done. The row is
+   * created, replaced (content or recipe changed, --force) or brought up to date in the same
+   * transaction, and the input is bound to it for save().
+   *
+   * @example const d = journal.plan(item, await journal.keyOf(item, recipe.references), { force: false });
+   */
+  plan(item: Item, key: JournalKey, opts: PlanOptions = {}): JournalDecision {
+    const batch = this.requireBatch();
+    return this.tx(() => {
+      const sqlRow = this.sql.active.get(this.outDir, item.input);
+      const row = sqlRow ? toRow(sqlRow) : null;
+      const sameKey = row && row.contentHash === key.contentHash && row.recipeHash === key.recipeHash;
+      const needsOutputs = sameKey && (row.phase === 'downloaded' || row.phase === 'reported');
+      const decision = decide({
+        row,
+        fresh: item,
+        key,
+        force: opts.force ?? false,
+        resubmitUnknown: opts.resubmitUnknown ?? false,
+        now: this.now(),
+        uploadReuseMaxAgeMs: JOURNAL_CHOICES.uploadReuseMaxAgeMs,
+        outputs: needsOutputs ? this.outputsCheck(row) : null,
+      });
+      let id: number;
+      if (!row || decision.supersede) {
+        if (row) this.sql.supersede.run(this.now(), row.id);
+        id = this.insertRow(decision.item, key, batch.id);
+      } else if (decision.action === 'fresh') {
+        id = row.id;
+        this.writeItem(id, decision.item, null, batch.id);
+      } else {
+        id = row.id;
+        if (JSON.stringify(decision.item) !== JSON.stringify(row.item)) {
+          this.writeItem(id, decision.item, row, batch.id);
+        }
+      }
+      this.bound.set(item.input, id);
+      return { action: decision.action, item: decision.item, reason: decision.reason };
+    });
+  }
+
+  /**
+   * keyOf then plan: what the runner calls for each planned file.
+   *
+   * @example const d = await journal.admit(item, recipe, { resubmitUnknown: flags.resubmitUnknown });
+   */
+  async admit(
+    item: Item,
+    recipe: RecipeFiles,
+    opts: PlanOptions & { signal?: AbortSignal } = {},
+  ): Promise<JournalDecision> {
+    const key = await this.keyOf(item, recipe.references, opts.signal);
+    return this.plan(item, key, opts);
+  }
+
+  private outputsCheck(row: JournalRow): OutputCheck {
+    if (row.outputs === null)
+      return { complete: false, resultPresent: false, problems: ['outputs were not recorded'] };
+    return checkOutputs(this.outDir, row.input, row.outputs);
+  }
+
+  // ---- saving ---------------------------------------------------------------------------------
+
+  /**
+   * Records the item's new state; committed and fsynced when it returns. An item the journal has not
+   * planned is ignored while nothing was done for it at the service (discovered, sniffed, skipped or
+   * failed by plan: those are redone on every run anyway).
+   *
+   * A `stopped` item keeps the state it reached in the row (live_state), and a stop that came while its
+   * create was being sent keeps the recorded request id (the create may have reached the service).
+   *
+   * @throws Error when an unplanned item holds service work (a wiring error: it would be lost)
+   * @example await ctx.persist(item) // → journal.save(item)
+   */
+  save(item: Item): void {
+    this.assertOpen();
+    const id = this.bound.get(item.input);
+    if (id === undefined) {
+      if (!holdsServiceWork(item)) return;
+      throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
+    }
+    this.tx(() => {
+      const prevSql = this.sql.byId.get(id);
+      const prev = prevSql ? toRow(prevSql) : null;
+      if (prevSql && prevSql.item === JSON.stringify(item)) return;
+      this.writeItem(id, item, prev, this.batch?.id ?? prev?.batchId ?? null);
+    });
+  }
+
+  /** Alias of save for the moment the create is about to be sent (the item holds its new request id). */
+  recordSubmitting(item: Item): void {
+    if (!item.requestId) throw new Error(`journal: recordSubmitting(${item.input}) without a request id`);
+    this.save(item);
+  }
+
+  /** Alias of save for the moment the 201 arrived (the item holds its generation id). */
+  recordSubmitted(item: Item): void {
+    if (!item.generationId)
+      throw new Error(`journal: recordSubmitted(${item.input}) without a generation id`);
+    this.save(item);
+  }
+
+  private columns(item: Item, prev: JournalRow | null) {
+    let it = item;
+    // A stop may interrupt a create after it was sent: the request id stays until an answer is known.
+    if (
+      item.state === 'stopped' &&
+      prev?.phase === 'submitting' &&
+      !item.generationId &&
+      !item.requestId &&
+      prev.item.requestId
+    ) {
+      it = { ...item, requestId: prev.item.requestId };
+    }
+    const liveState = liveStateOf(it, prev?.liveState ?? null);
+    const phase = phaseOf(it, liveState);
+    const uploadedAt = phase === 'local' ? null : (prev?.uploadedAt ?? this.now());
+    let outputs: string | null = null;
+    if (phase === 'downloaded' || phase === 'reported') {
+      outputs = JSON.stringify(prev?.outputs ?? measureOutputs(this.outDir, it));
+    }
+    return {
+      state: it.state,
+      live_state: liveState,
+      phase,
+      reason: it.reason,
+      failed_at: it.failedAt,
+      upload_file_id: it.upload?.fileId ?? null,
+      generation_id: it.generationId,
+      request_id: it.requestId,
+      attempts: it.attempts,
+      outcome_unknown: isOutcomeUnknown(it, liveState) ? 1 : 0,
+      item: JSON.stringify(it),
+      outputs,
+      uploaded_at: uploadedAt,
+      now: this.now(),
+    };
+  }
+
+  private insertRow(item: Item, key: JournalKey, batchId: number): number {
+    const result = this.sql.insert.run({
+      out_dir: this.outDir,
+      input: item.input,
+      content_hash: key.contentHash,
+      recipe_hash: key.recipeHash,
+      batch_id: batchId,
+      ...this.columns(item, null),
+    });
+    return Number(result.lastInsertRowid);
+  }
+
+  private writeItem(id: number, item: Item, prev: JournalRow | null, batchId: number | null): void {
+    this.sql.update.run({ id, batch_id: batchId, ...this.columns(item, prev) });
+  }
+
+  // ---- reading --------------------------------------------------------------------------------
+
+  /** The active row of `input` in this out dir, or null. */
+  get(input: string): JournalRow | null {
+    const r = this.sql.active.get(this.outDir, input);
+    return r ? toRow(r) : null;
+  }
+
+  /** Every row `input` has had in this out dir, oldest first (superseded ones included). */
+  history(input: string): JournalRow[] {
+    return this.sql.history.all(this.outDir, input).map(toRow);
+  }
+
+  /** The active row of every input of this out dir, by input path (one per input). */
+  rows(): JournalRow[] {
+    return this.sql.allActive.all(this.outDir).map(toRow);
+  }
+
+  /** Active rows of this out dir in `phase`. */
+  rowsIn(phase: JournalPhase): JournalRow[] {
+    return this.sql.byPhase.all(this.outDir, phase).map(toRow);
+  }
+
+  /** Rows whose generation was submitted and whose outputs are not yet downloaded (to be polled). */
+  inFlight(): JournalRow[] {
+    return this.rowsIn('submitted');
+  }
+
+  /**
+   * Work the service did (or is doing) for inputs this session has not planned: active rows in phase
+   * `submitted` or `downloaded` whose input was not seen by plan (it was deleted or moved out of the
+   * input dir). Call after discovery. Each is resumed (bound for save), so a paid generation is still
+   * polled, downloaded and reported even though its input is gone. Rows of vanished inputs in other
+   * phases are left in the journal and not reported.
+   */
+  vanishedInFlight(): JournalDecision[] {
+    const batch = this.requireBatch();
+    const out: JournalDecision[] = [];
+    for (const phase of ['submitted', 'downloaded'] as const) {
+      for (const row of this.rowsIn(phase)) {
+        if (this.bound.has(row.input)) continue;
+        const decision = decide({
+          row,
+          fresh: row.item,
+          key: { contentHash: row.contentHash, recipeHash: row.recipeHash },
+          force: false,
+          resubmitUnknown: false,
+          now: this.now(),
+          uploadReuseMaxAgeMs: JOURNAL_CHOICES.uploadReuseMaxAgeMs,
+          outputs: phase === 'downloaded' ? this.outputsCheck(row) : null,
+        });
+        if (decision.action !== 'resume') continue;
+        this.tx(() => this.writeItem(row.id, decision.item, row, batch.id));
+        this.bound.set(row.input, row.id);
+        out.push({ action: decision.action, item: decision.item, reason: decision.reason });
+      }
+    }
+    return out;
+  }
+
+  // ---- shared references ----------------------------------------------------------------------
+
+  /**
+   * The file_id of an earlier upload of shared reference `name` with these bytes for the current
+   * batch's service, when recent enough to reuse; else null.
+   */
+  reference(name: string, contentHash: string): string | null {
+    const row = this.sql.reference.get(this.batch?.service ?? '', name, contentHash);
+    if (!row || this.now() - row.uploaded_at > JOURNAL_CHOICES.uploadReuseMaxAgeMs) return null;
+    return row.file_id;
+  }
+
+  /** Records the upload of shared reference `name` (durable on return). */
+  saveReference(name: string, contentHash: string, fileId: string): void {
+    this.assertOpen();
+    this.sql.saveReference.run(
+      this.batch?.service ?? '',
+      name,
+      contentHash,
+      fileId,
+      this.now(),
+      this.batch?.id ?? null,
+    );
+  }
+
+  /** Forgets a recorded reference upload (the service no longer has the file). */
+  forgetReference(name: string, contentHash: string): void {
+    this.assertOpen();
+    this.sql.forgetReference.run(this.batch?.service ?? '', name, contentHash);
+  }
+
+  // ---- closing --------------------------------------------------------------------------------
+
+  /** Releases the out dir and closes the file (a checkpoint folds the WAL into the database). */
+  close(): void {
+    if (this.closed) return;
+    try {
+      if (this.lockToken) releaseRunnerLock(this.db, this.outDir, this.lockToken);
+    } finally {
+      this.closed = true;
+      this.db.close();
+    }
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * What a run does with a discovered, planned file given its journal row: the pure decision behind
+ * Journal.plan. One table, read top to bottom:
+ *
+ * | row                                       | decision                                                  |
+ * |-------------------------------------------|-----------------------------------------------------------|
+ * | none                                      | fresh                                                     |
+ * | any, with --force                         | fresh (new row; the old one is kept as history)           |
+ * | content hash differs                      | fresh (new row)                                           |
+ * | recipe hash differs                       | fresh (new row)                                           |
+ * | local (nothing at the service)            | fresh (same row)                                          |
+ * | uploaded                                  | resume at `uploaded` (submit), if the upload is recent    |
+ * | submitting (outcome unknown)              | the crash policy: fail (default) or resubmit              |
+ * | submitted                                 | resume at `submitted`: poll, never submit again           |
+ * | downloaded, outputs complete              | resume at `downloaded` (write result.json)                |
+ * | reported, outputs and result.json present | done                                                      |
+ * | reported, result.json missing             | resume at `downloaded`                                    |
+ * | downloaded/reported, outputs incomplete   | resume at `submitted`: poll for fresh URLs, download again |
+ * | failed (at the service)                   | done                                                      |
+ */
+import type { Item } from '../item.ts';
+import { unknownSubmissionPolicy } from './crash-policy.ts';
+import type { JournalKey, JournalRow } from './journal-row.ts';
+import type { OutputCheck } from './outputs-check.ts';
+import { JOURNAL_TEXTS } from './texts.ts';
+
+/**
+ * - `fresh`: process the file from its current state (the item given to plan), as if never seen;
+ * - `resume`: continue with the returned item from its state (the next stage is the one that takes it);
+ * - `done`: nothing to do; the returned item is final (reported, or failed) and goes into the report.
+ */
+export type JournalAction = 'fresh' | 'resume' | 'done';
+
+/** The decision for one file. */
+export interface JournalDecision {
+  action: JournalAction;
+  /** The item to continue with (fresh: the one given; resume/done: the journaled one, brought up to date). */
+  item: Item;
+  /** Why, in plain words (for a progress line); null for a file never seen before. */
+  reason: string | null;
+}
+
+/** The decision plus what the journal does with the row. */
+export interface RowDecision extends JournalDecision {
+  /** Start a new row and keep the old one as history (content or recipe changed, or --force). */
+  supersede: boolean;
+}
+
+/** What decide reads. */
+export interface DecideInput {
+  /** The input's active row in this out dir, or null. */
+  row: JournalRow | null;
+  /** The file as this run found and planned it. */
+  fresh: Item;
+  key: JournalKey;
+  /** --force: redo everything. */
+  force: boolean;
+  /** --resubmit-unknown: the crash policy's other choice. */
+  resubmitUnknown: boolean;
+  /** ms since the epoch. */
+  now: number;
+  /** Uploads older than this are not reused. */
+  uploadReuseMaxAgeMs: number;
+  /** The outputs check of the row; needed when the row's phase is downloaded or reported. */
+  outputs: OutputCheck | null;
+}
+
+/** The journaled item brought up to date with the file as found now (its path may have moved). */
+function current(stored: Item, fresh: Item): Item {
+  return { ...stored, absPath: fresh.absPath, size: fresh.size, mtimeMs: fresh.mtimeMs };
+}
+
+/** The item sent back to wait for its generation, its earlier outputs forgotten. */
+function backToSubmitted(item: Item): Item {
+  return {
+    ...item,
+    state: 'submitted',
+    reason: null,
+    failedAt: null,
+    generation: null,
+    outputs: [],
+    composite: null,
+    layers: [],
+  };
+}
+
+/** The row's uploads (its own media and the references in its request) are young enough to reuse. */
+function uploadIsRecent(row: JournalRow, now: number, maxAgeMs: number): boolean {
+  return row.uploadedAt !== null && now - row.uploadedAt <= maxAgeMs;
+}
+
+/**
+ * Decides what to do with a file (see the module comment's table). Pure.
+ *
+ * @example decide({ row: null, fresh, key, force: false, resubmitUnknown: false, now, uploadReuseMaxAgeMs, outputs: null })
+ * // { action: 'fresh', item: fresh, reason: null, supersede: false }
+ */
+export function decide(input: DecideInput): RowDecision {
+  const { row, fresh, key } = input;
+  const freshly = (reason: string | null, supersede: boolean): RowDecision => ({
+    action: 'fresh',
+    item: fresh,
+    reason,
+    supersede,
+  });
+  if (!row) return freshly(null, false);
+  if (input.force) return freshly(JOURNAL_TEXTS.forced, true);
+  if (row.contentHash !== key.contentHash) return freshly(JOURNAL_TEXTS.contentChanged, true);
+  if (row.recipeHash !== key.recipeHash) return freshly(JOURNAL_TEXTS.recipeChanged, true);
+
+  const stored = current(row.item, fresh);
+  const resume = (item: Item, reason: string): RowDecision => ({
+    action: 'resume',
+    item,
+    reason,
+    supersede: false,
+  });
+  const done = (item: Item, reason: string): RowDecision => ({
+    action: 'done',
+    item,
+    reason,
+    supersede: false,
+  });
+
+  switch (row.phase) {
+    case 'local':
+      return freshly(null, false);
+    case 'uploaded': {
+      if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs))
+        return freshly(JOURNAL_TEXTS.uploadTooOld, false);
+      return resume(
+        { ...stored, state: 'uploaded', reason: null, failedAt: null, requestId: null, generationId: null },
+        JOURNAL_TEXTS.resumeUploaded,
+      );
+    }
+    case 'submitting': {
+      const policy = unknownSubmissionPolicy(
+        { item: stored, liveState: row.liveState },
+        input.resubmitUnknown,
+      );
+      if (!policy) return freshly(null, false); // not reachable: the phase says the outcome is unknown
+      if (policy.action === 'fail') return done(policy.item, policy.reason);
+      if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs)) {
+        return {
+          ...freshly(`${policy.reason}; ${JOURNAL_TEXTS.uploadTooOld}`, false),
+          item: { ...fresh, earlierAttempts: policy.item.earlierAttempts },
+        };
+      }
+      return resume(policy.item, policy.reason);
+    }
+    case 'submitted':
+      return resume(backToSubmitted(stored), JOURNAL_TEXTS.resumeSubmitted(stored.generationId ?? '?'));
+    case 'downloaded':
+    case 'reported': {
+      const check = input.outputs;
+      if (!check?.complete) {
+        const problems = check?.problems ?? ['not checked'];
+        return resume(
+          backToSubmitted(stored),
+          JOURNAL_TEXTS.resumeRedownload(stored.generationId ?? '?', problems),
+        );
+      }
+      if (row.phase === 'reported' && stored.state === 'reported' && check.resultPresent) {
+        return done(stored, JOURNAL_TEXTS.done);
+      }
+      return resume(
+        { ...stored, state: 'downloaded', reason: null, failedAt: null },
+        JOURNAL_TEXTS.resumeReport,
+      );
+    }
+    case 'failed':
+      return done(stored, JOURNAL_TEXTS.done);
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The journal as the runner's hooks: one object with the few functions `genpipe run` and `genpipe
+ * watch` call, so wiring the journal into a runner is a handful of lines (see each member).
+ */
+import type { Item } from '../item.ts';
+import type { Journal, PlanOptions, RecipeFiles } from './journal.ts';
+import type { JournalDecision } from './resume-decision.ts';
+
+/** What a runner calls (see journalRunHooks). */
+export interface JournalRunHooks {
+  /**
+   * RunOptions.persist: after every transition, and by submit before it sends the create. Durable when
+   * it returns; throws when an item holding service work was never admitted (a wiring error).
+   */
+  persist(item: Item): void;
+  /**
+   * Once per item, when it is `planned` (before check): the item to continue with. `fresh` and
+   * `resume` continue from `decision.item.state` through the usual stage list; `done` is final.
+   */
+  admit(item: Item, signal?: AbortSignal): Promise<JournalDecision>;
+  /**
+   * After discovery ended: generations in flight (or downloaded, not reported) whose input is gone;
+   * drive each from its state so that the paid result is still collected and reported.
+   */
+  vanished(): JournalDecision[];
+  /** For SharedReferences: the file_id of a recent upload of reference `name` with its current bytes, or null. */
+  referenceFileId(name: string, signal?: AbortSignal): Promise<string | null>;
+  /** For SharedReferences: records the upload of reference `name` (call before using the file_id). */
+  referenceUploaded(name: string, fileId: string, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * The hooks of a journal for one batch (startBatch must have been called).
+ *
+ * @param opts - `force` (--force) and `resubmitUnknown` (--resubmit-unknown)
+ * @example
+ * const hooks = journalRunHooks(journal, recipe, { force, resubmitUnknown });
+ * startBatch({ …, persist: hooks.persist, admit: hooks.admit, vanished: hooks.vanished });
+ */
+export function journalRunHooks(
+  journal: Journal,
+  recipe: RecipeFiles,
+  opts: PlanOptions = {},
+): JournalRunHooks {
+  const refHash = (name: string, signal?: AbortSignal): Promise<string | null> => {
+    const ref = recipe.references[name];
+    return ref ? journal.hashFile(ref.absPath, signal) : Promise.resolve(null);
+  };
+  return {
+    persist: (item) => journal.save(item),
+    admit: (item, signal) => journal.admit(item, recipe, { ...opts, signal }),
+    vanished: () => journal.vanishedInFlight(),
+    referenceFileId: async (name, signal) => {
+      const hash = await refHash(name, signal);
+      return hash === null ? null : journal.reference(name, hash);
+    },
+    referenceUploaded: async (name, fileId, signal) => {
+      const hash = await refHash(name, signal);
+      if (hash !== null) journal.saveReference(name, hash, fileId);
+    },
+  };
+}

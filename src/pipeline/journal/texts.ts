@@ -1,0 +1,130 @@
+/**
+ * Every fixed value and user-facing text of the journal, in one place (listed in the README's
+ * "Choices"). None of them is part of the service's contract, so they live here rather than in src/spec.
+ */
+
+/** The journal's fixed values. */
+export const JOURNAL_CHOICES = {
+  /** Folder of genpipe's own state inside the out dir. */
+  dirName: '.genpipe',
+  /** Default journal file inside that folder: `<out>/.genpipe/journal.db`. */
+  fileName: 'journal.db',
+  /** Schema version kept in `PRAGMA user_version`. */
+  schemaVersion: 1,
+  /** How long a write waits for another process's write on the same journal file. */
+  busyTimeoutMs: 10_000,
+  /**
+   * An item's own upload and the batch's shared reference uploads are reused by a later run only when
+   * younger than this; older ones are uploaded again (the service may delete files; its retention is
+   * not shown).
+   */
+  uploadReuseMaxAgeMs: 24 * 60 * 60 * 1000,
+  /** Chunk size of the streaming content hash. */
+  hashChunkBytes: 1024 * 1024,
+  /** The flag that resubmits items whose submission outcome is unknown (the policy's other choice). */
+  resubmitUnknownFlag: '--resubmit-unknown',
+  /** The flag that redoes every item. */
+  forceFlag: '--force',
+  /** The flag that puts the journal somewhere else. */
+  journalFlag: '--journal',
+} as const;
+
+/**
+ * Filesystem types on which the journal is refused: network and cluster filesystems, and the shared
+ * folders of virtual machines. SQLite's WAL mode keeps its index in shared memory (`-shm`) and relies
+ * on POSIX locks; neither works reliably across machines, so a crash or a second client can corrupt the
+ * journal. `fuse.*` types are matched on their full name.
+ */
+export const NETWORK_FS_TYPES: readonly string[] = [
+  'nfs',
+  'nfs4',
+  'cifs',
+  'smb3',
+  'smbfs',
+  'smb2',
+  'ncpfs',
+  '9p',
+  'drvfs',
+  'afs',
+  'openafs',
+  'ceph',
+  'glusterfs',
+  'lustre',
+  'gpfs',
+  'beegfs',
+  'orangefs',
+  'pvfs2',
+  'ocfs2',
+  'gfs2',
+  'davfs',
+  'coda',
+  'vboxsf',
+  'vmhgfs',
+  'fuse.sshfs',
+  'fuse.glusterfs',
+  'fuse.ceph-fuse',
+  'fuse.cephfs',
+  'fuse.davfs2',
+  'fuse.rclone',
+  'fuse.s3fs',
+  'fuse.gcsfuse',
+  'fuse.goofys',
+  'fuse.blobfuse',
+  'fuse.blobfuse2',
+  'fuse.juicefs',
+  'fuse.mfs',
+  'fuse.lizardfs',
+  'fuse.seaweedfs',
+  'fuse.vmhgfs-fuse',
+];
+
+/** The journal's messages and item reasons. */
+export const JOURNAL_TEXTS = {
+  networkFs: (journalPath: string, fsType: string, mountPoint: string): string =>
+    `the journal ${journalPath} would be on a network filesystem (${fsType} mounted at ${mountPoint}). ` +
+    `The journal is a SQLite database in WAL mode, which needs shared memory and reliable file locks that ` +
+    `network filesystems do not give: a crash or a second machine could corrupt it, and genpipe would then ` +
+    `pay for work twice. Put the journal on a local disk with ${JOURNAL_CHOICES.journalFlag} PATH ` +
+    `(for example ${JOURNAL_CHOICES.journalFlag} ~/.local/state/genpipe/my-batch.db); the out dir itself can stay where it is`,
+  notWal: (journalPath: string, mode: string): string =>
+    `the journal ${journalPath} could not be switched to WAL mode (SQLite answered '${mode}'); ` +
+    `put it on a local disk with ${JOURNAL_CHOICES.journalFlag} PATH`,
+  newerSchema: (journalPath: string, version: number): string =>
+    `the journal ${journalPath} was written by a newer genpipe (schema ${version}; this one knows ` +
+    `${JOURNAL_CHOICES.schemaVersion}); upgrade genpipe or choose another ${JOURNAL_CHOICES.journalFlag} PATH`,
+  notAJournal: (journalPath: string, why: string): string =>
+    `${journalPath} cannot be opened as a genpipe journal (${why}); remove it or choose another ${JOURNAL_CHOICES.journalFlag} PATH`,
+  locked: (outDir: string, pid: number, since: string): string =>
+    `another genpipe (pid ${pid}, running since ${since}) is already working on the out dir ${outDir}; ` +
+    `two runners on one out dir could submit the same files twice. Wait for it to finish, stop it ` +
+    `(kill -INT ${pid}), or choose another --out`,
+  notPlanned: (input: string, state: string): string =>
+    `journal: ${input} was saved in state '${state}' before the journal planned it (call journal.plan or admit first)`,
+
+  /** Reason of an item whose create may have reached the service, under the default policy. */
+  unknownOutcome: (requestId: string): string =>
+    `submission outcome unknown after an interruption (request id ${requestId}): the create may have ` +
+    `reached the service, so it was not sent again, which could pay twice. Rerun with ` +
+    `${JOURNAL_CHOICES.resubmitUnknownFlag} to submit it again`,
+  /** failure_reason kept in earlierAttempts when such an item is resubmitted. */
+  resubmittedUnknown: `submission outcome unknown after an interruption; resubmitted (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
+
+  // Why a decision was taken (events and logs).
+  forced: `redone (${JOURNAL_CHOICES.forceFlag})`,
+  contentChanged: 'the file changed since the last run: processed again',
+  recipeChanged: 'the recipe for this file changed since the last run: processed again',
+  uploadTooOld: 'the earlier upload is too old to reuse: uploading again',
+  resumeUploaded: 'resumed: already uploaded, submitting',
+  resumeSubmitted: (generationId: string): string =>
+    `resumed: waiting for generation ${generationId}, submitted by an earlier run`,
+  resumeRedownload: (generationId: string, problems: readonly string[]): string =>
+    `resumed: downloading the outputs of generation ${generationId} again (${problems.join('; ')})`,
+  resumeReport: 'resumed: outputs complete, writing the result',
+  done: 'already done in an earlier run',
+  resubmitUnknown: (requestId: string): string =>
+    `submission outcome unknown after an interruption (request id ${requestId}): submitting again (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
+  outputMissing: (path: string): string => `${path} is missing`,
+  outputSize: (path: string, expected: number, actual: number): string =>
+    `${path} has ${actual} bytes, ${expected} expected`,
+  resultMissing: (path: string): string => `${path} is missing`,
+} as const;

@@ -1,0 +1,232 @@
+/**
+ * The journal across real processes: what a child commits survives its SIGKILL (killed by itself right
+ * after a commit, and by the parent at an arbitrary moment mid-write), a second runner on the same out
+ * dir is refused while the first lives and let in once it is dead, and two runners on different out
+ * dirs share one journal file.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { JournalLockedError, openJournal } from '../../src/pipeline/journal/index.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const JOURNAL_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/journal/index.ts')).href;
+const ITEM_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/item.ts')).href;
+
+/**
+ * Child: opens the journal of OUT (at JOURNAL when set), then runs items f<i> through a lifecycle of
+ * durable writes, printing `saved <i>` after item i's last write. With KILL_AT it kills itself with
+ * SIGKILL right after printing `saved <KILL_AT>`; with COUNT it stops after COUNT items and exits; with
+ * START_AT (ms since the epoch) it starts writing then, so that two children write at the same time.
+ */
+const WRITER = `
+const { openJournal } = await import(process.env.JOURNAL_MODULE);
+const { newItem } = await import(process.env.ITEM_MODULE);
+const j = openJournal({ outDir: process.env.OUT, path: process.env.JOURNAL || undefined, mountInfo: null });
+j.startBatch({ inputDir: process.env.OUT });
+if (process.env.START_AT) await new Promise((r) => setTimeout(r, Math.max(0, Number(process.env.START_AT) - Date.now())));
+const killAt = process.env.KILL_AT ? Number(process.env.KILL_AT) : -1;
+const count = process.env.COUNT ? Number(process.env.COUNT) : Infinity;
+for (let i = 0; i < count; i++) {
+  const name = 'f' + i + '.png';
+  let it = { ...newItem(name, '/in/' + name, 1, 0), state: 'planned' };
+  j.plan(it, { contentHash: 'c' + i, recipeHash: 'r' });
+  it = { ...it, state: 'checked' }; j.save(it);
+  it = { ...it, state: 'uploaded', upload: { mode: 'inline', fileId: 'file-' + i, sha256: null } }; j.save(it);
+  it = { ...it, requestId: 'req-' + i, attempts: 1 }; j.recordSubmitting(it);
+  it = { ...it, state: 'submitted', generationId: 'gen-' + i }; j.recordSubmitted(it);
+  process.stdout.write('saved ' + i + '\\n');
+  if (i === killAt) process.kill(process.pid, 'SIGKILL');
+}
+j.close();
+`;
+
+/** Child: holds the runner lock of OUT until killed; prints `locked <pid>` once it holds it. */
+const HOLDER = `
+const { openJournal } = await import(process.env.JOURNAL_MODULE);
+const j = openJournal({ outDir: process.env.OUT, mountInfo: null });
+process.stdout.write('locked ' + process.pid + '\\n');
+setInterval(() => {}, 1000);
+`;
+
+interface Child {
+  proc: ChildProcess;
+  lines: string[];
+  /** Resolves with the first line matching `re`. */
+  waitFor(re: RegExp): Promise<string>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
+}
+
+const children: ChildProcess[] = [];
+
+function runChild(code: string, env: Record<string, string>): Child {
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: ROOT,
+    env: { ...process.env, JOURNAL_MODULE, ITEM_MODULE, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(proc);
+  const lines: string[] = [];
+  let stderr = '';
+  let buf = '';
+  const waiters: Array<{ re: RegExp; resolve: (l: string) => void }> = [];
+  proc.stdout?.on('data', (d: Buffer) => {
+    buf += String(d);
+    let nl = buf.indexOf('\n');
+    while (nl >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      lines.push(line);
+      for (const w of waiters.splice(0)) {
+        if (w.re.test(line)) w.resolve(line);
+        else waiters.push(w);
+      }
+      nl = buf.indexOf('\n');
+    }
+  });
+  proc.stderr?.on('data', (d: Buffer) => {
+    stderr += String(d);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((res) =>
+    proc.once('exit', (c, s) => res({ code: c, signal: s, stderr })),
+  );
+  return {
+    proc,
+    lines,
+    exited,
+    waitFor: (re) =>
+      new Promise((res, rej) => {
+        const hit = lines.find((l) => re.test(l));
+        if (hit) return res(hit);
+        waiters.push({ re, resolve: res });
+        void exited.then((e) =>
+          rej(new Error(`child exited (${e.code ?? e.signal}) before ${re}: ${e.stderr}`)),
+        );
+      }),
+  };
+}
+
+let dir: string;
+let outDir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'genpipe-journal-proc-'));
+  outDir = join(dir, 'out');
+});
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function savedCount(lines: readonly string[]): number {
+  return lines.filter((l) => l.startsWith('saved ')).length;
+}
+
+describe('durability', () => {
+  it('keeps every committed write of a process that SIGKILLs itself', async () => {
+    const child = runChild(WRITER, { OUT: outDir, KILL_AT: '24' });
+    const exit = await child.exited;
+    expect(exit.signal).toBe('SIGKILL');
+    expect(savedCount(child.lines)).toBe(25);
+    expect(existsSync(join(outDir, '.genpipe', 'journal.db-wal'))).toBe(true);
+
+    const j = openJournal({ outDir, mountInfo: null }); // the dead child's lock is taken over
+    try {
+      expect(j.db.pragma('integrity_check', { simple: true })).toBe('ok');
+      const rows = j.rows();
+      expect(rows).toHaveLength(25);
+      for (let i = 0; i < 25; i++) {
+        const row = j.get(`f${i}.png`);
+        expect(row?.phase).toBe('submitted');
+        expect(row?.item.generationId).toBe(`gen-${i}`);
+        expect(row?.item.requestId).toBe(`req-${i}`);
+        expect(row?.item.upload?.fileId).toBe(`file-${i}`);
+      }
+      expect(j.batches()[0]?.status).toBe('running'); // never finished: interrupted
+    } finally {
+      j.close();
+    }
+  });
+
+  it('is consistent and complete up to the last commit when killed mid-write', async () => {
+    const child = runChild(WRITER, { OUT: outDir });
+    await child.waitFor(/^saved 30$/);
+    child.proc.kill('SIGKILL');
+    await child.exited;
+    const printed = savedCount(child.lines);
+    expect(printed).toBeGreaterThanOrEqual(31);
+
+    const j = openJournal({ outDir, mountInfo: null });
+    try {
+      expect(j.db.pragma('integrity_check', { simple: true })).toBe('ok');
+      for (let i = 0; i < printed; i++) {
+        expect(j.get(`f${i}.png`)?.item.generationId).toBe(`gen-${i}`);
+      }
+      // The item being written when the kill came is in one of its committed states, whole.
+      const last = j.get(`f${printed}.png`);
+      if (last) {
+        expect(['local', 'uploaded', 'submitting', 'submitted']).toContain(last.phase);
+        if (last.phase === 'submitting') expect(last.item.requestId).toBe(`req-${printed}`);
+      }
+      expect(j.rows().length).toBeLessThanOrEqual(printed + 1);
+    } finally {
+      j.close();
+    }
+  });
+});
+
+describe('two processes', () => {
+  it('refuses a second runner on the same out dir while the first lives, and takes over once it is killed', async () => {
+    const holder = runChild(HOLDER, { OUT: outDir });
+    const line = await holder.waitFor(/^locked \d+$/);
+    const pid = Number(line.split(' ')[1]);
+
+    let err: unknown;
+    try {
+      openJournal({ outDir, mountInfo: null });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(JournalLockedError);
+    expect((err as Error).message).toContain(`another genpipe (pid ${pid}`);
+    expect((err as Error).message).toContain(`kill -INT ${pid}`);
+    expect((err as JournalLockedError).holder.pid).toBe(pid);
+
+    // A reader that takes no lock may look.
+    const reader = openJournal({ outDir, mountInfo: null, lock: false });
+    expect(reader.rows()).toEqual([]);
+    reader.close();
+
+    holder.proc.kill('SIGKILL');
+    await holder.exited;
+    const j = openJournal({ outDir, mountInfo: null });
+    expect(j.db.open).toBe(true);
+    j.close();
+  });
+
+  it('lets runners on two out dirs write one journal file at the same time', async () => {
+    const path = join(dir, 'shared.db');
+    const outA = join(dir, 'out-a');
+    const outB = join(dir, 'out-b');
+    const startAt = String(Date.now() + 2500);
+    const a = runChild(WRITER, { OUT: outA, JOURNAL: path, COUNT: '150', START_AT: startAt });
+    const b = runChild(WRITER, { OUT: outB, JOURNAL: path, COUNT: '150', START_AT: startAt });
+    const [ea, eb] = await Promise.all([a.exited, b.exited]);
+    expect(ea.code, ea.stderr).toBe(0);
+    expect(eb.code, eb.stderr).toBe(0);
+    for (const out of [outA, outB]) {
+      const j = openJournal({ outDir: out, path, mountInfo: null });
+      try {
+        const rows = j.rows();
+        expect(rows).toHaveLength(150);
+        expect(rows.every((r) => r.phase === 'submitted')).toBe(true);
+      } finally {
+        j.close();
+      }
+    }
+  });
+});
