@@ -23,6 +23,11 @@ export interface DiscoverOptions {
   signal?: AbortSignal;
   /** Told about every entry left out and why (for logs and tests); not about folders walked into. */
   onSkip?: (input: string, reason: string) => void;
+  /**
+   * When given, a subfolder (never the input dir itself) that cannot be read is reported here and left
+   * out instead of failing the walk (the watcher keeps what it knew under it).
+   */
+  onUnreadableDir?: (input: string, err: NodeJS.ErrnoException) => void;
 }
 
 /** Why discovery left an entry out. */
@@ -62,7 +67,7 @@ interface Entry {
 }
 
 /** The real path `p` has or will have: the real path of its deepest existing ancestor plus the rest. */
-async function futureRealpath(p: string): Promise<string> {
+export async function futureRealpath(p: string): Promise<string> {
   const abs = resolve(p);
   const rest: string[] = [];
   let cur = abs;
@@ -96,6 +101,22 @@ async function readEntries(dir: string, signal: AbortSignal | undefined): Promis
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+/**
+ * Why a file named `name` is not an input whatever its content (hidden, temporary, sidecar of a file
+ * `hasFile` knows in the same folder, recipe), or null. Discovery and the watcher share these rules.
+ *
+ * @example nameSkipReason('photo.jpg.json', (n) => n === 'photo.jpg') // SKIP_REASONS.sidecar
+ */
+export function nameSkipReason(name: string, hasFile: (name: string) => boolean): string | null {
+  if (name.startsWith('.')) return SKIP_REASONS.hidden;
+  if (isTempName(name)) return SKIP_REASONS.temporary;
+  if (name.endsWith(SIDECAR_SUFFIX) && hasFile(name.slice(0, -SIDECAR_SUFFIX.length))) {
+    return SKIP_REASONS.sidecar;
+  }
+  if (name === RECIPE_FILE_NAME) return SKIP_REASONS.recipe;
+  return null;
+}
+
 function isInside(root: string, p: string): boolean {
   return p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
 }
@@ -120,11 +141,18 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
     throw new Error('the out dir cannot be the input dir (the input dir is never modified)');
   const skipFiles = new Set<string>();
   for (const f of opts.skipFiles ?? []) skipFiles.add(await futureRealpath(f));
-  const { signal, onSkip } = opts;
+  const { signal, onSkip, onUnreadableDir } = opts;
   const skip = (input: string, reason: string) => onSkip?.(input, reason);
 
   async function* walk(dirAbs: string, dirRel: string): AsyncGenerator<Item> {
-    const entries = await readEntries(dirAbs, signal);
+    let entries: Entry[];
+    try {
+      entries = await readEntries(dirAbs, signal);
+    } catch (err) {
+      if (dirRel === '' || onUnreadableDir === undefined || signal?.aborted) throw err;
+      onUnreadableDir(dirRel, err as NodeJS.ErrnoException);
+      return;
+    }
     const fileNames = new Set(
       entries.filter((e) => e.type === 'file' || e.type === 'link').map((e) => e.name),
     );
@@ -145,16 +173,9 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
         skip(rel, SKIP_REASONS.special);
         continue;
       }
-      if (isTempName(name)) {
-        skip(rel, SKIP_REASONS.temporary);
-        continue;
-      }
-      if (name.endsWith(SIDECAR_SUFFIX) && fileNames.has(name.slice(0, -SIDECAR_SUFFIX.length))) {
-        skip(rel, SKIP_REASONS.sidecar);
-        continue;
-      }
-      if (name === RECIPE_FILE_NAME) {
-        skip(rel, SKIP_REASONS.recipe);
+      const byName = nameSkipReason(name, (n) => fileNames.has(n));
+      if (byName !== null) {
+        skip(rel, byName);
         continue;
       }
       let real = abs;

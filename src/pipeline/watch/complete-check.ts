@@ -1,0 +1,63 @@
+/**
+ * Is a stable file really complete? Stability (size and mtime unchanged for the quiet period) is not
+ * enough: a copy that stalls on a slow share looks stable. So, by the real type from the bytes:
+ *
+ * - images: the header parses (sharp metadata) AND the whole image decodes (a half-written PNG's header
+ *   parses, its pixels do not);
+ * - videos: the container holds its whole declared length (see container-complete.ts) AND ffprobe reads it;
+ * - anything else (prompt text, unknown types): stability alone;
+ * - an empty file is never complete: files are created empty before their bytes arrive.
+ */
+import { stat } from 'node:fs/promises';
+import { isMediaError, probeVideo, readImageHeader, sniffFile, verifyImage } from '../../media/index.ts';
+import { containerVerdict } from './container-complete.ts';
+
+/** What the completeness check found. */
+export type CompleteVerdict =
+  | { complete: true; kind: 'image' | 'video' | 'other'; mime: string | null }
+  | { complete: false; kind: 'image' | 'video' | 'other' | null; mime: string | null; reason: string };
+
+/** The reason given for an empty file. */
+export const EMPTY_REASON = 'file is empty';
+/** The reason given for a file that cannot be opened. */
+export const UNREADABLE_REASON = 'file not found or not readable';
+
+/**
+ * Checks whether the file at `path` is complete (see the module comment). Never throws for the file's
+ * own problems: they come back as `{ complete: false, reason }` with a plain reason. Only a failure of
+ * the tools themselves (ffprobe missing) rejects.
+ *
+ * @example const v = await checkComplete('inbox/photo.png'); // { complete: false, kind: 'image', reason: 'image could not be decoded: file is truncated (…)' }
+ */
+export async function checkComplete(path: string): Promise<CompleteVerdict> {
+  let sniffed: Awaited<ReturnType<typeof sniffFile>>;
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+    sniffed = await sniffFile(path);
+  } catch {
+    return { complete: false, kind: null, mime: null, reason: UNREADABLE_REASON };
+  }
+  if (size === 0) return { complete: false, kind: null, mime: null, reason: EMPTY_REASON };
+  if (sniffed === null) return { complete: true, kind: 'other', mime: null };
+  const { kind, mime } = sniffed;
+  try {
+    if (kind === 'image') {
+      await readImageHeader(path);
+      await verifyImage(path);
+    } else if (kind === 'video') {
+      const incomplete = await containerVerdict(path, mime);
+      if (incomplete !== null) return { complete: false, kind, mime, reason: incomplete };
+      await probeVideo(path);
+    }
+  } catch (err) {
+    if (isMediaError(err) && err.code !== 'tool' && err.code !== 'aborted') {
+      return { complete: false, kind, mime, reason: err.message };
+    }
+    if ((err as NodeJS.ErrnoException).code !== undefined && !isMediaError(err)) {
+      return { complete: false, kind, mime, reason: UNREADABLE_REASON };
+    }
+    throw err;
+  }
+  return { complete: true, kind, mime };
+}

@@ -1,0 +1,184 @@
+/**
+ * `--on-done keep|move`: what happens to an input of `genpipe watch` once its result is recorded.
+ *
+ * - `keep` (default): nothing; the journal remembers the file was done.
+ * - `move`: a succeeded input goes to `processed/`, a failed one to `failed/`, both folders BESIDE the
+ *   inbox (siblings of the watched folder, never inside it), mirroring the input's relative path. A
+ *   skipped input (no recipe rule claims it) stays where it is: it has no result to file away.
+ *
+ * A move never overwrites: a name already taken gets a suffix (`photo-1.jpg`, `photo-2.jpg`, …), claimed
+ * atomically with a hard link (which fails when the name exists) before the original is unlinked. Across
+ * filesystems (EXDEV) the file is copied to a hidden temporary name beside its destination, fsynced,
+ * checked unchanged, linked to its final name, and only then is the original unlinked. Bytes stream
+ * through the kernel (copyFile); nothing is held in memory.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { copyFile, link, lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
+
+export const ON_DONE_MODES = ['keep', 'move'] as const;
+export type OnDoneMode = (typeof ON_DONE_MODES)[number];
+
+/** The outcome of an input whose result was recorded. */
+export type InputOutcome = 'succeeded' | 'failed' | 'skipped';
+
+/** Names of the folders beside the inbox. */
+export const ON_DONE_FOLDERS = { succeeded: 'processed', failed: 'failed' } as const;
+
+export interface SettleResult {
+  /** Where the input went; null when it stayed (keep, skipped, a symbolic link). */
+  movedTo: string | null;
+  /** True when the move crossed filesystems (copied, then the original unlinked). */
+  copied: boolean;
+}
+
+/** Errors of a link/rename that mean "this filesystem has no hard links". */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK']);
+
+const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/** `a/photo.jpg`, 2 → `a/photo-2.jpg` (n = 0 gives the name itself). */
+export function suffixedName(path: string, n: number): string {
+  if (n === 0) return path;
+  const ext = extname(path);
+  return `${path.slice(0, path.length - ext.length)}-${n}${ext}`;
+}
+
+/** `processed/` and `failed/` beside `inboxDir`. */
+export function onDoneDirs(inboxDir: string): { processed: string; failed: string } {
+  const parent = dirname(resolve(inboxDir));
+  return { processed: join(parent, ON_DONE_FOLDERS.succeeded), failed: join(parent, ON_DONE_FOLDERS.failed) };
+}
+
+async function fsyncPath(path: string): Promise<void> {
+  try {
+    const fh = await open(path, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    // Some filesystems refuse fsync on a folder; the data itself was synced already.
+  }
+}
+
+/** Claims the first free name among dst, dst-1, dst-2, … for `src` with `place`; returns it. */
+async function claimName(src: string, dst: string, place: (from: string, to: string) => Promise<void>) {
+  for (let n = 0; ; n++) {
+    const candidate = suffixedName(dst, n);
+    try {
+      await place(src, candidate);
+      return candidate;
+    } catch (err) {
+      if (errCode(err) !== 'EEXIST') throw err;
+    }
+  }
+}
+
+/** A rename that refuses an existing destination (for filesystems without hard links; a tiny race remains). */
+async function renameNoClobber(from: string, to: string): Promise<void> {
+  if ((await lstat(to).catch(() => null)) !== null) {
+    throw Object.assign(new Error(`${to} exists`), { code: 'EEXIST' });
+  }
+  await rename(from, to);
+}
+
+/** Puts `from` at the first free name from `dst` without ever overwriting; `from` is gone afterwards. */
+async function placeNoClobber(from: string, dst: string): Promise<string> {
+  try {
+    const to = await claimName(from, dst, link);
+    await unlink(from);
+    return to;
+  } catch (err) {
+    if (!NO_HARD_LINKS.has(errCode(err) ?? '')) throw err;
+    return claimName(from, dst, renameNoClobber);
+  }
+}
+
+/**
+ * Moves the file `src` to `dst`, or to `dst` with a suffix when that name is taken; never overwrites,
+ * works across filesystems (see the module comment).
+ *
+ * @returns where it went and whether it was copied across filesystems
+ * @throws Error when `src` changed while it was being copied (it is then left in place)
+ * @example await moveNoClobber('inbox/a.jpg', 'processed/a.jpg') // { to: 'processed/a-1.jpg', copied: false } when a.jpg existed
+ */
+export async function moveNoClobber(src: string, dst: string): Promise<{ to: string; copied: boolean }> {
+  await mkdir(dirname(dst), { recursive: true });
+  try {
+    const to = await claimName(src, dst, link);
+    await unlink(src);
+    await fsyncPath(dirname(to));
+    await fsyncPath(dirname(src));
+    return { to, copied: false };
+  } catch (err) {
+    const code = errCode(err);
+    if (code === 'EXDEV') return { to: await copyAcross(src, dst), copied: true };
+    if (!NO_HARD_LINKS.has(code ?? '')) throw err;
+  }
+  let to: string;
+  try {
+    to = await claimName(src, dst, renameNoClobber);
+  } catch (err) {
+    if (errCode(err) === 'EXDEV') return { to: await copyAcross(src, dst), copied: true };
+    throw err;
+  }
+  await fsyncPath(dirname(to));
+  await fsyncPath(dirname(src));
+  return { to, copied: false };
+}
+
+/** The cross-filesystem move: copy to a hidden temp name, fsync, check, claim the name, unlink the original. */
+export async function copyAcross(src: string, dst: string): Promise<string> {
+  await mkdir(dirname(dst), { recursive: true });
+  const before = await stat(src);
+  const tmp = join(dirname(dst), `.${basename(dst)}.genpipe-move-${randomBytes(4).toString('hex')}.part`);
+  try {
+    await copyFile(src, tmp, constants.COPYFILE_EXCL);
+    await fsyncPath(tmp);
+    const after = await stat(src);
+    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
+      throw new Error(`${basename(src)} changed while it was being moved; it was left in place`);
+    }
+    const to = await placeNoClobber(tmp, dst);
+    await fsyncPath(dirname(to));
+    await unlink(src);
+    await fsyncPath(dirname(src));
+    return to;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+export interface SettleOptions {
+  mode: OnDoneMode;
+  /** The watched folder. */
+  inboxDir: string;
+  /** The input's path relative to the inbox, '/'-separated. */
+  input: string;
+  outcome: InputOutcome;
+}
+
+/**
+ * Files an input away after its result was recorded (see the module comment): nothing for `keep` or a
+ * skipped input; for `move`, `processed/<input>` or `failed/<input>` beside the inbox.
+ *
+ * @throws Error when the inbox has no parent to put the folders in, or the move fails
+ * @example await settleInput({ mode: 'move', inboxDir: 'inbox', input: 'trip/a.jpg', outcome: 'succeeded' }) // { movedTo: '/…/processed/trip/a.jpg', copied: false }
+ */
+export async function settleInput(opts: SettleOptions): Promise<SettleResult> {
+  if (opts.mode === 'keep' || opts.outcome === 'skipped') return { movedTo: null, copied: false };
+  const inbox = await realpath(resolve(opts.inboxDir));
+  const dirs = onDoneDirs(inbox);
+  const target = opts.outcome === 'succeeded' ? dirs.processed : dirs.failed;
+  if (target === inbox || target.startsWith(inbox.endsWith(sep) ? inbox : inbox + sep)) {
+    throw new Error(`--on-done move needs a folder beside ${inbox} for ${basename(target)}/; it has none`);
+  }
+  const src = join(inbox, ...opts.input.split('/'));
+  const st = await lstat(src);
+  if (st.isSymbolicLink()) return { movedTo: null, copied: false }; // its target is an input of its own
+  const { to, copied } = await moveNoClobber(src, join(target, ...opts.input.split('/')));
+  return { movedTo: to, copied };
+}

@@ -1,0 +1,59 @@
+/**
+ * One full rescan of the watched tree: the watcher's source of truth. It is discovery itself
+ * (src/pipeline/discover.ts), so the watcher and `genpipe run` agree on what an input is (dotfiles,
+ * temporary names, sidecars, recipes, symbolic links); only an unreadable subfolder is reported and
+ * left out here instead of failing the walk.
+ */
+import { discover } from '../discover.ts';
+import type { Signature } from './stability.ts';
+
+export interface RescanOptions {
+  /** The watched folder. */
+  dir: string;
+  /** Files to leave out wherever they sit (the recipe file and its references). */
+  skipFiles?: Iterable<string>;
+  /** Further inputs to leave out, by path relative to the watched folder. */
+  shouldSkip?: (input: string) => boolean;
+  signal?: AbortSignal;
+  /** Called for every input found, in discovery order. */
+  onFile(input: string, absPath: string, sig: Signature): void;
+}
+
+export interface RescanResult {
+  /** True when the whole tree was walked (unreadable subfolders aside, which are listed). */
+  complete: boolean;
+  /** Inputs found. */
+  files: number;
+  /** Subfolders that could not be read, with why. */
+  unreadable: Array<{ input: string; code: string }>;
+  /** Why the walk stopped, when not complete. */
+  error: unknown;
+  durationMs: number;
+}
+
+/**
+ * Walks the watched folder once, calling `onFile` for each input. Never throws for the tree's problems:
+ * a walk that could not finish comes back with `complete: false` and the error.
+ *
+ * @example const r = await rescanTree({ dir: 'inbox', onFile: (input, abs, sig) => tracker.observe(input, abs, sig, Date.now(), n) });
+ */
+export async function rescanTree(opts: RescanOptions): Promise<RescanResult> {
+  const started = performance.now();
+  const unreadable: RescanResult['unreadable'] = [];
+  let files = 0;
+  try {
+    const walk = discover(opts.dir, {
+      ...(opts.skipFiles ? { skipFiles: opts.skipFiles } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      onUnreadableDir: (input, err) => unreadable.push({ input, code: err.code ?? 'error' }),
+    });
+    for await (const item of walk) {
+      if (opts.shouldSkip?.(item.input)) continue;
+      files += 1;
+      opts.onFile(item.input, item.absPath, { size: item.size, mtimeMs: item.mtimeMs });
+    }
+  } catch (error) {
+    return { complete: false, files, unreadable, error, durationMs: performance.now() - started };
+  }
+  return { complete: true, files, unreadable, error: null, durationMs: performance.now() - started };
+}

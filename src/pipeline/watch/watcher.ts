@@ -1,0 +1,478 @@
+/**
+ * `genpipe watch`'s file watching: hands over each input file of a folder once it is really complete,
+ * and again only after it changed.
+ *
+ * - Source of truth: a full rescan of the tree every `rescanMs` (discovery itself, so `run` and `watch`
+ *   agree on what an input is). chokidar events are hints that make one path be looked at soon.
+ * - A file is handed over only when its size and mtime have been unchanged for `quietMs` (looked at
+ *   again after the quiet period, not just "no event came") AND it is complete (see complete-check.ts:
+ *   full image decode, video container length + ffprobe, nothing more for other kinds). Files found at
+ *   start-up go through the same wait. A stable file that is not complete is held back until it changes,
+ *   or until `giveUpMs` passes: then it is handed over as it is (`complete: false` with the reason), so
+ *   the pipeline fails it with that reason locally, before any upload.
+ * - If the folder disappears or becomes unreadable, the watcher PAUSES (onPause with a plain message),
+ *   tries again every `retryMs` and resumes (onResume) when it is back. Nothing is forgotten while paused,
+ *   and a rescan only ever forgets after it walked the whole tree with the folder sound before and after.
+ *
+ * @example
+ * const w = await startWatcher({ dir: 'inbox', outDir: 'out', onReady: (f) => queue.push(f), onPause: console.warn });
+ * // … later
+ * await w.close();
+ */
+import { realpath, stat } from 'node:fs/promises';
+import { resolve, sep } from 'node:path';
+import { futureRealpath } from '../discover.ts';
+import { type Item, newItem } from '../item.ts';
+import { type CompleteVerdict, checkComplete } from './complete-check.ts';
+import { errnoWords, WATCH_DEFAULTS, WATCH_TEXTS } from './defaults.ts';
+import { type FileHints, startFileHints } from './file-hints.ts';
+import { createMountGuard } from './mount-guard.ts';
+import { lookAtPath, type PathHintRules } from './path-hint.ts';
+import { type RescanResult, rescanTree } from './rescan.ts';
+import { type Signature, StabilityTracker, type TrackedFile, type TrackerCounts } from './stability.ts';
+
+/** A file handed over by the watcher. */
+export interface ReadyFile {
+  /** Path relative to the watched folder, '/'-separated (the item's identity). */
+  input: string;
+  absPath: string;
+  /** Size and mtime at hand-over; the file was unchanged through the quiet period and the check. */
+  size: number;
+  mtimeMs: number;
+  /** What the completeness check sniffed; null when it could not tell. */
+  kind: 'image' | 'video' | 'other' | null;
+  mime: string | null;
+  /**
+   * True when the completeness check passed. False when handed over after the give-up period without
+   * passing: `reason` then says why, and the pipeline's check fails the file with its own reason.
+   */
+  complete: boolean;
+  reason: string | null;
+  /** 1 the first time; 2, 3, … when handed over again after it changed. */
+  handover: number;
+  /** When the watcher first saw the file, and when it handed it over (ms since the epoch). */
+  firstSeenAt: number;
+  readyAt: number;
+}
+
+export interface WatcherOptions {
+  /** The folder to watch (the inbox). Must exist at start. */
+  dir: string;
+  /** The batch's out dir: refused when inside the watched folder (outputs live outside it). */
+  outDir?: string;
+  /** Quiet period: size and mtime unchanged this long (default {@link WATCH_DEFAULTS}.quietMs). */
+  quietMs?: number;
+  /** Full rescan interval (default {@link WATCH_DEFAULTS}.rescanMs). */
+  rescanMs?: number;
+  /** Give-up period for stable files that do not parse (default {@link WATCH_DEFAULTS}.giveUpMs). */
+  giveUpMs?: number;
+  /** Retry interval while paused (default {@link WATCH_DEFAULTS}.retryMs). */
+  retryMs?: number;
+  /** How long a handed file missing from complete rescans is remembered. */
+  forgetAfterMs?: number;
+  /** chokidar polling mode (network shares); the rescans run either way. */
+  poll?: boolean;
+  pollIntervalMs?: number;
+  /** Use chokidar hints at all (default true; the bench turns them off to time rescans alone). */
+  hints?: boolean;
+  /** Completeness checks at once (default {@link WATCH_DEFAULTS}.checkConcurrency). */
+  checkConcurrency?: number;
+  /** Files to leave out wherever they sit (the recipe file and its references). */
+  skipFiles?: Iterable<string>;
+  /** Further inputs to leave out, by path relative to the watched folder. */
+  shouldSkip?: (input: string) => boolean;
+  /** A file is ready. Called once per file (again only after it changed). A rejection is reported via onProblem. */
+  onReady(file: ReadyFile): void | Promise<void>;
+  /** The watcher paused, with a plain message saying why (called again if the reason changes). */
+  onPause?(message: string): void;
+  /** The folder is back; the watcher goes on. */
+  onResume?(): void;
+  /** Something worth telling that does not pause the watcher (an unreadable subfolder, events failing). */
+  onProblem?(message: string): void;
+  /** After each rescan (complete or not). */
+  onScan?(result: RescanResult): void;
+  /** Closes the watcher when aborted. */
+  signal?: AbortSignal;
+}
+
+export interface WatcherStats extends TrackerCounts {
+  /** Rescans run (complete or not). */
+  scans: number;
+  lastScan: { at: number; durationMs: number; files: number; complete: boolean } | null;
+  paused: boolean;
+  pauseReason: string | null;
+  pauses: number;
+  /** Hand-overs so far (a file handed over again after a change counts again). */
+  handedOver: number;
+  /** Of those, handed over after the give-up period without passing the completeness check. */
+  gaveUp: number;
+  /** Completeness checks run. */
+  checks: number;
+}
+
+export interface Watcher {
+  /** The watched folder's real path. */
+  readonly dir: string;
+  /** Resolves once the first rescan has run (files found then are pending, not yet handed over). */
+  readonly firstScan: Promise<void>;
+  stats(): WatcherStats;
+  /** Forgets `input` (after --on-done moved it away), so a new file of that name is handed over. */
+  forget(input: string): void;
+  /** Runs a rescan now (or joins the running one); null while paused or closed. */
+  rescanNow(): Promise<RescanResult | null>;
+  /** Stops watching: no onReady after it resolves. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+function isInside(root: string, p: string): boolean {
+  return p.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+async function signatureOf(path: string): Promise<Signature | null> {
+  const st = await stat(path).catch(() => null);
+  return st?.isFile() ? { size: st.size, mtimeMs: st.mtimeMs } : null;
+}
+
+/**
+ * A pipeline Item (state `discovered`) for a handed-over file, for the runner. For a file handed over
+ * after the give-up period (`complete: false`), {@link incompleteReason} is the reason to fail it with
+ * once a recipe rule claims it (at the check stage, before any upload): the local check alone would let
+ * a half-copied faststart MP4 through, since ffprobe reads only its headers.
+ */
+export function readyItem(file: ReadyFile): Item {
+  return newItem(file.input, file.absPath, file.size, file.mtimeMs);
+}
+
+/** The failure reason for a file handed over incomplete; null when it is complete. */
+export function incompleteReason(file: ReadyFile): string | null {
+  return file.complete ? null : WATCH_TEXTS.neverComplete(file.reason ?? 'unknown');
+}
+
+/**
+ * Starts watching `opts.dir` (see the module comment).
+ *
+ * @throws Error when the folder does not exist, or the out dir is the folder or inside it
+ */
+export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
+  const quietMs = opts.quietMs ?? WATCH_DEFAULTS.quietMs;
+  const rescanMs = opts.rescanMs ?? WATCH_DEFAULTS.rescanMs;
+  const retryMs = opts.retryMs ?? WATCH_DEFAULTS.retryMs;
+  const concurrency = Math.max(1, opts.checkConcurrency ?? WATCH_DEFAULTS.checkConcurrency);
+  const tickMs = Math.min(1_000, Math.max(25, Math.round(quietMs / 4)));
+
+  const dir = resolve(opts.dir);
+  const guard = await createMountGuard(dir);
+  const root = await realpath(dir);
+  if (opts.outDir !== undefined) {
+    const out = await futureRealpath(opts.outDir);
+    if (out === root) throw new Error(WATCH_TEXTS.outIsDir(dir));
+    if (isInside(root, out)) throw new Error(WATCH_TEXTS.outInside(resolve(opts.outDir), dir));
+  }
+  const skipFiles = new Set<string>();
+  for (const f of opts.skipFiles ?? []) skipFiles.add(await futureRealpath(f));
+  const rules: PathHintRules = { root, skipFiles, shouldSkip: opts.shouldSkip };
+
+  const tracker = new StabilityTracker({
+    quietMs,
+    giveUpMs: opts.giveUpMs ?? WATCH_DEFAULTS.giveUpMs,
+    forgetAfterMs: opts.forgetAfterMs ?? WATCH_DEFAULTS.forgetAfterMs,
+  });
+  const verdicts = new WeakMap<TrackedFile, CompleteVerdict>();
+  const counters = { scans: 0, pauses: 0, handedOver: 0, gaveUp: 0, checks: 0 };
+  let lastScan: WatcherStats['lastScan'] = null;
+  let paused = false;
+  let pauseReason: string | null = null;
+  let closed = false;
+  let scanId = 0;
+  let scanning: Promise<RescanResult | null> | null = null;
+  let cycleTimer: NodeJS.Timeout | null = null;
+  let hints: FileHints | null = null;
+  let running = 0;
+  const inFlight = new Set<Promise<unknown>>();
+  const closing = new AbortController();
+  const reportedUnreadable = new Set<string>();
+
+  const problem = (message: string) => {
+    try {
+      opts.onProblem?.(message);
+    } catch {
+      // a listener's own failure is not the watcher's
+    }
+  };
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p)).catch(() => undefined);
+    return p;
+  };
+
+  // ---- hand-over ----------------------------------------------------------------------------------
+
+  function handOver(f: TrackedFile, verdict: CompleteVerdict | undefined, gaveUp: boolean): void {
+    if (closed) return;
+    tracker.markHanded(f);
+    counters.handedOver += 1;
+    if (gaveUp) counters.gaveUp += 1;
+    const file: ReadyFile = {
+      input: f.input,
+      absPath: f.absPath,
+      size: f.size,
+      mtimeMs: f.mtimeMs,
+      kind: verdict?.kind ?? null,
+      mime: verdict?.mime ?? null,
+      complete: verdict?.complete === true && !gaveUp,
+      reason: verdict && !verdict.complete ? verdict.reason : null,
+      handover: f.handovers,
+      firstSeenAt: f.firstSeenAt,
+      readyAt: Date.now(),
+    };
+    try {
+      const r = opts.onReady(file);
+      if (r && typeof (r as Promise<void>).then === 'function') {
+        (r as Promise<void>).catch((err) => problem(WATCH_TEXTS.onReadyFailed(f.input, String(err))));
+      }
+    } catch (err) {
+      problem(WATCH_TEXTS.onReadyFailed(f.input, err instanceof Error ? err.message : String(err)));
+    }
+  }
+
+  /** Looks at `f` again; false (and its quiet period restarted) when it changed or is gone. */
+  async function unchanged(f: TrackedFile, version: number): Promise<boolean> {
+    const sig = await signatureOf(f.absPath);
+    if (sig === null) {
+      tracker.restart(f, Date.now(), version);
+      return false;
+    }
+    tracker.observe(f.input, f.absPath, sig, Date.now());
+    return f.version === version;
+  }
+
+  async function checkOne(f: TrackedFile): Promise<void> {
+    const version = tracker.beginCheck(f);
+    counters.checks += 1;
+    try {
+      if (!(await unchanged(f, version))) return;
+      const verdict = await checkComplete(f.absPath);
+      if (!(await unchanged(f, version))) return;
+      if (paused || closed) {
+        tracker.restart(f, Date.now(), version);
+        return;
+      }
+      verdicts.set(f, verdict);
+      if (tracker.finishCheck(f, version, verdict.complete ? null : verdict.reason) === 'ready') {
+        handOver(f, verdict, false);
+      }
+    } catch (err) {
+      // The tools failed (ffprobe could not start), not the file: say so and try again later.
+      problem(`checking ${f.input} failed: ${err instanceof Error ? err.message : String(err)}`);
+      tracker.restart(f, Date.now(), version);
+    }
+  }
+
+  async function giveUp(f: TrackedFile): Promise<void> {
+    const version = f.version;
+    const sig = await signatureOf(f.absPath);
+    if (sig === null || closed || paused || f.state !== 'held') return;
+    tracker.observe(f.input, f.absPath, sig, Date.now());
+    if (f.version !== version || f.state !== 'held') return;
+    handOver(f, verdicts.get(f), true);
+  }
+
+  function tick(): void {
+    if (paused || closed) return;
+    const now = Date.now();
+    for (const f of tracker.dueForGiveUp(now)) track(giveUp(f));
+    if (running >= concurrency) return;
+    for (const f of tracker.dueForCheck(now)) {
+      if (running >= concurrency) break;
+      running += 1;
+      track(checkOne(f)).finally(() => {
+        running -= 1;
+      });
+    }
+  }
+  const ticker = setInterval(tick, tickMs);
+
+  // ---- pause / resume -----------------------------------------------------------------------------
+
+  async function stopHints(): Promise<void> {
+    const h = hints;
+    hints = null;
+    await h?.close().catch(() => undefined);
+  }
+
+  function startHints(): void {
+    if (opts.hints === false || hints !== null || closed) return;
+    hints = startFileHints({
+      root,
+      poll: opts.poll ?? false,
+      pollIntervalMs: opts.pollIntervalMs ?? WATCH_DEFAULTS.pollIntervalMs,
+      delayMs: WATCH_DEFAULTS.hintDelayMs,
+      onPaths: (paths) => void track(lookAtPaths(paths)),
+      onRootGone: () => void track(checkGuardNow()),
+      onError: (err) => {
+        problem(WATCH_TEXTS.hintError(errnoWords(err)));
+        void track(checkGuardNow());
+      },
+    });
+  }
+
+  function pause(message: string): void {
+    if (closed) return;
+    if (paused && message === pauseReason) return;
+    const first = !paused;
+    paused = true;
+    pauseReason = message;
+    if (first) {
+      counters.pauses += 1;
+      void track(stopHints());
+      schedule(retryMs);
+    }
+    try {
+      opts.onPause?.(message);
+    } catch {
+      // a listener's own failure is not the watcher's
+    }
+  }
+
+  function resume(): void {
+    paused = false;
+    pauseReason = null;
+    startHints();
+    try {
+      opts.onResume?.();
+    } catch {
+      // a listener's own failure is not the watcher's
+    }
+  }
+
+  async function checkGuardNow(): Promise<void> {
+    if (paused || closed) return;
+    const v = await guard.check();
+    if (!v.ok) pause(v.message);
+  }
+
+  async function lookAtPaths(paths: string[]): Promise<void> {
+    for (const p of paths) {
+      if (paused || closed) return;
+      const seen = await lookAtPath(rules, p).catch(() => null);
+      if (seen && !paused && !closed) tracker.observe(seen.input, seen.absPath, seen.sig, Date.now());
+    }
+  }
+
+  // ---- rescans ------------------------------------------------------------------------------------
+
+  function protectUnder(dirs: string[]): (input: string) => boolean {
+    if (dirs.length === 0) return () => false;
+    return (input) => dirs.some((d) => input.startsWith(`${d}/`));
+  }
+
+  async function rescanOnce(): Promise<RescanResult | null> {
+    const before = await guard.check();
+    if (!before.ok) {
+      pause(before.message);
+      return null;
+    }
+    const id = ++scanId;
+    const startedAt = Date.now();
+    const result = await rescanTree({
+      dir: root,
+      skipFiles,
+      ...(opts.shouldSkip ? { shouldSkip: opts.shouldSkip } : {}),
+      signal: closing.signal,
+      onFile: (input, absPath, sig) => {
+        tracker.observe(input, absPath, sig, Date.now(), id);
+      },
+    });
+    if (closed) return result;
+    counters.scans += 1;
+    lastScan = {
+      at: startedAt,
+      durationMs: result.durationMs,
+      files: result.files,
+      complete: result.complete,
+    };
+    const after = await guard.check();
+    if (!after.ok) pause(after.message);
+    else if (!result.complete) pause(WATCH_TEXTS.scanFailed(dir, errnoWords(result.error)));
+    else {
+      const unreadable = result.unreadable.filter((u) => u.code !== 'ENOENT');
+      const now = new Set(unreadable.map((u) => u.input));
+      for (const u of unreadable) {
+        if (!reportedUnreadable.has(u.input))
+          problem(WATCH_TEXTS.subfolderUnreadable(u.input, errnoWords(u)));
+      }
+      reportedUnreadable.clear();
+      for (const d of now) reportedUnreadable.add(d);
+      tracker.sweep(id, startedAt, Date.now(), protectUnder(result.unreadable.map((u) => u.input)));
+    }
+    try {
+      opts.onScan?.(result);
+    } catch {
+      // a listener's own failure is not the watcher's
+    }
+    return result;
+  }
+
+  function rescan(): Promise<RescanResult | null> {
+    scanning ??= track(rescanOnce()).finally(() => {
+      scanning = null;
+    });
+    return scanning;
+  }
+
+  function schedule(ms: number): void {
+    if (closed) return;
+    if (cycleTimer) clearTimeout(cycleTimer);
+    cycleTimer = setTimeout(() => void cycle(), ms);
+  }
+
+  /** One turn of the main loop: while paused, try the folder again; else rescan. */
+  async function cycle(): Promise<void> {
+    cycleTimer = null;
+    if (closed) return;
+    if (paused) {
+      const v = await guard.check();
+      if (closed) return;
+      if (!v.ok) {
+        pause(v.message);
+        schedule(retryMs);
+        return;
+      }
+      resume();
+    }
+    await rescan();
+    schedule(paused ? retryMs : rescanMs);
+  }
+
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    closing.abort(new Error('watcher closed'));
+    clearInterval(ticker);
+    if (cycleTimer) clearTimeout(cycleTimer);
+    await stopHints();
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  };
+  if (opts.signal) {
+    if (opts.signal.aborted) await close();
+    else opts.signal.addEventListener('abort', () => void close(), { once: true });
+  }
+
+  startHints();
+  const firstScan = cycle();
+
+  return {
+    dir: root,
+    firstScan,
+    stats: () => ({
+      ...tracker.counts(),
+      ...counters,
+      lastScan,
+      paused,
+      pauseReason,
+    }),
+    forget: (input) => tracker.forget(input),
+    rescanNow: () => (paused || closed ? Promise.resolve(null) : rescan()),
+    close,
+  };
+}

@@ -1,0 +1,98 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { moveNoClobber, onDoneDirs, settleInput } from '../../src/pipeline/watch/index.ts';
+import { suffixedName } from '../../src/pipeline/watch/on-done.ts';
+import { tempDir } from '../media/fixtures.ts';
+
+let base: string;
+let remove: () => Promise<void>;
+let n = 0;
+
+beforeAll(async () => {
+  ({ dir: base, remove } = await tempDir('genpipe-on-done-'));
+  base = await realpath(base);
+});
+afterAll(() => remove());
+
+async function inboxWith(files: Record<string, string>): Promise<string> {
+  const inbox = join(base, `case-${++n}`, 'inbox');
+  for (const [rel, content] of Object.entries(files)) {
+    await mkdir(join(inbox, rel, '..'), { recursive: true });
+    await writeFile(join(inbox, rel), content);
+  }
+  return inbox;
+}
+
+describe('--on-done', () => {
+  it('keep leaves inputs where they are; move files them beside the inbox, mirroring their paths', async () => {
+    const inbox = await inboxWith({ 'trip/a.jpg': 'A', 'b.png': 'B', 'notes.md': 'N', 'k.jpg': 'K' });
+    const dirs = onDoneDirs(inbox);
+    expect(dirs).toEqual({ processed: join(inbox, '..', 'processed'), failed: join(inbox, '..', 'failed') });
+
+    expect(
+      await settleInput({ mode: 'keep', inboxDir: inbox, input: 'k.jpg', outcome: 'succeeded' }),
+    ).toEqual({
+      movedTo: null,
+      copied: false,
+    });
+    expect(
+      await settleInput({ mode: 'move', inboxDir: inbox, input: 'notes.md', outcome: 'skipped' }),
+    ).toEqual({
+      movedTo: null,
+      copied: false,
+    });
+    const a = await settleInput({ mode: 'move', inboxDir: inbox, input: 'trip/a.jpg', outcome: 'succeeded' });
+    const b = await settleInput({ mode: 'move', inboxDir: inbox, input: 'b.png', outcome: 'failed' });
+    expect(a).toEqual({ movedTo: join(dirs.processed, 'trip', 'a.jpg'), copied: false });
+    expect(b).toEqual({ movedTo: join(dirs.failed, 'b.png'), copied: false });
+    expect(await readFile(a.movedTo!, 'utf8')).toBe('A');
+    expect(await readFile(b.movedTo!, 'utf8')).toBe('B');
+    expect((await readdir(inbox, { recursive: true })).sort()).toEqual(['k.jpg', 'notes.md', 'trip']);
+  });
+
+  it('never overwrites: a taken name gets a suffix, and the file already there is untouched', async () => {
+    const inbox = await inboxWith({ 'a.jpg': 'second', README: 'r2' });
+    const { processed } = onDoneDirs(inbox);
+    await mkdir(processed, { recursive: true });
+    await writeFile(join(processed, 'a.jpg'), 'first');
+    await writeFile(join(processed, 'a-1.jpg'), 'also taken');
+    await writeFile(join(processed, 'README'), 'r1');
+    const a = await settleInput({ mode: 'move', inboxDir: inbox, input: 'a.jpg', outcome: 'succeeded' });
+    const r = await settleInput({ mode: 'move', inboxDir: inbox, input: 'README', outcome: 'succeeded' });
+    expect(a.movedTo).toBe(join(processed, 'a-2.jpg'));
+    expect(r.movedTo).toBe(join(processed, 'README-1'));
+    expect(await readFile(join(processed, 'a.jpg'), 'utf8')).toBe('first');
+    expect(await readFile(join(processed, 'a-1.jpg'), 'utf8')).toBe('also taken');
+    expect(await readFile(join(processed, 'a-2.jpg'), 'utf8')).toBe('second');
+    expect(await readFile(join(processed, 'README'), 'utf8')).toBe('r1');
+    expect(existsSync(join(inbox, 'a.jpg'))).toBe(false);
+    expect(suffixedName('x/archive.tar.gz', 3)).toBe('x/archive.tar-3.gz');
+  });
+
+  it('moves across filesystems by copy, fsync and unlink, without clobbering or leftovers', async () => {
+    // /dev/shm is a tmpfs, the temp dir is not: a rename between them fails with EXDEV.
+    const shm = await mkdtemp('/dev/shm/genpipe-on-done-');
+    try {
+      const { dev: shmDev } = await stat(shm);
+      expect(shmDev).not.toBe((await stat(base)).dev);
+      const payload = Buffer.alloc(256 * 1024, 7);
+      await writeFile(join(shm, 'big.bin'), payload);
+      await writeFile(join(shm, 'big2.bin'), 'clash');
+      const dstDir = join(base, 'across');
+      await mkdir(dstDir);
+      const first = await moveNoClobber(join(shm, 'big.bin'), join(dstDir, 'big.bin'));
+      expect(first).toEqual({ to: join(dstDir, 'big.bin'), copied: true });
+      expect((await readFile(first.to)).equals(payload)).toBe(true);
+      expect(existsSync(join(shm, 'big.bin'))).toBe(false);
+      const second = await moveNoClobber(join(shm, 'big2.bin'), join(dstDir, 'big.bin'));
+      expect(second).toEqual({ to: join(dstDir, 'big-1.bin'), copied: true });
+      expect((await readFile(join(dstDir, 'big.bin'))).equals(payload)).toBe(true);
+      expect(await readFile(second.to, 'utf8')).toBe('clash');
+      expect((await readdir(dstDir)).sort()).toEqual(['big-1.bin', 'big.bin']); // no hidden temp copy left
+    } finally {
+      await rm(shm, { recursive: true, force: true });
+    }
+  });
+});

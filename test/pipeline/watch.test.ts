@@ -1,0 +1,265 @@
+import { appendFile, mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runFfmpeg } from '../../src/media/index.ts';
+import { incompleteReason, readyItem, startWatcher } from '../../src/pipeline/watch/index.ts';
+import { until } from '../helpers/emulator.ts';
+import { tempDir } from '../media/fixtures.ts';
+import {
+  bufferHash,
+  fileHash,
+  noisePng,
+  type RecordedWatcher,
+  recordWatcher,
+  sleep,
+  writeSlowly,
+} from './watch-helpers.ts';
+
+const QUIET = 300;
+
+let base: string;
+let remove: () => Promise<void>;
+let png: Buffer;
+let video: Buffer;
+let n = 0;
+const open: RecordedWatcher[] = [];
+
+beforeAll(async () => {
+  ({ dir: base, remove } = await tempDir('genpipe-watch-'));
+  base = await realpath(base);
+  png = await noisePng(64, 64);
+  const clip = join(base, 'clip.mp4');
+  await runFfmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=64x48:rate=10:duration=1',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-movflags',
+    '+faststart',
+    clip,
+  ]);
+  video = await readFile(clip);
+});
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((r) => r.watcher.close()));
+});
+afterAll(() => remove());
+
+/** A fresh inbox for one test. */
+async function inbox(): Promise<string> {
+  const dir = join(base, `case-${++n}`, 'inbox');
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+async function watch(opts: Parameters<typeof recordWatcher>[0]): Promise<RecordedWatcher> {
+  const rec = await recordWatcher(opts);
+  open.push(rec);
+  return rec;
+}
+
+describe('genpipe watch: the watcher', () => {
+  it('takes a file written slowly in chunks only after the last chunk plus the quiet period', async () => {
+    const dir = await inbox();
+    const rec = await watch({ dir });
+    await rec.watcher.firstScan;
+    const text = Buffer.from('a prompt written slowly, one piece at a time, by a slow editor\n'.repeat(20));
+    // 10 chunks, 100 ms apart: 1 s of writing, each gap shorter than the quiet period.
+    const [pngDone, textDone] = await Promise.all([
+      writeSlowly(join(dir, 'slow.png'), png, 10, 100),
+      writeSlowly(join(dir, 'prompts', 'slow.txt'), text, 10, 100),
+    ]);
+    await until(async () => rec.ready.length >= 2 && rec.hashes.size >= 2);
+    const byInput = Object.fromEntries(rec.ready.map((r) => [r.input, r]));
+    expect(Object.keys(byInput).sort()).toEqual(['prompts/slow.txt', 'slow.png']);
+    const p = byInput['slow.png']!;
+    const t = byInput['prompts/slow.txt']!;
+    expect(p.readyAt - pngDone).toBeGreaterThanOrEqual(QUIET);
+    expect(t.readyAt - textDone).toBeGreaterThanOrEqual(QUIET);
+    expect(p).toMatchObject({
+      size: png.length,
+      kind: 'image',
+      mime: 'image/png',
+      complete: true,
+      handover: 1,
+    });
+    expect(t).toMatchObject({ size: text.length, kind: 'other', complete: true, handover: 1 });
+    expect(rec.hashes.get(p)).toBe(bufferHash(png));
+    expect(rec.hashes.get(t)).toBe(bufferHash(text));
+    // Another rescan later: nothing is handed over twice.
+    await rec.watcher.rescanNow();
+    await sleep(QUIET * 2);
+    expect(rec.ready).toHaveLength(2);
+  });
+
+  it('takes a file written under a temporary name and renamed in exactly once', async () => {
+    const dir = await inbox();
+    const rec = await watch({ dir });
+    await rec.watcher.firstScan;
+    await writeSlowly(join(dir, 'clip.mp4.part'), video, 4, 100);
+    await sleep(QUIET * 2); // long enough to be taken, were temporary names not ignored
+    expect(rec.ready).toEqual([]);
+    await rename(join(dir, 'clip.mp4.part'), join(dir, 'clip.mp4'));
+    await until(async () => rec.ready.length > 0 && rec.hashes.size > 0);
+    await rec.watcher.rescanNow();
+    await sleep(QUIET * 2);
+    expect(rec.ready).toHaveLength(1);
+    expect(rec.ready[0]).toMatchObject({
+      input: 'clip.mp4',
+      kind: 'video',
+      complete: true,
+      size: video.length,
+    });
+    expect(rec.hashes.get(rec.ready[0]!)).toBe(bufferHash(video));
+  });
+
+  it('never hands over a file that was half written when it started, even if the writer stalls', async () => {
+    const dir = await inbox();
+    const path = join(dir, 'half.png');
+    const half = Math.floor(png.length / 2);
+    await writeFile(path, png.subarray(0, half));
+    const rec = await watch({ dir });
+    await rec.watcher.firstScan;
+    // The writer stalls for more than twice the quiet period: size and mtime are stable, the PNG is not.
+    await until(async () => rec.watcher.stats().held === 1);
+    await sleep(QUIET * 2);
+    expect(rec.ready).toEqual([]);
+    await appendFile(path, png.subarray(half));
+    await until(async () => rec.ready.length > 0 && rec.hashes.size > 0);
+    await sleep(QUIET);
+    expect(rec.ready).toHaveLength(1);
+    expect(rec.ready[0]).toMatchObject({ input: 'half.png', size: png.length, complete: true });
+    expect(rec.hashes.get(rec.ready[0]!)).toBe(bufferHash(png));
+    expect(await fileHash(path)).toBe(bufferHash(png));
+  });
+
+  it('holds a truncated but stable PNG back, then hands it over as it is after the give-up period', async () => {
+    const dir = await inbox();
+    const cut = png.subarray(0, Math.floor(png.length * 0.6));
+    await writeFile(join(dir, 'cut.png'), cut);
+    await writeFile(join(dir, 'whole.png'), png);
+    const rec = await watch({ dir, giveUpMs: 1_500 });
+    const started = Date.now();
+    await until(async () => rec.ready.some((r) => r.input === 'whole.png'));
+    expect(rec.readyFor('cut.png')).toEqual([]);
+    expect(rec.watcher.stats()).toMatchObject({ held: 1, handed: 1 });
+    await until(async () => rec.readyFor('cut.png').length > 0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+    expect(rec.readyFor('cut.png')[0]).toMatchObject({
+      complete: false,
+      kind: 'image',
+      size: cut.length,
+      // libvips sometimes loses its message when two decodes fail at once ("… unknown error").
+      reason: expect.stringMatching(/^image could not be decoded: /),
+    });
+    expect(rec.watcher.stats()).toMatchObject({ gaveUp: 1, handedOver: 2, held: 0 });
+    const given = rec.readyFor('cut.png')[0]!;
+    expect(incompleteReason(given)).toMatch(/^the file never became complete \(image could not be decoded: /);
+    expect(incompleteReason(rec.readyFor('whole.png')[0]!)).toBeNull();
+    expect(readyItem(given)).toMatchObject({ input: 'cut.png', state: 'discovered', size: cut.length });
+  });
+
+  it('ignores dotfiles, dot-folders, temporary names, sidecars and recipes', async () => {
+    const dir = await inbox();
+    for (const rel of [
+      '.hidden.png',
+      '.sync/a.png',
+      'b.tmp',
+      'c.crdownload',
+      '~$lock.docx',
+      'd.swp',
+      'genpipe.yaml',
+      'ok.png.json',
+    ]) {
+      await mkdir(join(dir, rel, '..'), { recursive: true });
+      await writeFile(join(dir, rel), 'x');
+    }
+    await writeFile(join(dir, 'ok.png'), png);
+    const rec = await watch({ dir });
+    await writeFile(join(dir, '.late.png'), png); // seen by the file events too
+    await writeFile(join(dir, 'late.part'), png);
+    await until(async () => rec.ready.length > 0);
+    await rec.watcher.rescanNow();
+    await sleep(QUIET * 2);
+    expect(rec.ready.map((r) => r.input)).toEqual(['ok.png']);
+  });
+
+  it('pauses when the folder disappears and resumes when it is back, re-handing only changed files', async () => {
+    const dir = await inbox();
+    await writeFile(join(dir, 'a.png'), png);
+    await mkdir(join(dir, 'sub'));
+    await writeFile(join(dir, 'sub', 'b.txt'), 'first version');
+    const rec = await watch({ dir });
+    await until(async () => rec.ready.length === 2);
+    const away = join(dir, '..', 'inbox-away');
+    await rename(dir, away); // the share drops
+    await until(async () => rec.pauses.length > 0);
+    expect(rec.pauses[0]).toContain('is missing (unmounted or removed); paused');
+    expect(rec.watcher.stats()).toMatchObject({ paused: true, handed: 2, missing: 0 });
+    await appendFile(join(away, 'sub', 'b.txt'), ', and a second');
+    await sleep(QUIET);
+    await rename(away, dir); // the share is back
+    await until(async () => rec.resumes === 1);
+    await until(async () => rec.readyFor('sub/b.txt').length === 2);
+    await rec.watcher.rescanNow();
+    await sleep(QUIET * 2);
+    expect(rec.readyFor('a.png')).toHaveLength(1);
+    expect(rec.readyFor('sub/b.txt').map((r) => r.handover)).toEqual([1, 2]);
+    expect(rec.watcher.stats()).toMatchObject({ paused: false, pauses: 1, handed: 2, tracked: 2 });
+  });
+
+  it('keeps what it knew when the folder is removed and recreated empty before its files come back', async () => {
+    const dir = await inbox();
+    await writeFile(join(dir, 'a.png'), png);
+    const rec = await watch({ dir, hints: false, rescanMs: 200 });
+    await until(async () => rec.ready.length === 1);
+    const away = join(dir, '..', 'away');
+    await rename(dir, away);
+    await until(async () => rec.pauses.length > 0);
+    await mkdir(dir); // recreated empty: a rescan now finds nothing
+    await until(async () => rec.resumes === 1);
+    await rec.watcher.rescanNow();
+    expect(rec.watcher.stats()).toMatchObject({ missing: 1 });
+    await rename(join(away, 'a.png'), join(dir, 'a.png')); // same size and mtime
+    await until(async () => rec.watcher.stats().handed === 1);
+    await sleep(QUIET * 2);
+    expect(rec.ready).toHaveLength(1);
+  });
+
+  it('finds files by rescans alone, and with polling file events', async () => {
+    const dir = await inbox();
+    const scansOnly = await watch({ dir, hints: false, rescanMs: 200 });
+    await scansOnly.watcher.firstScan;
+    await writeFile(join(dir, 'a.txt'), 'found by a rescan');
+    await until(async () => scansOnly.ready.length === 1);
+    expect(scansOnly.watcher.stats().scans).toBeGreaterThan(1);
+
+    const dir2 = await inbox();
+    const polled = await watch({ dir: dir2, poll: true, pollIntervalMs: 100, rescanMs: 60_000 });
+    await polled.watcher.firstScan;
+    await writeFile(join(dir2, 'b.txt'), 'found by a polling event');
+    await until(async () => polled.ready.length === 1, 5_000);
+    expect(polled.watcher.stats().scans).toBe(1);
+  });
+
+  it('refuses an out dir inside the watched folder, and a folder that does not exist', async () => {
+    const dir = await inbox();
+    await expect(startWatcher({ dir, outDir: join(dir, 'out'), onReady: () => {} })).rejects.toThrow(
+      'outputs must live outside the watched tree',
+    );
+    await expect(startWatcher({ dir, outDir: dir, onReady: () => {} })).rejects.toThrow(
+      'the out dir cannot be the watched folder',
+    );
+    await expect(startWatcher({ dir: join(dir, 'nope'), onReady: () => {} })).rejects.toThrow(
+      'does not exist or is not a folder',
+    );
+    const ok = await startWatcher({ dir, outDir: join(dir, '..', 'out'), onReady: () => {} });
+    await ok.close();
+  });
+});
