@@ -101,11 +101,41 @@ export async function readImageHeader(path: string): Promise<ImageHeader> {
 export async function verifyImage(path: string): Promise<void> {
   await checkNotEmpty(path);
   try {
-    await sharp(path, { failOn: 'error', sequentialRead: true })
-      .resize(8, 8, { fit: 'inside' })
-      .raw()
-      .toBuffer();
+    await decodeTiny(path);
   } catch (err) {
-    throw imageErrorFrom(err);
+    throw await explainedError(path, err);
   }
+}
+
+function decodeTiny(path: string): Promise<Buffer> {
+  return sharp(path, { failOn: 'error', sequentialRead: true })
+    .resize(8, 8, { fit: 'inside' })
+    .raw()
+    .toBuffer();
+}
+
+/** Retries of unexplained failures run one at a time, so they do not race each other for libvips' error text. */
+let explainQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * libvips keeps its error text in a buffer shared by all threads, so when two decodes fail at once one
+ * of them can come back as "unknown error". Decoding such a file again, alone, recovers the real reason.
+ */
+async function explainedError(path: string, err: unknown): Promise<MediaError> {
+  const first = imageErrorFrom(err);
+  if (!/unknown error|decoded: $/i.test(first.message)) return first;
+  const retry = explainQueue.then(async () => {
+    for (let i = 0; i < 2; i++) {
+      try {
+        await decodeTiny(path);
+        return first;
+      } catch (again) {
+        const e = imageErrorFrom(again);
+        if (!/unknown error|decoded: $/i.test(e.message)) return e;
+      }
+    }
+    return first;
+  });
+  explainQueue = retry.catch(() => undefined);
+  return retry;
 }
