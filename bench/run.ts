@@ -1,13 +1,26 @@
 /**
  * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
- * Names: emulator-get, emulator-upload (all when none given).
+ * Names: emulator-get, emulator-upload, client-upload, client-pacing, pipeline-schedule,
+ * pipeline-overhead, pipeline-discover, pipeline-journal (all when none given).
  */
+import { benchClientPacing } from './client-pacing.bench.ts';
+import { benchClientUpload } from './client-upload.bench.ts';
 import { benchGetThroughput, benchPresignedUploadMemory } from './emulator.bench.ts';
 import { type BenchRow, printTable, writeResult } from './lib.ts';
+import { benchPipelineDiscover } from './pipeline-discover.bench.ts';
+import { benchJournalOverhead } from './pipeline-journal.bench.ts';
+import { benchPipelineOverhead } from './pipeline-overhead.bench.ts';
+import { benchPipelineSchedule } from './pipeline-schedule.bench.ts';
 
 const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>> = {
   'emulator-get': benchGetThroughput,
   'emulator-upload': benchPresignedUploadMemory,
+  'pipeline-discover': benchPipelineDiscover,
+  'pipeline-journal': benchJournalOverhead,
+  'client-upload': benchClientUpload,
+  'client-pacing': benchClientPacing,
+  'pipeline-schedule': benchPipelineSchedule,
+  'pipeline-overhead': benchPipelineOverhead,
 };
 
 const wanted = process.argv.slice(2);

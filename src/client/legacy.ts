@@ -5,11 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ApiTransport } from './api-transport.ts';
-import { GenerationFailedError, TimeoutError } from './errors.ts';
+import { type DownloadedOutput, type DownloadOptions, downloadOutputs } from './download-outputs.ts';
+import { GenerationFailedError, GenpipeError, TimeoutError } from './errors.ts';
 import { type PollSettings, pollDelay } from './poll-schedule.ts';
 import { preflightModify } from './preflight.ts';
 import { sleep } from './sleep.ts';
-import type { LegacyGeneration, ModifyVideoInput } from './types.ts';
+import type { Generation, GenerationOutput, LegacyGeneration, ModifyVideoInput } from './types.ts';
 
 /** What the legacy resource needs from its client. */
 export interface LegacyDeps {
@@ -18,6 +19,23 @@ export interface LegacyDeps {
 }
 
 const TERMINAL = ['completed', 'failed'];
+
+/** A legacy generation's assets as the output list the download code reads (video first, then image). */
+function asOutputs(g: LegacyGeneration): Generation {
+  const output: GenerationOutput[] = [];
+  if (g.assets?.video) output.push({ type: 'video', url: g.assets.video, layer: null });
+  if (g.assets?.image) output.push({ type: 'image', url: g.assets.image, layer: null });
+  return {
+    id: g.id,
+    type: 'video_edit',
+    state: g.state === 'completed' ? 'completed' : g.state === 'failed' ? 'failed' : 'processing',
+    model: g.model,
+    created_at: g.created_at,
+    output,
+    failure_reason: g.failure_reason,
+    failure_code: null,
+  };
+}
 
 /** The legacy surface of a client. */
 export class Legacy {
@@ -96,5 +114,35 @@ export class Legacy {
         options.signal,
       );
     }
+  }
+
+  /**
+   * Downloads the assets (video, then image) of a completed legacy generation into `dir`, with the
+   * guarantees of generations.download: each to `<name>.part`, renamed when complete; an expired URL
+   * (403) is refreshed by reading the generation again; a cut transfer resumes with Range.
+   *
+   * @param generation - a completed legacy generation, or its id
+   * @param dir - the target directory (created when missing)
+   * @returns one entry per asset (`output-0.mp4`, ...)
+   * @throws GenpipeError when it is not completed or has no assets
+   * @example await client.legacy.download(await client.legacy.wait(id), './out');
+   */
+  async download(
+    generation: string | LegacyGeneration,
+    dir: string,
+    options: DownloadOptions = {},
+  ): Promise<DownloadedOutput[]> {
+    const signal = options.signal ? { signal: options.signal } : {};
+    const current = typeof generation === 'string' ? await this.get(generation, signal) : generation;
+    const view = asOutputs(current);
+    if (view.state === 'completed' && view.output.length === 0) {
+      throw new GenpipeError(`Legacy generation ${current.id} completed without assets to download`);
+    }
+    return downloadOutputs(
+      { transport: this.deps.transport, refresh: async () => asOutputs(await this.get(current.id, signal)) },
+      view,
+      dir,
+      options,
+    );
   }
 }

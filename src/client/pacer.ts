@@ -8,7 +8,10 @@
  * answer is pending hold a slot too. While the allowance is unknown, one create at a time probes it.
  * After an RPM 429 nothing is sent until its Retry-After (or, without one, its X-RateLimit-Reset) has
  * passed. X-RateLimit-Remaining on a 201 reveals creates of other processes sharing the key; they are
- * logged as if made at that moment, so the pacer leaves room for them too.
+ * logged as if made at that moment, so the pacer leaves room for them too. The service counted that
+ * 201's window when it received the create, so ours are counted as of the moment it was sent: an entry
+ * of ours that aged out while the answer travelled was still in the service's count, and is not
+ * somebody else's (entries are kept one window longer than they count, for this).
  */
 import { CHOICES, RATE_HEADERS } from '../spec/index.ts';
 import { abortReason } from './sleep.ts';
@@ -80,7 +83,7 @@ export class Pacer {
   /** Creates counted in the window now, plus those whose answer is pending. */
   get used(): number {
     this.prune();
-    return this.entries.length + this.inFlight;
+    return this.entries.length - this.firstLive(this.now()) + this.inFlight;
   }
 
   /**
@@ -108,11 +111,16 @@ export class Pacer {
     });
   }
 
-  /** Drops entries that have aged out. */
-  private prune(): void {
-    const now = this.now();
+  /** Index of the first entry still inside the window at `at`. */
+  private firstLive(at: number): number {
     let n = 0;
-    while (n < this.entries.length && now - (this.entries[n] as number) >= this.windowMs) n++;
+    while (n < this.entries.length && at - (this.entries[n] as number) >= this.windowMs) n++;
+    return n;
+  }
+
+  /** Drops entries that aged out more than a window ago (settle() looks back to a create's send time). */
+  private prune(): void {
+    const n = this.firstLive(this.now() - this.windowMs);
     if (n > 0) this.entries.splice(0, n);
   }
 
@@ -123,10 +131,11 @@ export class Pacer {
     if (!this.probed) return this.inFlight === 0 ? 0 : Number.POSITIVE_INFINITY;
     if (this.limitValue === null) return 0;
     this.prune();
-    const used = this.entries.length + this.inFlight;
+    const first = this.firstLive(now);
+    const used = this.entries.length - first + this.inFlight;
     if (used < this.limitValue) return 0;
     // The slot that frees first belongs to the entry that keeps the count at the limit.
-    const index = used - this.limitValue;
+    const index = first + used - this.limitValue;
     if (index >= this.entries.length) return Number.POSITIVE_INFINITY;
     return (this.entries[index] as number) + this.windowMs + this.marginMs - now;
   }
@@ -158,18 +167,19 @@ export class Pacer {
 
   private ticket(): PaceTicket {
     let settled = false;
+    const sentAt = this.now();
     return {
       done: (outcome) => {
         if (settled) return;
         settled = true;
-        this.settle(outcome);
+        this.settle(outcome, sentAt);
         this.inFlight--;
         this.pump();
       },
     };
   }
 
-  private settle(outcome: PaceOutcome): void {
+  private settle(outcome: PaceOutcome, sentAt: number): void {
     if (outcome === 'not-sent') return;
     const now = this.now();
     if (outcome === 'unknown') {
@@ -198,8 +208,9 @@ export class Pacer {
     const remaining = readInt(outcome.headers[RATE_HEADERS.remaining.toLowerCase()]);
     if (this.limitValue !== null && remaining !== null) {
       // Entries the service counts that are not ours (another process with the same key): the
-      // service's count minus every create of ours that could be in it, this one included.
-      const ours = this.entries.length + this.inFlight;
+      // service's count minus every create of ours that could be in it, this one included — those
+      // live when this create was sent (the service counted no later than it received it).
+      const ours = this.entries.length - this.firstLive(sentAt) + this.inFlight;
       const foreign = this.limitValue - remaining - ours;
       for (let i = 0; i < foreign; i++) this.entries.push(now);
     }

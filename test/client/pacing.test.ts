@@ -5,7 +5,7 @@
  * X-RateLimit-Remaining, is paced around without a 429.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GenpipeClient } from '../../src/client/index.ts';
+import { type GenpipeClient, Pacer } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { clientFor, KEY, startTestEmulator, stats } from './client-helpers.ts';
 
@@ -84,5 +84,30 @@ describe('pacing', () => {
     const elapsed = Date.now() - started;
     expect((await stats(e)).rate_limited.rpm).toBe(0);
     expect(elapsed).toBeGreaterThanOrEqual(WINDOW_MS - 100);
+  });
+
+  it('does not take its own entry, aged out while an answer travelled, for foreign use', async () => {
+    // limit 2 per 1000 ms, a fake clock. Two creates answered at t=10 and t=30 (counted by the service a
+    // little earlier). At t=1015 the first slot is free again; the service checks that create at ~1017,
+    // still counting the t=30 entry, and answers Remaining 0, which arrives at t=1035, when the pacer's
+    // own log has just dropped that entry. It is not somebody else's create: the next slot is free.
+    let now = 0;
+    const pacer = new Pacer({ windowMs: 1000, limit: 2, now: () => now });
+    const headers = (remaining: number) => ({
+      'x-ratelimit-limit': '2',
+      'x-ratelimit-remaining': String(remaining),
+    });
+    const [a, b] = [await pacer.acquire(), await pacer.acquire()];
+    now = 10;
+    a?.done({ status: 201, headers: headers(1) });
+    now = 30;
+    b?.done({ status: 201, headers: headers(0) });
+    now = 1015;
+    const x = await pacer.acquire();
+    now = 1035;
+    x.done({ status: 201, headers: headers(0) });
+    expect(pacer.used).toBe(1);
+    const next = await Promise.race([pacer.acquire(), new Promise((r) => setTimeout(() => r('held'), 50))]);
+    expect(next).not.toBe('held');
   });
 });

@@ -1,0 +1,240 @@
+/**
+ * Client bench (issue 3): `genpipe files upload --mode presigned` of a 1 GiB file to an emulator in
+ * its own process.
+ * - peak RSS of the CLI process, sampled from /proc (target < 150 MB);
+ * - throughput as a ratio to `curl --upload-file` of the same file to a fresh presigned URL of the same
+ *   emulator (target >= 0.8). The CLI is timed end to end, as a user sees it: process start, POST
+ *   /v1/files, the PUT (sha256 on the way), POST complete and exit. curl is timed for its PUT alone.
+ *   Also reported, not judged: the ratio for the upload call alone (the CLI's own `elapsed_ms`, which
+ *   leaves out process start-up), and the RSS of an idle CLI run (`files list`) to read the peak by.
+ * Each is run twice, alternating, and the better run of each is kept.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { type BenchRow, type ChildEmulator, MB, ROOT, sampleRss, spawnEmulator } from './lib.ts';
+
+const KEY = 'svc-api-bench-client-key';
+const BYTES = Number(process.env.BENCH_CLIENT_UPLOAD_BYTES ?? 1024 * MB);
+const RUNS = 2;
+const MIME = 'video/mp4';
+
+function writeConfig(dir: string): string {
+  const path = join(dir, 'emulator.json');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      clients: [{ id: 'bench', rpm: 100000, concurrency: 100, balance: 1e9 }],
+      keys: [{ key: KEY, client: 'bench' }],
+      queue_ms: 10,
+      processing_ms: { image: 10, video: 10 },
+    }),
+  );
+  return path;
+}
+
+/** Writes `bytes` real bytes (one random 1 MiB chunk, reused) so no page of the file is sparse. */
+async function writeBigFile(path: string, bytes: number): Promise<void> {
+  const chunk = randomBytes(MB);
+  const out = createWriteStream(path);
+  for (let left = bytes; left > 0; left -= chunk.length) {
+    const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+    if (!out.write(piece)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: bench reads response bodies loosely
+async function api(emu: ChildEmulator, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await request(`${emu.url}${path}`, {
+    method: method as 'GET',
+    headers: { authorization: `Bearer ${KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`${method} ${path} answered ${res.statusCode}: ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once('close', (code) => resolve(code));
+  });
+}
+
+interface CliRun {
+  seconds: number;
+  /** The upload call alone, as the CLI reports it. */
+  callSeconds: number;
+  peakRss: number;
+  samples: number;
+}
+
+function cliEnv(emu: ChildEmulator): NodeJS.ProcessEnv {
+  return { ...process.env, GENPIPE_API_KEY: KEY, GENPIPE_BASE_URL: emu.url };
+}
+
+/** Peak RSS of a CLI run that moves no bytes to speak of (`files list`): the CLI's own floor. */
+async function idleCliRss(emu: ChildEmulator): Promise<number> {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'bin', 'genpipe.js'), 'files', 'list', '--json', '--quiet'],
+    {
+      env: cliEnv(emu),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  const sampler = sampleRss(child.pid ?? 0, 10);
+  const code = await exited(child);
+  const { peak } = sampler.stop();
+  if (code !== 0) throw new Error(`genpipe files list exited ${code}`);
+  return peak;
+}
+
+async function runCli(emu: ChildEmulator, file: string): Promise<CliRun> {
+  const env = cliEnv(emu);
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bin', 'genpipe.js'),
+      'files',
+      'upload',
+      file,
+      '--mode',
+      'presigned',
+      '--mime-type',
+      MIME,
+      '--json',
+      '--quiet',
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const sampler = sampleRss(child.pid ?? 0, 10);
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => {
+    out += String(d);
+  });
+  child.stderr?.on('data', (d) => {
+    err += String(d);
+  });
+  const code = await exited(child);
+  const seconds = (performance.now() - t0) / 1000;
+  const { peak, samples } = sampler.stop();
+  if (code !== 0) throw new Error(`genpipe files upload exited ${code}: ${err}`);
+  const result = JSON.parse(out) as { bytes: number; file: { id: string }; elapsed_ms: number };
+  if (result.bytes !== BYTES) throw new Error(`uploaded ${result.bytes} bytes, expected ${BYTES}`);
+  await api(emu, 'DELETE', `/v1/files/${result.file.id}`); // frees the stored copy
+  return { seconds, callSeconds: result.elapsed_ms / 1000, peakRss: peak, samples };
+}
+
+async function runCurl(emu: ChildEmulator, file: string): Promise<number> {
+  const created = await api(emu, 'POST', '/v1/files', {
+    mime_type: MIME,
+    size_bytes: BYTES,
+    filename: 'big.bin',
+  });
+  const upload = created.upload as { url: string; method: string; headers?: Record<string, string> };
+  const headerArgs = Object.entries(upload.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+  const t0 = performance.now();
+  const child = spawn(
+    'curl',
+    [
+      '-sS',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-X',
+      upload.method ?? 'PUT',
+      ...headerArgs,
+      '--upload-file',
+      file,
+      upload.url,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => {
+    out += String(d);
+  });
+  child.stderr?.on('data', (d) => {
+    err += String(d);
+  });
+  const code = await exited(child);
+  const seconds = (performance.now() - t0) / 1000;
+  if (code !== 0 || !out.startsWith('2')) throw new Error(`curl exited ${code} with HTTP ${out}: ${err}`);
+  await api(emu, 'DELETE', `/v1/files/${created.id}`);
+  return seconds;
+}
+
+export async function benchClientUpload(): Promise<{ rows: BenchRow[]; data: unknown }> {
+  const dir = mkdtempSync(join(tmpdir(), 'genpipe-bench-client-'));
+  const file = join(dir, 'big.bin');
+  let emu: ChildEmulator | null = null;
+  try {
+    await writeBigFile(file, BYTES);
+    emu = await spawnEmulator(writeConfig(dir), join(dir, 'data'));
+    const idle = Math.min(await idleCliRss(emu), await idleCliRss(emu)) / MB;
+    const cli: CliRun[] = [];
+    const curl: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      cli.push(await runCli(emu, file));
+      curl.push(await runCurl(emu, file));
+    }
+    const bestCli = Math.min(...cli.map((r) => r.seconds));
+    const bestCall = Math.min(...cli.map((r) => r.callSeconds));
+    const bestCurl = Math.min(...curl);
+    const peak = Math.min(...cli.map((r) => r.peakRss)) / MB;
+    const ratio = bestCurl / bestCli;
+    const callRatio = bestCurl / bestCall;
+    const name = 'client upload (1 GiB presigned)';
+    return {
+      rows: [
+        { bench: name, metric: 'CLI peak RSS', value: peak, unit: 'MB', target: '< 150', pass: peak < 150 },
+        {
+          bench: name,
+          metric: 'throughput ratio to curl',
+          value: ratio,
+          unit: 'x',
+          target: '>= 0.8',
+          pass: ratio >= 0.8,
+        },
+        { bench: name, metric: 'CLI idle RSS (files list)', value: idle, unit: 'MB' },
+        { bench: name, metric: 'RSS growth while uploading', value: peak - idle, unit: 'MB' },
+        { bench: name, metric: 'ratio to curl, upload call alone', value: callRatio, unit: 'x' },
+        { bench: name, metric: 'CLI throughput', value: BYTES / MB / bestCli, unit: 'MB/s' },
+        { bench: name, metric: 'curl throughput', value: BYTES / MB / bestCurl, unit: 'MB/s' },
+      ],
+      data: {
+        bytes: BYTES,
+        runs: RUNS,
+        idle_cli_rss_mb: idle,
+        cli_runs: cli.map((r) => ({
+          seconds: r.seconds,
+          call_seconds: r.callSeconds,
+          peak_rss_mb: r.peakRss / MB,
+          samples: r.samples,
+        })),
+        curl_seconds: curl,
+        best_cli_seconds: bestCli,
+        best_call_seconds: bestCall,
+        call_ratio: callRatio,
+        best_curl_seconds: bestCurl,
+        ratio,
+        peak_rss_mb: peak,
+      },
+    };
+  } finally {
+    await emu?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

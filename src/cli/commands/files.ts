@@ -1,0 +1,263 @@
+/**
+ * `genpipe files upload|list|get|delete`: the file store of the agents surface.
+ */
+import { statSync } from 'node:fs';
+import { type Command, Option } from 'commander';
+import type { ApiFile, FilePurpose, FileState, UploadMode, UploadResult } from '../../client/index.ts';
+import { formatBytes } from '../../pipeline/progress/index.ts';
+import { FILE_PURPOSES, FILE_STATES } from '../../spec/index.ts';
+import {
+  addPollOption,
+  addServiceOptions,
+  type ClientFlags,
+  type CommandContext,
+  intArg,
+  runWithClient,
+  secondsArg,
+} from '../make-client.ts';
+import { UsageError } from '../usage-error.ts';
+
+/** Upload modes of the command line. */
+export const UPLOAD_MODES: readonly UploadMode[] = ['auto', 'inline', 'presigned'];
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * Reads --expires-at: an RFC 3339 date-time, or a time from now such as `90m`, `12h`, `7d`.
+ *
+ * @param value - the flag's text
+ * @param now - the current time in ms
+ * @returns the ISO date-time to send
+ * @throws UsageError when it is neither
+ * @example expiresAtArg('2h', Date.UTC(2030, 0, 1)) // '2030-01-01T02:00:00.000Z'
+ */
+export function expiresAtArg(value: string, now = Date.now()): string {
+  const rel = /^\+?(\d+(?:\.\d+)?)([smhd])$/.exec(value.trim());
+  if (rel) return new Date(now + Number(rel[1]) * (DURATION_UNITS[rel[2] as string] as number)).toISOString();
+  const at = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value.trim()) || Number.isNaN(at)) {
+    throw new UsageError(
+      `--expires-at expects an ISO date-time (2030-01-01T00:00:00Z) or a time from now (90m, 12h, 7d) but received '${value}'`,
+    );
+  }
+  return new Date(at).toISOString();
+}
+
+/** Checks that a path names a readable regular file. @throws UsageError */
+export function requireFile(path: string, what: string): void {
+  let isFile = false;
+  try {
+    isFile = statSync(path).isFile();
+  } catch {
+    throw new UsageError(`${what}: no such file '${path}'`);
+  }
+  if (!isFile) throw new UsageError(`${what}: '${path}' is not a regular file`);
+}
+
+/** The lines describing a file, for people. */
+export function fileLines(file: ApiFile): string[] {
+  const lines = [`file ${file.id}  ${file.state}`];
+  lines.push(`  filename: ${file.filename ?? '(none)'}`);
+  lines.push(
+    `  mime_type: ${file.mime_type}   size: ${formatBytes(file.size_bytes)} (${file.size_bytes} bytes)`,
+  );
+  lines.push(`  purpose: ${file.purpose}   created: ${file.created_at}`);
+  if (file.expires_at) lines.push(`  expires: ${file.expires_at}`);
+  if (file.deleted_at) lines.push(`  deleted: ${file.deleted_at}`);
+  if (file.user_id) lines.push(`  user_id: ${file.user_id}`);
+  if (file.failure_reason) lines.push(`  failure_reason: ${file.failure_reason}`);
+  return lines;
+}
+
+/** The JSON of an upload result (snake_case like the API). */
+export function uploadJson(result: UploadResult, path: string): Record<string, unknown> {
+  return {
+    path,
+    file: result.file,
+    sha256: result.sha256,
+    bytes: result.bytes,
+    mode: result.mode,
+    request_id: result.requestId,
+  };
+}
+
+interface UploadFlags extends ClientFlags {
+  mode: UploadMode;
+  purpose?: FilePurpose;
+  mimeType?: string;
+  expiresAt?: string;
+  userId?: string;
+  wait?: boolean;
+  timeout?: number;
+}
+
+/**
+ * Uploads one local file through the client, with a progress line on a terminal.
+ *
+ * @param ctx - the command context
+ * @param path - the file (checked to exist)
+ * @param options - mode, purpose, mimeType, expiresAt, userId, wait (until ready), timeoutMs
+ */
+export async function uploadPath(
+  ctx: CommandContext,
+  path: string,
+  options: {
+    mode?: UploadMode;
+    purpose?: FilePurpose;
+    mimeType?: string;
+    expiresAt?: string;
+    userId?: string;
+    wait?: boolean;
+    timeoutMs?: number;
+  },
+): Promise<UploadResult> {
+  const progress = ctx.progress(`uploading ${path}`);
+  try {
+    return await ctx.client.files.upload(path, {
+      mode: options.mode ?? 'auto',
+      signal: ctx.signal,
+      onProgress: (p) => progress.update(p.bytesSent, p.totalBytes),
+      ...(options.purpose ? { purpose: options.purpose } : {}),
+      ...(options.mimeType ? { mimeType: options.mimeType } : {}),
+      ...(options.expiresAt ? { expiresAt: options.expiresAt } : {}),
+      ...(options.userId ? { userId: options.userId } : {}),
+      ...(options.wait ? { waitUntilReady: true } : {}),
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(ctx.pollIntervalMs !== undefined ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
+    });
+  } finally {
+    progress.end();
+  }
+}
+
+function registerUpload(files: Command): void {
+  const cmd = files
+    .command('upload <path>')
+    .description('Upload a file (streamed from disk; sha256 computed on the way)')
+    .addOption(
+      new Option('--mode <mode>', 'inline (multipart), presigned (PUT to a signed URL), or auto by size')
+        .choices(UPLOAD_MODES)
+        .default('auto'),
+    )
+    .addOption(new Option('--purpose <purpose>', 'what the file is for').choices(FILE_PURPOSES))
+    .option('--mime-type <type>', 'MIME type of the bytes (default: sniffed from the first bytes)')
+    .option('--expires-at <time>', 'TTL: an ISO date-time, or a time from now such as 12h or 7d')
+    .option('--user-id <id>', 'opaque end-user tag, echoed unchanged')
+    .option('--wait', 'wait until the file is ready (exit 1 when it failed)')
+    .option('--timeout <seconds>', 'give up waiting after this long (with --wait)', secondsArg(0));
+  addPollOption(addServiceOptions(cmd)).action((path: string, flags: UploadFlags) =>
+    runWithClient(flags, async (ctx) => {
+      requireFile(path, 'files upload');
+      const expiresAt = flags.expiresAt === undefined ? undefined : expiresAtArg(flags.expiresAt);
+      const started = performance.now();
+      const result = await uploadPath(ctx, path, {
+        mode: flags.mode,
+        ...(flags.purpose ? { purpose: flags.purpose } : {}),
+        ...(flags.mimeType ? { mimeType: flags.mimeType } : {}),
+        ...(expiresAt ? { expiresAt } : {}),
+        ...(flags.userId ? { userId: flags.userId } : {}),
+        wait: flags.wait === true,
+        ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {}),
+      });
+      const elapsedMs = Math.round(performance.now() - started);
+      const rate = formatBytes(Math.round(result.bytes / Math.max(0.001, elapsedMs / 1000)));
+      ctx.result({ ...uploadJson(result, path), elapsed_ms: elapsedMs }, () => [
+        ...fileLines(result.file),
+        `  uploaded: ${result.mode}, ${result.bytes} bytes in ${(elapsedMs / 1000).toFixed(1)} s (${rate}/s)`,
+        `  sha256: ${result.sha256}`,
+        `  request id: ${result.requestId}`,
+      ]);
+    }),
+  );
+}
+
+interface ListFlags extends ClientFlags {
+  purpose?: FilePurpose;
+  state?: FileState;
+  limit?: number;
+}
+
+const MAX_PAGE = 100;
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0))) ?? [];
+  return rows.map((r) =>
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function registerList(files: Command): void {
+  const cmd = files
+    .command('list')
+    .description('List files, newest first (every page)')
+    .addOption(new Option('--purpose <purpose>', 'only files of this purpose').choices(FILE_PURPOSES))
+    .addOption(
+      new Option('--state <state>', 'only files in this state (deleted ones only when asked)').choices(
+        FILE_STATES,
+      ),
+    )
+    .option('--limit <n>', 'show at most n files (default: all)', intArg(1));
+  addServiceOptions(cmd).action((flags: ListFlags) =>
+    runWithClient(flags, async (ctx) => {
+      const found: ApiFile[] = [];
+      const pageSize = Math.min(MAX_PAGE, flags.limit ?? MAX_PAGE);
+      for await (const file of ctx.client.files.list({
+        limit: pageSize,
+        signal: ctx.signal,
+        ...(flags.purpose ? { purpose: flags.purpose } : {}),
+        ...(flags.state ? { state: flags.state } : {}),
+      })) {
+        found.push(file);
+        if (flags.limit !== undefined && found.length >= flags.limit) break;
+      }
+      ctx.result(found, () =>
+        found.length === 0
+          ? ['no files']
+          : table([
+              ['ID', 'STATE', 'PURPOSE', 'SIZE', 'MIME TYPE', 'CREATED', 'FILENAME'],
+              ...found.map((f) => [
+                f.id,
+                f.state,
+                f.purpose,
+                formatBytes(f.size_bytes),
+                f.mime_type,
+                f.created_at,
+                f.filename ?? '',
+              ]),
+            ]),
+      );
+    }),
+  );
+}
+
+function registerGet(files: Command): void {
+  const cmd = files.command('get <id>').description('Show a file');
+  addServiceOptions(cmd).action((id: string, flags: ClientFlags) =>
+    runWithClient(flags, async (ctx) => {
+      const file = await ctx.client.files.get(id, { signal: ctx.signal });
+      ctx.result(file, () => fileLines(file));
+    }),
+  );
+}
+
+function registerDelete(files: Command): void {
+  const cmd = files.command('delete <id>').description('Delete a file (soft delete; repeating is harmless)');
+  addServiceOptions(cmd).action((id: string, flags: ClientFlags) =>
+    runWithClient(flags, async (ctx) => {
+      await ctx.client.files.delete(id, { signal: ctx.signal });
+      ctx.result({ id, deleted: true }, () => [`deleted file ${id}`]);
+    }),
+  );
+}
+
+/** Registers `genpipe files upload|list|get|delete`. */
+export function registerFiles(program: Command): void {
+  const files = program.command('files').description('Upload, list, show and delete files (agents surface)');
+  registerUpload(files);
+  registerList(files);
+  registerGet(files);
+  registerDelete(files);
+}

@@ -1,0 +1,141 @@
+/**
+ * `genpipe generations get|wait|download`: reading, waiting for and downloading generations of the
+ * agents surface. Also the helpers `genpipe generate` shares: describing a generation, waiting with
+ * state notes, downloading with a progress line.
+ */
+import type { Command } from 'commander';
+import type { DownloadedOutput, Generation } from '../../client/index.ts';
+import { formatBytes } from '../../pipeline/progress/index.ts';
+import {
+  addPollOption,
+  addServiceOptions,
+  type ClientFlags,
+  type CommandContext,
+  type ProgressLine,
+  runWithClient,
+  secondsArg,
+} from '../make-client.ts';
+
+/** The lines describing a generation, for people. */
+export function generationLines(g: Generation, requestId?: string): string[] {
+  const lines = [`generation ${g.id}  ${g.state}`];
+  lines.push(`  type: ${g.type}   model: ${g.model}   created: ${g.created_at}`);
+  if (requestId) lines.push(`  request id: ${requestId}`);
+  if (g.state === 'failed') {
+    lines.push(`  failure_code: ${g.failure_code ?? '(none)'}`);
+    lines.push(`  failure_reason: ${g.failure_reason ?? '(none)'}`);
+  }
+  g.output.forEach((o, i) => {
+    const layer = o.layer ? ` layer ${o.layer.index} (${o.layer.alpha_hint}) ${o.layer.description}` : '';
+    lines.push(`  output ${i}: ${o.type}${layer}`);
+    lines.push(`    ${o.url}`);
+  });
+  return lines;
+}
+
+/** The JSON of downloaded outputs (snake_case like the API). */
+export function outputsJson(outputs: DownloadedOutput[]): Array<Record<string, unknown>> {
+  return outputs.map((o) => ({
+    index: o.index,
+    path: o.path,
+    name: o.name,
+    bytes: o.bytes,
+    mime_type: o.mimeType,
+    type: o.type,
+    layer: o.layer,
+  }));
+}
+
+/**
+ * Waits for a generation, noting each state change on stderr.
+ * @throws GenerationFailedError (failure_code, failure_reason) when it failed; TimeoutError
+ */
+export function waitNoting(
+  ctx: CommandContext,
+  generation: string | Generation,
+  timeoutMs: number | undefined,
+): Promise<Generation> {
+  return ctx.client.generations.wait(generation, {
+    signal: ctx.signal,
+    onUpdate: (g) => ctx.note(`generation ${g.id}: ${g.state}`),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(ctx.pollIntervalMs !== undefined ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
+  });
+}
+
+/** Downloads a completed generation's outputs into `dir` with a progress line per output. */
+export async function downloadNoting(
+  ctx: CommandContext,
+  generation: string | Generation,
+  dir: string,
+): Promise<DownloadedOutput[]> {
+  const shown: { index: number; line: ProgressLine | null } = { index: -1, line: null };
+  try {
+    const outputs = await ctx.client.generations.download(generation, dir, {
+      signal: ctx.signal,
+      onProgress: (p) => {
+        if (shown.index !== p.index || !shown.line) {
+          shown.line?.end();
+          shown.index = p.index;
+          shown.line = ctx.progress(`downloading ${p.name}`);
+        }
+        shown.line.update(p.bytes, p.totalBytes);
+      },
+    });
+    shown.line?.end();
+    shown.line = null;
+    for (const o of outputs) ctx.note(`saved ${o.path} (${formatBytes(o.bytes)})`);
+    return outputs;
+  } finally {
+    shown.line?.end();
+  }
+}
+
+interface WaitFlags extends ClientFlags {
+  timeout?: number;
+}
+
+interface DownloadFlags extends ClientFlags {
+  out: string;
+}
+
+/** Registers `genpipe generations get|wait|download`. */
+export function registerGenerations(program: Command): void {
+  const generations = program
+    .command('generations')
+    .description('Show, wait for and download generations (agents surface)');
+
+  addServiceOptions(generations.command('get <id>').description('Show a generation')).action(
+    (id: string, flags: ClientFlags) =>
+      runWithClient(flags, async (ctx) => {
+        const g = await ctx.client.generations.get(id, { signal: ctx.signal });
+        ctx.result(g, () => generationLines(g));
+      }),
+  );
+
+  addPollOption(
+    addServiceOptions(
+      generations
+        .command('wait <id>')
+        .description('Wait until a generation completes (exit 1 when it failed: failure_code and reason)')
+        .option('--timeout <seconds>', 'give up after this long (exit 1)', secondsArg(0)),
+    ),
+  ).action((id: string, flags: WaitFlags) =>
+    runWithClient(flags, async (ctx) => {
+      const g = await waitNoting(ctx, id, flags.timeout === undefined ? undefined : flags.timeout * 1000);
+      ctx.result(g, () => generationLines(g));
+    }),
+  );
+
+  addServiceOptions(
+    generations
+      .command('download <id>')
+      .description('Download the outputs of a completed generation; prints their paths')
+      .requiredOption('--out <dir>', 'directory to save the outputs in (created when missing)'),
+  ).action((id: string, flags: DownloadFlags) =>
+    runWithClient(flags, async (ctx) => {
+      const outputs = await downloadNoting(ctx, id, flags.out);
+      ctx.result({ id, outputs: outputsJson(outputs) }, () => outputs.map((o) => o.path));
+    }),
+  );
+}

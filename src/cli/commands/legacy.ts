@@ -1,0 +1,130 @@
+/**
+ * `genpipe legacy modify|get`: the legacy surface (`<legacy-base-url>`, by default
+ * `<base-url>/dream-machine/v1`): modify a video by URL, optionally wait and download the result.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import type { DownloadedOutput, LegacyGeneration, ModifyVideoInput } from '../../client/index.ts';
+import { formatBytes } from '../../pipeline/progress/index.ts';
+import { LEGACY_MODIFY_MODES, LEGACY_VIDEO_MODELS } from '../../spec/index.ts';
+import {
+  addPollOption,
+  addServiceOptions,
+  type ClientFlags,
+  type CommandContext,
+  runWithClient,
+  secondsArg,
+} from '../make-client.ts';
+import { outputsJson } from './generations.ts';
+
+/** The lines describing a legacy generation, for people. */
+export function legacyLines(g: LegacyGeneration, requestId?: string): string[] {
+  const lines = [`legacy generation ${g.id}  ${g.state}`];
+  lines.push(`  model: ${g.model}   created: ${g.created_at}`);
+  if (requestId) lines.push(`  request id: ${requestId}`);
+  if (g.failure_reason) lines.push(`  failure_reason: ${g.failure_reason}`);
+  for (const [name, url] of Object.entries(g.assets ?? {})) if (url) lines.push(`  ${name}: ${url}`);
+  return lines;
+}
+
+interface ModifyFlags extends ClientFlags {
+  mediaUrl: string;
+  model: string;
+  mode: string;
+  prompt?: string;
+  firstFrameUrl?: string;
+  callbackUrl?: string;
+  requestId?: string;
+  wait?: boolean;
+  out?: string;
+  timeout?: number;
+}
+
+/** Builds the ModifyVideoRequest from the flags (checked by the service's rules when sent). */
+export function modifyRequest(flags: ModifyFlags): ModifyVideoInput {
+  return {
+    media: { url: flags.mediaUrl },
+    model: flags.model,
+    mode: flags.mode,
+    ...(flags.prompt !== undefined ? { prompt: flags.prompt } : {}),
+    ...(flags.firstFrameUrl !== undefined ? { first_frame: { url: flags.firstFrameUrl } } : {}),
+    ...(flags.callbackUrl !== undefined ? { callback_url: flags.callbackUrl } : {}),
+  } as ModifyVideoInput;
+}
+
+async function downloadAssets(
+  ctx: CommandContext,
+  generation: LegacyGeneration,
+  dir: string,
+): Promise<DownloadedOutput[]> {
+  const line = ctx.progress(`downloading ${generation.id}`);
+  try {
+    const outputs = await ctx.client.legacy.download(generation, dir, {
+      signal: ctx.signal,
+      onProgress: (p) => line.update(p.bytes, p.totalBytes),
+    });
+    line.end();
+    for (const o of outputs) ctx.note(`saved ${o.path} (${formatBytes(o.bytes)})`);
+    return outputs;
+  } finally {
+    line.end();
+  }
+}
+
+/** Registers `genpipe legacy modify|get`. */
+export function registerLegacy(program: Command): void {
+  const legacy = program
+    .command('legacy')
+    .description('The legacy surface (/dream-machine/v1): modify a video, show a generation');
+
+  const modify = legacy
+    .command('modify')
+    .description('Modify a video given by URL (style transfer, prompt-based editing)')
+    .requiredOption('--media-url <url>', 'the source video (http or https)')
+    .requiredOption('--model <model>', LEGACY_VIDEO_MODELS.join(' or '))
+    .requiredOption('--mode <mode>', LEGACY_MODIFY_MODES.join(', '))
+    .option('--prompt <text>', 'what to change')
+    .option('--first-frame-url <url>', 'an image for the first frame')
+    .option('--callback-url <url>', 'receives the generation when dreaming, completed or failed')
+    .option('--request-id <id>', 'X-Request-Id to send (default: a fresh UUID, printed)')
+    .option('--wait', 'wait until the generation completes (exit 1 when it fails)')
+    .option('--out <dir>', 'wait, then download the result into <dir> and print its path')
+    .option('--timeout <seconds>', 'give up waiting after this long (exit 1)', secondsArg(0));
+  addPollOption(addServiceOptions(modify)).action((flags: ModifyFlags) =>
+    runWithClient(flags, async (ctx) => {
+      const requestId = flags.requestId ?? randomUUID();
+      const created = await ctx.client.legacy.modifyVideo(modifyRequest(flags), {
+        requestId,
+        signal: ctx.signal,
+      });
+      let final = created;
+      let outputs: DownloadedOutput[] | null = null;
+      if (flags.wait === true || flags.out !== undefined) {
+        ctx.note(`created legacy generation ${created.id} (request id ${requestId}); waiting`);
+        final = await ctx.client.legacy.wait(created.id, {
+          signal: ctx.signal,
+          onUpdate: (g) => ctx.note(`legacy generation ${g.id}: ${g.state}`),
+          ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {}),
+          ...(ctx.pollIntervalMs !== undefined ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
+        });
+        if (flags.out !== undefined) outputs = await downloadAssets(ctx, final, flags.out);
+      }
+      ctx.result(
+        {
+          request_id: requestId,
+          generation: final,
+          ...(outputs ? { outputs: outputsJson(outputs) } : {}),
+        },
+        () => (outputs ? outputs.map((o) => o.path) : legacyLines(final, requestId)),
+      );
+    }),
+  );
+
+  addServiceOptions(legacy.command('get <id>').description('Show a legacy generation')).action(
+    (id: string, flags: ClientFlags) =>
+      runWithClient(flags, async (ctx) => {
+        const g = await ctx.client.legacy.get(id, { signal: ctx.signal });
+        ctx.result(g, () => legacyLines(g));
+      }),
+  );
+}
