@@ -114,6 +114,9 @@ function decodeTiny(path: string): Promise<Buffer> {
     .toBuffer();
 }
 
+/** A decode error whose text libvips lost: "unknown error", or a message that stops after its colon. */
+const UNEXPLAINED = /unknown error|:\s*$/i;
+
 /** Retries of unexplained failures run one at a time, so they do not race each other for libvips' error text. */
 let explainQueue: Promise<unknown> = Promise.resolve();
 
@@ -123,7 +126,7 @@ let explainQueue: Promise<unknown> = Promise.resolve();
  */
 async function explainedError(path: string, err: unknown): Promise<MediaError> {
   const first = imageErrorFrom(err);
-  if (!/unknown error|decoded: $/i.test(first.message)) return first;
+  if (!UNEXPLAINED.test(first.message)) return first;
   const retry = explainQueue.then(async () => {
     for (let i = 0; i < 2; i++) {
       try {
@@ -131,7 +134,7 @@ async function explainedError(path: string, err: unknown): Promise<MediaError> {
         return first;
       } catch (again) {
         const e = imageErrorFrom(again);
-        if (!/unknown error|decoded: $/i.test(e.message)) return e;
+        if (!UNEXPLAINED.test(e.message)) return e;
       }
     }
     return first;
