@@ -10,6 +10,7 @@ import { registerGenerations } from './commands/generations.ts';
 import { registerLegacy } from './commands/legacy.ts';
 import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
+import { registerWatch } from './commands/watch.ts';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stoppedEarly: 3 } as const;
 
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServe(program);
   registerRun(program);
+  registerWatch(program);
   registerDemo(program);
   registerFiles(program);
   registerGenerate(program);

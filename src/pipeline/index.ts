@@ -16,12 +16,26 @@ export {
   ITEM_STATES,
   type Item,
   type ItemAttempt,
+  type ItemJournalNote,
   type ItemLayer,
   type ItemState,
   newItem,
   STAGE_NAMES,
   type StageName,
 } from './item.ts';
+export {
+  defaultJournalPath,
+  JOURNAL_CHOICES,
+  JOURNAL_TEXTS,
+  type Journal,
+  JournalFileError,
+  JournalLockedError,
+  type JournalRunHooks,
+  journalRunHooks,
+  NetworkFilesystemError,
+  type OpenJournalOptions,
+  openJournal,
+} from './journal/index.ts';
 export { GenerationPoller, POLL_DEFAULTS, type PollerOptions } from './poller.ts';
 export {
   createProgress,
@@ -39,28 +53,49 @@ export {
   type RecipeProblem,
   type RecipeRule,
   readRecipe,
+  recipeFiles,
   UPLOAD_PREFERENCES,
   type UploadPreference,
 } from './recipe.ts';
-export { SharedReferences } from './references.ts';
+export { type ReferenceMemory, SharedReferences } from './references.ts';
 export {
   type BatchReport,
   buildReport,
   REPORT_HTML_FILE,
   REPORT_JSON_FILE,
   RESULT_FILE,
+  type ReportJournal,
+  type ReportJournalMeta,
   writeReports,
 } from './report/index.ts';
 export type { RunContext, RunSettings, RunStage } from './run-context.ts';
 export {
+  type AdmitDecision,
   type Batch,
   type BatchResult,
   type BatchStop,
+  JournalWriteError,
   RUN_DEFAULTS,
   type RunOptions,
   runBatch,
   startBatch,
 } from './runner.ts';
 export { batchStopReason, isBatchStopping } from './runner-errors.ts';
+export { isScratchName, sweepBatchScratch, sweepItemScratch } from './runner-sweep.ts';
 export { STAGES, type StageStep, stepFor } from './stage-list.ts';
 export { BASE64_MAX_BYTES, INLINE_INPUT_DATA } from './stages/upload.ts';
+export {
+  createReadyQueue,
+  incompleteReason,
+  ON_DONE_MODES,
+  type OnDoneMode,
+  type ReadyFile,
+  type ReadyQueue,
+  readyItem,
+  settleInput,
+  startWatcher,
+  WATCH_DEFAULTS,
+  WATCH_TEXTS,
+  type Watcher,
+  type WatcherStats,
+} from './watch/index.ts';

@@ -125,6 +125,18 @@ export interface Item {
    */
   earlierAttempts?: ItemAttempt[];
   timings: Partial<Record<StageName, StageTiming>>;
+  /**
+   * What the journal decided for this item in this run (absent without a journal): `fresh` (processed
+   * from the start), `resume` (continued from where an earlier run left it) or `done` (finished by an
+   * earlier run and reported as it was), with the reason in words (null for a file never seen before).
+   */
+  journal?: ItemJournalNote;
+}
+
+/** See Item.journal. */
+export interface ItemJournalNote {
+  action: 'fresh' | 'resume' | 'done';
+  reason: string | null;
 }
 
 /** A fresh item for a discovered file. */

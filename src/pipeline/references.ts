@@ -24,6 +24,17 @@ export class ReferenceUploadError extends Error {
   }
 }
 
+/**
+ * What earlier runs uploaded (the journal): a reference whose bytes were uploaded recently is reused
+ * instead of uploaded again, once the service confirms the file is still `ready`.
+ */
+export interface ReferenceMemory {
+  /** The file_id of an earlier upload of reference `name` with its current bytes, or null. */
+  fileId(name: string, signal?: AbortSignal): Promise<string | null>;
+  /** Records an upload of reference `name` (before any request uses the file_id). */
+  uploaded(name: string, fileId: string, signal?: AbortSignal): Promise<void>;
+}
+
 /** What SharedReferences needs. */
 export interface SharedReferencesDeps {
   client: GenpipeClient;
@@ -32,6 +43,8 @@ export interface SharedReferencesDeps {
   signal: AbortSignal;
   /** First wait of the readiness poll. */
   filePollIntervalMs: number;
+  /** Uploads of earlier runs to reuse (the journal); none by default. */
+  memory?: ReferenceMemory;
 }
 
 /** The uploads of a batch's shared references (see the module comment). */
@@ -63,10 +76,30 @@ export class SharedReferences {
     return Object.fromEntries(this.done);
   }
 
+  /** An earlier run's upload of `name` that the service still holds as `ready`, or null. */
+  private async remembered(name: string): Promise<string | null> {
+    const { memory, client, signal } = this.deps;
+    if (!memory) return null;
+    const id = await memory.fileId(name, signal);
+    if (id === null) return null;
+    try {
+      const file = await client.files.get(id, { signal });
+      return file.state === 'ready' ? id : null;
+    } catch (err) {
+      if (isRunnersToHandle(err, signal)) throw err;
+      return null; // gone (deleted, expired, another client's): upload again
+    }
+  }
+
   private async upload(name: string): Promise<string> {
     const ref: RecipeReference | undefined = this.deps.recipe.references[name];
     if (!ref) throw new ReferenceUploadError(name, `the recipe has no reference named '${name}'`);
     try {
+      const earlier = await this.remembered(name);
+      if (earlier !== null) {
+        this.done.set(name, earlier);
+        return earlier;
+      }
       const { file } = await this.deps.client.files.upload(ref.absPath, {
         purpose: 'reference',
         mimeType: ref.mime,
@@ -74,6 +107,7 @@ export class SharedReferences {
         waitUntilReady: true,
         pollIntervalMs: this.deps.filePollIntervalMs,
       });
+      await this.deps.memory?.uploaded(name, file.id, this.deps.signal);
       this.done.set(name, file.id);
       return file.id;
     } catch (err) {

@@ -2,21 +2,27 @@
  * The runner: moves every file of a batch through the stages of stage-list.ts, and owns everything the
  * stages do not — concurrency, pacing waits, cancellation, retries, persistence, events and reports.
  *
- * - Files stream from discovery; at most `maxInFlight` items are being worked on at once, so memory
- *   and work stay bounded whatever the size of the tree (a finished item is kept only as its small
- *   report record).
+ * - Files stream from discovery (or from `source`: genpipe watch's ready files); at most
+ *   `maxInFlight` items are being worked on at once, so memory and work stay bounded whatever the size
+ *   of the tree (a finished item is kept only as its small report record). Two items of the same input
+ *   (watch: a file that changed while its earlier version was processed) never run at once.
  * - Local stages run in a pool sized to the machine; uploads, downloads and result writing each in a
  *   bounded pool; jobs in flight (from submit until the job ends) are capped at `concurrency`. Inside
  *   that cap the client's pacer and governor keep creates within the service's window and ceiling.
  * - All jobs are waited on through one shared poll loop.
- * - After every transition the item is passed to `persist` (issue 5's journal; a no-op by default)
- *   and an `item_state` event is emitted.
+ * - After every transition the item is passed to `persist` (the journal; a no-op by default) and an
+ *   `item_state` event is emitted. With `admit` (the journal), each planned item is handed to it before
+ *   anything is checked or sent: it comes back fresh, resumed at a later state (an upload, a
+ *   generation or outputs of an earlier run are reused, never redone) or done. When discovery ends,
+ *   `vanished` hands back journaled generations whose input is gone, so paid work is still collected.
+ *   A journal that cannot be written stops the batch at once (cause `journal`).
  * - A generation that fails with a retryable failure_code is resubmitted up to `maxResubmits` times.
  * - A batch-stopping error (401, 402, 403 client state, service unreachable) or stop() ends the
  *   batch early: nothing new starts, jobs already at the service are still waited on and downloaded,
  *   and every other file — including those not yet discovered — is reported as not processed.
- *   Aborting `signal` cancels in-flight work too.
- * - report.json and report.html are rewritten every `reportIntervalMs` and at the end.
+ *   With `stopGraceMs`, stop() gives that work only so long: then it is cancelled too (the journal
+ *   keeps what it reached, for the next run). Aborting `signal` cancels in-flight work at once.
+ * - report.json and report.html are rewritten every `reportIntervalMs` while items change, and at the end.
  */
 import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
@@ -26,16 +32,18 @@ import type { GenpipeClient } from '../client/index.ts';
 import { FAILURE_CODES, type FailureCode } from '../spec/index.ts';
 import { discover } from './discover.ts';
 import type { EventSink, PipelineEvent } from './events.ts';
-import type { Item, StageName } from './item.ts';
+import type { Item, ItemJournalNote, StageName } from './item.ts';
 import { GenerationPoller, POLL_DEFAULTS } from './poller.ts';
 import { createRedactor, type Redact } from './progress/redact.ts';
 import { type Recipe, recipeFiles } from './recipe.ts';
-import { SharedReferences } from './references.ts';
-import { type BatchReport, unprocessedReason, writeReports } from './report/index.ts';
+import { type ReferenceMemory, SharedReferences } from './references.ts';
+import { type BatchReport, type ReportJournalMeta, unprocessedReason, writeReports } from './report/index.ts';
 import { writeResultJson } from './report/result-json.ts';
 import type { RunContext } from './run-context.ts';
 import { batchStopReason, isAbort } from './runner-errors.ts';
 import { type Release, Slots } from './runner-slots.ts';
+import { sweepBatchScratch, sweepItemScratch } from './runner-sweep.ts';
+import { failItem } from './stage.ts';
 import { type PoolName, type StageStep, stepFor } from './stage-list.ts';
 import { BASE64_MAX_BYTES } from './stages/upload.ts';
 
@@ -91,13 +99,61 @@ export interface RunOptions {
   emulator?: boolean;
   /** ms between report rewrites while running; 0 for only at the end (default 5000). */
   reportIntervalMs?: number;
+  /**
+   * Where the items come from instead of discovering `inputDir` (genpipe watch: its ready files, as
+   * `discovered` items, or journaled items in a later state). The batch ends when it ends.
+   */
+  source?: AsyncIterable<Item>;
+  /**
+   * The journal's decision for a planned item (before it is checked): continue with `item` from its
+   * state. Called once per planned item, in the local pool.
+   */
+  admit?: (item: Item, signal: AbortSignal) => Promise<AdmitDecision>;
+  /**
+   * Called once the items ran out (unless the batch stopped): journaled work whose input was not seen
+   * in this batch (`seen`), each to be driven from its state so a paid generation is still collected.
+   */
+  vanished?: (seen: (input: string) => boolean) => AdmitDecision[];
+  /** A reason to fail an item at check instead of checking it (watch: a file that never became complete). */
+  failAtCheck?: (item: Item) => string | null;
+  /**
+   * Called when an item reached its final state and its result is recorded (watch --on-done). It may
+   * return the item with a new `absPath` (the input was moved), which the reports then show.
+   */
+  onItemDone?: (item: Item) => undefined | Item | Promise<undefined | Item>;
+  /**
+   * After stop(): how long work already at the service may go on before it is cancelled as well (the
+   * journal keeps what each item reached). Default: no limit (it is finished).
+   */
+  stopGraceMs?: number;
+  /** The batch runs with a journal: shown in report.json and report.html. */
+  journal?: ReportJournalMeta | null;
+  /** Shared reference uploads of earlier runs to reuse (the journal). */
+  referenceMemory?: ReferenceMemory;
+}
+
+/** What `admit` decides for an item (the journal's JournalDecision fits). */
+export interface AdmitDecision {
+  /** fresh: process from the start; resume: continue from `item.state`; done: `item` is final. */
+  action: ItemJournalNote['action'];
+  item: Item;
+  /** Why, in words (null for a file never seen before). */
+  reason: string | null;
+}
+
+/** The journal could not record a transition: the batch stops at once (see RunOptions.persist). */
+export class JournalWriteError extends Error {
+  override name = 'JournalWriteError';
 }
 
 /** Why a batch ended early. */
 export interface BatchStop {
   reason: string;
-  /** service: 401/402/403/unreachable; interrupted: stop() (SIGINT); aborted: the signal; input: the input dir could not be read. */
-  cause: 'service' | 'interrupted' | 'aborted' | 'input';
+  /**
+   * service: 401/402/403/unreachable; interrupted: stop() (SIGINT); aborted: the signal; input: the
+   * input dir could not be read; journal: the journal could not be written.
+   */
+  cause: 'service' | 'interrupted' | 'aborted' | 'input' | 'journal';
 }
 
 /** What a batch ends with. */
@@ -114,7 +170,10 @@ export interface BatchResult {
 export interface Batch {
   /** Settles when every item is final and the reports are written. */
   done: Promise<BatchResult>;
-  /** Stops taking new work (SIGINT); jobs already at the service are still finished. */
+  /**
+   * Stops taking new work (SIGINT); jobs already at the service are still finished, for at most
+   * `stopGraceMs` when it is set (then cancelled and left, as far as they got, to the journal).
+   */
   stop(reason?: string): void;
 }
 
@@ -150,6 +209,7 @@ export function startBatch(options: RunOptions): Batch {
   // Every in-flight stage, request and slot wait listens to these: many more than Node's warning limit.
   setMaxListeners(0, abort.signal, stopping.signal);
   let stop: BatchStop | null = null;
+  let graceTimer: NodeJS.Timeout | null = null;
 
   const emit = (event: PipelineEvent): void => {
     try {
@@ -171,6 +231,16 @@ export function startBatch(options: RunOptions): Batch {
   if (options.signal?.aborted) onOuterAbort();
   else options.signal?.addEventListener('abort', onOuterAbort, { once: true });
 
+  /** The journal failed: nothing more may be sent (a create whose id cannot be recorded could be paid twice). */
+  const journalFailed = (err: unknown): JournalWriteError => {
+    if (err instanceof JournalWriteError) return err;
+    const why = err instanceof Error ? err.message : String(err);
+    const failure = new JournalWriteError(`the journal could not be written (${why})`);
+    triggerStop(`${failure.message}; stopped so that no work is sent without being recorded`, 'journal');
+    abort.abort(failure);
+    return failure;
+  };
+
   const poller = new GenerationPoller({
     get: (id, o) => options.client.generations.get(id, o),
     intervalMs: options.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
@@ -189,10 +259,15 @@ export function startBatch(options: RunOptions): Batch {
       recipe: options.recipe,
       signal: abort.signal,
       filePollIntervalMs,
+      ...(options.referenceMemory ? { memory: options.referenceMemory } : {}),
     }),
     poller,
     persist: async (item) => {
-      await persistHook(item);
+      try {
+        await persistHook(item);
+      } catch (err) {
+        throw journalFailed(err);
+      }
     },
     redact,
     settings: {
@@ -212,19 +287,27 @@ export function startBatch(options: RunOptions): Batch {
 
   /** Every item of the batch by input, in its latest state (for the reports). */
   const items = new Map<string, Item>();
+  /** Items changed since the reports were last written. */
+  let reportsStale = true;
 
   /** Keeps, journals and announces an item's transition (`reason` overrides the item's in the event). */
   const record = async (item: Item, stage: StageName | null, reason = item.reason): Promise<void> => {
     items.set(item.input, item);
-    await ctx.persist(item);
+    reportsStale = true;
+    try {
+      await ctx.persist(item);
+    } catch {
+      // journalFailed stopped the batch; the item is still reported
+    }
     emit({ type: 'item_state', at: Date.now(), input: item.input, state: item.state, stage, reason });
   };
 
   const stoppedItem = (item: Item): Item => {
     const base = unprocessedReason(stop ? { reason: stop.reason } : null);
+    const later = options.admit ? '; the next run continues it from the journal' : '';
     const reason =
       item.generationId && item.state !== 'failed'
-        ? `${base}; generation ${item.generationId} was submitted, but its outcome was not collected`
+        ? `${base}; generation ${item.generationId} was submitted, but its outcome was not collected${later}`
         : base;
     return { ...item, state: 'stopped', reason };
   };
@@ -236,7 +319,9 @@ export function startBatch(options: RunOptions): Batch {
       triggerStop(stopWhy, 'service');
       return stoppedItem(item);
     }
-    if (isAbort(err, abort.signal) || abort.signal.aborted) return stoppedItem(item);
+    if (err instanceof JournalWriteError || isAbort(err, abort.signal) || abort.signal.aborted) {
+      return stoppedItem(item);
+    }
     const why = err instanceof Error ? err.message : String(err);
     return { ...item, state: 'failed', failedAt: step.name, reason: redact(`internal error: ${why}`) };
   };
@@ -275,16 +360,51 @@ export function startBatch(options: RunOptions): Batch {
     generation: null,
   });
 
+  /** A planned item through `admit` (the journal), in the local pool: the item to continue with. */
+  const admitted = async (item: Item): Promise<{ item: Item; reason: string | null }> => {
+    const admit = options.admit;
+    if (!admit) return { item, reason: item.reason };
+    if (stop) return { item: stoppedItem(item), reason: null };
+    let decision: AdmitDecision;
+    try {
+      decision = await pools.local(() => admit(item, abort.signal));
+    } catch (err) {
+      if (isAbort(err, abort.signal) || abort.signal.aborted)
+        return { item: stoppedItem(item), reason: null };
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
+        return { item: failItem(item, 'plan', 'file not found or not readable'), reason: null };
+      }
+      journalFailed(err);
+      return { item: stoppedItem(item), reason: null };
+    }
+    const note: ItemJournalNote = { action: decision.action, reason: decision.reason };
+    if (decision.action !== 'fresh') await sweepItemScratch(outDir, item.input).catch(() => 0);
+    return { item: { ...decision.item, journal: note }, reason: decision.reason ?? decision.item.reason };
+  };
+
+  /**
+   * A job slot for an item that enters `wait` without going through submit (resumed by the journal):
+   * its generation counts against --concurrency like any other. Not taken once the batch stops.
+   */
+  const slotForResumed = (item: Item): Promise<Release | null> =>
+    item.state === 'submitted' && !stop
+      ? jobs.acquire(stopping.signal).catch(() => null)
+      : Promise.resolve(null);
+
   const drive = async (first: Item): Promise<void> => {
     let item = first;
-    let job: Release | null = null;
+    let job: Release | null = await slotForResumed(item);
     try {
       for (;;) {
         const step = stepFor(item.state);
         if (!step) break;
         let next: Item;
+        const failNow = step.name === 'check' ? (options.failAtCheck?.(item) ?? null) : null;
         if (stop && !step.whileStopping) {
           next = stoppedItem(item);
+        } else if (failNow !== null) {
+          next = failItem(item, 'check', failNow, { media: { bytes: item.size } });
         } else if (step.pool === 'jobs') {
           try {
             job = await jobs.acquire(stopping.signal);
@@ -315,6 +435,13 @@ export function startBatch(options: RunOptions): Batch {
           await record(item, step.name, why);
           continue;
         }
+        if (step.name === 'plan' && next.state === 'planned' && options.admit) {
+          const a = await admitted(next);
+          item = a.item;
+          await record(item, item.state === 'stopped' ? null : step.name, a.reason);
+          job ??= await slotForResumed(item);
+          continue;
+        }
         item = next;
         await record(item, item.state === 'stopped' ? null : step.name);
       }
@@ -324,13 +451,31 @@ export function startBatch(options: RunOptions): Batch {
     } finally {
       if (job) job();
     }
+    if (options.onItemDone && item.state !== 'stopped') {
+      try {
+        const moved = await options.onItemDone(item);
+        if (moved && items.get(item.input) === item) {
+          items.set(item.input, moved);
+          reportsStale = true;
+        }
+      } catch {
+        // the hook reports its own problems; the item's result stands
+      }
+    }
   };
 
   // ---- reports --------------------------------------------------------------------------------
   let reportWriting: Promise<unknown> | null = null;
-  const meta = { startedAt, redact, inputDir, emulator: options.emulator ?? false };
+  const meta = {
+    startedAt,
+    redact,
+    inputDir,
+    emulator: options.emulator ?? false,
+    journal: options.journal ?? null,
+  };
   const refreshReports = (): void => {
-    if (reportWriting) return;
+    if (reportWriting || !reportsStale) return;
+    reportsStale = false;
     reportWriting = writeReports(outDir, [...items.values()], { ...meta, now: Date.now() })
       .catch(() => undefined)
       .finally(() => {
@@ -350,23 +495,44 @@ export function startBatch(options: RunOptions): Batch {
       emulator: meta.emulator,
     });
     const tasks = new Set<Promise<void>>();
+    /** The task working on each input (a later item of the same input waits for it). */
+    const active = new Map<string, Promise<void>>();
+    /** Inputs this batch has seen (for `vanished`). */
+    const seen = new Set<string>();
+    const start = (found: Item, release: Release | null): void => {
+      const before = active.get(found.input);
+      const task = (async () => {
+        if (before) await before;
+        items.set(found.input, found);
+        reportsStale = true;
+        try {
+          await ctx.persist(found);
+        } catch {
+          // journalFailed stopped the batch; drive reports the item as stopped
+        }
+        await drive(found);
+      })().finally(() => release?.());
+      active.set(found.input, task);
+      tasks.add(task);
+      void task.finally(() => {
+        tasks.delete(task);
+        if (active.get(found.input) === task) active.delete(found.input);
+      });
+    };
     try {
-      const walk = discover(inputDir, { outDir, skipFiles: recipeFiles(options.recipe) });
+      await sweepBatchScratch(outDir).catch(() => 0);
+      const walk = options.source ?? discover(inputDir, { outDir, skipFiles: recipeFiles(options.recipe) });
       try {
         for await (const found of walk) {
+          seen.add(found.input);
           emit({ type: 'item_discovered', at: Date.now(), input: found.input, size: found.size });
           let slot: Release | null = null;
           if (!stop) slot = await inFlight.acquire(stopping.signal).catch(() => null);
           if (!slot) {
-            await record(stoppedItem(found), null);
+            if (!active.has(found.input)) await record(stoppedItem(found), null);
             continue;
           }
-          const release = slot;
-          items.set(found.input, found);
-          await ctx.persist(found);
-          const task = drive(found).finally(release);
-          tasks.add(task);
-          void task.finally(() => tasks.delete(task));
+          start(found, slot);
         }
       } catch (err) {
         if (items.size === 0 && !stop) throw err;
@@ -375,9 +541,24 @@ export function startBatch(options: RunOptions): Batch {
           'input',
         );
       }
-      await Promise.all(tasks);
+      if (options.vanished && !stop) {
+        let back: AdmitDecision[] = [];
+        try {
+          back = options.vanished((input) => seen.has(input));
+        } catch (err) {
+          journalFailed(err);
+        }
+        for (const d of back) {
+          const item: Item = { ...d.item, journal: { action: d.action, reason: d.reason } };
+          emit({ type: 'item_discovered', at: Date.now(), input: item.input, size: item.size });
+          await sweepItemScratch(outDir, item.input).catch(() => 0);
+          start(item, null);
+        }
+      }
+      while (tasks.size > 0) await Promise.all(tasks);
     } finally {
       if (reportTimer) clearInterval(reportTimer);
+      if (graceTimer) clearTimeout(graceTimer);
       poller.close();
       options.signal?.removeEventListener('abort', onOuterAbort);
     }
@@ -408,7 +589,16 @@ export function startBatch(options: RunOptions): Batch {
 
   return {
     done: run(),
-    stop: (reason = 'interrupted') => triggerStop(reason, 'interrupted'),
+    stop: (reason = 'interrupted') => {
+      triggerStop(reason, 'interrupted');
+      const grace = options.stopGraceMs;
+      if (grace !== undefined && graceTimer === null && !abort.signal.aborted) {
+        graceTimer = setTimeout(() => {
+          abort.abort(new DOMException('the stop grace period ran out', 'AbortError'));
+        }, grace);
+        graceTimer.unref();
+      }
+    },
   };
 }
 

@@ -3,17 +3,19 @@
  * the service (flags, then GENPIPE_* variables; or, with --emulator, the embedded emulator — said
  * loudly, never chosen silently), runs the batch with a progress display, and ends with the exit code
  * of the batch: 0 nothing failed, 1 some file failed, 2 usage or recipe error, 3 stopped early
- * (authentication, suspended client, insufficient balance, service unreachable), 130 interrupted.
+ * (authentication, suspended client, insufficient balance, service unreachable, journal unwritable),
+ * 130 / 143 interrupted by SIGINT / SIGTERM. The journal is always on (see executeRun).
  */
 import { stat } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import type { ClientOptions, GenpipeClient } from '../../client/index.ts';
 import {
   type BatchResult,
   createProgress,
   createRedactor,
   isRecipeError,
+  JOURNAL_CHOICES,
+  type Journal,
   loadRecipe,
   POLL_DEFAULTS,
   REPORT_HTML_FILE,
@@ -22,21 +24,34 @@ import {
   startBatch,
 } from '../../pipeline/index.ts';
 import {
-  EMBEDDED_CLIENT_SETTINGS,
-  type EmbeddedEmulator,
-  emulatorBanner,
-  startEmbeddedEmulator,
-} from '../embedded-emulator.ts';
-import { addServiceOptions, intArg, makeClient } from '../make-client.ts';
+  type BatchService,
+  connectService,
+  type JournalFlags,
+  journalRunOptions,
+  openRunJournal,
+  SIGNAL_CHOICES,
+  SIGNAL_EXIT,
+  watchSignals,
+} from '../batch-setup.ts';
+import { addServiceOptions, intArg } from '../make-client.ts';
 import { printError } from '../print-error.ts';
 import type { ServiceFlags } from '../service-config.ts';
 import { UsageError } from '../usage-error.ts';
 
-/** Exit codes of `genpipe run` and `genpipe demo`. */
-export const RUN_EXIT = { ok: 0, failed: 1, usage: 2, stoppedEarly: 3, interrupted: 130 } as const;
+/**
+ * Exit codes of `genpipe run` and `genpipe demo` (an interruption by SIGTERM exits 143, by SIGINT 130).
+ */
+export const RUN_EXIT = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  stoppedEarly: 3,
+  interrupted: 130,
+  terminated: 143,
+} as const;
 
 /** Flags of `genpipe run`. */
-export interface RunFlags extends ServiceFlags {
+export interface RunFlags extends ServiceFlags, JournalFlags {
   out?: string;
   recipe?: string;
   concurrency?: number;
@@ -87,6 +102,11 @@ function shown(path: string): string {
 /**
  * Runs a batch as `genpipe run` does and returns its exit code (errors are printed, never thrown).
  *
+ * The journal (`<out>/.genpipe/journal.db`, or `--journal`) is always on: a re-run continues where an
+ * earlier run stopped and redoes nothing finished. SIGINT / SIGTERM once: no new work; what is already
+ * at the service gets SIGNAL_CHOICES.graceMs to finish, then the rest is left to the journal and the
+ * run exits; twice: everything is cancelled at once.
+ *
  * @example process.exitCode = await executeRun({ inputDir: 'photos', flags: { out: 'out', emulator: true } });
  */
 export async function executeRun(options: ExecuteRunOptions): Promise<number> {
@@ -97,23 +117,28 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
   const note = (text: string) => {
     if (!quiet) process.stderr.write(`genpipe: ${createRedactor(secrets)(text)}\n`);
   };
-  let emulator: EmbeddedEmulator | null = null;
-  let client: GenpipeClient | null = null;
+  let service: BatchService | null = null;
+  let journal: Journal | null = null;
+  let stopReason: string | null = null;
   const controller = new AbortController();
-  let interrupts = 0;
   let stopBatch: ((reason: string) => void) | null = null;
-  const onInterrupt = () => {
-    interrupts++;
-    if (interrupts === 1 && stopBatch) {
+  const signals = watchSignals({
+    first: (signal) => {
+      stopReason = `interrupted (${signal})`;
+      if (!stopBatch) return controller.abort(new DOMException('interrupted', 'AbortError'));
       note(
-        'interrupted: no new work is started; jobs already submitted are finished (Ctrl-C again to cancel them)',
+        `interrupted (${signal}): no new work is started; work already at the service gets ` +
+          `${SIGNAL_CHOICES.graceMs / 1000} s to finish, then the journal keeps the rest for the next run ` +
+          '(signal again to stop at once)',
       );
-      stopBatch('interrupted (SIGINT)');
-    } else {
+      stopBatch(stopReason);
+    },
+    second: () => {
+      note('stopping at once; the journal keeps how far each file got');
       controller.abort(new DOMException('interrupted', 'AbortError'));
-    }
-  };
-  process.on('SIGINT', onInterrupt);
+    },
+    beforeHardExit: () => journal?.close(),
+  });
   try {
     if (!flags.out) throw new UsageError('--out <out-dir> is required: where the outputs and reports go');
     const inputDir = resolve(options.inputDir);
@@ -135,40 +160,15 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
       throw err;
     }
 
-    const clientOptions: Partial<ClientOptions> = {
-      hooks: { log: json ? () => undefined : (m) => note(m) },
-    };
-    let pollIntervalMs = flags.pollInterval !== undefined ? Math.round(flags.pollInterval * 1000) : undefined;
-    let filePollIntervalMs: number | undefined;
-    if (flags.emulator) {
-      emulator = await startEmbeddedEmulator();
-      process.stderr.write(`${emulatorBanner(emulator.url)}\n`);
-      const made = makeClient(
-        { apiKey: emulator.apiKey, baseUrl: emulator.url },
-        {
-          ...clientOptions,
-          rateWindowMs: EMBEDDED_CLIENT_SETTINGS.rateWindowMs,
-          polling: { ...EMBEDDED_CLIENT_SETTINGS.polling },
-        },
-        {},
-      );
-      client = made.client;
-      secrets = made.secrets;
-      pollIntervalMs ??= EMBEDDED_CLIENT_SETTINGS.pollIntervalMs;
-      filePollIntervalMs = EMBEDDED_CLIENT_SETTINGS.polling.intervalMs;
-    } else {
-      let made: ReturnType<typeof makeClient>;
-      try {
-        made = makeClient(flags, clientOptions);
-      } catch (err) {
-        if (err instanceof UsageError && /no service configured/.test(err.message)) {
-          throw new UsageError(`${err.message}; or pass --emulator to run against the embedded emulator`);
-        }
-        throw err;
-      }
-      client = made.client;
-      secrets = made.secrets;
-    }
+    service = await connectService(flags, json, note);
+    secrets = service.secrets;
+    journal = openRunJournal({ outDir, ...(flags.journal ? { path: flags.journal } : {}) });
+    const journaling = journalRunOptions(journal, recipe, flags, {
+      inputDir,
+      service: service.identity,
+      options: recordedFlags('run', flags),
+      embedded: service.emulator !== null,
+    });
 
     const redact = createRedactor(secrets);
     const progress = createProgress({ json, isTTY: !json && process.stdout.isTTY === true, redact });
@@ -176,43 +176,80 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
       inputDir,
       outDir,
       recipe,
-      client,
+      client: service.client,
       concurrency: flags.concurrency ?? RUN_DEFAULTS.concurrency,
-      pollIntervalMs: pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
-      ...(filePollIntervalMs !== undefined ? { filePollIntervalMs } : {}),
+      pollIntervalMs: service.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
+      ...(service.filePollIntervalMs !== undefined ? { filePollIntervalMs: service.filePollIntervalMs } : {}),
       ...(flags.retries !== undefined ? { maxResubmits: flags.retries } : {}),
       signal: controller.signal,
       onEvent: quiet && !json ? undefined : progress.sink,
       redact,
-      emulator: emulator !== null,
+      emulator: service.emulator !== null,
+      stopGraceMs: SIGNAL_CHOICES.graceMs,
+      ...journaling,
     });
     stopBatch = batch.stop;
+    if (stopReason !== null) batch.stop(stopReason);
     let result: BatchResult;
     try {
       result = await batch.done;
     } finally {
       progress.close();
     }
+    journal.finishBatch(result.stop ? 'stopped' : 'finished');
     const t = result.report.totals;
     const summary = [
       `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
         (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : ''),
     ];
+    const j = result.report.journal;
+    if (j && (j.resumed > 0 || j.reused > 0 || j.redone > 0)) {
+      summary.push(
+        `journal: ${j.reused} already done in an earlier run, ${j.resumed} resumed, ${j.redone} redone (${shown(j.file)})`,
+      );
+    }
     if (result.stop) summary.push(`the batch stopped early: ${result.stop.reason}`);
+    if (result.stop?.cause === 'interrupted' || result.stop?.cause === 'aborted') {
+      summary.push('run the same command again to continue where this run stopped');
+    }
     summary.push(`report: ${shown(resolve(outDir, REPORT_HTML_FILE))}`);
-    if (emulator) summary.push('(these outputs came from the embedded EMULATOR, not the real service)');
+    if (service.emulator)
+      summary.push('(these outputs came from the embedded EMULATOR, not the real service)');
     // The summary is printed even with --quiet: it is the command's answer.
     for (const line of [...summary, ...(options.epilogue?.(result, outDir) ?? [])]) {
       process.stderr.write(`genpipe: ${redact(line)}\n`);
     }
-    return exitCodeOfBatch(result);
+    const code = exitCodeOfBatch(result);
+    return code === RUN_EXIT.interrupted && signals.received ? SIGNAL_EXIT[signals.received] : code;
   } catch (err) {
-    return printError(err, { json, secrets });
+    const code = printError(err, { json, secrets });
+    return code === RUN_EXIT.interrupted && signals.received ? SIGNAL_EXIT[signals.received] : code;
   } finally {
-    process.removeListener('SIGINT', onInterrupt);
-    await client?.close();
-    await emulator?.close();
+    signals.dispose();
+    journal?.close();
+    await service?.client.close();
+    await service?.emulator?.close();
   }
+}
+
+/** The flags of a run or watch as the journal records them (never the key or the token). */
+export function recordedFlags(command: string, flags: RunFlags): Record<string, unknown> {
+  const { apiKey: _key, legacyToken: _token, ...rest } = flags;
+  return { command, ...rest };
+}
+
+/** Adds --journal, --force and --resubmit-unknown (run and watch). */
+export function addJournalOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      `${JOURNAL_CHOICES.journalFlag} <path>`,
+      `the journal file, on a local disk (default <out-dir>/${JOURNAL_CHOICES.dirName}/${JOURNAL_CHOICES.fileName})`,
+    )
+    .option(JOURNAL_CHOICES.forceFlag, 'redo every file, even those an earlier run finished')
+    .option(
+      JOURNAL_CHOICES.resubmitUnknownFlag,
+      'submit again the files whose create may have reached the service before an interruption (default: fail them, never pay twice)',
+    );
 }
 
 /** Registers `genpipe run`. */
@@ -241,6 +278,7 @@ export function registerRun(program: Command): void {
       `resubmissions of a generation that failed with a retryable failure_code (default ${RUN_DEFAULTS.maxResubmits})`,
       intArg(0),
     );
+  addJournalOptions(cmd);
   addServiceOptions(cmd);
   cmd.action(async (inputDir: string, flags: RunFlags) => {
     process.exitCode = await executeRun({ inputDir, flags });

@@ -591,13 +591,16 @@ export class Journal {
    * input dir). Call after discovery. Each is resumed (bound for save), so a paid generation is still
    * polled, downloaded and reported even though its input is gone. Rows of vanished inputs in other
    * phases are left in the journal and not reported.
+   *
+   * @param skip - inputs to leave alone although unplanned (the runner's: seen in this batch, but
+   *   skipped or failed before planning; watch's: still in the inbox, to be handed over by the watcher)
    */
-  vanishedInFlight(): JournalDecision[] {
+  vanishedInFlight(skip?: (input: string) => boolean): JournalDecision[] {
     const batch = this.requireBatch();
     const out: JournalDecision[] = [];
     for (const phase of ['submitted', 'downloaded'] as const) {
       for (const row of this.rowsIn(phase)) {
-        if (this.bound.has(row.input)) continue;
+        if (this.bound.has(row.input) || skip?.(row.input)) continue;
         const decision = decide({
           row,
           fresh: row.item,

@@ -20,9 +20,10 @@ export interface JournalRunHooks {
   admit(item: Item, signal?: AbortSignal): Promise<JournalDecision>;
   /**
    * After discovery ended: generations in flight (or downloaded, not reported) whose input is gone;
-   * drive each from its state so that the paid result is still collected and reported.
+   * drive each from its state so that the paid result is still collected and reported. Inputs for
+   * which `skip` is true are left alone (RunOptions.vanished passes the inputs seen in the batch).
    */
-  vanished(): JournalDecision[];
+  vanished(skip?: (input: string) => boolean): JournalDecision[];
   /** For SharedReferences: the file_id of a recent upload of reference `name` with its current bytes, or null. */
   referenceFileId(name: string, signal?: AbortSignal): Promise<string | null>;
   /** For SharedReferences: records the upload of reference `name` (call before using the file_id). */
@@ -49,7 +50,7 @@ export function journalRunHooks(
   return {
     persist: (item) => journal.save(item),
     admit: (item, signal) => journal.admit(item, recipe, { ...opts, signal }),
-    vanished: () => journal.vanishedInFlight(),
+    vanished: (skip) => journal.vanishedInFlight(skip),
     referenceFileId: async (name, signal) => {
       const hash = await refHash(name, signal);
       return hash === null ? null : journal.reference(name, hash);

@@ -123,6 +123,15 @@ export const JOURNAL_TEXTS = {
   done: 'already done in an earlier run',
   resubmitUnknown: (requestId: string): string =>
     `submission outcome unknown after an interruption (request id ${requestId}): submitting again (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
+  /** The crash policy in force, in words (report.json / report.html). */
+  policyFail:
+    `a create that may have reached the service without its answer being recorded (the run was killed ` +
+    `mid-create) is not sent again, so nothing is paid twice: the item fails, naming its request id. ` +
+    `Rerun with ${JOURNAL_CHOICES.resubmitUnknownFlag} to submit such items again`,
+  policyResubmit:
+    `${JOURNAL_CHOICES.resubmitUnknownFlag}: a create that may have reached the service without its answer ` +
+    `being recorded is submitted again with a new request id; if the first one did reach the service, ` +
+    `that item is paid twice`,
   outputMissing: (path: string): string => `${path} is missing`,
   outputSize: (path: string, expected: number, actual: number): string =>
     `${path} has ${actual} bytes, ${expected} expected`,

@@ -21,6 +21,8 @@ export {
   buildReport,
   REPORT_JSON_FILE,
   type ReportItem,
+  type ReportJournal,
+  type ReportJournalMeta,
   type ReportMeta,
   type ReportTotals,
   reportItem,

@@ -69,6 +69,7 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .banner.stopped{background:#fdecea;border:1px solid #f5c2c0;color:var(--bad)}
 .banner.emulator{background:#fff4e0;border:1px solid #f3d19e;color:var(--warn)}
 .banner.running{background:#e8f0fe;border:1px solid #c3d5f7;color:var(--run)}
+.banner.journal{background:#fff;border:1px solid var(--line);color:#333;font-weight:400}
 .totals{display:flex;flex-wrap:wrap;gap:10px;margin:16px 0}
 .total{background:#fff;border:1px solid var(--line);border-radius:8px;padding:10px 16px;min-width:110px}
 .total b{display:block;font-size:24px;line-height:1.1}
@@ -241,6 +242,7 @@ function card(
   if (line.failure_code) facts.push(`<dt>failure code</dt><dd class="mono">${esc(line.failure_code)}</dd>`);
   if (line.generation_id) facts.push(`<dt>generation</dt><dd class="mono">${esc(line.generation_id)}</dd>`);
   if (item?.requestId) facts.push(`<dt>request id</dt><dd class="mono">${esc(item.requestId)}</dd>`);
+  if (line.journal) facts.push(`<dt>journal</dt><dd>${esc(line.journal)}</dd>`);
   const took = itemTime(item);
   if (took !== null) facts.push(`<dt>time</dt><dd>${esc(formatDuration(took))}</dd>`);
   const outputs = outputFigures(item, line, outDir, thumbs);
@@ -344,6 +346,12 @@ export function renderReportHtml(input: ReportHtmlInput): string {
       `<div class="banner running">The batch is still running; this page reloads every ${REPORT_REFRESH_SECONDS} s.</div>`,
     );
   }
+  if (report.journal) {
+    const j = report.journal;
+    body.push(
+      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${j.resumed} resumed from an earlier run, ${j.reused} already done (reported as they were), ${j.redone} redone because the file or recipe changed. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
+    );
+  }
   body.push(totalsHtml(report));
 
   if (failed.length > 0) {
@@ -386,7 +394,8 @@ export function renderReportHtml(input: ReportHtmlInput): string {
       '</tbody></table></section>',
     );
   }
-  const items = [...byInput.values()];
+  // Items finished by an earlier run keep that run's timings: they are left out of this batch's figures.
+  const items = [...byInput.values()].filter((i) => i.journal?.action !== 'done');
   const stages = stageTable(items);
   if (stages) body.push('<section id="stages"><h2>Time per stage</h2>', stages, '</section>');
   body.push(

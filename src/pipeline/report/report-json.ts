@@ -30,6 +30,38 @@ export interface ReportItem {
   failure_code: string | null;
   /** The item's result.json, when the item got one (it did not when left unprocessed or pending). */
   result: string | null;
+  /**
+   * With a journal: what it decided for the item in this run, in words ("resumed: waiting for
+   * generation …", "already done in an earlier run", "the file changed since the last run: processed
+   * again"); null for a file processed for the first time. Absent without a journal.
+   */
+  journal?: string | null;
+}
+
+/** What the journal did in a batch (report.json `journal`). */
+export interface ReportJournal {
+  /** The journal file. */
+  file: string;
+  /** Items continued from where an earlier run left them (polled, downloaded or submitted, not redone). */
+  resumed: number;
+  /** Items finished by an earlier run and reported as they were (nothing sent again). */
+  reused: number;
+  /** Items processed again because their file or recipe changed, or --force. */
+  redone: number;
+  /**
+   * What happens to an item whose create may have reached the service without its answer being
+   * recorded (a kill mid-create): `fail` (default: never pay twice) or `resubmit` (--resubmit-unknown).
+   */
+  unknown_submissions_policy: 'fail' | 'resubmit';
+  /** That policy in words. */
+  unknown_submissions_note: string;
+}
+
+/** The journal facts a batch gives its report (the counts are taken from the items). */
+export interface ReportJournalMeta {
+  file: string;
+  policy: ReportJournal['unknown_submissions_policy'];
+  note: string;
 }
 
 /** Counts by status; `inputs` is their sum. */
@@ -53,6 +85,8 @@ export interface BatchReport {
   totals: ReportTotals;
   /** Every input exactly once, sorted by input path. */
   items: ReportItem[];
+  /** With a journal: what it did in this batch, and the crash policy in force. Absent without one. */
+  journal?: ReportJournal;
 }
 
 /** When the batch started and ended, and why it stopped early if it did. */
@@ -65,6 +99,8 @@ export interface ReportMeta {
   stoppedEarly?: { reason: string } | null;
   /** Masks the secrets the runner knows (default: key- and bearer-shaped strings only). */
   redact?: Redact;
+  /** The batch ran with a journal: its file and crash policy (report.json `journal`). */
+  journal?: ReportJournalMeta | null;
 }
 
 /** Reason of an item left unprocessed without one of its own. */
@@ -100,7 +136,7 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
   else if (status === 'skipped') reason = item.reason ?? 'skipped';
   else if (status === 'unprocessed') reason = item.reason ?? unprocessedReason(meta.stoppedEarly);
   const hasResult = status === 'succeeded' || status === 'failed' || status === 'skipped';
-  return {
+  const line: ReportItem = {
     input: item.input,
     status,
     reason,
@@ -110,6 +146,29 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
     stage: status === 'failed' ? item.failedAt : null,
     failure_code: item.generation?.failure_code ?? null,
     result: hasResult ? `${item.input}/${RESULT_FILE}` : null,
+  };
+  if (item.journal) line.journal = item.journal.reason;
+  return line;
+}
+
+/** The report's journal section: the meta plus counts of the items' journal decisions. */
+function journalSection(items: readonly Item[], meta: ReportJournalMeta): ReportJournal {
+  let resumed = 0;
+  let reused = 0;
+  let redone = 0;
+  for (const item of items) {
+    const note = item.journal;
+    if (note?.action === 'resume') resumed++;
+    else if (note?.action === 'done') reused++;
+    else if (note?.action === 'fresh' && note.reason !== null) redone++;
+  }
+  return {
+    file: meta.file,
+    resumed,
+    reused,
+    redone,
+    unknown_submissions_policy: meta.policy,
+    unknown_submissions_note: meta.note,
   };
 }
 
@@ -121,7 +180,8 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
  * @example const report = buildReport(items, { startedAt, finishedAt: Date.now() });
  */
 export function buildReport(items: Iterable<Item>, meta: ReportMeta): BatchReport {
-  const lines = uniqueItems(items).map((item) => reportItem(item, meta));
+  const unique = uniqueItems(items);
+  const lines = unique.map((item) => reportItem(item, meta));
   const totals: ReportTotals = {
     inputs: lines.length,
     succeeded: 0,
@@ -135,6 +195,7 @@ export function buildReport(items: Iterable<Item>, meta: ReportMeta): BatchRepor
     started_at: new Date(meta.startedAt).toISOString(),
     finished_at: meta.finishedAt == null ? null : new Date(meta.finishedAt).toISOString(),
     stopped_early: meta.stoppedEarly ? { reason: meta.stoppedEarly.reason } : null,
+    ...(meta.journal ? { journal: journalSection(unique, meta.journal) } : {}),
     totals,
     items: lines,
   };

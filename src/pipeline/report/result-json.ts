@@ -50,6 +50,8 @@ export interface ResultJson {
   upload: { mode: string; file_id: string | null } | null;
   /** Per stage that ran, in pipeline order. */
   timings: Partial<Record<StageName, StageTimingJson>>;
+  /** With a journal: what it decided for the item in the run that wrote this file. Absent without one. */
+  journal?: NonNullable<Item['journal']>;
 }
 
 const MAX_DEPTH = 32;
@@ -123,6 +125,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
     upload: item.upload ? { mode: item.upload.mode, file_id: item.upload.fileId } : null,
     timings: timingsJson(item),
   };
+  if (item.journal) result.journal = { ...item.journal };
   return redactDeep(result, opts.redact ?? redactShapes);
 }
 

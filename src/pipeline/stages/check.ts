@@ -4,8 +4,10 @@
  *
  * - images: ≤ 50 MB and ≤ 8000 px a side from the header alone (sharp metadata, no decode), then a full
  *   streaming decode so truncated or damaged files fail here ("image could not be decoded: …");
- * - videos: ≤ 5 GiB (the largest upload), then ffprobe: a source of video_edit / video_reframe is at
- *   most 30 s long, 18 s when `video.edit` is used;
+ * - videos: ≤ 5 GiB (the largest upload), then the container must hold its whole declared length (a
+ *   half-copied faststart MP4 or WebM fools ffprobe, which reads only headers; see
+ *   watch/container-complete.ts), then ffprobe: a source of video_edit / video_reframe is at most 30 s
+ *   long, 18 s when `video.edit` is used;
  * - prompt files were read and validated by plan: nothing is left to check.
  *
  * The `<path>` of the texts is the request position the file takes (`source`, `image_ref[1]`, …).
@@ -17,6 +19,7 @@ import type { Item } from '../item.ts';
 import { referenceFacts } from '../recipe.ts';
 import { INPUT_FILE_ID, type Json, validatePlanned } from '../recipe-request.ts';
 import { advance, expectState, failItem, type StageContext } from '../stage.ts';
+import { containerVerdict } from '../watch/container-complete.ts';
 
 /** Largest video the pipeline uploads (the presigned upload limit, 5 GiB). */
 export const VIDEO_MAX_BYTES = CHOICES.urlVideoMaxBytes;
@@ -69,6 +72,8 @@ export async function check(item: Item, ctx: StageContext): Promise<Item> {
     }
     if (kind === 'video') {
       if (bytes > VIDEO_MAX_BYTES) return fail(urlVideoTooLargeDetail(sitePathOf(request)), { bytes });
+      const cutShort = mime ? await containerVerdict(item.absPath, mime) : null;
+      if (cutShort !== null) return fail(cutShort, { bytes });
       const probe = await probeVideo(item.absPath);
       const media = {
         bytes,

@@ -1,0 +1,269 @@
+/**
+ * What `genpipe run` and `genpipe watch` set up alike before a batch: the service (flags, then
+ * GENPIPE_* variables, or the embedded emulator — said loudly, never chosen silently), the journal
+ * (`<out>/.genpipe/journal.db` or `--journal PATH`, refused on a network filesystem or while another
+ * runner holds the out dir: exit 2), the runner options that wire the journal in, and the two-step
+ * answer to SIGINT / SIGTERM.
+ */
+import { resolve } from 'node:path';
+import type { ClientOptions, GenpipeClient } from '../client/index.ts';
+import {
+  JOURNAL_TEXTS,
+  type Journal,
+  JournalFileError,
+  JournalLockedError,
+  journalRunHooks,
+  NetworkFilesystemError,
+  openJournal,
+  type Recipe,
+  type RunOptions,
+} from '../pipeline/index.ts';
+import {
+  EMBEDDED_CLIENT_SETTINGS,
+  type EmbeddedEmulator,
+  emulatorBanner,
+  startEmbeddedEmulator,
+} from './embedded-emulator.ts';
+import { makeClient } from './make-client.ts';
+import type { ServiceFlags } from './service-config.ts';
+import { UsageError } from './usage-error.ts';
+
+/** Flags about the journal, shared by run and watch. */
+export interface JournalFlags {
+  /** `--journal PATH`: the journal file (default `<out>/.genpipe/journal.db`). */
+  journal?: string;
+  /** `--force`: redo every file. */
+  force?: boolean;
+  /** `--resubmit-unknown`: the crash policy's other choice. */
+  resubmitUnknown?: boolean;
+}
+
+/** How run and watch answer signals, in one place. */
+export const SIGNAL_CHOICES = {
+  /**
+   * After the first SIGINT / SIGTERM, work already at the service (a create on the wire, a job being
+   * polled, a download) gets this long to finish; then it is cancelled and the journal keeps how far
+   * each file got, for the next run.
+   */
+  graceMs: 6_000,
+  /** After the first signal the process is gone within this long whatever happens (the issue's 10 s). */
+  exitDeadlineMs: 9_500,
+  /** After the second signal, the wind-down (journal writes, reports) gets this long before a hard exit. */
+  secondSignalDeadlineMs: 1_500,
+} as const;
+
+/** Exit codes of a run or watch that ended on a signal (128 + the signal's number). */
+export const SIGNAL_EXIT: Readonly<Record<'SIGINT' | 'SIGTERM', number>> = { SIGINT: 130, SIGTERM: 143 };
+
+/** The journal's name for the embedded emulator's results. */
+export const EMBEDDED_IDENTITY = 'embedded-emulator';
+
+/** Why an item the journal would resume is redone against the embedded emulator. */
+export const EMBEDDED_REDO_REASON =
+  'the embedded emulator of the earlier run is gone with its files and generations: processed again';
+
+/** The service a batch talks to. */
+export interface BatchService {
+  client: GenpipeClient;
+  /** The embedded emulator, when `--emulator`. */
+  emulator: EmbeddedEmulator | null;
+  /** Never printed. */
+  secrets: string[];
+  /** Who produces the results, for the journal: the base URL, or `embedded-emulator`. */
+  identity: string;
+  pollIntervalMs: number | undefined;
+  filePollIntervalMs: number | undefined;
+}
+
+/**
+ * The client of a batch: the embedded emulator with `emulator` (its banner on stderr), else the service
+ * from the flags or GENPIPE_* variables.
+ *
+ * @param note - prints a note on stderr (the client's retry notes go there)
+ * @throws UsageError when no service is configured, explaining every way to give one
+ */
+export async function connectService(
+  flags: ServiceFlags & { emulator?: boolean; pollInterval?: number },
+  json: boolean,
+  note: (text: string) => void,
+): Promise<BatchService> {
+  const clientOptions: Partial<ClientOptions> = {
+    hooks: { log: json ? () => undefined : (m) => note(m) },
+  };
+  const pollIntervalMs = flags.pollInterval !== undefined ? Math.round(flags.pollInterval * 1000) : undefined;
+  if (flags.emulator) {
+    const emulator = await startEmbeddedEmulator();
+    process.stderr.write(`${emulatorBanner(emulator.url)}\n`);
+    const made = makeClient(
+      { apiKey: emulator.apiKey, baseUrl: emulator.url },
+      {
+        ...clientOptions,
+        rateWindowMs: EMBEDDED_CLIENT_SETTINGS.rateWindowMs,
+        polling: { ...EMBEDDED_CLIENT_SETTINGS.polling },
+      },
+      {},
+    );
+    return {
+      client: made.client,
+      emulator,
+      secrets: made.secrets,
+      identity: EMBEDDED_IDENTITY,
+      pollIntervalMs: pollIntervalMs ?? EMBEDDED_CLIENT_SETTINGS.pollIntervalMs,
+      filePollIntervalMs: EMBEDDED_CLIENT_SETTINGS.polling.intervalMs,
+    };
+  }
+  let made: ReturnType<typeof makeClient>;
+  try {
+    made = makeClient(flags, clientOptions);
+  } catch (err) {
+    if (err instanceof UsageError && /no service configured/.test(err.message)) {
+      throw new UsageError(`${err.message}; or pass --emulator to run against the embedded emulator`);
+    }
+    throw err;
+  }
+  return {
+    client: made.client,
+    emulator: null,
+    secrets: made.secrets,
+    identity: made.config.baseUrl.replace(/\/+$/, ''),
+    pollIntervalMs,
+    filePollIntervalMs: undefined,
+  };
+}
+
+/**
+ * Opens the journal of `outDir` for a runner. Its refusals are usage errors (exit 2) with the journal's
+ * own message: a network filesystem, another live runner on the out dir, a file that is not a journal.
+ *
+ * @param mountInfo - the mountinfo text to judge the filesystem by (tests); default this process's
+ * @throws UsageError
+ * @example const journal = openRunJournal({ outDir: 'out', path: flags.journal });
+ */
+export function openRunJournal(opts: { outDir: string; path?: string; mountInfo?: string | null }): Journal {
+  try {
+    return openJournal({
+      outDir: opts.outDir,
+      ...(opts.path ? { path: resolve(opts.path) } : {}),
+      ...(opts.mountInfo !== undefined ? { mountInfo: opts.mountInfo } : {}),
+    });
+  } catch (err) {
+    if (
+      err instanceof NetworkFilesystemError ||
+      err instanceof JournalLockedError ||
+      err instanceof JournalFileError
+    ) {
+      throw new UsageError(err.message);
+    }
+    throw err;
+  }
+}
+
+/**
+ * The runner options that wire a journal into a batch (persist, admit, vanished, the shared references'
+ * memory, the report's journal note), after recording the batch in it.
+ *
+ * @param options - the run's flags as recorded in the journal (never secrets)
+ */
+export function journalRunOptions(
+  journal: Journal,
+  recipe: Recipe,
+  flags: JournalFlags,
+  batch: { inputDir: string; service: string; options: Record<string, unknown>; embedded?: boolean },
+): Pick<RunOptions, 'persist' | 'admit' | 'vanished' | 'referenceMemory' | 'journal'> {
+  const { embedded = false, ...info } = batch;
+  journal.startBatch(info);
+  const hooks = journalRunHooks(journal, recipe, {
+    force: flags.force === true,
+    resubmitUnknown: flags.resubmitUnknown === true,
+  });
+  return {
+    persist: hooks.persist,
+    // The embedded emulator dies with its process: a finished result on disk is still good, but an
+    // upload or a generation of an earlier run cannot be resumed against the next one.
+    admit: embedded
+      ? async (item, signal) => {
+          const d = await hooks.admit(item, signal);
+          const needsService =
+            d.action === 'resume' && (d.item.state === 'uploaded' || d.item.state === 'submitted');
+          return needsService ? { action: 'fresh', item, reason: EMBEDDED_REDO_REASON } : d;
+        }
+      : hooks.admit,
+    vanished: embedded ? () => [] : hooks.vanished,
+    // --force redoes everything, the shared references' uploads included.
+    ...(flags.force || embedded
+      ? {}
+      : { referenceMemory: { fileId: hooks.referenceFileId, uploaded: hooks.referenceUploaded } }),
+    journal: {
+      file: journal.path,
+      policy: flags.resubmitUnknown ? 'resubmit' : 'fail',
+      note: flags.resubmitUnknown ? JOURNAL_TEXTS.policyResubmit : JOURNAL_TEXTS.policyFail,
+    },
+  };
+}
+
+/** What a signal handler of a batch does. */
+export interface SignalHandlers {
+  /** The first SIGINT / SIGTERM: stop taking new work. */
+  first(signal: 'SIGINT' | 'SIGTERM'): void;
+  /** The second: cancel everything at once. */
+  second(signal: 'SIGINT' | 'SIGTERM'): void;
+  /** Last resort when the process is still there at the deadline: close what must be closed. */
+  beforeHardExit(): void;
+}
+
+/** The installed handlers of a batch's signals. */
+export interface SignalWatch {
+  /** The first signal received, or null. */
+  readonly received: 'SIGINT' | 'SIGTERM' | null;
+  /** Removes the handlers (a deadline already armed stays, unref'd). */
+  dispose(): void;
+}
+
+/**
+ * Installs the two-step answer to SIGINT and SIGTERM: the first calls `first` and arms a deadline after
+ * which the process exits whatever it is doing (SIGNAL_CHOICES.exitDeadlineMs); the second calls
+ * `second` and shortens that deadline (SIGNAL_CHOICES.secondSignalDeadlineMs). At a deadline
+ * `beforeHardExit` runs (close the journal: every committed write is already durable) and the process
+ * exits with 128 + the first signal's number.
+ */
+export function watchSignals(handlers: SignalHandlers): SignalWatch {
+  let received: 'SIGINT' | 'SIGTERM' | null = null;
+  let count = 0;
+  let deadline: NodeJS.Timeout | null = null;
+  const arm = (ms: number) => {
+    if (deadline) clearTimeout(deadline);
+    deadline = setTimeout(() => {
+      try {
+        handlers.beforeHardExit();
+      } finally {
+        process.exit(SIGNAL_EXIT[received ?? 'SIGINT']);
+      }
+    }, ms);
+    deadline.unref();
+  };
+  const on = (signal: 'SIGINT' | 'SIGTERM') => {
+    count++;
+    received ??= signal;
+    if (count === 1) {
+      arm(SIGNAL_CHOICES.exitDeadlineMs);
+      handlers.first(signal);
+    } else {
+      arm(SIGNAL_CHOICES.secondSignalDeadlineMs);
+      handlers.second(signal);
+    }
+  };
+  const onInt = () => on('SIGINT');
+  const onTerm = () => on('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return {
+    get received() {
+      return received;
+    },
+    dispose() {
+      // An armed deadline stays (unref'd): it only fires if closing the client or the emulator hangs.
+      process.removeListener('SIGINT', onInt);
+      process.removeListener('SIGTERM', onTerm);
+    },
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * `genpipe watch`'s running summary line on stderr: on a terminal, one line rewritten in place (notes
+ * and event lines are printed above it); elsewhere, the line is printed again whenever it changes.
+ */
+import type { ItemState, WatcherStats } from '../../pipeline/index.ts';
+import { printable } from '../../pipeline/progress/index.ts';
+
+/** Where the line goes (process.stderr, or a test's fake). */
+export interface SummaryStream {
+  write(chunk: string): unknown;
+  isTTY?: boolean;
+}
+
+/** The running summary line. */
+export interface SummaryLine {
+  /** The line's new text: redrawn in place on a terminal, printed when it changed elsewhere. */
+  set(text: string): void;
+  /** Prints a line of its own (a note) above the summary. */
+  print(line: string): void;
+  /** Runs `write` (to another stream of the same terminal) with the summary cleared, then redraws it. */
+  above(write: () => void): void;
+  /** Leaves the last summary as a plain line; later calls print nothing. */
+  end(): void;
+}
+
+const CLEAR = '\r\x1b[2K';
+
+/**
+ * A summary line on `stream` (see the module comment).
+ *
+ * @param opts.enabled - false: set() shows nothing (notes still print)
+ * @example const line = createSummaryLine(process.stderr, { enabled: true }); line.set('watching inbox: …');
+ */
+export function createSummaryLine(stream: SummaryStream, opts: { enabled: boolean }): SummaryLine {
+  const tty = stream.isTTY === true;
+  let text = '';
+  let printed = '';
+  let drawn = false;
+  let ended = false;
+  const clear = () => {
+    if (tty && drawn) stream.write(CLEAR);
+    drawn = false;
+  };
+  const draw = () => {
+    if (!opts.enabled || ended || text === '') return;
+    if (tty) {
+      stream.write(`${CLEAR}${text}`);
+      drawn = true;
+    } else if (text !== printed) {
+      stream.write(`${text}\n`);
+      printed = text;
+    }
+  };
+  return {
+    set(next) {
+      text = printable(next);
+      draw();
+    },
+    print(line) {
+      clear();
+      stream.write(`${line}\n`);
+      draw();
+    },
+    above(write) {
+      clear();
+      write();
+      draw();
+    },
+    end() {
+      if (ended) return;
+      if (tty && drawn) stream.write('\n');
+      drawn = false;
+      ended = true;
+    },
+  };
+}
+
+/** What the summary counts: the last state of each input, and the inputs being worked on. */
+export interface SummaryCounts {
+  /** Inputs in a final state, with it. */
+  done: Map<string, ItemState>;
+  /** Inputs somewhere in the pipeline. */
+  inProgress: Set<string>;
+}
+
+/**
+ * The summary's text.
+ *
+ * @example summaryText('inbox', counts, watcher.stats(), null)
+ * // 'watching inbox: 4 done (3 succeeded, 1 failed, 0 skipped) · 1 in progress · 2 settling'
+ */
+export function summaryText(
+  dir: string,
+  counts: SummaryCounts,
+  stats: Pick<WatcherStats, 'pending' | 'checking' | 'held'>,
+  paused: string | null,
+): string {
+  let succeeded = 0;
+  let failed = 0;
+  let skipped = 0;
+  for (const state of counts.done.values()) {
+    if (state === 'reported') succeeded++;
+    else if (state === 'failed') failed++;
+    else if (state === 'skipped') skipped++;
+  }
+  const parts = [
+    `watching ${dir}: ${succeeded + failed + skipped} done (${succeeded} succeeded, ${failed} failed, ${skipped} skipped)`,
+    `${counts.inProgress.size} in progress`,
+    `${stats.pending + stats.checking} settling`,
+  ];
+  if (stats.held > 0) parts.push(`${stats.held} incomplete, held back`);
+  if (paused) parts.push(`PAUSED: ${paused}`);
+  return parts.join(' · ');
+}

@@ -1,0 +1,183 @@
+/**
+ * SIGINT / SIGTERM on `genpipe run`, with real child processes against an emulator started here: the
+ * first signal stops taking new work, gives work already at the service a grace period, leaves the rest
+ * to the journal and exits within 10 s of the signal; a second signal exits at once. Either way the
+ * journal passes SQLite's integrity check and a second run finishes the batch without submitting
+ * anything twice.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
+import {
+  allFiles,
+  type ChildEvent,
+  envFor,
+  expectOutputsComplete,
+  generationsOf,
+  killChildren,
+  lastStates,
+  runToEnd,
+  type SlowProxy,
+  spawnGenpipe,
+  startSlowProxy,
+} from './resume-helpers.ts';
+import { readJson } from './run-fixtures.ts';
+import { put } from './stage-helpers.ts';
+
+const CLIENTS = ['term', 'twice'] as const;
+const keyOf = (c: (typeof CLIENTS)[number]) => `svc-api-signals-${c}`;
+const RECIPE = 'rules:\n  - match: "*.txt"\n    request: { type: image, model: uni-1 }\n';
+
+let emu: RunningEmulator;
+let proxy: SlowProxy;
+let root: string;
+
+beforeAll(async () => {
+  emu = await startTestEmulator({
+    clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
+    keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
+    queue_ms: 50,
+    processing_ms: { image: 800, video: 1000 },
+  });
+  proxy = await startSlowProxy(emu.url);
+  root = await mkdtemp(join(tmpdir(), 'genpipe-signals-'));
+});
+
+afterAll(async () => {
+  killChildren();
+  await proxy?.close();
+  await emu?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+async function promptFolder(name: string, n: number) {
+  const input = join(root, name);
+  await put(input, 'genpipe.yaml', RECIPE);
+  for (let i = 0; i < n; i++) await put(input, `p${i}.txt`, `prompt number ${i}`);
+  return { input, out: join(root, `${name}-out`) };
+}
+
+const args = (input: string, out: string, extra: string[] = []) => [
+  'run',
+  input,
+  '--out',
+  out,
+  '--json',
+  '--poll-interval',
+  '1',
+  ...extra,
+];
+
+/** The journal opened on its own: SQLite's integrity check, and the phase of every active row. */
+function inspectJournal(out: string): { integrity: string; phases: Record<string, string> } {
+  const db = new Database(join(out, '.genpipe', 'journal.db'), { readonly: true });
+  try {
+    const integrity = String(db.pragma('integrity_check', { simple: true }));
+    const rows = db.prepare('SELECT input, phase FROM items WHERE superseded_at IS NULL').all() as Array<{
+      input: string;
+      phase: string;
+    }>;
+    return { integrity, phases: Object.fromEntries(rows.map((r) => [r.input, r.phase])) };
+  } finally {
+    db.close();
+  }
+}
+
+const statesAfterStop = (events: readonly ChildEvent[]) => {
+  const at = events.findIndex((e) => e.type === 'batch_stopping');
+  return events
+    .slice(at + 1)
+    .filter((e) => e.type === 'item_state')
+    .map((e) => e.state);
+};
+
+describe('signals', () => {
+  it('SIGTERM: no new work, in-flight work cut at the grace period, exit within 10 s, resumed later', async () => {
+    const { input, out } = await promptFolder('term', 6);
+    const env = envFor(proxy.url, keyOf('term'));
+    proxy.downloadRate = 256; // 5 KB/s: an output would take far longer than the grace period
+    let signalledAt = 0;
+    try {
+      // One job at a time: while p1 is polled (p0 downloading), p2…p5 wait for the job slot, uploaded.
+      const first = spawnGenpipe(args(input, out, ['--concurrency', '1']), env);
+      await first.until(
+        (ev) =>
+          proxy.flows.some((f) => f.kind === 'download' && f.bytes >= 1024) &&
+          lastStates(ev).get('p1.txt') === 'submitted',
+        'p0 downloading while p1 is polled',
+      );
+      signalledAt = Date.now();
+      first.proc.kill('SIGTERM');
+      const exit = await first.exited;
+      expect(exit.code, first.stderr()).toBe(143);
+      expect(exit.at - signalledAt).toBeLessThan(10_000);
+      expect(first.stderr()).toContain('interrupted (SIGTERM)');
+      // Nothing new was started once the signal came: p2…p5 were never submitted.
+      expect(statesAfterStop(first.events).filter((s) => s === 'submitted')).toEqual([]);
+      expect(await generationsOf(emu, 'term')).toHaveLength(2);
+      // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+      const report: any = await readJson(join(out, 'report.json'));
+      expect(report.stopped_early).toEqual({ reason: 'interrupted (SIGTERM)' });
+      expect(report.totals).toMatchObject({ inputs: 6, unprocessed: 6, succeeded: 0 });
+      for (const name of ['p0.txt', 'p1.txt']) {
+        const line = report.items.find((i: { input: string }) => i.input === name);
+        expect(line.reason).toContain('the next run continues it from the journal');
+      }
+      // The cut downloads left no file behind, under a final name or as .part.
+      expect((await allFiles(out)).filter((f) => f.endsWith('.part') || f.endsWith('.png'))).toEqual([]);
+      const journal = inspectJournal(out);
+      expect(journal.integrity).toBe('ok');
+      expect(journal.phases).toEqual({
+        'p0.txt': 'submitted',
+        'p1.txt': 'submitted',
+        'p2.txt': 'uploaded',
+        'p3.txt': 'uploaded',
+        'p4.txt': 'uploaded',
+        'p5.txt': 'uploaded',
+      });
+    } finally {
+      proxy.downloadRate = null;
+    }
+
+    const second = await runToEnd(args(input, out), env);
+    expect(second.code, second.child.stderr()).toBe(0);
+    // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+    const report: any = await readJson(join(out, 'report.json'));
+    expect(report.totals).toMatchObject({ inputs: 6, succeeded: 6, unprocessed: 0 });
+    expect(await generationsOf(emu, 'term')).toHaveLength(6);
+    expect((await expectOutputsComplete(emu, keyOf('term'), out)).problems).toEqual([]);
+  }, 60_000);
+
+  it('a second SIGINT exits at once, with the journal consistent and resumable', async () => {
+    const { input, out } = await promptFolder('twice', 3);
+    const env = envFor(proxy.url, keyOf('twice'));
+    const first = spawnGenpipe(args(input, out, ['--concurrency', '4']), env);
+    await first.until(
+      (ev) => ev.filter((e) => e.state === 'submitted').length === 3,
+      'three submitted events',
+    );
+    first.proc.kill('SIGINT');
+    await first.until((ev) => ev.some((e) => e.type === 'batch_stopping'), 'the batch stopping');
+    const secondSignalAt = Date.now();
+    first.proc.kill('SIGINT');
+    const exit = await first.exited;
+    expect(exit.code, first.stderr()).toBe(130);
+    expect(exit.at - secondSignalAt).toBeLessThan(3_000);
+    expect(first.stderr()).toContain('stopping at once');
+    const journal = inspectJournal(out);
+    expect(journal.integrity).toBe('ok');
+    expect(Object.values(journal.phases)).toEqual(['submitted', 'submitted', 'submitted']);
+
+    const second = await runToEnd(args(input, out), env);
+    expect(second.code, second.child.stderr()).toBe(0);
+    // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+    const report: any = await readJson(join(out, 'report.json'));
+    expect(report.totals).toMatchObject({ inputs: 3, succeeded: 3 });
+    expect(report.journal.resumed).toBe(3);
+    expect(await generationsOf(emu, 'twice')).toHaveLength(3);
+  }, 60_000);
+});
