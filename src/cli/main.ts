@@ -3,18 +3,32 @@
  * 0 success, 1 a failed call or batch item, 2 usage or configuration errors.
  */
 import { Command, CommanderError } from 'commander';
-import { registerDemo } from './commands/demo.ts';
-import { registerFiles } from './commands/files.ts';
-import { registerGenerate } from './commands/generate.ts';
-import { registerGenerations } from './commands/generations.ts';
-import { registerLegacy } from './commands/legacy.ts';
-import { registerRun } from './commands/run.ts';
-import { registerServe } from './commands/serve.ts';
-import { registerWatch } from './commands/watch.ts';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stoppedEarly: 3 } as const;
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Every command, loaded only when it is the one being run: a command's module pulls in the client,
+ * the pipeline or the emulator, and a process that loads all of them starts slower and holds
+ * tens of MB more than `genpipe files upload` needs. Help (or no command) loads them all.
+ */
+const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>]> = [
+  ['serve', async () => (await import('./commands/serve.ts')).registerServe],
+  ['run', async () => (await import('./commands/run.ts')).registerRun],
+  ['watch', async () => (await import('./commands/watch.ts')).registerWatch],
+  ['demo', async () => (await import('./commands/demo.ts')).registerDemo],
+  ['files', async () => (await import('./commands/files.ts')).registerFiles],
+  ['generate', async () => (await import('./commands/generate.ts')).registerGenerate],
+  ['generations', async () => (await import('./commands/generations.ts')).registerGenerations],
+  ['legacy', async () => (await import('./commands/legacy.ts')).registerLegacy],
+];
+
+/**
+ * The program with the commands `argv` needs registered: only the named command when there is one,
+ * all of them otherwise.
+ */
+export async function buildProgram(argv: readonly string[] = process.argv): Promise<Command> {
   const program = new Command();
   program
     .name('genpipe')
@@ -22,19 +36,13 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride();
-  registerServe(program);
-  registerRun(program);
-  registerWatch(program);
-  registerDemo(program);
-  registerFiles(program);
-  registerGenerate(program);
-  registerGenerations(program);
-  registerLegacy(program);
+  const named = COMMANDS.find(([name]) => name === argv[2]);
+  for (const [, load] of named ? [named] : COMMANDS) (await load())(program);
   return program;
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv);
   } catch (err) {

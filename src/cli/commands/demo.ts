@@ -3,15 +3,15 @@
  * plus the bundled `samples/` folder (images, a video, prompt files, a sidecar, a layer stack) into
  * `out/demo` (relative to the working directory), ending with where to look.
  */
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { REPORT_HTML_FILE } from '../../pipeline/index.ts';
 import { intArg } from '../make-client.ts';
+import { packageRoot } from '../package-root.ts';
 import { executeRun } from './run.ts';
 
 /** The bundled samples folder (next to package.json). */
-export const SAMPLES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'samples');
+export const SAMPLES_DIR = join(packageRoot(), 'samples');
 /** Where the demo writes, relative to the working directory, unless --out says otherwise. */
 export const DEMO_OUT_DIR = join('out', 'demo');
 
