@@ -41,7 +41,9 @@ beforeAll(async () => {
     clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
     keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
     queue_ms: 50,
-    processing_ms: { image: 800, video: 1000 },
+    // Long enough that p1 is still processing when the SIGTERM lands, even on a loaded machine: the
+    // test asserts that nothing after p1 was ever submitted.
+    processing_ms: { image: 2500, video: 2500 },
   });
   proxy = await startSlowProxy(emu.url);
   root = await mkdtemp(join(tmpdir(), 'genpipe-signals-'));
