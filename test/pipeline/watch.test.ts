@@ -147,6 +147,8 @@ describe('genpipe watch: the watcher', () => {
     const rec = await watch({ dir, giveUpMs: 1_500 });
     const started = Date.now();
     await until(async () => rec.ready.some((r) => r.input === 'whole.png'));
+    // cut.png's completeness check may still be running when whole.png is handed over.
+    await until(async () => rec.watcher.stats().held === 1);
     expect(rec.readyFor('cut.png')).toEqual([]);
     expect(rec.watcher.stats()).toMatchObject({ held: 1, handed: 1 });
     await until(async () => rec.readyFor('cut.png').length > 0);
