@@ -239,6 +239,27 @@ export function recordedFlags(command: string, flags: RunFlags): Record<string, 
 }
 
 /** Adds --journal, --force and --resubmit-unknown (run and watch). */
+/** The options `run` and `watch` share for how a batch runs: concurrency, emulator, polling, retries. */
+export function addBatchOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--concurrency <n>',
+      `jobs in flight at most (default ${RUN_DEFAULTS.concurrency}; the service's own ceiling also applies)`,
+      intArg(1),
+    )
+    .option('--emulator', 'run against the embedded emulator instead of the service (said loudly)')
+    .option(
+      '--poll-interval <seconds>',
+      `time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service)`,
+      positiveSeconds,
+    )
+    .option(
+      '--retries <n>',
+      `resubmissions of a generation that failed with a retryable failure_code (default ${RUN_DEFAULTS.maxResubmits})`,
+      intArg(0),
+    );
+}
+
 export function addJournalOptions(cmd: Command): Command {
   return cmd
     .option(
@@ -261,23 +282,8 @@ export function registerRun(program: Command): void {
     )
     .argument('<input-dir>', 'the folder to process (never modified)')
     .option('-o, --out <out-dir>', 'where outputs, result.json files and report.json/report.html go')
-    .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)')
-    .option(
-      '--concurrency <n>',
-      `jobs in flight at most (default ${RUN_DEFAULTS.concurrency}; the service's own ceiling also applies)`,
-      intArg(1),
-    )
-    .option('--emulator', 'run against the embedded emulator instead of the service (said loudly)')
-    .option(
-      '--poll-interval <seconds>',
-      `time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service)`,
-      positiveSeconds,
-    )
-    .option(
-      '--retries <n>',
-      `resubmissions of a generation that failed with a retryable failure_code (default ${RUN_DEFAULTS.maxResubmits})`,
-      intArg(0),
-    );
+    .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)');
+  addBatchOptions(cmd);
   addJournalOptions(cmd);
   addServiceOptions(cmd);
   cmd.action(async (inputDir: string, flags: RunFlags) => {

@@ -14,7 +14,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import {
   type Batch,
   type BatchResult,
@@ -54,7 +54,7 @@ import {
 import { addServiceOptions, intArg } from '../make-client.ts';
 import { printError } from '../print-error.ts';
 import { UsageError } from '../usage-error.ts';
-import { addJournalOptions, RUN_EXIT, type RunFlags, recordedFlags } from './run.ts';
+import { addBatchOptions, addJournalOptions, RUN_EXIT, type RunFlags, recordedFlags } from './run.ts';
 import { createSummaryLine, type SummaryCounts, summaryText } from './watch-summary.ts';
 
 /** Flags of `genpipe watch`. */
@@ -70,14 +70,6 @@ export interface WatchFlags extends RunFlags {
 
 /** How often report.json / report.html are rewritten while files finish (only when something changed). */
 export const WATCH_REPORT_INTERVAL_MS = 1_000;
-
-function positiveSeconds(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
-    throw new InvalidArgumentError('expected a number of seconds greater than 0');
-  }
-  return n;
-}
 
 /** A display path: relative to the working directory when inside it. */
 function shown(path: string): string {
@@ -340,23 +332,8 @@ export function registerWatch(program: Command): void {
       '--rescan-ms <ms>',
       `full rescans of the folder, the source of truth, this often (default ${WATCH_DEFAULTS.rescanMs})`,
       intArg(100),
-    )
-    .option(
-      '--concurrency <n>',
-      `jobs in flight at most (default ${RUN_DEFAULTS.concurrency}; the service's own ceiling also applies)`,
-      intArg(1),
-    )
-    .option('--emulator', 'run against the embedded emulator instead of the service (said loudly)')
-    .option(
-      '--poll-interval <seconds>',
-      `time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service)`,
-      positiveSeconds,
-    )
-    .option(
-      '--retries <n>',
-      `resubmissions of a generation that failed with a retryable failure_code (default ${RUN_DEFAULTS.maxResubmits})`,
-      intArg(0),
     );
+  addBatchOptions(cmd);
   addJournalOptions(cmd);
   addServiceOptions(cmd);
   cmd.action(async (inputDir: string, flags: WatchFlags) => {
