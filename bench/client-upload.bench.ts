@@ -9,7 +9,7 @@
  *   leaves out process start-up), and the RSS of an idle CLI run (`files list`) to read the peak by.
  * Each is run twice, alternating, and the better run of each is kept.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ import { type BenchRow, type ChildEmulator, MB, ROOT, sampleRss, spawnEmulator }
 
 const KEY = 'svc-api-bench-client-key';
 const BYTES = Number(process.env.BENCH_CLIENT_UPLOAD_BYTES ?? 1024 * MB);
-const RUNS = 2;
+const RUNS = 4;
 const MIME = 'video/mp4';
 
 function writeConfig(dir: string): string {
@@ -176,6 +176,11 @@ async function runCurl(emu: ChildEmulator, file: string): Promise<number> {
   return seconds;
 }
 
+/** Flushes dirty pages to disk so that a timed upload does not pay for the previous one's writeback. */
+function settleDisks(): void {
+  execFileSync('sync');
+}
+
 export async function benchClientUpload(): Promise<{ rows: BenchRow[]; data: unknown }> {
   const dir = mkdtempSync(join(tmpdir(), 'genpipe-bench-client-'));
   const file = join(dir, 'big.bin');
@@ -186,9 +191,21 @@ export async function benchClientUpload(): Promise<{ rows: BenchRow[]; data: unk
     const idle = Math.min(await idleCliRss(emu), await idleCliRss(emu)) / MB;
     const cli: CliRun[] = [];
     const curl: number[] = [];
+    // Each timed upload starts from flushed disks (the emulator stores every upload, and the page
+    // cache's writeback of the previous gigabyte would otherwise slow whichever run comes next),
+    // and the order alternates so neither side always goes first.
     for (let i = 0; i < RUNS; i++) {
-      cli.push(await runCli(emu, file));
+      const cliFirst = i % 2 === 0;
+      if (cliFirst) {
+        settleDisks();
+        cli.push(await runCli(emu, file));
+      }
+      settleDisks();
       curl.push(await runCurl(emu, file));
+      if (!cliFirst) {
+        settleDisks();
+        cli.push(await runCli(emu, file));
+      }
     }
     const bestCli = Math.min(...cli.map((r) => r.seconds));
     const bestCall = Math.min(...cli.map((r) => r.callSeconds));
