@@ -10,6 +10,7 @@
  */
 import { LIMITS, RATE_LIMIT_DETAILS, TERMINAL_GENERATION_STATES } from '../spec/index.ts';
 import { abortReason } from './sleep.ts';
+import { WakeTimer } from './wake-timer.ts';
 
 /** Settings of a governor. */
 export interface GovernorOptions {
@@ -65,8 +66,10 @@ export class ConcurrencyGovernor {
   /** Creates admitted whose answer is pending. */
   private reserved = 0;
   private readonly queue: Waiter[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private timerAt = 0;
+  private readonly wakeTimer = new WakeTimer(
+    () => this.now(),
+    () => this.pump(),
+  );
 
   constructor(options: GovernorOptions = {}) {
     this.cap = options.maxConcurrentJobs ?? null;
@@ -159,7 +162,7 @@ export class ConcurrencyGovernor {
         releases--;
       } else if (!admit && !head.needsRelease) admit = this.hasRoom();
       if (!admit) {
-        this.arm(head.deadline - now);
+        this.wakeTimer.arm(head.deadline - now);
         return;
       }
       this.queue.shift();
@@ -167,20 +170,6 @@ export class ConcurrencyGovernor {
       this.reserved++;
       head.resolve(this.slot());
     }
-  }
-
-  private arm(ms: number): void {
-    const at = this.now() + ms;
-    if (this.timer && this.timerAt <= at) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(
-      () => {
-        this.timer = null;
-        this.pump();
-      },
-      Math.max(0, ms),
-    );
   }
 
   private slot(): GovernorSlot {
@@ -208,7 +197,6 @@ export class ConcurrencyGovernor {
 
   /** Stops the fallback timer (the client is closing). */
   close(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.wakeTimer.cancel();
   }
 }

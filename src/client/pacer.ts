@@ -15,6 +15,7 @@
  */
 import { CHOICES, RATE_HEADERS } from '../spec/index.ts';
 import { abortReason } from './sleep.ts';
+import { WakeTimer } from './wake-timer.ts';
 
 /** Settings of a pacer. */
 export interface PacerOptions {
@@ -63,8 +64,10 @@ export class Pacer {
   private probed = false;
   private blockedUntil = 0;
   private readonly queue: Waiter[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private timerAt = 0;
+  private readonly wakeTimer = new WakeTimer(
+    () => this.now(),
+    () => this.pump(),
+  );
 
   constructor(options: PacerOptions) {
     this.windowMs = options.windowMs;
@@ -144,7 +147,7 @@ export class Pacer {
     while (this.queue.length > 0) {
       const wait = this.waitMs();
       if (wait > 0) {
-        if (Number.isFinite(wait)) this.arm(wait);
+        if (Number.isFinite(wait)) this.wakeTimer.arm(wait);
         return;
       }
       const waiter = this.queue.shift() as Waiter;
@@ -152,17 +155,6 @@ export class Pacer {
       this.inFlight++;
       waiter.resolve(this.ticket());
     }
-  }
-
-  private arm(ms: number): void {
-    const at = this.now() + ms;
-    if (this.timer && this.timerAt <= at) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.pump();
-    }, ms);
   }
 
   private ticket(): PaceTicket {
