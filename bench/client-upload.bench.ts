@@ -176,8 +176,16 @@ async function runCurl(emu: ChildEmulator, file: string): Promise<number> {
   return seconds;
 }
 
-/** Flushes dirty pages to disk so that a timed upload does not pay for the previous one's writeback. */
-function settleDisks(): void {
+/**
+ * Puts the machine back in the same state before a timed upload: the emulator's stored uploads are
+ * deleted (a soft delete removes the bytes at once) and dirty pages are flushed, so no run pays for
+ * the previous gigabyte's writeback or for a fuller disk.
+ */
+async function settle(emu: ChildEmulator): Promise<void> {
+  for (const state of ['pending', 'ready', 'failed']) {
+    const list = await api(emu, 'GET', `/v1/files?state=${state}&limit=100`);
+    for (const f of list.data as Array<{ id: string }>) await api(emu, 'DELETE', `/v1/files/${f.id}`);
+  }
   execFileSync('sync');
 }
 
@@ -191,19 +199,18 @@ export async function benchClientUpload(): Promise<{ rows: BenchRow[]; data: unk
     const idle = Math.min(await idleCliRss(emu), await idleCliRss(emu)) / MB;
     const cli: CliRun[] = [];
     const curl: number[] = [];
-    // Each timed upload starts from flushed disks (the emulator stores every upload, and the page
-    // cache's writeback of the previous gigabyte would otherwise slow whichever run comes next),
-    // and the order alternates so neither side always goes first.
+    // Each timed upload starts from the same state (see settle), and the order alternates so neither
+    // side always goes first.
     for (let i = 0; i < RUNS; i++) {
       const cliFirst = i % 2 === 0;
       if (cliFirst) {
-        settleDisks();
+        await settle(emu);
         cli.push(await runCli(emu, file));
       }
-      settleDisks();
+      await settle(emu);
       curl.push(await runCurl(emu, file));
       if (!cliFirst) {
-        settleDisks();
+        await settle(emu);
         cli.push(await runCli(emu, file));
       }
     }
