@@ -8,11 +8,13 @@
 import { resolve } from 'node:path';
 import type { ClientOptions, GenpipeClient } from '../client/index.ts';
 import {
+  isRecipeError,
   JOURNAL_TEXTS,
   type Journal,
   JournalFileError,
   JournalLockedError,
   journalRunHooks,
+  loadRecipe,
   NetworkFilesystemError,
   openJournal,
   type Recipe,
@@ -202,6 +204,27 @@ export function journalRunOptions(
 }
 
 /** What a signal handler of a batch does. */
+/**
+ * The checks `run` and `watch` make of their batch flags before anything is sent: a poll interval the
+ * interface accepts, and a recipe that loads (its problems become a usage error, exit 2).
+ */
+export async function checkBatchInputs(
+  inputDir: string,
+  flags: { pollInterval?: number; emulator?: boolean; recipe?: string },
+): Promise<Recipe> {
+  if (flags.pollInterval !== undefined && flags.pollInterval < 1 && !flags.emulator) {
+    throw new UsageError(
+      '--poll-interval must be at least 1 second against the service (the interface accepts 1 to 5 s)',
+    );
+  }
+  try {
+    return await loadRecipe({ inputDir, ...(flags.recipe ? { recipePath: flags.recipe } : {}) });
+  } catch (err) {
+    if (isRecipeError(err)) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 export interface SignalHandlers {
   /** The first SIGINT / SIGTERM: stop taking new work. */
   first(signal: 'SIGINT' | 'SIGTERM'): void;

@@ -13,18 +13,16 @@ import {
   type BatchResult,
   createProgress,
   createRedactor,
-  isRecipeError,
   JOURNAL_CHOICES,
   type Journal,
-  loadRecipe,
   POLL_DEFAULTS,
   REPORT_HTML_FILE,
-  type Recipe,
   RUN_DEFAULTS,
   startBatch,
 } from '../../pipeline/index.ts';
 import {
   type BatchService,
+  checkBatchInputs,
   connectService,
   type JournalFlags,
   journalRunOptions,
@@ -147,18 +145,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
     if (outDir === inputDir) {
       throw new UsageError('the out dir cannot be the input dir (the input dir is never modified)');
     }
-    if (flags.pollInterval !== undefined && flags.pollInterval < 1 && !flags.emulator) {
-      throw new UsageError(
-        '--poll-interval must be at least 1 second against the service (the interface accepts 1 to 5 s)',
-      );
-    }
-    let recipe: Recipe;
-    try {
-      recipe = await loadRecipe({ inputDir, ...(flags.recipe ? { recipePath: flags.recipe } : {}) });
-    } catch (err) {
-      if (isRecipeError(err)) throw new UsageError(err.message);
-      throw err;
-    }
+    const recipe = await checkBatchInputs(inputDir, flags);
 
     service = await connectService(flags, json, note);
     secrets = service.secrets;

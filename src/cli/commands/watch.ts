@@ -23,16 +23,13 @@ import {
   createRedactor,
   type Item,
   incompleteReason,
-  isRecipeError,
   type Journal,
-  loadRecipe,
   ON_DONE_MODES,
   type OnDoneMode,
   type PipelineEvent,
   POLL_DEFAULTS,
   type ProgressDisplay,
   REPORT_HTML_FILE,
-  type Recipe,
   RUN_DEFAULTS,
   readyItem,
   recipeFiles,
@@ -44,6 +41,7 @@ import {
 } from '../../pipeline/index.ts';
 import {
   type BatchService,
+  checkBatchInputs,
   connectService,
   journalRunOptions,
   openRunJournal,
@@ -138,18 +136,7 @@ export async function executeWatch(inputDirArg: string, flags: WatchFlags): Prom
     const inputDir = resolve(inputDirArg);
     const outDir = resolve(flags.out);
     if (!existsSync(inputDir)) throw new UsageError(`input dir '${inputDir}' does not exist`);
-    if (flags.pollInterval !== undefined && flags.pollInterval < 1 && !flags.emulator) {
-      throw new UsageError(
-        '--poll-interval must be at least 1 second against the service (the interface accepts 1 to 5 s)',
-      );
-    }
-    let recipe: Recipe;
-    try {
-      recipe = await loadRecipe({ inputDir, ...(flags.recipe ? { recipePath: flags.recipe } : {}) });
-    } catch (err) {
-      if (isRecipeError(err)) throw new UsageError(err.message);
-      throw err;
-    }
+    const recipe = await checkBatchInputs(inputDir, flags);
     service = await connectService(flags, json, note);
     secrets = service.secrets;
 
