@@ -5,12 +5,12 @@
  * plus the time of one create. The generations are moderated away when processing starts (a blocked
  * word), so the emulator renders nothing and the machine's cores go to the creates.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { createClient } from '../src/client/index.ts';
-import { type BenchRow, type ChildEmulator, spawnEmulator } from './lib.ts';
+import { type BenchRow, type ChildEmulator, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 
 const KEY = 'svc-api-bench-pacing-key';
 const CREATES = Number(process.env.BENCH_PACING_CREATES ?? 100);
@@ -19,19 +19,17 @@ const WINDOW_S = 5;
 const BLOCKED = 'benchskip';
 
 function writeConfig(dir: string): string {
-  const path = join(dir, 'emulator.json');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      clients: [{ id: 'bench', rpm: LIMIT, concurrency: 10_000, balance: 1e9 }],
-      keys: [{ key: KEY, client: 'bench' }],
+  return writeEmulatorConfig(
+    dir,
+    KEY,
+    { rpm: LIMIT, concurrency: 10_000, balance: 1e9 },
+    {
       rate_window_s: WINDOW_S,
       queue_ms: 10,
       processing_ms: { image: 10, video: 10 },
       blocked_words: [BLOCKED],
-    }),
+    },
   );
-  return path;
 }
 
 async function rateLimited(emu: ChildEmulator): Promise<Record<string, number>> {

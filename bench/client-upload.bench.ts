@@ -12,11 +12,19 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { type BenchRow, type ChildEmulator, MB, ROOT, sampleRss, spawnEmulator } from './lib.ts';
+import {
+  type BenchRow,
+  type ChildEmulator,
+  MB,
+  ROOT,
+  sampleRss,
+  spawnEmulator,
+  writeEmulatorConfig,
+} from './lib.ts';
 
 const KEY = 'svc-api-bench-client-key';
 const BYTES = Number(process.env.BENCH_CLIENT_UPLOAD_BYTES ?? 1024 * MB);
@@ -24,17 +32,12 @@ const RUNS = 4;
 const MIME = 'video/mp4';
 
 function writeConfig(dir: string): string {
-  const path = join(dir, 'emulator.json');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      clients: [{ id: 'bench', rpm: 100000, concurrency: 100, balance: 1e9 }],
-      keys: [{ key: KEY, client: 'bench' }],
-      queue_ms: 10,
-      processing_ms: { image: 10, video: 10 },
-    }),
+  return writeEmulatorConfig(
+    dir,
+    KEY,
+    { rpm: 100000, concurrency: 100, balance: 1e9 },
+    { queue_ms: 10, processing_ms: { image: 10, video: 10 } },
   );
-  return path;
 }
 
 /** Writes `bytes` real bytes (one random 1 MiB chunk, reused) so no page of the file is sparse. */

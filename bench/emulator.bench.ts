@@ -6,31 +6,34 @@
  * Each server runs in its own child process so the load generator does not share its event loop.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { type BenchRow, type ChildEmulator, MB, ROOT, rssBytes, sampleRss, spawnEmulator } from './lib.ts';
+import {
+  type BenchRow,
+  type ChildEmulator,
+  MB,
+  ROOT,
+  rssBytes,
+  sampleRss,
+  spawnEmulator,
+  writeEmulatorConfig,
+} from './lib.ts';
 
 const KEY = 'svc-api-bench-key';
 const DURATION_S = Number(process.env.BENCH_GET_SECONDS ?? 5);
 const UPLOAD_BYTES = Number(process.env.BENCH_UPLOAD_BYTES ?? 1024 * MB);
 
 function writeConfig(dir: string): string {
-  const path = join(dir, 'emulator.json');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      clients: [{ id: 'bench', rpm: 100000, concurrency: 100, balance: 1e9 }],
-      keys: [{ key: KEY, client: 'bench' }],
-      queue_ms: 10,
-      processing_ms: { image: 10, video: 10 },
-      abuse_ceiling: 1e12,
-    }),
+  return writeEmulatorConfig(
+    dir,
+    KEY,
+    { rpm: 100000, concurrency: 100, balance: 1e9 },
+    { queue_ms: 10, processing_ms: { image: 10, video: 10 }, abuse_ceiling: 1e12 },
   );
-  return path;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: bench reads response bodies loosely

@@ -118,3 +118,21 @@ export function writeResult(name: string, data: unknown): string {
 }
 
 export const MB = 1024 * 1024;
+
+/**
+ * Writes an emulator config with one client 'bench' holding `key`, and returns its path. `client`
+ * sets its limits; `extra` adds top-level keys (timings, windows, faults...).
+ */
+export function writeEmulatorConfig(
+  dir: string,
+  key: string,
+  client: { rpm: number; concurrency: number; balance: number },
+  extra: Record<string, unknown> = {},
+): string {
+  const path = join(dir, 'emulator.json');
+  writeFileSync(
+    path,
+    JSON.stringify({ clients: [{ id: 'bench', ...client }], keys: [{ key, client: 'bench' }], ...extra }),
+  );
+  return path;
+}

@@ -12,7 +12,7 @@
  * slot is not in a stage's timing. The emulator renders each edit (a 1024 px PNG) on the same machine,
  * so the figures include that contention.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ import { createClient } from '../src/client/index.ts';
 import type { Item, StageName } from '../src/pipeline/item.ts';
 import { loadRecipe } from '../src/pipeline/recipe.ts';
 import { runBatch } from '../src/pipeline/runner.ts';
-import { type BenchRow, spawnEmulator } from './lib.ts';
+import { type BenchRow, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 
 const KEY = 'svc-api-bench-overhead';
 const N = Number(process.env.BENCH_OVERHEAD_FILES ?? 500);
@@ -43,16 +43,11 @@ function quantile(values: number[], q: number): number {
 
 export async function benchPipelineOverhead(): Promise<{ rows: BenchRow[]; data: unknown }> {
   const dir = mkdtempSync(join(tmpdir(), 'genpipe-bench-overhead-'));
-  const configPath = join(dir, 'emulator.json');
-  writeFileSync(
-    configPath,
-    JSON.stringify({
-      clients: [{ id: 'bench', rpm: 1e6, concurrency: 1000, balance: 1e12 }],
-      keys: [{ key: KEY, client: 'bench' }],
-      queue_ms: 0,
-      processing_ms: { image: 0, video: 0 },
-      abuse_ceiling: 1e12,
-    }),
+  const configPath = writeEmulatorConfig(
+    dir,
+    KEY,
+    { rpm: 1e6, concurrency: 1000, balance: 1e12 },
+    { queue_ms: 0, processing_ms: { image: 0, video: 0 }, abuse_ceiling: 1e12 },
   );
   const input = join(dir, 'in');
   await mkdir(input, { recursive: true });

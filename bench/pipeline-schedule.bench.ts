@@ -21,7 +21,7 @@
  * output) are written after that and not counted. Target: wall / ideal ≤ 1.15. Also reported: the 429s
  * the emulator sent, by kind (from its admin stats).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +31,7 @@ import type { PipelineEvent } from '../src/pipeline/events.ts';
 import { FINAL_ITEM_STATES } from '../src/pipeline/item.ts';
 import { loadRecipe } from '../src/pipeline/recipe.ts';
 import { runBatch } from '../src/pipeline/runner.ts';
-import { type BenchRow, spawnEmulator } from './lib.ts';
+import { type BenchRow, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 
 const KEY = 'svc-api-bench-schedule';
 const N = Number(process.env.BENCH_SCHEDULE_FILES ?? 300);
@@ -58,17 +58,16 @@ export function idealScheduleMs(
 
 export async function benchPipelineSchedule(): Promise<{ rows: BenchRow[]; data: unknown }> {
   const dir = mkdtempSync(join(tmpdir(), 'genpipe-bench-schedule-'));
-  const configPath = join(dir, 'emulator.json');
-  writeFileSync(
-    configPath,
-    JSON.stringify({
-      clients: [{ id: 'bench', rpm: WINDOW, concurrency: CEILING, balance: 1e9 }],
-      keys: [{ key: KEY, client: 'bench' }],
+  const configPath = writeEmulatorConfig(
+    dir,
+    KEY,
+    { rpm: WINDOW, concurrency: CEILING, balance: 1e9 },
+    {
       rate_window_s: WINDOW_S,
       queue_ms: QUEUE_MS,
       processing_ms: { image: PROCESSING_MS, video: PROCESSING_MS },
       abuse_ceiling: 1e9,
-    }),
+    },
   );
   const input = join(dir, 'in');
   await mkdir(input, { recursive: true });
