@@ -38,6 +38,8 @@ export interface JournalFlags {
   force?: boolean;
   /** `--resubmit-unknown`: the crash policy's other choice. */
   resubmitUnknown?: boolean;
+  /** `--retry-failed`: retry every failed file, also those whose failure is the file's own. */
+  retryFailed?: boolean;
 }
 
 /** How run and watch answer signals, in one place. */
@@ -177,6 +179,7 @@ export function journalRunOptions(
   const hooks = journalRunHooks(journal, recipe, {
     force: flags.force === true,
     resubmitUnknown: flags.resubmitUnknown === true,
+    retryFailed: flags.retryFailed === true,
   });
   return {
     persist: hooks.persist,
@@ -187,7 +190,9 @@ export function journalRunOptions(
           const d = await hooks.admit(item, signal);
           const needsService =
             d.action === 'resume' && (d.item.state === 'uploaded' || d.item.state === 'submitted');
-          return needsService ? { action: 'fresh', item, reason: EMBEDDED_REDO_REASON } : d;
+          if (!needsService) return d;
+          if (!d.retried) return { action: 'fresh', item, reason: EMBEDDED_REDO_REASON };
+          return { action: 'fresh', item, reason: `${d.reason}; ${EMBEDDED_REDO_REASON}`, retried: true };
         }
       : hooks.admit,
     vanished: embedded ? () => [] : hooks.vanished,

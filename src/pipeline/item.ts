@@ -126,6 +126,12 @@ export interface Item {
   earlierAttempts?: ItemAttempt[];
   timings: Partial<Record<StageName, StageTiming>>;
   /**
+   * How the item's failure is judged for a later run, set by the stage that failed it at the service
+   * (upload, submit, wait; see failure-class.ts); absent for a local failure and for items that did
+   * not fail (null once a retry cleared it).
+   */
+  failure?: ItemFailure | null;
+  /**
    * What the journal decided for this item in this run (absent without a journal): `fresh` (processed
    * from the start), `resume` (continued from where an earlier run left it) or `done` (finished by an
    * earlier run and reported as it was), with the reason in words (null for a file never seen before).
@@ -137,6 +143,22 @@ export interface Item {
 export interface ItemJournalNote {
   action: 'fresh' | 'resume' | 'done';
   reason: string | null;
+  /** The item had failed in an earlier run and is tried again in this one (absent otherwise). */
+  retried?: true;
+}
+
+/** See Item.failure. */
+export interface ItemFailure {
+  /**
+   * What failed, in a few words: the generation's failure_code (`generation_failed`), an HTTP status
+   * (`HTTP 422`), `rate limited (HTTP 429)`, `connection failure`, …
+   */
+  kind: string;
+  /**
+   * The failure may pass on a later run (it is not the file's own problem): a plain re-run retries the
+   * item. False for what the file or the recipe causes (too large, corrupt, moderated, refused).
+   */
+  retryable: boolean;
 }
 
 /** A fresh item for a discovered file. */

@@ -9,6 +9,8 @@
  */
 import type { GenpipeClient } from '../client/index.ts';
 import type { ImageRef } from '../spec/index.ts';
+import { failureOfError } from './failure-class.ts';
+import type { ItemFailure } from './item.ts';
 import type { Recipe, RecipeReference } from './recipe.ts';
 import { REF_FILE_ID_PREFIX } from './recipe-request.ts';
 import { isRunnersToHandle, reasonOf } from './runner-errors.ts';
@@ -19,6 +21,8 @@ export class ReferenceUploadError extends Error {
   constructor(
     readonly reference: string,
     message: string,
+    /** Whether a later run may upload it (the items using it then get their `failure` from it). */
+    readonly failure: ItemFailure,
   ) {
     super(message);
   }
@@ -93,7 +97,12 @@ export class SharedReferences {
 
   private async upload(name: string): Promise<string> {
     const ref: RecipeReference | undefined = this.deps.recipe.references[name];
-    if (!ref) throw new ReferenceUploadError(name, `the recipe has no reference named '${name}'`);
+    if (!ref) {
+      throw new ReferenceUploadError(name, `the recipe has no reference named '${name}'`, {
+        kind: 'unknown reference',
+        retryable: false,
+      });
+    }
     try {
       const earlier = await this.remembered(name);
       if (earlier !== null) {
@@ -115,6 +124,7 @@ export class SharedReferences {
       throw new ReferenceUploadError(
         name,
         `shared reference '${name}' (${ref.path}) could not be uploaded: ${reasonOf(err)}`,
+        failureOfError(err),
       );
     }
   }

@@ -13,10 +13,12 @@
  * - After every transition the item is passed to `persist` (the journal; a no-op by default) and an
  *   `item_state` event is emitted. With `admit` (the journal), each planned item is handed to it before
  *   anything is checked or sent: it comes back fresh, resumed at a later state (an upload, a
- *   generation or outputs of an earlier run are reused, never redone) or done. When discovery ends,
+ *   generation or outputs of an earlier run are reused, never redone; an upload only while the
+ *   service still holds it `ready`) or done. When discovery ends,
  *   `vanished` hands back journaled generations whose input is gone, so paid work is still collected.
  *   A journal that cannot be written stops the batch at once (cause `journal`).
- * - A generation that fails with a retryable failure_code is resubmitted up to `maxResubmits` times.
+ * - A generation that fails with a retryable failure_code is resubmitted up to `maxResubmits` times in
+ *   each run (an item an earlier run failed and this one retries gets as many).
  * - A batch-stopping error (401, 402, 403 client state, service unreachable) or stop() ends the
  *   batch early: nothing new starts, jobs already at the service are still waited on and downloaded,
  *   and every other file — including those not yet discovered — is reported as not processed.
@@ -29,10 +31,11 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import pLimit from 'p-limit';
 import type { GenpipeClient } from '../client/index.ts';
-import { FAILURE_CODES, type FailureCode } from '../spec/index.ts';
 import { discover } from './discover.ts';
 import type { EventSink, PipelineEvent } from './events.ts';
+import { isRetryableFailureCode } from './failure-class.ts';
 import type { Item, ItemJournalNote, StageName } from './item.ts';
+import { JOURNAL_TEXTS } from './journal/texts.ts';
 import { GenerationPoller, POLL_DEFAULTS } from './poller.ts';
 import { createRedactor, type Redact } from './progress/redact.ts';
 import { type Recipe, recipeFiles } from './recipe.ts';
@@ -46,6 +49,7 @@ import { sweepBatchScratch, sweepItemScratch } from './runner-sweep.ts';
 import { failItem } from './stage.ts';
 import { type PoolName, type StageStep, stepFor } from './stage-list.ts';
 import { BASE64_MAX_BYTES } from './stages/upload.ts';
+import { uploadsGone } from './uploads-gone.ts';
 
 /** Defaults of a run, in one place. */
 export const RUN_DEFAULTS = {
@@ -139,6 +143,8 @@ export interface AdmitDecision {
   item: Item;
   /** Why, in words (null for a file never seen before). */
   reason: string | null;
+  /** The item failed in an earlier run and is tried again (fresh or resumed). */
+  retried?: boolean;
 }
 
 /** The journal could not record a transition: the batch stops at once (see RunOptions.persist). */
@@ -175,11 +181,6 @@ export interface Batch {
    * `stopGraceMs` when it is set (then cancelled and left, as far as they got, to the journal).
    */
   stop(reason?: string): void;
-}
-
-/** The retryable failure codes of the interface's table. */
-function isRetryableFailure(code: string | null | undefined): boolean {
-  return !!code && code in FAILURE_CODES && FAILURE_CODES[code as FailureCode].retryable;
 }
 
 /**
@@ -346,6 +347,7 @@ export function startBatch(options: RunOptions): Batch {
     state: 'uploaded',
     reason: null,
     failedAt: null,
+    failure: null,
     earlierAttempts: [
       ...(item.earlierAttempts ?? []),
       {
@@ -359,6 +361,28 @@ export function startBatch(options: RunOptions): Batch {
     requestId: null,
     generation: null,
   });
+
+  /**
+   * A decision to resume at `uploaded` turned fresh when an upload it would submit with is no longer at
+   * the service (uploadsGone); an error of the check leaves the decision to submit.
+   */
+  const checkedUploads = async (planned: Item, decision: AdmitDecision): Promise<AdmitDecision> => {
+    if (decision.action !== 'resume' || decision.item.state !== 'uploaded') return decision;
+    let gone: string[];
+    try {
+      gone = await uploadsGone(decision.item, options.client, abort.signal);
+    } catch {
+      return decision;
+    }
+    if (gone.length === 0) return decision;
+    const earlier = decision.item.earlierAttempts;
+    return {
+      ...decision,
+      action: 'fresh',
+      item: earlier ? { ...planned, earlierAttempts: earlier } : planned,
+      reason: decision.reason ? `${decision.reason}; ${JOURNAL_TEXTS.uploadGone}` : JOURNAL_TEXTS.uploadGone,
+    };
+  };
 
   /** A planned item through `admit` (the journal), in the local pool: the item to continue with. */
   const admitted = async (item: Item): Promise<{ item: Item; reason: string | null }> => {
@@ -378,7 +402,12 @@ export function startBatch(options: RunOptions): Batch {
       journalFailed(err);
       return { item: stoppedItem(item), reason: null };
     }
-    const note: ItemJournalNote = { action: decision.action, reason: decision.reason };
+    decision = await checkedUploads(item, decision);
+    const note: ItemJournalNote = {
+      action: decision.action,
+      reason: decision.reason,
+      ...(decision.retried ? { retried: true } : {}),
+    };
     if (decision.action !== 'fresh') await sweepItemScratch(outDir, item.input).catch(() => 0);
     return { item: { ...decision.item, journal: note }, reason: decision.reason ?? decision.item.reason };
   };
@@ -395,6 +424,8 @@ export function startBatch(options: RunOptions): Batch {
   const drive = async (first: Item): Promise<void> => {
     let item = first;
     let job: Release | null = await slotForResumed(item);
+    /** Resubmissions of the item's generation in this run (--retries counts per run). */
+    let resubmits = 0;
     try {
       for (;;) {
         const step = stepFor(item.state);
@@ -427,10 +458,11 @@ export function startBatch(options: RunOptions): Batch {
           next.state === 'failed' &&
           !stop &&
           next.generation?.state === 'failed' &&
-          isRetryableFailure(next.generation.failure_code) &&
-          next.attempts <= maxResubmits
+          isRetryableFailureCode(next.generation.failure_code) &&
+          resubmits < maxResubmits
         ) {
-          const why = `resubmitting after ${next.reason} (attempt ${next.attempts + 1} of ${maxResubmits + 1})`;
+          resubmits++;
+          const why = `resubmitting after ${next.reason} (attempt ${resubmits + 1} of ${maxResubmits + 1})`;
           item = resubmitted(next);
           await record(item, step.name, why);
           continue;

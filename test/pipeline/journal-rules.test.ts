@@ -65,6 +65,7 @@ function decideFor(r: JournalRow | null, over: Partial<Parameters<typeof decide>
     key: KEY,
     force: false,
     resubmitUnknown: false,
+    retryFailed: false,
     now: NOW,
     uploadReuseMaxAgeMs: 24 * 3600_000,
     outputs: null,
@@ -226,6 +227,202 @@ describe('resume decisions', () => {
     expect(decideFor(atService).item.reason).toBe('generation failed');
     const local = row(item({ state: 'failed', failedAt: 'check', reason: 'too big' }));
     expect(decideFor(local)).toMatchObject({ action: 'fresh', supersede: false });
+  });
+});
+
+describe('the decision table: a failed item on a re-run', () => {
+  const generationFailed = {
+    ...submitted,
+    state: 'failed' as const,
+    failedAt: 'wait' as const,
+    reason: 'generation_failed: internal model error',
+    generation: {
+      state: 'failed',
+      failure_code: 'generation_failed',
+      failure_reason: 'internal model error',
+    },
+    failure: { kind: 'generation_failed', retryable: true },
+  };
+  const moderated = {
+    ...generationFailed,
+    reason: 'content_moderated: the prompt was refused',
+    generation: {
+      state: 'failed',
+      failure_code: 'content_moderated',
+      failure_reason: 'the prompt was refused',
+    },
+    failure: { kind: 'content_moderated', retryable: false },
+  };
+  const rateLimitedAtSubmit = {
+    ...submitting,
+    state: 'failed' as const,
+    failedAt: 'submit' as const,
+    reason: 'Too many requests',
+    failure: { kind: 'rate limited (HTTP 429)', retryable: true },
+  };
+  const refusedUpload = {
+    ...item({ state: 'failed', failedAt: 'upload', reason: 'file refused' }),
+    failure: { kind: 'file refused by the service', retryable: false },
+  };
+  const retryableUpload = {
+    ...refusedUpload,
+    reason: 'Service unavailable',
+    failure: { kind: 'HTTP 503', retryable: true },
+  };
+  const attempt = {
+    generation_id: 'gen-1',
+    request_id: 'req-1',
+    failure_code: 'generation_failed',
+    failure_reason: 'internal model error',
+  };
+
+  const cases: Array<{
+    name: string;
+    row: JournalRow;
+    over?: Partial<Parameters<typeof decide>[0]>;
+    action: 'fresh' | 'resume' | 'done';
+    reason: string;
+    retried: boolean;
+  }> = [
+    {
+      name: 'retryable failure_code, recent upload: resubmitted from the upload',
+      row: row(generationFailed),
+      action: 'resume',
+      reason: JOURNAL_TEXTS.retried('generation_failed', 'retryable'),
+      retried: true,
+    },
+    {
+      name: 'retryable failure_code, old upload: processed again',
+      row: row(generationFailed, { uploadedAt: NOW - 25 * 3600_000 }),
+      action: 'fresh',
+      reason: `${JOURNAL_TEXTS.retried('generation_failed', 'retryable')}; ${JOURNAL_TEXTS.uploadTooOld}`,
+      retried: true,
+    },
+    {
+      name: '429s that outlasted every retry at submit',
+      row: row(rateLimitedAtSubmit),
+      action: 'resume',
+      reason: JOURNAL_TEXTS.retried('rate limited (HTTP 429)', 'retryable'),
+      retried: true,
+    },
+    {
+      name: 'a 503 at upload: uploaded again',
+      row: row(retryableUpload),
+      action: 'fresh',
+      reason: JOURNAL_TEXTS.retried('HTTP 503', 'retryable'),
+      retried: true,
+    },
+    {
+      name: 'the file’s own failure_code: kept',
+      row: row(moderated),
+      action: 'done',
+      reason: JOURNAL_TEXTS.failedNotRetried('content_moderated'),
+      retried: false,
+    },
+    {
+      name: 'the file’s own failure_code with --retry-failed: resubmitted',
+      row: row(moderated),
+      over: { retryFailed: true },
+      action: 'resume',
+      reason: JOURNAL_TEXTS.retried('content_moderated', 'flag'),
+      retried: true,
+    },
+    {
+      name: 'a file the service refused: kept',
+      row: row(refusedUpload),
+      action: 'done',
+      reason: JOURNAL_TEXTS.failedNotRetried('file refused by the service'),
+      retried: false,
+    },
+    {
+      name: 'a file the service refused, with --retry-failed: uploaded again',
+      row: row(refusedUpload),
+      over: { retryFailed: true },
+      action: 'fresh',
+      reason: JOURNAL_TEXTS.retried('file refused by the service', 'flag'),
+      retried: true,
+    },
+    {
+      name: 'an older row without a recorded failure: judged by its failure_code',
+      row: row({ ...generationFailed, failure: undefined }),
+      action: 'resume',
+      reason: JOURNAL_TEXTS.retried('generation_failed', 'retryable'),
+      retried: true,
+    },
+    {
+      name: 'an older row with nothing to judge by: kept',
+      row: row({ ...rateLimitedAtSubmit, failure: undefined }),
+      action: 'done',
+      reason: JOURNAL_TEXTS.failedNotRetried(null),
+      retried: false,
+    },
+    {
+      name: 'budget_exhausted (the account’s problem, not the file’s)',
+      row: row({
+        ...generationFailed,
+        failure: undefined,
+        generation: { state: 'failed', failure_code: 'budget_exhausted', failure_reason: 'funds ran out' },
+      }),
+      action: 'resume',
+      reason: JOURNAL_TEXTS.retried('budget_exhausted', 'retryable'),
+      retried: true,
+    },
+    {
+      name: 'a create whose outcome is unknown: the crash policy, even with --retry-failed',
+      row: row(submitting, { liveState: 'uploaded' }),
+      over: { retryFailed: true },
+      action: 'done',
+      reason: JOURNAL_TEXTS.unknownOutcome('req-1'),
+      retried: false,
+    },
+    {
+      name: '--force: redone in a new row',
+      row: row(moderated),
+      over: { force: true },
+      action: 'fresh',
+      reason: JOURNAL_TEXTS.forced,
+      retried: false,
+    },
+  ];
+
+  for (const c of cases) {
+    it(c.name, () => {
+      const d = decideFor(c.row, c.over);
+      expect(d.action).toBe(c.action);
+      expect(d.reason).toBe(c.reason);
+      expect(d.retried === true).toBe(c.retried);
+    });
+  }
+
+  it('resubmits from the upload with a new create, keeping the failed attempt', () => {
+    const d = decideFor(
+      row({ ...generationFailed, earlierAttempts: [{ ...attempt, generation_id: 'gen-0' }] }),
+    );
+    expect(d.item).toMatchObject({
+      state: 'uploaded',
+      upload: { fileId: 'file-1' },
+      requestId: null,
+      generationId: null,
+      generation: null,
+      reason: null,
+      failedAt: null,
+      failure: null,
+      absPath: '/moved/a/photo.jpg',
+    });
+    expect(d.item.earlierAttempts).toEqual([{ ...attempt, generation_id: 'gen-0' }, attempt]);
+  });
+
+  it('starts afresh, keeping the failed attempt, when the upload is too old', () => {
+    const d = decideFor(row(generationFailed, { uploadedAt: NOW - 25 * 3600_000 }));
+    expect(d.item.state).toBe('planned');
+    expect(d.item.generationId).toBeNull();
+    expect(d.item.earlierAttempts).toEqual([attempt]);
+  });
+
+  it('keeps the item as it was when it is not retried', () => {
+    const d = decideFor(row(moderated));
+    expect(d.item).toMatchObject({ state: 'failed', generationId: 'gen-1', reason: moderated.reason });
+    expect(d.item.earlierAttempts).toBeUndefined();
   });
 });
 

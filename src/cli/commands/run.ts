@@ -190,9 +190,10 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
         (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : ''),
     ];
     const j = result.report.journal;
-    if (j && (j.resumed > 0 || j.reused > 0 || j.redone > 0)) {
+    if (j && (j.resumed > 0 || j.reused > 0 || j.redone > 0 || j.retried > 0)) {
       summary.push(
-        `journal: ${j.reused} already done in an earlier run, ${j.resumed} resumed, ${j.redone} redone (${shown(j.file)})`,
+        `journal: ${j.reused} already done in an earlier run, ${j.resumed} resumed, ${j.redone} redone, ` +
+          `${j.retried} retried (${shown(j.file)})`,
       );
     }
     if (result.stop) summary.push(`the batch stopped early: ${result.stop.reason}`);
@@ -225,7 +226,6 @@ export function recordedFlags(command: string, flags: RunFlags): Record<string, 
   return { command, ...rest };
 }
 
-/** Adds --journal, --force and --resubmit-unknown (run and watch). */
 /** The options `run` and `watch` share for how a batch runs: concurrency, emulator, polling, retries. */
 export function addBatchOptions(cmd: Command): Command {
   return cmd
@@ -247,6 +247,7 @@ export function addBatchOptions(cmd: Command): Command {
     );
 }
 
+/** Adds --journal, --force, --retry-failed and --resubmit-unknown (run and watch). */
 export function addJournalOptions(cmd: Command): Command {
   return cmd
     .option(
@@ -254,6 +255,10 @@ export function addJournalOptions(cmd: Command): Command {
       `the journal file, on a local disk (default <out-dir>/${JOURNAL_CHOICES.dirName}/${JOURNAL_CHOICES.fileName})`,
     )
     .option(JOURNAL_CHOICES.forceFlag, 'redo every file, even those an earlier run finished')
+    .option(
+      JOURNAL_CHOICES.retryFailedFlag,
+      "retry every file that failed in an earlier run, also those whose failure is the file's own (default: only failures that may pass now)",
+    )
     .option(
       JOURNAL_CHOICES.resubmitUnknownFlag,
       'submit again the files whose create may have reached the service before an interruption (default: fail them, never pay twice)',

@@ -9,7 +9,7 @@
  * const journal = openJournal({ outDir });                  // refuses a network fs or a second runner
  * journal.startBatch({ inputDir, service: baseUrl, options });
  * // per file, once planned (state `planned`):
- * const d = await journal.admit(item, recipe, { force, resubmitUnknown });
+ * const d = await journal.admit(item, recipe, { force, resubmitUnknown, retryFailed });
  * //   d.action 'fresh'  → run the stages from d.item.state (check, upload, …)
  * //   d.action 'resume' → run the stages from d.item.state (`uploaded`, `submitted` or `downloaded`)
  * //   d.action 'done'   → d.item is final; report it
@@ -82,12 +82,17 @@ export interface RecipeFiles {
   references: Readonly<Record<string, { absPath: string }>>;
 }
 
-/** The crash policy flag and --force. */
+/** The crash policy flag, --retry-failed and --force. */
 export interface PlanOptions {
   /** Redo every item (--force). */
   force?: boolean;
   /** Resubmit items whose submission outcome is unknown (--resubmit-unknown); default: fail them. */
   resubmitUnknown?: boolean;
+  /**
+   * Retry every item that failed at the service (--retry-failed); default: only those whose failure
+   * may pass now (a retryable failure_code, a 5xx, 429s, the network).
+   */
+  retryFailed?: boolean;
 }
 
 /** A batch row. */
@@ -421,6 +426,7 @@ export class Journal {
         key,
         force: opts.force ?? false,
         resubmitUnknown: opts.resubmitUnknown ?? false,
+        retryFailed: opts.retryFailed ?? false,
         now: this.now(),
         uploadReuseMaxAgeMs: JOURNAL_CHOICES.uploadReuseMaxAgeMs,
         outputs: needsOutputs ? this.outputsCheck(row) : null,
@@ -439,7 +445,12 @@ export class Journal {
         }
       }
       this.bound.set(item.input, id);
-      return { action: decision.action, item: decision.item, reason: decision.reason };
+      return {
+        action: decision.action,
+        item: decision.item,
+        reason: decision.reason,
+        ...(decision.retried ? { retried: decision.retried } : {}),
+      };
     });
   }
 
@@ -607,6 +618,7 @@ export class Journal {
           key: { contentHash: row.contentHash, recipeHash: row.recipeHash },
           force: false,
           resubmitUnknown: false,
+          retryFailed: false,
           now: this.now(),
           uploadReuseMaxAgeMs: JOURNAL_CHOICES.uploadReuseMaxAgeMs,
           outputs: phase === 'downloaded' ? this.outputsCheck(row) : null,

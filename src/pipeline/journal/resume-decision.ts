@@ -16,9 +16,17 @@
  * | reported, outputs and result.json present | done                                                      |
  * | reported, result.json missing             | resume at `downloaded`                                    |
  * | downloaded/reported, outputs incomplete   | resume at `submitted`: poll for fresh URLs, download again |
- * | failed (at the service)                   | done                                                      |
+ * | failed (at the service), retryable        | retry: resume at `uploaded` (a new create), the failed    |
+ * |   failure, or any with --retry-failed     |   attempt kept in earlierAttempts; fresh when it failed   |
+ * |                                           |   at upload or the upload is too old                      |
+ * | failed (at the service), the file's own   | done, the reason saying how to retry it                   |
+ *
+ * Whether a failure is retryable is recorded where the item failed (Item.failure, failure-class.ts);
+ * a row saved without it is judged by its generation's failure_code, and is the file's own otherwise.
+ * A create whose outcome is unknown is the crash policy's (`submitting`), never retried here.
  */
-import type { Item } from '../item.ts';
+import { failureOf } from '../failure-class.ts';
+import type { Item, ItemAttempt } from '../item.ts';
 import { unknownSubmissionPolicy } from './crash-policy.ts';
 import type { JournalKey, JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
@@ -38,6 +46,8 @@ export interface JournalDecision {
   item: Item;
   /** Why, in plain words (for a progress line); null for a file never seen before. */
   reason: string | null;
+  /** The item failed in an earlier run and is tried again (fresh or resume); absent otherwise. */
+  retried?: true;
 }
 
 /** The decision plus what the journal does with the row. */
@@ -57,6 +67,8 @@ export interface DecideInput {
   force: boolean;
   /** --resubmit-unknown: the crash policy's other choice. */
   resubmitUnknown: boolean;
+  /** --retry-failed: retry failed items whose failure is the file's own too. */
+  retryFailed: boolean;
   /** ms since the epoch. */
   now: number;
   /** Uploads older than this are not reused. */
@@ -82,6 +94,20 @@ function backToSubmitted(item: Item): Item {
     composite: null,
     layers: [],
   };
+}
+
+/** The attempts of a failed item with its last one added (unchanged when nothing was sent). */
+function attemptsOf(item: Item): ItemAttempt[] | undefined {
+  if (!item.requestId && !item.generationId) return item.earlierAttempts;
+  return [
+    ...(item.earlierAttempts ?? []),
+    {
+      generation_id: item.generationId,
+      request_id: item.requestId,
+      failure_code: item.generation?.failure_code ?? null,
+      failure_reason: item.generation?.failure_reason ?? item.reason,
+    },
+  ];
 }
 
 /** The row's uploads (its own media and the references in its request) are young enough to reuse. */
@@ -168,7 +194,39 @@ export function decide(input: DecideInput): RowDecision {
         JOURNAL_TEXTS.resumeReport,
       );
     }
-    case 'failed':
-      return done(stored, JOURNAL_TEXTS.done);
+    case 'failed': {
+      const failure = failureOf(stored);
+      const kind = failure?.kind ?? null;
+      if (!failure?.retryable && !input.retryFailed)
+        return done(stored, JOURNAL_TEXTS.failedNotRetried(kind));
+      const reason = JOURNAL_TEXTS.retried(kind, failure?.retryable ? 'retryable' : 'flag');
+      const earlierAttempts = attemptsOf(stored);
+      const kept = earlierAttempts ? { earlierAttempts } : {};
+      // A failed upload left nothing to reuse; an old one may be gone.
+      if (stored.failedAt === 'upload')
+        return { ...freshly(reason, false), item: { ...fresh, ...kept }, retried: true };
+      if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs)) {
+        return {
+          ...freshly(`${reason}; ${JOURNAL_TEXTS.uploadTooOld}`, false),
+          item: { ...fresh, ...kept },
+          retried: true,
+        };
+      }
+      const again: Item = {
+        ...stored,
+        ...kept,
+        state: 'uploaded',
+        reason: null,
+        failedAt: null,
+        failure: null,
+        requestId: null,
+        generationId: null,
+        generation: null,
+        outputs: [],
+        composite: null,
+        layers: [],
+      };
+      return { ...resume(again, reason), retried: true };
+    }
   }
 }

@@ -33,7 +33,7 @@ export interface JournalRunHooks {
 /**
  * The hooks of a journal for one batch (startBatch must have been called).
  *
- * @param opts - `force` (--force) and `resubmitUnknown` (--resubmit-unknown)
+ * @param opts - `force` (--force), `resubmitUnknown` (--resubmit-unknown), `retryFailed` (--retry-failed)
  * @example
  * const hooks = journalRunHooks(journal, recipe, { force, resubmitUnknown });
  * startBatch({ …, persist: hooks.persist, admit: hooks.admit, vanished: hooks.vanished });

@@ -25,6 +25,8 @@ export const JOURNAL_CHOICES = {
   resubmitUnknownFlag: '--resubmit-unknown',
   /** The flag that redoes every item. */
   forceFlag: '--force',
+  /** The flag that retries every failed item, also those whose failure is the file's own. */
+  retryFailedFlag: '--retry-failed',
   /** The flag that puts the journal somewhere else. */
   journalFlag: '--journal',
 } as const;
@@ -114,6 +116,20 @@ export const JOURNAL_TEXTS = {
   contentChanged: 'the file changed since the last run: processed again',
   recipeChanged: 'the recipe for this file changed since the last run: processed again',
   uploadTooOld: 'the earlier upload is too old to reuse: uploading again',
+  uploadGone: 'the earlier upload is no longer at the service: uploading again',
+  /**
+   * An item that failed in an earlier run and is tried again: its failure may pass now (`retryable`),
+   * or --retry-failed asked for it (`flag`). `kind` is what failed (Item.failure), null when unknown.
+   */
+  retried: (kind: string | null, why: 'retryable' | 'flag'): string =>
+    `retried: ${kind ?? 'a failure'} in the earlier run (${why === 'retryable' ? 'retryable' : JOURNAL_CHOICES.retryFailedFlag})`,
+  /** An item that failed in an earlier run for its own reasons, reported as it was. */
+  failedNotRetried: (kind: string | null): string =>
+    kind === null
+      ? `failed in an earlier run, not retried: whether retrying could help was not recorded. Rerun with ` +
+        `${JOURNAL_CHOICES.retryFailedFlag} to retry it, or change the file or the recipe`
+      : `failed in an earlier run (${kind}), not retried: the failure is the file's own, so sending it again ` +
+        `would fail the same way. Change the file or the recipe, or rerun with ${JOURNAL_CHOICES.retryFailedFlag} to retry it`,
   resumeUploaded: 'resumed: already uploaded, submitting',
   resumeSubmitted: (generationId: string): string =>
     `resumed: waiting for generation ${generationId}, submitted by an earlier run`,

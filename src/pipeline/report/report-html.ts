@@ -349,7 +349,7 @@ export function renderReportHtml(input: ReportHtmlInput): string {
   if (report.journal) {
     const j = report.journal;
     body.push(
-      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${j.resumed} resumed from an earlier run, ${j.reused} already done (reported as they were), ${j.redone} redone because the file or recipe changed. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
+      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${j.resumed} resumed from an earlier run, ${j.reused} already done (reported as they were), ${j.redone} redone because the file or recipe changed, ${j.retried} retried after failing in an earlier run. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
     );
   }
   body.push(totalsHtml(report));

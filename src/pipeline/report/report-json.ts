@@ -33,7 +33,8 @@ export interface ReportItem {
   /**
    * With a journal: what it decided for the item in this run, in words ("resumed: waiting for
    * generation …", "already done in an earlier run", "the file changed since the last run: processed
-   * again"); null for a file processed for the first time. Absent without a journal.
+   * again", "retried: generation_failed in the earlier run (retryable)"); null for a file processed
+   * for the first time. Absent without a journal.
    */
   journal?: string | null;
 }
@@ -48,6 +49,11 @@ export interface ReportJournal {
   reused: number;
   /** Items processed again because their file or recipe changed, or --force. */
   redone: number;
+  /**
+   * Items that failed in an earlier run and were tried again: their failure may pass now (a retryable
+   * failure_code, a 5xx, 429s, the network), or --retry-failed. Their `journal` reason says which.
+   */
+  retried: number;
   /**
    * What happens to an item whose create may have reached the service without its answer being
    * recorded (a kill mid-create): `fail` (default: never pay twice) or `resubmit` (--resubmit-unknown).
@@ -156,9 +162,11 @@ function journalSection(items: readonly Item[], meta: ReportJournalMeta): Report
   let resumed = 0;
   let reused = 0;
   let redone = 0;
+  let retried = 0;
   for (const item of items) {
     const note = item.journal;
-    if (note?.action === 'resume') resumed++;
+    if (note?.retried) retried++;
+    else if (note?.action === 'resume') resumed++;
     else if (note?.action === 'done') reused++;
     else if (note?.action === 'fresh' && note.reason !== null) redone++;
   }
@@ -167,6 +175,7 @@ function journalSection(items: readonly Item[], meta: ReportJournalMeta): Report
     resumed,
     reused,
     redone,
+    retried,
     unknown_submissions_policy: meta.policy,
     unknown_submissions_note: meta.note,
   };

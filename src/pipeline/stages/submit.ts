@@ -17,6 +17,7 @@ import {
   PreflightError,
   RateLimitError,
 } from '../../client/index.ts';
+import { failureOfError } from '../failure-class.ts';
 import type { Item } from '../item.ts';
 import type { Json } from '../recipe-request.ts';
 import type { RunContext } from '../run-context.ts';
@@ -73,7 +74,8 @@ async function wireRequest(item: Item): Promise<GenerationRequest> {
 /**
  * Sends the item's create and advances it to `submitted` with `generationId`, `requestId` and
  * `attempts` set. Fails it on a preflight rejection (nothing sent), a 4xx answer (the service's
- * detail), a lost answer (see lostAnswerReason) or 429s that outlast every retry. Rethrows aborts and
+ * detail), a lost answer (see lostAnswerReason) or 429s that outlast every retry, with `failure` saying
+ * whether a later run may retry it (a lost answer is the crash policy's: journal/crash-policy.ts). Rethrows aborts and
  * batch-stopping errors (401, 402, 403 client state, unreachable) for the runner.
  *
  * @example const next = await submit(uploadedItem, ctx); // next.generationId → '…'
@@ -90,6 +92,7 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
   } catch (err) {
     return failItem(pending, 'submit', `the input could not be read again: ${reasonOf(err)}`, {
       requestId: null,
+      failure: { kind: 'input unreadable', retryable: false },
     });
   }
   for (let round = 1; ; round++) {
@@ -105,8 +108,10 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
       }
       if (err instanceof LostResponseError) return failItem(pending, 'submit', lostAnswerReason(requestId));
       // Nothing was sent: the request id was never used.
-      if (err instanceof PreflightError) return failItem(pending, 'submit', err.detail, { requestId: null });
-      return failItem(pending, 'submit', reasonOf(err));
+      if (err instanceof PreflightError) {
+        return failItem(pending, 'submit', err.detail, { requestId: null, failure: failureOfError(err) });
+      }
+      return failItem(pending, 'submit', reasonOf(err), { failure: failureOfError(err) });
     }
   }
 }

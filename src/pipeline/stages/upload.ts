@@ -10,12 +10,14 @@
  *   to `auto`.
  * - An uploaded file is waited on until `ready`; a file the service marks `failed` fails the item with
  *   the service's failure_reason.
+ * - A failed item's `failure` says whether a later run may retry it (failure-class.ts).
  *
  * A prompt file has no media of its own: it only gets its references.
  */
 import { basename } from 'node:path';
 import { FileFailedError, type UploadMode } from '../../client/index.ts';
 import type { ImageRef } from '../../spec/index.ts';
+import { failureOfError } from '../failure-class.ts';
 import type { Item } from '../item.ts';
 import { INPUT_FILE_ID, type Json, REF_FILE_ID_PREFIX } from '../recipe-request.ts';
 import { fillReferences, ReferenceUploadError, referenceNamesIn } from '../references.ts';
@@ -54,7 +56,9 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
   try {
     for (const name of referenceNamesIn(request)) refIds.set(name, await ctx.references.fileId(name));
   } catch (err) {
-    if (err instanceof ReferenceUploadError) return failItem(item, 'upload', err.message);
+    if (err instanceof ReferenceUploadError) {
+      return failItem(item, 'upload', err.message, { failure: err.failure });
+    }
     throw err;
   }
   request = fillReferences(request, (id) => {
@@ -97,9 +101,11 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
     });
   } catch (err) {
     if (isRunnersToHandle(err, ctx.signal)) throw err;
+    const failure = failureOfError(err);
     if (err instanceof FileFailedError) {
-      return failItem(item, 'upload', err.failureReason ?? `the service marked file ${err.fileId} failed`);
+      const reason = err.failureReason ?? `the service marked file ${err.fileId} failed`;
+      return failItem(item, 'upload', reason, { failure });
     }
-    return failItem(item, 'upload', reasonOf(err));
+    return failItem(item, 'upload', reasonOf(err), { failure });
   }
 }

@@ -5,6 +5,7 @@
  * failure_code and failure_reason; whether a retryable failure is resubmitted is the runner's call.
  */
 import { NotFoundError } from '../../client/index.ts';
+import { failureOfCode, failureOfError } from '../failure-class.ts';
 import type { Item } from '../item.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
@@ -23,7 +24,8 @@ export function failureReasonOf(g: { failure_code: string | null; failure_reason
 
 /**
  * Waits until the item's generation is completed (advances to `completed`) or failed (fails the item
- * at `wait`, with `generation` holding the service's failure_code and failure_reason).
+ * at `wait`, with `generation` holding the service's failure_code and failure_reason, and `failure`
+ * whether a later run may retry it).
  *
  * @example const next = await wait(submittedItem, ctx); // next.generation → { state: 'completed', … }
  */
@@ -36,12 +38,17 @@ export async function wait(item: Item, ctx: RunContext): Promise<Item> {
     const g = await ctx.poller.wait(id, ctx.signal);
     const generation = { state: g.state, failure_code: g.failure_code, failure_reason: g.failure_reason };
     if (g.state === 'completed') return advance(item, 'completed', { generation });
-    return failItem(item, 'wait', failureReasonOf(g), { generation });
+    return failItem(item, 'wait', failureReasonOf(g), { generation, failure: failureOfCode(g.failure_code) });
   } catch (err) {
     if (isRunnersToHandle(err, ctx.signal)) throw err;
     if (err instanceof NotFoundError) {
-      return failItem(item, 'wait', `generation ${id} is unknown to the service (${reasonOf(err)})`);
+      // Not the file's problem: a new generation may well succeed.
+      return failItem(item, 'wait', `generation ${id} is unknown to the service (${reasonOf(err)})`, {
+        failure: { kind: 'generation unknown to the service', retryable: true },
+      });
     }
-    return failItem(item, 'wait', `generation ${id} could not be read: ${reasonOf(err)}`);
+    return failItem(item, 'wait', `generation ${id} could not be read: ${reasonOf(err)}`, {
+      failure: failureOfError(err),
+    });
   }
 }

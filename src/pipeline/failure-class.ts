@@ -1,0 +1,78 @@
+/**
+ * Whether an item's failure may pass on a later run, decided where the item fails and kept on it
+ * (Item.failure), so that a re-run can tell the failures worth retrying from the file's own without
+ * reading reason texts:
+ * - a generation's failure_code: the interface's table (src/spec FAILURE_CODES), plus
+ *   `budget_exhausted`, which is the account's problem, not the file's (see RERUN_RETRYABLE_CODES);
+ * - an error of the client: its class (429s that outlast every retry, 5xx, connection failures and
+ *   timeouts may pass; a 4xx, a file the service refused or a request the rules refuse do not).
+ */
+import {
+  ConnectionError,
+  FileFailedError,
+  GenpipeError,
+  LostResponseError,
+  PreflightError,
+  RateLimitError,
+  SizeMismatchError,
+  TimeoutError,
+} from '../client/index.ts';
+import { FAILURE_CODES, type FailureCode } from '../spec/index.ts';
+import type { Item, ItemFailure } from './item.ts';
+
+/**
+ * failure_codes the interface does not call retryable (resubmitting the same request at once does not
+ * help) but which a later run retries: `budget_exhausted` means the funds ran out mid-generation,
+ * which a top-up mends — the same problem a 402 on a create has, whose files the next run continues.
+ */
+export const RERUN_RETRYABLE_CODES: readonly string[] = ['budget_exhausted'];
+
+/** True when the interface's table calls `code` retryable (the runner resubmits it within a run). */
+export function isRetryableFailureCode(code: string | null | undefined): boolean {
+  return !!code && code in FAILURE_CODES && FAILURE_CODES[code as FailureCode].retryable;
+}
+
+/**
+ * The failure of a generation that ended with `code`.
+ *
+ * @example failureOfCode('generation_failed') // { kind: 'generation_failed', retryable: true }
+ * @example failureOfCode('content_moderated') // { kind: 'content_moderated', retryable: false }
+ */
+export function failureOfCode(code: string | null): ItemFailure {
+  if (code === null) return { kind: 'generation failed', retryable: false };
+  return { kind: code, retryable: isRetryableFailureCode(code) || RERUN_RETRYABLE_CODES.includes(code) };
+}
+
+function kindOf(err: GenpipeError): string {
+  if (err instanceof RateLimitError) return 'rate limited (HTTP 429)';
+  if (err instanceof PreflightError) return `refused before sending (HTTP ${err.status})`;
+  if (err instanceof FileFailedError) return 'file refused by the service';
+  if (err instanceof ConnectionError) return 'connection failure';
+  if (err instanceof TimeoutError) return 'timeout';
+  if (err instanceof LostResponseError) return 'answer lost';
+  if (err instanceof SizeMismatchError) return 'file changed during its upload';
+  if (err.status !== null) return `HTTP ${err.status}`;
+  return err.name;
+}
+
+/**
+ * The failure an error of a network stage stands for (see the module comment). Anything that is not
+ * a client error (a local file that cannot be read again, …) is not retryable.
+ *
+ * @example failureOfError(rateLimitError) // { kind: 'rate limited (HTTP 429)', retryable: true }
+ */
+export function failureOfError(err: unknown): ItemFailure {
+  if (!(err instanceof GenpipeError)) return { kind: 'error', retryable: false };
+  const serverSide = err.status !== null && err.status >= 500;
+  return { kind: kindOf(err), retryable: err.retryable || serverSide };
+}
+
+/**
+ * The failure of a failed item as recorded; for an item saved before failures were recorded, what
+ * its generation says (its failure_code); null when nothing tells.
+ */
+export function failureOf(item: Item): ItemFailure | null {
+  if (item.failure) return item.failure;
+  const code = item.generation?.state === 'failed' ? item.generation.failure_code : null;
+  return code ? failureOfCode(code) : null;
+}
