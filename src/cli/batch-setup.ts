@@ -137,7 +137,8 @@ export async function connectService(
 
 /**
  * Opens the journal of `outDir` for a runner. Its refusals are usage errors (exit 2) with the journal's
- * own message: a network filesystem, another live runner on the out dir, a file that is not a journal.
+ * own message: a network filesystem, another runner holding the out dir's lock, a file that is not a
+ * journal, a runner lock that cannot be taken (out dir not writable).
  *
  * @param mountInfo - the mountinfo text to judge the filesystem by (tests); default this process's
  * @throws UsageError

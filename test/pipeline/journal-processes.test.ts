@@ -5,12 +5,13 @@
  * dirs share one journal file.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JournalLockedError, openJournal } from '../../src/pipeline/journal/index.ts';
+import { killToZombie, underNonReapingParent } from '../helpers/processes.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const JOURNAL_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/journal/index.ts')).href;
@@ -52,6 +53,17 @@ process.stdout.write('locked ' + process.pid + '\\n');
 setInterval(() => {}, 1000);
 `;
 
+/** Child: opens the journal of OUT at JOURNAL and prints `opened`, or the error's name and message. */
+const OPENER = `
+const { openJournal } = await import(process.env.JOURNAL_MODULE);
+try {
+  openJournal({ outDir: process.env.OUT, path: process.env.JOURNAL, mountInfo: null }).close();
+  process.stdout.write('opened\\n');
+} catch (err) {
+  process.stdout.write(err.name + ': ' + err.message + '\\n');
+}
+`;
+
 interface Child {
   proc: ChildProcess;
   lines: string[];
@@ -62,9 +74,20 @@ interface Child {
 
 const children: ChildProcess[] = [];
 
-function runChild(code: string, env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+/**
+ * Runs `code` in a child node. With `nonReapingParent` the child runs under a parent that never reaps
+ * it (see test/helpers/processes.ts): `proc` is that parent, and a killed child stays a zombie.
+ */
+function runChild(
+  code: string,
+  env: Record<string, string>,
+  opts: { nonReapingParent?: boolean; uid?: number } = {},
+): Child {
+  const argv = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', code];
+  const [command, args] = opts.nonReapingParent ? underNonReapingParent(argv) : [argv[0]!, argv.slice(1)];
+  const proc = spawn(command, args, {
     cwd: ROOT,
+    ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
     env: { ...process.env, JOURNAL_MODULE, ITEM_MODULE, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -194,7 +217,7 @@ describe('two processes', () => {
     expect(err).toBeInstanceOf(JournalLockedError);
     expect((err as Error).message).toContain(`another genpipe (pid ${pid}`);
     expect((err as Error).message).toContain(`kill -INT ${pid}`);
-    expect((err as JournalLockedError).holder.pid).toBe(pid);
+    expect((err as JournalLockedError).holder?.pid).toBe(pid);
 
     // A reader that takes no lock may look.
     const reader = openJournal({ outDir, mountInfo: null, lock: false });
@@ -206,6 +229,46 @@ describe('two processes', () => {
     const j = openJournal({ outDir, mountInfo: null });
     expect(j.db.open).toBe(true);
     j.close();
+  });
+
+  it('lets a second runner in once the first is killed, even while it is an unreaped zombie', async () => {
+    const holder = runChild(HOLDER, { OUT: outDir }, { nonReapingParent: true });
+    const pid = Number((await holder.waitFor(/^locked \d+$/)).split(' ')[1]);
+    expect(() => openJournal({ outDir, mountInfo: null })).toThrow(`another genpipe (pid ${pid},`);
+
+    await killToZombie(pid);
+    expect(() => process.kill(pid, 0)).not.toThrow(); // the dead runner's pid still answers
+    const j = openJournal({ outDir, mountInfo: null });
+    try {
+      expect(j.db.open).toBe(true);
+      // A third runner is refused again, naming the new holder: this process.
+      const refused = runChild(HOLDER, { OUT: outDir });
+      const exit = await refused.exited;
+      expect(exit.code).not.toBe(0);
+      expect(exit.stderr).toContain(`another genpipe (pid ${process.pid},`);
+    } finally {
+      j.close();
+    }
+  });
+
+  it('refuses a runner lock this user cannot write (another user made it) rather than hold nothing', async () => {
+    // The runner is another user than the lock file's owner (as root: nobody; otherwise the file is
+    // made read-only, which stops its owner the same way).
+    const asRoot = process.getuid?.() === 0;
+    const lock = join(outDir, '.genpipe', 'runner.lock');
+    mkdirSync(dirname(lock), { recursive: true });
+    writeFileSync(lock, '');
+    chmodSync(lock, asRoot ? 0o644 : 0o444);
+    for (const d of [dir, outDir, dirname(lock)]) chmodSync(d, 0o777);
+    // SQLite would open it read-only, and a read-only connection's lock is a shared one.
+    const opener = runChild(
+      OPENER,
+      { OUT: outDir, JOURNAL: join(dir, 'j.db') },
+      asRoot ? { uid: 65534 } : {},
+    );
+    const line = await opener.waitFor(/./);
+    expect(line).toContain(`JournalFileError: cannot take the runner lock ${lock} (`);
+    expect(line).toContain('must be writable');
   });
 
   it('lets runners on two out dirs write one journal file at the same time', async () => {

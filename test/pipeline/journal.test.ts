@@ -4,7 +4,16 @@
  * shared references, and the refusal of a network filesystem.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +21,7 @@ import { type Item, newItem } from '../../src/pipeline/item.ts';
 import {
   JOURNAL_TEXTS,
   type Journal,
+  JournalFileError,
   JournalLockedError,
   journalRunHooks,
   NetworkFilesystemError,
@@ -151,6 +161,70 @@ describe('opening', () => {
     first.close();
     const second = journal();
     expect(second.db.open).toBe(true);
+  });
+
+  it('holds the out dir through <out>/.genpipe/runner.lock, which stays empty and blocks nothing once closed', () => {
+    const first = journal();
+    const lock = join(outDir, '.genpipe', 'runner.lock');
+    expect(readdirSync(join(outDir, '.genpipe')).sort()).toEqual([
+      'journal.db',
+      'journal.db-shm',
+      'journal.db-wal',
+      'runner.lock',
+    ]);
+    expect(statSync(lock).size).toBe(0);
+    // A reader takes no lock, and leaves the holder's alone.
+    const reader = journal({ lock: false });
+    reader.close();
+    expect(() => journal()).toThrow(JournalLockedError);
+    // A holder in another container (another host name) is named with its host.
+    first.db.prepare("UPDATE runner_locks SET host = 'other-box'").run();
+    expect(() => journal()).toThrow(`another genpipe (pid ${process.pid} on host other-box, running since `);
+    first.close();
+    expect(existsSync(lock)).toBe(true); // left behind, and it holds nothing
+    journal().close();
+    expect(statSync(lock).size).toBe(0);
+  });
+
+  it('holds the out dir whichever journal file each runner uses (--journal)', () => {
+    const first = journal({ path: join(dir, 'a.db') });
+    let err: unknown;
+    try {
+      journal({ path: join(dir, 'b.db') });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(JournalLockedError);
+    expect((err as JournalLockedError).holder).toBeNull();
+    expect((err as Error).message).toBe(JOURNAL_TEXTS.lockedElsewhere(outDir, join(dir, 'b.db')));
+    expect(() => journal()).toThrow(JournalLockedError); // the out dir's own journal
+    // The same journal file names the holder.
+    expect(() => journal({ path: join(dir, 'a.db') })).toThrow(`another genpipe (pid ${process.pid},`);
+    first.close();
+    journal({ path: join(dir, 'b.db') }).close();
+  });
+
+  it('says so when the runner lock is not a lock file or cannot be made', () => {
+    const lock = join(outDir, '.genpipe', 'runner.lock');
+    mkdirSync(join(outDir, '.genpipe'), { recursive: true });
+    writeFileSync(lock, 'not a database, but long enough to hold a SQLite header and then some more bytes');
+    let err: unknown;
+    try {
+      journal();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(JournalFileError);
+    expect((err as Error).message).toBe(JOURNAL_TEXTS.notALockFile(lock, 'file is not a database'));
+    expect((err as Error).message).toContain('remove it');
+
+    // <out>/.genpipe is a file: the lock cannot be made (a read-only out dir fails the same way).
+    const out2 = join(dir, 'out2');
+    mkdirSync(out2);
+    writeFileSync(join(out2, '.genpipe'), '');
+    expect(() => journal({ outDir: out2, path: join(dir, 'j.db') })).toThrow(
+      `cannot take the runner lock ${join(out2, '.genpipe', 'runner.lock')} (`,
+    );
   });
 
   it('records batches with their options', () => {

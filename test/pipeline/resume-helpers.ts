@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { request as undiciRequest } from 'undici';
 import { call } from '../helpers/emulator.ts';
+import { childPidIn, underNonReapingParent } from '../helpers/processes.ts';
 import { BIN, cleanEnv, readJson } from './run-fixtures.ts';
 
 // ---- the child ---------------------------------------------------------------------------------
@@ -28,7 +29,10 @@ export interface ChildEvent {
 
 /** A running `genpipe` child. */
 export interface GenpipeChild {
+  /** The process spawned: genpipe itself, or its non-reaping parent (see spawnGenpipe). */
   proc: ChildProcess;
+  /** genpipe's own pid. */
+  pid(): Promise<number>;
   events: ChildEvent[];
   stdout(): string;
   stderr(): string;
@@ -45,9 +49,19 @@ export function killChildren(): void {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
 
-/** Starts `node bin/genpipe.js <args>` with `env`, reading its stdout as JSON lines where they parse. */
-export function spawnGenpipe(args: string[], env: NodeJS.ProcessEnv): GenpipeChild {
-  const proc = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts `node bin/genpipe.js <args>` with `env`, reading its stdout as JSON lines where they parse.
+ * With `nonReapingParent`, genpipe runs under a parent that never reaps it (test/helpers/processes.ts):
+ * `proc` and `exited` are that parent's, and genpipe, once killed, stays a zombie.
+ */
+export function spawnGenpipe(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  opts: { nonReapingParent?: boolean } = {},
+): GenpipeChild {
+  const argv = [process.execPath, BIN, ...args];
+  const [command, rest] = opts.nonReapingParent ? underNonReapingParent(argv) : [argv[0]!, argv.slice(1)];
+  const proc = spawn(command, rest, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(proc);
   const events: ChildEvent[] = [];
   let out = '';
@@ -81,8 +95,13 @@ export function spawnGenpipe(args: string[], env: NodeJS.ProcessEnv): GenpipeChi
   void exited.then(() => {
     done = true;
   });
-  return {
+  const child: GenpipeChild = {
     proc,
+    pid: async () => {
+      if (!opts.nonReapingParent) return proc.pid!;
+      await child.until(() => childPidIn(out) !== null, 'the child line of its parent');
+      return childPidIn(out)!;
+    },
     events,
     stdout: () => out,
     stderr: () => err,
@@ -97,6 +116,7 @@ export function spawnGenpipe(args: string[], env: NodeJS.ProcessEnv): GenpipeChi
       }
     },
   };
+  return child;
 }
 
 /** Runs `genpipe <args>` to its end. */

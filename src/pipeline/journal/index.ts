@@ -35,6 +35,6 @@ export { checkOutputs, measureOutputs, type OutputCheck, type RecordedOutput } f
 export { canonicalJson, RECIPE_HASH_VERSION, recipeHash, referencesUsed } from './recipe-hash.ts';
 export { decide, type JournalAction, type JournalDecision } from './resume-decision.ts';
 export { type JournalRunHooks, journalRunHooks } from './run-hooks.ts';
-export { isHolderAlive, JournalLockedError, type LockHolder, lockHolder } from './runner-lock.ts';
+export { JournalLockedError, type LockHolder, lockHolder, runnerLockPath } from './runner-lock.ts';
 export { JournalFileError, type SynchronousMode } from './schema.ts';
 export { JOURNAL_CHOICES, JOURNAL_TEXTS, NETWORK_FS_TYPES } from './texts.ts';

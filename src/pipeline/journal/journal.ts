@@ -42,19 +42,20 @@ import { assertLocalDisk, realLocation } from './local-disk.ts';
 import { checkOutputs, measureOutputs, type OutputCheck, type RecordedOutput } from './outputs-check.ts';
 import { recipeHash, referencesUsed } from './recipe-hash.ts';
 import { decide, type JournalDecision } from './resume-decision.ts';
-import { acquireRunnerLock, releaseRunnerLock } from './runner-lock.ts';
+import { acquireRunnerLock, type RunnerLock, releaseRunnerLock } from './runner-lock.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
 
 /** Options of openJournal. */
 export interface OpenJournalOptions {
-  /** The batch's out dir (the journal's rows and lock are per out dir). */
+  /** The batch's out dir (the journal's rows are per out dir; its lock is `<outDir>/.genpipe/runner.lock`). */
   outDir: string;
   /** The journal file (`--journal PATH`); default `<outDir>/.genpipe/journal.db`. */
   path?: string;
   /**
    * Take the out dir's runner lock (default true). Without it the journal can be read (a status
-   * command) but plan and save must not be used while a runner holds the out dir.
+   * command; runner.lock is then not touched) but plan and save must not be used while a runner holds
+   * the out dir.
    */
   lock?: boolean;
   /** Clock, ms since the epoch (tests). */
@@ -172,11 +173,13 @@ export function defaultJournalPath(outDir: string): string {
 }
 
 /**
- * Opens (creating when missing) the journal of `outDir` and takes its runner lock.
+ * Opens (creating when missing) the journal of `outDir` and takes the out dir's runner lock
+ * (runner-lock.ts), held until close() or the process's end.
  *
  * @throws NetworkFilesystemError when the journal would be on a network filesystem
- * @throws JournalLockedError when another live runner holds the out dir
- * @throws JournalFileError when the file is not a journal, or a newer genpipe's
+ * @throws JournalLockedError when another runner holds the out dir
+ * @throws JournalFileError when the file is not a journal, or a newer genpipe's, or the runner lock
+ *   cannot be made (out dir not writable) or is not a lock file
  * @example const journal = openJournal({ outDir: 'out' }); // out/.genpipe/journal.db
  */
 export function openJournal(opts: OpenJournalOptions): Journal {
@@ -192,7 +195,7 @@ export class Journal {
   /** The connection (tests and the bench read pragmas through it). */
   readonly db: Database.Database;
   private readonly now: () => number;
-  private lockToken: string | null = null;
+  private lock: RunnerLock | null = null;
   private batch: { id: number; service: string | undefined } | null = null;
   /** input → id of the row this session plans and saves it in. */
   private readonly bound = new Map<string, number>();
@@ -220,7 +223,7 @@ export class Journal {
     this.sql = this.prepare();
     if (opts.lock !== false) {
       try {
-        this.lockToken = acquireRunnerLock(db, this.outDir, this.now());
+        this.lock = acquireRunnerLock(db, this.path, this.outDir, this.now());
       } catch (err) {
         db.close();
         throw err;
@@ -669,7 +672,7 @@ export class Journal {
   close(): void {
     if (this.closed) return;
     try {
-      if (this.lockToken) releaseRunnerLock(this.db, this.outDir, this.lockToken);
+      if (this.lock) releaseRunnerLock(this.db, this.outDir, this.lock);
     } finally {
       this.closed = true;
       this.db.close();

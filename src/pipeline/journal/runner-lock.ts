@@ -1,20 +1,35 @@
 /**
  * One runner per out dir. Two runners on one out dir would both find the same files fresh and submit
- * them twice, so the journal records the runner holding each out dir (a `runner_locks` row written in
- * a `BEGIN IMMEDIATE` transaction, which serialises the check and the claim across processes).
+ * them twice, so a runner holds the out dir's lock for as long as its journal is open.
  *
- * A lock whose holder is gone (killed with -9, machine rebooted) is taken over: the holder is alive
- * only when a process with its pid exists and, where /proc tells, started at the recorded time (so a
- * recycled pid does not hold the lock forever). The journal is on a local disk (network filesystems
- * are refused), so the holder ran on this machine; a row from another host name is treated as stale.
+ * The lock is `<out>/.genpipe/runner.lock` (in the out dir wherever the journal is), held with an
+ * operating-system file lock: the file is opened as a SQLite database with a busy timeout of 0,
+ * `locking_mode = EXCLUSIVE`, and a `BEGIN EXCLUSIVE` transaction is kept open on it until the journal
+ * closes. Nothing is ever written to it (it stays empty). A second opener gets SQLITE_BUSY at once. The
+ * lock is SQLite's POSIX advisory lock (fcntl), which the kernel drops when the holding process dies
+ * (killed with -9 included), before the process becomes a zombie — so no pid is ever judged alive or
+ * dead: a zombie, a recycled pid, or a runner in another pid namespace or container on the same volume
+ * all decide nothing, and a lock file left behind holds nothing.
+ *
+ * POSIX locks belong to the process, and closing any descriptor of the file drops them: nothing in the
+ * process may open runner.lock other than through SQLite (which keeps its descriptors open while one
+ * of its connections holds a lock, so a refused second Journal in the same process drops nothing).
+ *
+ * Who holds the lock is information only, for the refusal's message: the holder writes its pid, host
+ * and start time into the journal's `runner_locks` row. Taking the file lock and writing the row, and
+ * failing to take it and reading the row, each happen inside one `BEGIN IMMEDIATE` transaction of the
+ * journal, so a refused runner reads the row of the runner that holds the lock, never an older one
+ * (unless the holder keeps its journal in another file, in which case the message says so).
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type Database from 'better-sqlite3';
-import { JOURNAL_TEXTS } from './texts.ts';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import { JournalFileError } from './schema.ts';
+import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
 
-/** Who holds an out dir. */
+/** Who holds an out dir (as its journal row records it). */
 export interface LockHolder {
   pid: number;
   /** Start time of the process (field 22 of /proc/<pid>/stat), when known. */
@@ -24,15 +39,29 @@ export interface LockHolder {
   acquiredAt: number;
 }
 
-/** Another live runner holds the out dir. */
+/** Another runner holds the out dir. */
 export class JournalLockedError extends Error {
   override name = 'JournalLockedError';
   readonly code = 'journal_locked';
+  /**
+   * @param holder - the holder as this journal records it; null when it keeps its journal elsewhere
+   * @param journalPath - this runner's journal file
+   */
   constructor(
     readonly outDir: string,
-    readonly holder: LockHolder,
+    readonly holder: LockHolder | null,
+    journalPath: string,
   ) {
-    super(JOURNAL_TEXTS.locked(outDir, holder.pid, new Date(holder.acquiredAt).toISOString()));
+    super(
+      holder
+        ? JOURNAL_TEXTS.locked(
+            outDir,
+            holder.pid,
+            new Date(holder.acquiredAt).toISOString(),
+            holder.host === hostname() ? null : holder.host,
+          )
+        : JOURNAL_TEXTS.lockedElsewhere(outDir, journalPath),
+    );
   }
 }
 
@@ -51,26 +80,19 @@ export function processStartTime(pid: number): string | null {
   }
 }
 
-function pidExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/** The runner lock file of an out dir: `<out>/.genpipe/runner.lock`. */
+export function runnerLockPath(outDir: string): string {
+  return join(outDir, JOURNAL_CHOICES.dirName, JOURNAL_CHOICES.lockFileName);
 }
 
-/**
- * True when the recorded holder still runs on this machine.
- *
- * @param thisHost - this machine's host name
- */
-export function isHolderAlive(holder: LockHolder, thisHost: string = hostname()): boolean {
-  if (holder.host !== thisHost) return false;
-  if (!pidExists(holder.pid)) return false;
-  if (holder.procStart === null) return true;
-  const now = processStartTime(holder.pid);
-  return now === null || now === holder.procStart;
+/** A held runner lock (give it back to releaseRunnerLock). */
+export interface RunnerLock {
+  /** The lock file. */
+  path: string;
+  /** The connection whose open transaction holds the file lock. */
+  file: Database.Database;
+  /** Identifies this runner's `runner_locks` row. */
+  token: string;
 }
 
 interface LockRow {
@@ -81,46 +103,112 @@ interface LockRow {
   token: string;
 }
 
-/**
- * Claims `outDir` for this process.
- *
- * @returns the lock's token (pass it to releaseRunnerLock)
- * @throws JournalLockedError when a live runner holds it
- */
-export function acquireRunnerLock(db: Database.Database, outDir: string, now: number): string {
-  const token = randomUUID();
-  const select = db.prepare<[string], LockRow>(
-    'SELECT pid, proc_start, host, acquired_at, token FROM runner_locks WHERE out_dir = ?',
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A lock file that is not a (possibly empty) SQLite file. */
+function isForeignFile(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT';
+}
+
+function lockFileError(path: string, err: unknown): JournalFileError {
+  return new JournalFileError(
+    isForeignFile(err)
+      ? JOURNAL_TEXTS.notALockFile(path, describe(err))
+      : JOURNAL_TEXTS.lockUnavailable(path, describe(err)),
   );
-  const upsert = db.prepare(
+}
+
+/**
+ * Opens the lock file (creating it and its folder). SQLite opens a file it may not write read-only,
+ * without a word, and a read-only connection cannot hold an exclusive lock (its `BEGIN EXCLUSIVE` holds
+ * only a shared one, which any number of runners share): such a file is refused.
+ */
+function openLockFile(path: string): Database.Database {
+  let file: Database.Database | null = null;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    file = new Database(path);
+    accessSync(path, constants.W_OK);
+    file.pragma('busy_timeout = 0');
+    return file;
+  } catch (err) {
+    file?.close();
+    throw lockFileError(path, err);
+  }
+}
+
+/**
+ * Takes the lock on `file` without waiting (kept until the connection closes or the process dies).
+ *
+ * @returns false when another connection, in this process or any other, holds it
+ */
+function tryLock(file: Database.Database, path: string): boolean {
+  try {
+    file.pragma('locking_mode = EXCLUSIVE');
+    // Nothing is written: no rollback journal file either. Reads the file, so it may find it locked.
+    file.pragma('journal_mode = MEMORY');
+    file.exec('BEGIN EXCLUSIVE');
+    return true;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'SQLITE_BUSY') return false;
+    throw lockFileError(path, err);
+  }
+}
+
+/**
+ * Claims `outDir` for this process: takes `<outDir>/.genpipe/runner.lock` and records this process as
+ * its holder in `journal`.
+ *
+ * @param journalPath - the journal's file (named in the refusal when the holder's row is not in it)
+ * @returns the held lock (pass it to releaseRunnerLock)
+ * @throws JournalLockedError when another runner holds it
+ * @throws JournalFileError when the lock file cannot be made or is not a lock file
+ */
+export function acquireRunnerLock(
+  journal: Database.Database,
+  journalPath: string,
+  outDir: string,
+  now: number,
+): RunnerLock {
+  const path = runnerLockPath(outDir);
+  const file = openLockFile(path);
+  const token = randomUUID();
+  const upsert = journal.prepare(
     `INSERT INTO runner_locks (out_dir, pid, proc_start, host, acquired_at, token) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT(out_dir) DO UPDATE SET pid = excluded.pid, proc_start = excluded.proc_start,
        host = excluded.host, acquired_at = excluded.acquired_at, token = excluded.token`,
   );
-  db.transaction(() => {
-    const row = select.get(outDir);
-    if (row) {
-      const holder: LockHolder = {
-        pid: row.pid,
-        procStart: row.proc_start,
-        host: row.host,
-        acquiredAt: row.acquired_at,
-      };
-      if (isHolderAlive(holder)) throw new JournalLockedError(outDir, holder);
-    }
-    upsert.run(outDir, process.pid, processStartTime(process.pid), hostname(), now, token);
-  }).immediate();
-  return token;
+  try {
+    journal
+      .transaction(() => {
+        if (!tryLock(file, path)) {
+          throw new JournalLockedError(outDir, lockHolder(journal, outDir), journalPath);
+        }
+        upsert.run(outDir, process.pid, processStartTime(process.pid), hostname(), now, token);
+      })
+      .immediate();
+  } catch (err) {
+    file.close();
+    throw err;
+  }
+  return { path, file, token };
 }
 
-/** Releases the lock taken with `token` (a lock since taken over by another runner is left alone). */
-export function releaseRunnerLock(db: Database.Database, outDir: string, token: string): void {
-  db.prepare('DELETE FROM runner_locks WHERE out_dir = ? AND token = ?').run(outDir, token);
+/** Forgets this runner's row (a row since written by another runner is left alone) and drops the lock. */
+export function releaseRunnerLock(journal: Database.Database, outDir: string, lock: RunnerLock): void {
+  try {
+    journal.prepare('DELETE FROM runner_locks WHERE out_dir = ? AND token = ?').run(outDir, lock.token);
+  } finally {
+    lock.file.close();
+  }
 }
 
-/** The holder of `outDir`'s lock, alive or not, or null. */
-export function lockHolder(db: Database.Database, outDir: string): LockHolder | null {
-  const row = db
+/** The holder of `outDir`'s lock as `journal` records it (a runner killed while holding it included), or null. */
+export function lockHolder(journal: Database.Database, outDir: string): LockHolder | null {
+  const row = journal
     .prepare<[string], LockRow>(
       'SELECT pid, proc_start, host, acquired_at, token FROM runner_locks WHERE out_dir = ?',
     )

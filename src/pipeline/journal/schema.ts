@@ -9,7 +9,8 @@
  * - `batches`: one row per run or watch session (started_at, finished_at, input dir, out dir, options).
  * - `content_hashes`: a cache of content hashes by file identity, so an unchanged 5 GB video is not
  *   read again on every run.
- * - `runner_locks`: the runner holding an out dir (see runner-lock.ts).
+ * - `runner_locks`: who holds an out dir's runner lock, for the refusal's message (the lock itself is
+ *   a file lock on `<out>/.genpipe/runner.lock`; see runner-lock.ts).
  *
  * Connection: `journal_mode = WAL` (readers never block the writer; a commit is one append), and
  * `synchronous = FULL` (every commit is fsynced before it returns, so a committed write survives a

@@ -9,6 +9,8 @@ export const JOURNAL_CHOICES = {
   dirName: '.genpipe',
   /** Default journal file inside that folder: `<out>/.genpipe/journal.db`. */
   fileName: 'journal.db',
+  /** The out dir's runner lock inside that folder, wherever the journal is: `<out>/.genpipe/runner.lock`. */
+  lockFileName: 'runner.lock',
   /** Schema version kept in `PRAGMA user_version`. */
   schemaVersion: 1,
   /** How long a write waits for another process's write on the same journal file. */
@@ -96,10 +98,21 @@ export const JOURNAL_TEXTS = {
     `${JOURNAL_CHOICES.schemaVersion}); upgrade genpipe or choose another ${JOURNAL_CHOICES.journalFlag} PATH`,
   notAJournal: (journalPath: string, why: string): string =>
     `${journalPath} cannot be opened as a genpipe journal (${why}); remove it or choose another ${JOURNAL_CHOICES.journalFlag} PATH`,
-  locked: (outDir: string, pid: number, since: string): string =>
-    `another genpipe (pid ${pid}, running since ${since}) is already working on the out dir ${outDir}; ` +
-    `two runners on one out dir could submit the same files twice. Wait for it to finish, stop it ` +
-    `(kill -INT ${pid}), or choose another --out`,
+  /** `host` only when it is not this machine (another container on the same volume, say). */
+  locked: (outDir: string, pid: number, since: string, host: string | null = null): string =>
+    `another genpipe (pid ${pid}${host ? ` on host ${host}` : ''}, running since ${since}) is already ` +
+    `working on the out dir ${outDir}; two runners on one out dir could submit the same files twice. ` +
+    `Wait for it to finish, stop it (kill -INT ${pid}), or choose another --out`,
+  /** The holder keeps its journal in another file than `journalPath`, so who it is is not known here. */
+  lockedElsewhere: (outDir: string, journalPath: string): string =>
+    `another genpipe is already working on the out dir ${outDir} (it holds its runner lock, and keeps ` +
+    `its journal in another file than ${journalPath}); two runners on one out dir could submit the same ` +
+    `files twice. Wait for it to finish, stop it, or choose another --out`,
+  lockUnavailable: (lockPath: string, why: string): string =>
+    `cannot take the runner lock ${lockPath} (${why}): genpipe holds this file locked while it works on ` +
+    `the out dir, so that folder must be writable; choose another --out`,
+  notALockFile: (lockPath: string, why: string): string =>
+    `${lockPath} is not genpipe's runner lock (${why}); remove it (genpipe makes a new one) or choose another --out`,
   notPlanned: (input: string, state: string): string =>
     `journal: ${input} was saved in state '${state}' before the journal planned it (call journal.plan or admit first)`,
 
