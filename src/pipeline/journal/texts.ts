@@ -9,8 +9,8 @@ export const JOURNAL_CHOICES = {
   dirName: '.genpipe',
   /** Default journal file inside that folder: `<out>/.genpipe/journal.db`. */
   fileName: 'journal.db',
-  /** Schema version kept in `PRAGMA user_version`. */
-  schemaVersion: 1,
+  /** Schema version kept in `PRAGMA user_version` (see schema.ts's MIGRATIONS). */
+  schemaVersion: 2,
   /** How long a write waits for another process's write on the same journal file. */
   busyTimeoutMs: 10_000,
   /**
