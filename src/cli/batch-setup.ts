@@ -171,7 +171,7 @@ export function journalRunOptions(
   recipe: Recipe,
   flags: JournalFlags,
   batch: { inputDir: string; service: string; options: Record<string, unknown>; embedded?: boolean },
-): Pick<RunOptions, 'persist' | 'admit' | 'vanished' | 'referenceMemory' | 'journal'> {
+): Pick<RunOptions, 'persist' | 'admit' | 'vanished' | 'placeFor' | 'referenceMemory' | 'journal'> {
   const { embedded = false, ...info } = batch;
   journal.startBatch(info);
   const hooks = journalRunHooks(journal, recipe, {
@@ -187,10 +187,14 @@ export function journalRunOptions(
           const d = await hooks.admit(item, signal);
           const needsService =
             d.action === 'resume' && (d.item.state === 'uploaded' || d.item.state === 'submitted');
-          return needsService ? { action: 'fresh', item, reason: EMBEDDED_REDO_REASON } : d;
+          // Redone in the row's place: the row keeps its folder.
+          return needsService
+            ? { action: 'fresh', item: { ...item, place: d.item.place }, reason: EMBEDDED_REDO_REASON }
+            : d;
         }
       : hooks.admit,
     vanished: embedded ? () => [] : hooks.vanished,
+    placeFor: hooks.placeFor,
     // --force redoes everything, the shared references' uploads included.
     ...(flags.force || embedded
       ? {}
