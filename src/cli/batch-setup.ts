@@ -174,7 +174,7 @@ export function journalRunOptions(
   recipe: Recipe,
   flags: JournalFlags,
   batch: { inputDir: string; service: string; options: Record<string, unknown>; embedded?: boolean },
-): Pick<RunOptions, 'persist' | 'admit' | 'vanished' | 'referenceMemory' | 'journal'> {
+): Pick<RunOptions, 'persist' | 'admit' | 'vanished' | 'placeFor' | 'referenceMemory' | 'journal'> {
   const { embedded = false, ...info } = batch;
   journal.startBatch(info);
   const hooks = journalRunHooks(journal, recipe, {
@@ -192,11 +192,19 @@ export function journalRunOptions(
           const needsService =
             d.action === 'resume' && (d.item.state === 'uploaded' || d.item.state === 'submitted');
           if (!needsService) return d;
-          if (!d.retried) return { action: 'fresh', item, reason: EMBEDDED_REDO_REASON };
-          return { action: 'fresh', item, reason: `${d.reason}; ${EMBEDDED_REDO_REASON}`, retried: true };
+          // Redone in the row's place: the row keeps its folder.
+          const redo = { ...item, place: d.item.place };
+          if (!d.retried) return { action: 'fresh', item: redo, reason: EMBEDDED_REDO_REASON };
+          return {
+            action: 'fresh',
+            item: redo,
+            reason: `${d.reason}; ${EMBEDDED_REDO_REASON}`,
+            retried: true,
+          };
         }
       : hooks.admit,
     vanished: embedded ? () => [] : hooks.vanished,
+    placeFor: hooks.placeFor,
     // --force redoes everything, the shared references' uploads included.
     ...(flags.force || embedded
       ? {}

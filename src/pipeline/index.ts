@@ -61,6 +61,7 @@ export { type ReferenceMemory, SharedReferences } from './references.ts';
 export {
   type BatchReport,
   buildReport,
+  itemPlace,
   REPORT_HTML_FILE,
   REPORT_JSON_FILE,
   RESULT_FILE,

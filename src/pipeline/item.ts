@@ -80,6 +80,14 @@ export interface ItemAttempt {
 export interface Item {
   /** Path relative to the input dir, with '/' separators: the item's identity within a batch. */
   input: string;
+  /**
+   * The item's out folder, relative to the out dir, '/'-separated: where its outputs and result.json
+   * go, and what tells two items of the same input apart in the reports. The journal sets it when it
+   * admits the item: `input` itself, unless an earlier version of the file left work of the service
+   * there (then `<stem>-<n><ext>`, see journal/item-place.ts). Absent means `input` (no journal, or
+   * not admitted yet); read it with itemPlace().
+   */
+  place?: string;
   /** Absolute path of the input file. */
   absPath: string;
   size: number;

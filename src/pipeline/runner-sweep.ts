@@ -34,14 +34,15 @@ async function removeMatching(dir: string, matches: (name: string) => boolean): 
 }
 
 /**
- * Removes the scratch files an interrupted run may have left in `<out>/<input>/` (partial downloads,
- * composites and result.json writes).
+ * Removes the scratch files an interrupted run may have left in the item's out folder `<out>/<place>/`
+ * (partial downloads, composites and result.json writes).
  *
+ * @param place - the item's place (see itemPlace)
  * @returns how many files were removed
  * @example await sweepItemScratch('/data/out', 'photos/a.jpg') // removes out/photos/a.jpg/output-0.png.part
  */
-export function sweepItemScratch(outDir: string, input: string): Promise<number> {
-  return removeMatching(itemOutDir(outDir, input), isScratchName);
+export function sweepItemScratch(outDir: string, place: string): Promise<number> {
+  return removeMatching(itemOutDir(outDir, place), isScratchName);
 }
 
 /**

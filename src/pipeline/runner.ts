@@ -6,6 +6,9 @@
  *   `maxInFlight` items are being worked on at once, so memory and work stay bounded whatever the size
  *   of the tree (a finished item is kept only as its small report record). Two items of the same input
  *   (watch: a file that changed while its earlier version was processed) never run at once.
+ * - Each item goes to its place (Item.place, given by `admit`; `placeFor` for an item admit never saw):
+ *   its out folder, and its identity in the reports, so two versions of one file name that each have a
+ *   folder of their own are reported side by side.
  * - Local stages run in a pool sized to the machine; uploads, downloads and result writing each in a
  *   bounded pool; jobs in flight (from submit until the job ends) are capped at `concurrency`. Inside
  *   that cap the client's pacer and governor keep creates within the service's window and ceiling.
@@ -34,13 +37,20 @@ import type { GenpipeClient } from '../client/index.ts';
 import { discover } from './discover.ts';
 import type { EventSink, PipelineEvent } from './events.ts';
 import { isRetryableFailureCode } from './failure-class.ts';
-import type { Item, ItemJournalNote, StageName } from './item.ts';
+import { FINAL_ITEM_STATES, type Item, type ItemJournalNote, type StageName } from './item.ts';
 import { JOURNAL_TEXTS } from './journal/texts.ts';
 import { GenerationPoller, POLL_DEFAULTS } from './poller.ts';
 import { createRedactor, type Redact } from './progress/redact.ts';
 import { type Recipe, recipeFiles } from './recipe.ts';
 import { type ReferenceMemory, SharedReferences } from './references.ts';
-import { type BatchReport, type ReportJournalMeta, unprocessedReason, writeReports } from './report/index.ts';
+import {
+  type BatchReport,
+  itemPlace,
+  type ReportJournalMeta,
+  uniqueItems,
+  unprocessedReason,
+  writeReports,
+} from './report/index.ts';
 import { writeResultJson } from './report/result-json.ts';
 import type { RunContext } from './run-context.ts';
 import { batchStopReason, isAbort } from './runner-errors.ts';
@@ -118,6 +128,12 @@ export interface RunOptions {
    * in this batch (`seen`), each to be driven from its state so a paid generation is still collected.
    */
   vanished?: (seen: (input: string) => boolean) => AdmitDecision[];
+  /**
+   * The place (out folder) of an item `admit` never decided on — skipped, or failed or stopped before
+   * it was planned — for its result.json and its report entry (the journal's: never a folder holding
+   * the service's work for another version of the file). Without it such an item uses its input path.
+   */
+  placeFor?: (item: Item) => string;
   /** A reason to fail an item at check instead of checking it (watch: a file that never became complete). */
   failAtCheck?: (item: Item) => string | null;
   /**
@@ -165,7 +181,7 @@ export interface BatchStop {
 /** What a batch ends with. */
 export interface BatchResult {
   report: BatchReport;
-  /** Every item in its final state, sorted by input path. */
+  /** Every item in its final state (one per place), sorted by input path. */
   items: Item[];
   stop: BatchStop | null;
   startedAt: number;
@@ -286,15 +302,62 @@ export function startBatch(options: RunOptions): Batch {
   const jobs = new Slots(concurrency);
   const inFlight = new Slots(2 * concurrency + localConcurrency + uploadConcurrency + downloadConcurrency);
 
-  /** Every item of the batch by input, in its latest state (for the reports). */
-  const items = new Map<string, Item>();
+  /**
+   * Every item of the batch in its latest state (for the reports), by entry: one entry per item
+   * started, in the order they started (watch may start several items of one input, one after another).
+   * An entry is dropped once a later item takes its place (see keep).
+   */
+  const items = new Map<number, Item>();
+  let lastEntry = 0;
+  /** The entry reported at each place. */
+  const entryAt = new Map<string, number>();
   /** Items changed since the reports were last written. */
   let reportsStale = true;
 
-  /** Keeps, journals and announces an item's transition (`reason` overrides the item's in the event). */
-  const record = async (item: Item, stage: StageName | null, reason = item.reason): Promise<void> => {
-    items.set(item.input, item);
+  /**
+   * The items to report, one per place (a later item in the same folder replaces an earlier one). An
+   * item not yet admitted has no place of its own: until it has one or ends, it does not hide an
+   * earlier item of its input.
+   */
+  const reportItems = (): Item[] => {
+    const byPlace = new Map<string, Item>();
+    for (const item of items.values()) {
+      const place = itemPlace(item);
+      if (item.place === undefined && !FINAL_ITEM_STATES.includes(item.state) && byPlace.has(place)) continue;
+      byPlace.set(place, item);
+    }
+    return uniqueItems(byPlace.values());
+  };
+
+  /** Keeps the item of `entry`; once it has a place (or ends), it replaces an earlier item there. */
+  const keep = (entry: number, item: Item): void => {
+    items.set(entry, item);
     reportsStale = true;
+    if (item.place === undefined && !FINAL_ITEM_STATES.includes(item.state)) return;
+    const place = itemPlace(item);
+    const before = entryAt.get(place);
+    if (before !== undefined && before !== entry) items.delete(before);
+    entryAt.set(place, entry);
+  };
+
+  /** A final item admit never decided on, with the place `placeFor` gives it. */
+  const placed = (item: Item): Item => {
+    if (item.place !== undefined || !options.placeFor || !FINAL_ITEM_STATES.includes(item.state)) return item;
+    try {
+      return { ...item, place: options.placeFor(item) };
+    } catch {
+      return item; // the journal failed: the input path, as without one
+    }
+  };
+
+  /** Keeps, journals and announces an item's transition (`reason` overrides the item's in the event). */
+  const record = async (
+    entry: number,
+    item: Item,
+    stage: StageName | null,
+    reason = item.reason,
+  ): Promise<void> => {
+    keep(entry, item);
     try {
       await ctx.persist(item);
     } catch {
@@ -408,7 +471,7 @@ export function startBatch(options: RunOptions): Batch {
       reason: decision.reason,
       ...(decision.retried ? { retried: true } : {}),
     };
-    if (decision.action !== 'fresh') await sweepItemScratch(outDir, item.input).catch(() => 0);
+    if (decision.action !== 'fresh') await sweepItemScratch(outDir, itemPlace(decision.item)).catch(() => 0);
     return { item: { ...decision.item, journal: note }, reason: decision.reason ?? decision.item.reason };
   };
 
@@ -421,7 +484,7 @@ export function startBatch(options: RunOptions): Batch {
       ? jobs.acquire(stopping.signal).catch(() => null)
       : Promise.resolve(null);
 
-  const drive = async (first: Item): Promise<void> => {
+  const drive = async (entry: number, first: Item): Promise<void> => {
     let item = first;
     let job: Release | null = await slotForResumed(item);
     /** Resubmissions of the item's generation in this run (--retries counts per run). */
@@ -464,18 +527,18 @@ export function startBatch(options: RunOptions): Batch {
           resubmits++;
           const why = `resubmitting after ${next.reason} (attempt ${resubmits + 1} of ${maxResubmits + 1})`;
           item = resubmitted(next);
-          await record(item, step.name, why);
+          await record(entry, item, step.name, why);
           continue;
         }
         if (step.name === 'plan' && next.state === 'planned' && options.admit) {
           const a = await admitted(next);
-          item = a.item;
-          await record(item, item.state === 'stopped' ? null : step.name, a.reason);
+          item = placed(a.item);
+          await record(entry, item, item.state === 'stopped' ? null : step.name, a.reason);
           job ??= await slotForResumed(item);
           continue;
         }
-        item = next;
-        await record(item, item.state === 'stopped' ? null : step.name);
+        item = placed(next);
+        await record(entry, item, item.state === 'stopped' ? null : step.name);
       }
       if (item.state === 'failed' || item.state === 'skipped') {
         await writeResultJson(item, outDir, { redact }).catch(() => undefined);
@@ -486,10 +549,7 @@ export function startBatch(options: RunOptions): Batch {
     if (options.onItemDone && item.state !== 'stopped') {
       try {
         const moved = await options.onItemDone(item);
-        if (moved && items.get(item.input) === item) {
-          items.set(item.input, moved);
-          reportsStale = true;
-        }
+        if (moved && items.get(entry) === item) keep(entry, moved);
       } catch {
         // the hook reports its own problems; the item's result stands
       }
@@ -508,7 +568,7 @@ export function startBatch(options: RunOptions): Batch {
   const refreshReports = (): void => {
     if (reportWriting || !reportsStale) return;
     reportsStale = false;
-    reportWriting = writeReports(outDir, [...items.values()], { ...meta, now: Date.now() })
+    reportWriting = writeReports(outDir, reportItems(), { ...meta, now: Date.now() })
       .catch(() => undefined)
       .finally(() => {
         reportWriting = null;
@@ -533,16 +593,16 @@ export function startBatch(options: RunOptions): Batch {
     const seen = new Set<string>();
     const start = (found: Item, release: Release | null): void => {
       const before = active.get(found.input);
+      const entry = ++lastEntry;
       const task = (async () => {
         if (before) await before;
-        items.set(found.input, found);
-        reportsStale = true;
+        keep(entry, found);
         try {
           await ctx.persist(found);
         } catch {
           // journalFailed stopped the batch; drive reports the item as stopped
         }
-        await drive(found);
+        await drive(entry, found);
       })().finally(() => release?.());
       active.set(found.input, task);
       tasks.add(task);
@@ -561,7 +621,11 @@ export function startBatch(options: RunOptions): Batch {
           let slot: Release | null = null;
           if (!stop) slot = await inFlight.acquire(stopping.signal).catch(() => null);
           if (!slot) {
-            if (!active.has(found.input)) await record(stoppedItem(found), null);
+            if (!active.has(found.input)) {
+              // Saved as found first, as start does: a new look at the file, not the earlier item's row.
+              await ctx.persist(found).catch(() => undefined);
+              await record(++lastEntry, placed(stoppedItem(found)), null);
+            }
             continue;
           }
           start(found, slot);
@@ -583,7 +647,7 @@ export function startBatch(options: RunOptions): Batch {
         for (const d of back) {
           const item: Item = { ...d.item, journal: { action: d.action, reason: d.reason } };
           emit({ type: 'item_discovered', at: Date.now(), input: item.input, size: item.size });
-          await sweepItemScratch(outDir, item.input).catch(() => 0);
+          await sweepItemScratch(outDir, itemPlace(item)).catch(() => 0);
           start(item, null);
         }
       }
@@ -597,7 +661,8 @@ export function startBatch(options: RunOptions): Batch {
     if (reportWriting) await reportWriting;
     const finishedAt = Date.now();
     const finalStop = stop as BatchStop | null;
-    const report = await writeReports(outDir, [...items.values()], {
+    const all = reportItems();
+    const report = await writeReports(outDir, all, {
       ...meta,
       finishedAt,
       now: finishedAt,
@@ -615,7 +680,6 @@ export function startBatch(options: RunOptions): Batch {
         stopped: t.unprocessed + t.pending,
       },
     });
-    const all = [...items.values()].sort((a, b) => (a.input < b.input ? -1 : a.input > b.input ? 1 : 0));
     return { report, items: all, stop: finalStop, startedAt, finishedAt };
   };
 

@@ -32,6 +32,7 @@ function row(it: Item, patch: Partial<JournalRow> = {}): JournalRow {
     id: 1,
     outDir: '/out',
     input: it.input,
+    place: it.input,
     contentHash: KEY.contentHash,
     recipeHash: KEY.recipeHash,
     item: it,

@@ -9,6 +9,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   truncateSync,
@@ -16,9 +17,11 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Item, newItem } from '../../src/pipeline/item.ts';
 import {
+  defaultJournalPath,
   JOURNAL_TEXTS,
   type Journal,
   JournalFileError,
@@ -91,12 +94,13 @@ function finish(j: Journal, start: Item, outputBytes = 'PNGDATA'): Item {
     generation: { state: 'completed', failure_code: null, failure_reason: null },
   };
   j.save(it);
-  const out = `${it.input}/output-0.png`;
-  mkdirSync(join(outDir, it.input), { recursive: true });
+  const place = it.place ?? it.input;
+  const out = `${place}/output-0.png`;
+  mkdirSync(join(outDir, place), { recursive: true });
   writeFileSync(join(outDir, out), outputBytes);
   it = { ...it, state: 'downloaded', outputs: [out] };
   j.save(it);
-  writeFileSync(join(outDir, it.input, 'result.json'), '{}');
+  writeFileSync(join(outDir, place, 'result.json'), '{}');
   it = { ...it, state: 'reported' };
   j.save(it);
   return it;
@@ -109,7 +113,7 @@ describe('opening', () => {
     expect(existsSync(j.path)).toBe(true);
     expect(j.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(j.db.pragma('synchronous', { simple: true })).toBe(2); // 2 = FULL
-    expect(j.db.pragma('user_version', { simple: true })).toBe(1);
+    expect(j.db.pragma('user_version', { simple: true })).toBe(2);
     const tables = j.db
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
       .all()
@@ -434,6 +438,147 @@ describe('the crash policy through the journal', () => {
     j.save({ ...a, state: 'stopped', requestId: null, reason: 'not processed: interrupted' });
     expect(j.get('a.png')).toMatchObject({ phase: 'submitting', liveState: 'uploaded' });
     expect(j.get('a.png')?.item.requestId).toBe('req-1');
+  });
+});
+
+describe('places: an out folder per distinct input', () => {
+  const admit = (j: Journal, name: string, bytes: string) =>
+    j.admit(planned(name, bytes), { references: {} });
+  const output = (place: string) => readFileSync(join(outDir, place, 'output-0.png'), 'utf8');
+
+  it('gives a changed file a folder of its own when the earlier one left outputs, and keeps them', async () => {
+    let j = session();
+    const first = await admit(j, 'a.png', 'version one');
+    expect(first.item.place).toBe('a.png');
+    finish(j, first.item, 'first output');
+    j = reopen(j);
+    const second = await admit(j, 'a.png', 'version two');
+    expect(second).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.contentChanged });
+    expect(second.item.place).toBe('a-1.png');
+    finish(j, second.item, 'second output');
+    expect(output('a.png')).toBe('first output');
+    expect(output('a-1.png')).toBe('second output');
+    expect(j.history('a.png').map((r) => [r.place, r.supersededAt === null])).toEqual([
+      ['a.png', false],
+      ['a-1.png', true],
+    ]);
+    // Unchanged on the next run: done, in its own folder.
+    j = reopen(j);
+    expect(await admit(j, 'a.png', 'version two')).toMatchObject({
+      action: 'done',
+      item: { place: 'a-1.png', outputs: ['a-1.png/output-0.png'] },
+    });
+    // --force redoes it in a third folder; the first two stay.
+    j = reopen(j);
+    expect(
+      (await j.admit(planned('a.png', 'version two'), { references: {} }, { force: true })).item.place,
+    ).toBe('a-2.png');
+  });
+
+  it('takes the first version back, in its folder, when its bytes come back: nothing is redone', async () => {
+    let j = session();
+    const one = await admit(j, 'a.png', 'version one');
+    finish(j, one.item, 'first output');
+    j = reopen(j);
+    finish(j, (await admit(j, 'a.png', 'version two')).item, 'second output');
+    j = reopen(j);
+    const back = await admit(j, 'a.png', 'version one');
+    expect(back).toMatchObject({
+      action: 'done',
+      reason: JOURNAL_TEXTS.done,
+      item: { place: 'a.png', generationId: 'gen-a.png', outputs: ['a.png/output-0.png'] },
+    });
+    expect(j.get('a.png')?.id).toBe(j.history('a.png')[0]?.id);
+    expect(j.history('a.png').filter((r) => r.supersededAt === null)).toHaveLength(1);
+    // And the second version again is the second row again.
+    j = reopen(j);
+    expect(await admit(j, 'a.png', 'version two')).toMatchObject({
+      action: 'done',
+      item: { place: 'a-1.png' },
+    });
+    expect(j.history('a.png')).toHaveLength(2);
+  });
+
+  it('reuses the folder of an earlier version that the service made nothing for', async () => {
+    let j = session();
+    const a = await admit(j, 'a.png', 'too big');
+    j.save({ ...a.item, state: 'failed', failedAt: 'check', reason: 'too big' });
+    mkdirSync(join(outDir, 'a.png'), { recursive: true });
+    writeFileSync(join(outDir, 'a.png', 'result.json'), '{}');
+    j = reopen(j);
+    const fixed = await admit(j, 'a.png', 'fixed');
+    expect(fixed).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.contentChanged });
+    expect(fixed.item.place).toBe('a.png');
+  });
+
+  it("never takes another input's folder, nor a folder holding files it does not know", async () => {
+    let j = session();
+    finish(j, (await admit(j, 'a.png', 'one')).item);
+    j = reopen(j);
+    finish(j, (await admit(j, 'a.png', 'two')).item); // a-1.png
+    j = reopen(j);
+    // A file really named a-1.png, seen for the first time.
+    expect((await admit(j, 'a-1.png', 'three')).item.place).toBe('a-1-1.png');
+    // A folder left by a journal kept elsewhere.
+    mkdirSync(join(outDir, 'b.png'), { recursive: true });
+    writeFileSync(join(outDir, 'b.png', 'output-0.png'), 'not ours');
+    expect((await admit(j, 'b.png', 'four')).item.place).toBe('b-1.png');
+    // A file the journal does not plan (skipped, failed before planning) writes beside, not into, them.
+    expect(j.placeFor('a.png')).toBe('a-2.png');
+    expect(j.placeFor('c.png')).toBe('c.png');
+  });
+
+  it('does not let a new look at a file overwrite the row an earlier look finished', async () => {
+    const j = session();
+    const a = await admit(j, 'a.png', 'bytes');
+    const done = finish(j, a.item);
+    // watch hands the same file over again: discovered, sniffed, then planned.
+    j.save({ ...planned('a.png', 'bytes'), state: 'discovered' });
+    j.save({ ...planned('a.png', 'bytes'), state: 'sniffed' });
+    expect(j.get('a.png')).toMatchObject({ phase: 'reported', item: { generationId: done.generationId } });
+    expect(await admit(j, 'a.png', 'bytes')).toMatchObject({ action: 'done', reason: JOURNAL_TEXTS.done });
+  });
+
+  /** Turns the journal file back into what genpipe wrote before places existed (schema 1). */
+  const downgrade = () => {
+    const old = new Database(defaultJournalPath(outDir));
+    old.exec(
+      "DROP INDEX items_place; ALTER TABLE items DROP COLUMN place; UPDATE items SET item = json_remove(item, '$.place')",
+    );
+    old.pragma('user_version = 1');
+    old.close();
+  };
+
+  it('does not take back an old version whose folder a later one overwrote before places existed', async () => {
+    let j = session();
+    finish(j, (await admit(j, 'a.png', 'version one')).item);
+    j = reopen(j);
+    finish(j, (await admit(j, 'a.png', 'version two')).item);
+    j.close();
+    downgrade(); // both rows now name a.png, as they did then
+    j = session();
+    const back = await admit(j, 'a.png', 'version one');
+    expect(back).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.contentChanged });
+    expect(back.item.place).not.toBe('a.png');
+  });
+
+  it('opens a journal of schema 1, giving its rows their input path as place', async () => {
+    let j = session();
+    const a = await admit(j, 'a.png', 'version one');
+    finish(j, a.item, 'old output');
+    j.close();
+    downgrade();
+
+    j = session();
+    expect(j.db.pragma('user_version', { simple: true })).toBe(2);
+    expect(j.get('a.png')).toMatchObject({ place: 'a.png', phase: 'reported' });
+    expect(await admit(j, 'a.png', 'version one')).toMatchObject({
+      action: 'done',
+      item: { place: 'a.png' },
+    });
+    j = reopen(j);
+    expect((await admit(j, 'a.png', 'version two')).item.place).toBe('a-1.png');
+    expect(output('a.png')).toBe('old output');
   });
 });
 

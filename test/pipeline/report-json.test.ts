@@ -47,6 +47,7 @@ describe('result.json', () => {
     const json = JSON.parse(text);
     expect(json).toEqual({
       input: 'photos/a.jpg',
+      place: 'photos/a.jpg',
       status: 'succeeded',
       item_state: 'reported',
       reason: null,
@@ -161,6 +162,7 @@ describe('report.json', () => {
     const line = (input: string) => json.items.find((i: { input: string }) => i.input === input);
     expect(line('photos/a.jpg')).toEqual({
       input: 'photos/a.jpg',
+      place: 'photos/a.jpg',
       status: 'succeeded',
       reason: null,
       generation_id: 'gen-ok',

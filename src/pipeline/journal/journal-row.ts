@@ -41,9 +41,11 @@ export interface JournalRow {
   id: number;
   outDir: string;
   input: string;
+  /** The row's out folder, relative to the out dir (see item-place.ts); the item's `place`. */
+  place: string;
   contentHash: string;
   recipeHash: string;
-  /** The item as last saved. */
+  /** The item as last saved (its `place` is the row's). */
   item: Item;
   /** The last state the item reached before any `stopped` (equal to item.state otherwise). */
   liveState: ItemState;

@@ -10,12 +10,15 @@
  * journal.startBatch({ inputDir, service: baseUrl, options });
  * // per file, once planned (state `planned`):
  * const d = await journal.admit(item, recipe, { force, resubmitUnknown, retryFailed });
+ * //   d.item.place is the file's out folder (item-place.ts): its own, never another version's
  * //   d.action 'fresh'  → run the stages from d.item.state (check, upload, …)
  * //   d.action 'resume' → run the stages from d.item.state (`uploaded`, `submitted` or `downloaded`)
  * //   d.action 'done'   → d.item is final; report it
  * journal.save(item);                                       // after every transition: durable on return
  * // after discovery: generations in flight whose input is gone are still collected
  * for (const d of journal.vanishedInFlight()) …
+ * // a file skipped or failed before it was planned: where its result.json goes
+ * journal.placeFor(item.input);
  * journal.finishBatch('finished'); journal.close();
  * ```
  *
@@ -30,6 +33,7 @@ import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Item, ItemState } from '../item.ts';
 import { fileIdentity, sameIdentity, sha256File } from './content-hash.ts';
+import { choosePlace, folderInUse, PLACE_HOLDING_PHASES } from './item-place.ts';
 import {
   isOutcomeUnknown,
   type JournalKey,
@@ -113,6 +117,7 @@ interface ItemRowSql {
   id: number;
   out_dir: string;
   input: string;
+  place: string | null;
   content_hash: string;
   recipe_hash: string;
   live_state: string;
@@ -140,16 +145,18 @@ interface BatchRowSql {
 }
 
 const ITEM_COLUMNS =
-  'id, out_dir, input, content_hash, recipe_hash, live_state, phase, outcome_unknown, item, outputs, uploaded_at, batch_id, created_at, updated_at, superseded_at';
+  'id, out_dir, input, place, content_hash, recipe_hash, live_state, phase, outcome_unknown, item, outputs, uploaded_at, batch_id, created_at, updated_at, superseded_at';
 
 function toRow(r: ItemRowSql): JournalRow {
+  const place = r.place ?? r.input;
   return {
     id: r.id,
     outDir: r.out_dir,
     input: r.input,
+    place,
     contentHash: r.content_hash,
     recipeHash: r.recipe_hash,
-    item: JSON.parse(r.item) as Item,
+    item: { ...(JSON.parse(r.item) as Item), place },
     liveState: r.live_state as ItemState,
     phase: r.phase as JournalPhase,
     outcomeUnknown: r.outcome_unknown === 1,
@@ -162,9 +169,17 @@ function toRow(r: ItemRowSql): JournalRow {
   };
 }
 
+/** The phases of PLACE_HOLDING_PHASES as an SQL list. */
+const HOLDING_SQL = PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join(', ');
+
 /** True when the item holds anything the service did for it (a save of it may not be dropped). */
 function holdsServiceWork(item: Item): boolean {
   return !!(item.upload?.fileId || item.requestId || item.generationId || item.outputs.length > 0);
+}
+
+/** True when the row is the work of this key. */
+function hasKey(row: JournalRow, key: JournalKey): boolean {
+  return row.contentHash === key.contentHash && row.recipeHash === key.recipeHash;
 }
 
 /** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
@@ -247,11 +262,23 @@ export class Journal {
       history: db.prepare<[string, string], ItemRowSql>(
         `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? ORDER BY id`,
       ),
+      // The latest earlier row of an input with this key that holds its place (see item-place.ts).
+      earlier: db.prepare<[string, string, string, string], ItemRowSql>(
+        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? AND content_hash = ? AND recipe_hash = ?
+           AND superseded_at IS NOT NULL AND phase IN (${HOLDING_SQL}) ORDER BY id DESC LIMIT 1`,
+      ),
+      placeTaken: db.prepare<[string, string, string], { one: number }>(
+        `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ?
+           AND (phase IN (${HOLDING_SQL}) OR (superseded_at IS NULL AND input <> ?)) LIMIT 1`,
+      ),
+      placeHeldByOther: db.prepare<[string, string, number], { one: number }>(
+        `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ? AND id <> ? AND phase IN (${HOLDING_SQL}) LIMIT 1`,
+      ),
       insert: db.prepare(
-        `INSERT INTO items (out_dir, input, content_hash, recipe_hash, state, live_state, phase, reason, failed_at,
+        `INSERT INTO items (out_dir, input, place, content_hash, recipe_hash, state, live_state, phase, reason, failed_at,
            upload_file_id, generation_id, request_id, attempts, outcome_unknown, item, outputs, uploaded_at, batch_id,
            created_at, updated_at)
-         VALUES (@out_dir, @input, @content_hash, @recipe_hash, @state, @live_state, @phase, @reason, @failed_at,
+         VALUES (@out_dir, @input, @place, @content_hash, @recipe_hash, @state, @live_state, @phase, @reason, @failed_at,
            @upload_file_id, @generation_id, @request_id, @attempts, @outcome_unknown, @item, @outputs, @uploaded_at,
            @batch_id, @now, @now)`,
       ),
@@ -263,6 +290,7 @@ export class Journal {
          WHERE id = @id`,
       ),
       supersede: db.prepare('UPDATE items SET superseded_at = ? WHERE id = ?'),
+      reactivate: db.prepare('UPDATE items SET superseded_at = NULL WHERE id = ?'),
       insertBatch: db.prepare(
         `INSERT INTO batches (started_at, input_dir, out_dir, service, options, pid)
          VALUES (?, ?, ?, ?, ?, ?)`,
@@ -412,22 +440,31 @@ export class Journal {
   /**
    * What to do with a planned file (see resume-decision.ts): fresh, resume or done. The row is
    * created, replaced (content or recipe changed, --force) or brought up to date in the same
-   * transaction, and the input is bound to it for save().
+   * transaction, and the input is bound to it for save(). The decision's item carries the row's place
+   * (item-place.ts): a new row gets a folder of its own when an earlier version of the file left the
+   * service's work in the input's folder.
+   *
+   * A version of the file that was replaced and comes back (the same bytes and recipe as an earlier
+   * row whose generation exists) is that earlier row again, in its own place: its work is reused, never
+   * paid twice.
    *
    * @example const d = journal.plan(item, await journal.keyOf(item, recipe.references), { force: false });
    */
   plan(item: Item, key: JournalKey, opts: PlanOptions = {}): JournalDecision {
     const batch = this.requireBatch();
+    const force = opts.force ?? false;
     return this.tx(() => {
-      const sqlRow = this.sql.active.get(this.outDir, item.input);
-      const row = sqlRow ? toRow(sqlRow) : null;
-      const sameKey = row && row.contentHash === key.contentHash && row.recipeHash === key.recipeHash;
-      const needsOutputs = sameKey && (row.phase === 'downloaded' || row.phase === 'reported');
+      const activeSql = this.sql.active.get(this.outDir, item.input);
+      const active = activeSql ? toRow(activeSql) : null;
+      const earlier = active && !force && !hasKey(active, key) ? this.earlierRow(item.input, key) : null;
+      const row = earlier ?? active;
+      const needsOutputs =
+        row !== null && hasKey(row, key) && (row.phase === 'downloaded' || row.phase === 'reported');
       const decision = decide({
         row,
         fresh: item,
         key,
-        force: opts.force ?? false,
+        force,
         resubmitUnknown: opts.resubmitUnknown ?? false,
         retryFailed: opts.retryFailed ?? false,
         now: this.now(),
@@ -435,26 +472,61 @@ export class Journal {
         outputs: needsOutputs ? this.outputsCheck(row) : null,
       });
       let id: number;
+      let next: Item;
       if (!row || decision.supersede) {
-        if (row) this.sql.supersede.run(this.now(), row.id);
-        id = this.insertRow(decision.item, key, batch.id);
-      } else if (decision.action === 'fresh') {
-        id = row.id;
-        this.writeItem(id, decision.item, null, batch.id);
+        if (active) this.sql.supersede.run(this.now(), active.id);
+        next = { ...decision.item, place: this.freePlace(item.input) };
+        id = this.insertRow(next, key, batch.id);
       } else {
         id = row.id;
-        if (JSON.stringify(decision.item) !== JSON.stringify(row.item)) {
-          this.writeItem(id, decision.item, row, batch.id);
+        next = { ...decision.item, place: row.place };
+        if (row !== active) {
+          if (active) this.sql.supersede.run(this.now(), active.id);
+          this.sql.reactivate.run(row.id);
         }
+        if (decision.action === 'fresh') this.writeItem(id, next, null, batch.id);
+        else if (JSON.stringify(next) !== JSON.stringify(row.item)) this.writeItem(id, next, row, batch.id);
       }
       this.bound.set(item.input, id);
       return {
         action: decision.action,
-        item: decision.item,
+        item: next,
         reason: decision.reason,
         ...(decision.retried ? { retried: decision.retried } : {}),
       };
     });
+  }
+
+  /**
+   * The place a file the journal does not plan (skipped, or failed before it was planned) writes its
+   * result.json in: the place a new row of `input` would get now, so it never lands in a folder holding
+   * the service's work for another version of the file.
+   *
+   * @example journal.placeFor('scan.png') // 'scan-1.png' while scan.png/ holds a finished generation
+   */
+  placeFor(input: string): string {
+    this.assertOpen();
+    return this.freePlace(input);
+  }
+
+  /** The first free place for a new row of `input` (see item-place.ts). */
+  private freePlace(input: string): string {
+    return choosePlace(
+      input,
+      (place) =>
+        this.sql.placeTaken.get(this.outDir, place, input) !== undefined || folderInUse(this.outDir, place),
+    );
+  }
+
+  /**
+   * The latest replaced row of `input` with this key whose generation exists or may exist, when its
+   * place is still its own alone (rows of a journal older than places all share the input's folder).
+   */
+  private earlierRow(input: string, key: JournalKey): JournalRow | null {
+    const sqlRow = this.sql.earlier.get(this.outDir, input, key.contentHash, key.recipeHash);
+    if (!sqlRow) return null;
+    const row = toRow(sqlRow);
+    return this.sql.placeHeldByOther.get(this.outDir, row.place, row.id) === undefined ? row : null;
   }
 
   /**
@@ -474,7 +546,7 @@ export class Journal {
   private outputsCheck(row: JournalRow): OutputCheck {
     if (row.outputs === null)
       return { complete: false, resultPresent: false, problems: ['outputs were not recorded'] };
-    return checkOutputs(this.outDir, row.input, row.outputs);
+    return checkOutputs(this.outDir, row.place, row.outputs);
   }
 
   // ---- saving ---------------------------------------------------------------------------------
@@ -487,11 +559,16 @@ export class Journal {
    * A `stopped` item keeps the state it reached in the row (live_state), and a stop that came while its
    * create was being sent keeps the recorded request id (the create may have reached the service).
    *
+   * An item saved as `discovered` or `sniffed` is the file looked at again (watch hands a file over
+   * again when it changed or came back): the input is unbound until it is planned again, so nothing of
+   * the new look lands in the row an earlier look at the file left.
+   *
    * @throws Error when an unplanned item holds service work (a wiring error: it would be lost)
    * @example await ctx.persist(item) // → journal.save(item)
    */
   save(item: Item): void {
     this.assertOpen();
+    if (item.state === 'discovered' || item.state === 'sniffed') this.bound.delete(item.input);
     const id = this.bound.get(item.input);
     if (id === undefined) {
       if (!holdsServiceWork(item)) return;
@@ -559,6 +636,7 @@ export class Journal {
     const result = this.sql.insert.run({
       out_dir: this.outDir,
       input: item.input,
+      place: item.place ?? item.input,
       content_hash: key.contentHash,
       recipe_hash: key.recipeHash,
       batch_id: batchId,

@@ -62,11 +62,11 @@ export function measureOutputs(
 /**
  * Compares the recorded outputs with the disk, and looks for the item's result.json.
  *
- * @param input - the item's input path (names its out folder)
+ * @param place - the item's place (its out folder, relative to the out dir)
  */
 export function checkOutputs(
   outDir: string,
-  input: string,
+  place: string,
   recorded: readonly RecordedOutput[],
 ): OutputCheck {
   const problems: string[] = [];
@@ -79,7 +79,7 @@ export function checkOutputs(
   }
   let resultPresent = false;
   try {
-    resultPresent = sizeOf(join(itemOutDir(outDir, input), RESULT_FILE)) > 0;
+    resultPresent = sizeOf(join(itemOutDir(outDir, place), RESULT_FILE)) > 0;
   } catch {
     resultPresent = false;
   }

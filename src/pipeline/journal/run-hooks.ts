@@ -24,6 +24,11 @@ export interface JournalRunHooks {
    * which `skip` is true are left alone (RunOptions.vanished passes the inputs seen in the batch).
    */
   vanished(skip?: (input: string) => boolean): JournalDecision[];
+  /**
+   * RunOptions.placeFor: the out folder of an item the journal did not plan (skipped, or failed or
+   * stopped before planning), never one holding the service's work for another version of the file.
+   */
+  placeFor(item: Item): string;
   /** For SharedReferences: the file_id of a recent upload of reference `name` with its current bytes, or null. */
   referenceFileId(name: string, signal?: AbortSignal): Promise<string | null>;
   /** For SharedReferences: records the upload of reference `name` (call before using the file_id). */
@@ -51,6 +56,7 @@ export function journalRunHooks(
     persist: (item) => journal.save(item),
     admit: (item, signal) => journal.admit(item, recipe, { ...opts, signal }),
     vanished: (skip) => journal.vanishedInFlight(skip),
+    placeFor: (item) => journal.placeFor(item.input),
     referenceFileId: async (name, signal) => {
       const hash = await refHash(name, signal);
       return hash === null ? null : journal.reference(name, hash);

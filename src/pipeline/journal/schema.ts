@@ -3,7 +3,8 @@
  *
  * - `items`: one row per (out dir, input, content hash, recipe hash) attempt at the work; the active
  *   row of an input has `superseded_at` NULL (at most one per out dir and input). It holds the
- *   serialised Item (JSON) plus indexed columns for the keys, the state machine and the service ids.
+ *   serialised Item (JSON) plus indexed columns for the keys, the state machine and the service ids,
+ *   and (since version 2) `place`: the row's out folder relative to the out dir (see item-place.ts).
  * - `shared_references`: the batch's shared reference uploads (service, name, content hash → file_id),
  *   so a resumed batch reuses them.
  * - `batches`: one row per run or watch session (started_at, finished_at, input dir, out dir, options).
@@ -11,6 +12,10 @@
  *   read again on every run.
  * - `runner_locks`: who holds an out dir's runner lock, for the refusal's message (the lock itself is
  *   a file lock on `<out>/.genpipe/runner.lock`; see runner-lock.ts).
+ *
+ * Versions: 1 is SCHEMA_V1; each later version is one step of MIGRATIONS, applied in order in one
+ * transaction, so a journal written by an older genpipe opens (and is brought up to date) and a new
+ * journal is made the same way.
  *
  * Connection: `journal_mode = WAL` (readers never block the writer; a commit is one append), and
  * `synchronous = FULL` (every commit is fsynced before it returns, so a committed write survives a
@@ -94,6 +99,19 @@ CREATE TABLE IF NOT EXISTS runner_locks (
 );
 `;
 
+/**
+ * The steps from one schema version to the next: MIGRATIONS[v] turns version v into v + 1.
+ * - 1 → 2: `items.place`, the out folder of the row (rows of version 1 used their input path, so that
+ *   is what they get).
+ */
+export const MIGRATIONS: Readonly<Record<number, string>> = {
+  1: `
+ALTER TABLE items ADD COLUMN place TEXT;
+UPDATE items SET place = input;
+CREATE INDEX IF NOT EXISTS items_place ON items(out_dir, place);
+`,
+};
+
 /** The journal file cannot be used (not WAL-capable, or written by a newer genpipe). */
 export class JournalFileError extends Error {
   override name = 'JournalFileError';
@@ -121,7 +139,8 @@ export function applyPragmas(
 }
 
 /**
- * Creates the tables of a new journal, or checks the version of an existing one.
+ * Creates the tables of a new journal, or brings an older one up to date (see MIGRATIONS), in one
+ * transaction.
  *
  * @throws JournalFileError when the journal was written by a newer genpipe
  */
@@ -131,7 +150,12 @@ export function migrate(db: Database.Database, path: string): void {
     throw new JournalFileError(JOURNAL_TEXTS.newerSchema(path, version));
   if (version === JOURNAL_CHOICES.schemaVersion) return;
   db.transaction(() => {
-    db.exec(SCHEMA_V1);
+    if (version === 0) db.exec(SCHEMA_V1);
+    for (let v = Math.max(1, version); v < JOURNAL_CHOICES.schemaVersion; v++) {
+      const step = MIGRATIONS[v];
+      if (step === undefined) throw new Error(`no migration of the journal from version ${v}`);
+      db.exec(step);
+    }
     db.pragma(`user_version = ${JOURNAL_CHOICES.schemaVersion}`);
   }).immediate();
 }

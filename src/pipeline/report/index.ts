@@ -8,7 +8,7 @@ import { writeReportHtml } from './report-html.ts';
 import { type BatchReport, buildReport, type ReportMeta, writeReportJson } from './report-json.ts';
 
 export { esc, relUrl } from './html-escape.ts';
-export { itemOutDir, RESULT_FILE } from './item-paths.ts';
+export { itemFolder, itemOutDir, itemPlace, RESULT_FILE, suffixedName } from './item-paths.ts';
 export {
   REPORT_HTML_FILE,
   REPORT_REFRESH_SECONDS,

@@ -10,6 +10,7 @@ import { type Item, STAGE_NAMES, type StageName } from '../item.ts';
 import { formatBytes, formatDuration } from '../progress/format.ts';
 import { type Redact, redactShapes } from '../progress/redact.ts';
 import { esc, relUrl } from './html-escape.ts';
+import { itemPlace } from './item-paths.ts';
 import {
   type BatchReport,
   buildReport,
@@ -230,6 +231,11 @@ function itemTime(item: Item | undefined): number | null {
   return Number.isFinite(start) ? end - start : null;
 }
 
+/** A report line's name on the page: its input path, and its out folder when that is not the same. */
+function shownName(line: Pick<ReportItem, 'input' | 'place'>): string {
+  return line.place === line.input ? line.input : `${line.input} (out folder ${line.place}/)`;
+}
+
 function card(
   line: ReportItem,
   index: number,
@@ -248,7 +254,7 @@ function card(
   const outputs = outputFigures(item, line, outDir, thumbs);
   return [
     `<article class="card ${line.status}" id="item-${index}">`,
-    `<header>${badge(line.status)}<span class="name">${esc(line.input)}</span></header>`,
+    `<header>${badge(line.status)}<span class="name">${esc(shownName(line))}</span></header>`,
     `<div class="media">${inputFigure(item, line, thumbs)}${outputs ? `<div class="arrow">→</div>${outputs}` : ''}</div>`,
     line.reason ? `<p class="reason">${esc(line.reason)}</p>` : '',
     `<dl class="facts">${facts.join('')}</dl>`,
@@ -300,9 +306,9 @@ export function renderReportHtml(input: ReportHtmlInput): string {
   const { report, outDir, thumbs } = input;
   const now = input.now ?? Date.now();
   const redact = input.redact ?? redactShapes;
-  const byInput = new Map(uniqueItems(input.items).map((i) => [i.input, i]));
+  const byPlace = new Map(uniqueItems(input.items).map((i) => [itemPlace(i), i]));
   const lines = report.items;
-  const index = new Map(lines.map((l, i) => [l.input, i]));
+  const index = new Map(lines.map((l, i) => [l.place, i]));
   const startedAt = Date.parse(report.started_at);
   const finishedAt = report.finished_at ? Date.parse(report.finished_at) : null;
   const running = finishedAt === null;
@@ -360,7 +366,7 @@ export function renderReportHtml(input: ReportHtmlInput): string {
       '<table class="failures"><thead><tr><th>file</th><th>stage</th><th>reason</th></tr></thead><tbody>',
       ...failed.map(
         (l) =>
-          `<tr class="failed"><td><a href="#item-${index.get(l.input)}">${esc(l.input)}</a></td><td>${esc(l.stage ?? '')}</td><td class="reason">${esc(l.reason ?? '')}${l.failure_code ? ` <span class="mono muted">(${esc(l.failure_code)})</span>` : ''}</td></tr>`,
+          `<tr class="failed"><td><a href="#item-${index.get(l.place)}">${esc(shownName(l))}</a></td><td>${esc(l.stage ?? '')}</td><td class="reason">${esc(l.reason ?? '')}${l.failure_code ? ` <span class="mono muted">(${esc(l.failure_code)})</span>` : ''}</td></tr>`,
       ),
       '</tbody></table></section>',
     );
@@ -371,7 +377,7 @@ export function renderReportHtml(input: ReportHtmlInput): string {
       '<table><thead><tr><th>file</th><th>status</th><th>reason</th></tr></thead><tbody>',
       ...unprocessed.map(
         (l) =>
-          `<tr class="unprocessed" id="item-${index.get(l.input)}"><td>${esc(l.input)}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`,
+          `<tr class="unprocessed" id="item-${index.get(l.place)}"><td>${esc(shownName(l))}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`,
       ),
       '</tbody></table></section>',
     );
@@ -379,7 +385,7 @@ export function renderReportHtml(input: ReportHtmlInput): string {
   if (shownAsCards.length > 0) {
     body.push(
       '<section id="results"><h2>Results</h2><div class="cards">',
-      ...shownAsCards.map((l) => card(l, index.get(l.input)!, byInput.get(l.input), outDir, thumbs)),
+      ...shownAsCards.map((l) => card(l, index.get(l.place)!, byPlace.get(l.place), outDir, thumbs)),
       '</div></section>',
     );
   }
@@ -389,19 +395,19 @@ export function renderReportHtml(input: ReportHtmlInput): string {
       '<table><thead><tr><th>file</th><th>status</th><th>reason</th></tr></thead><tbody>',
       ...skipped.map(
         (l) =>
-          `<tr class="skipped" id="item-${index.get(l.input)}"><td>${esc(l.input)}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`,
+          `<tr class="skipped" id="item-${index.get(l.place)}"><td>${esc(shownName(l))}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`,
       ),
       '</tbody></table></section>',
     );
   }
   // Items finished by an earlier run keep that run's timings: they are left out of this batch's figures.
-  const items = [...byInput.values()].filter((i) => i.journal?.action !== 'done');
+  const items = [...byPlace.values()].filter((i) => i.journal?.action !== 'done');
   const stages = stageTable(items);
   if (stages) body.push('<section id="stages"><h2>Time per stage</h2>', stages, '</section>');
   body.push(
     '<section id="timeline"><h2>Timeline</h2>',
     timelineLegend(),
-    `<div class="timeline-wrap">${timelineSvg(items, startedAt, finishedAt ?? now, new Set(failed.map((l) => l.input)))}</div>`,
+    `<div class="timeline-wrap">${timelineSvg(items, startedAt, finishedAt ?? now, new Set(failed.map((l) => l.place)))}</div>`,
     '</section>',
     `<footer>Written by genpipe at ${esc(iso(now))}. Details of each file are in its result.json; the same data as JSON is in <a href="report.json">report.json</a>.</footer>`,
     '</main>',

@@ -1,13 +1,14 @@
 /**
  * The batch report `<out>/report.json`: every input exactly once with its status, reason and outputs,
- * and the totals. Built from the items alone, so it can be rebuilt and rewritten at any moment of a
+ * and the totals. An input is told apart by its place (its out folder): two versions of a file with the
+ * same name that each have a folder of their own are two entries. Built from the items alone, so it can be rebuilt and rewritten at any moment of a
  * batch (issue 5 refreshes it as items finish); written atomically.
  */
 import { join } from 'node:path';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import type { Item, StageName } from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
-import { RESULT_FILE } from './item-paths.ts';
+import { itemPlace, RESULT_FILE } from './item-paths.ts';
 import { writeFileAtomic } from './write-atomic.ts';
 
 /** File name of the batch report, at the top of the out dir. */
@@ -16,6 +17,11 @@ export const REPORT_JSON_FILE = 'report.json';
 /** One input in report.json. Paths are relative to the out dir, '/' separated. */
 export interface ReportItem {
   input: string;
+  /**
+   * The item's out folder, relative to the out dir: the input path, unless an earlier version of the
+   * file (other bytes or recipe, or --force) left work of the service in that folder.
+   */
+  place: string;
   /** pending only while the batch runs; unprocessed when the batch stopped before the file was done. */
   status: ReportStatus;
   /** Why it was skipped, failed or left unprocessed; null when it succeeded (or is pending). */
@@ -89,7 +95,10 @@ export interface BatchReport {
   /** Set when the batch stopped early (authentication, suspended client, no balance, service unreachable). */
   stopped_early: { reason: string } | null;
   totals: ReportTotals;
-  /** Every input exactly once, sorted by input path. */
+  /**
+   * Every input exactly once (told apart by place), sorted by input path; the versions of one input
+   * path in the order of their folders (`scan.png`, `scan-1.png`, `scan-2.png`, …).
+   */
   items: ReportItem[];
   /** With a journal: what it did in this batch, and the crash policy in force. Absent without one. */
   journal?: ReportJournal;
@@ -121,13 +130,23 @@ function compareInputs(a: string, b: string): number {
 }
 
 /**
- * The items to report: one per input (a later item for the same input replaces an earlier one),
- * sorted by input path.
+ * Report order: by input path, then the places of one input in their numbering (`scan.png`,
+ * `scan-1.png`, …, `scan-10.png`: all `<stem>-<n><ext>`, so a shorter one has fewer digits).
+ */
+function compareItems(a: Item, b: Item): number {
+  const pa = itemPlace(a);
+  const pb = itemPlace(b);
+  return compareInputs(a.input, b.input) || pa.length - pb.length || compareInputs(pa, pb);
+}
+
+/**
+ * The items to report: one per place (a later item in the same out folder replaces an earlier one),
+ * sorted by input path, the versions of one input path in the order of their folders.
  */
 export function uniqueItems(items: Iterable<Item>): Item[] {
-  const byInput = new Map<string, Item>();
-  for (const item of items) byInput.set(item.input, item);
-  return [...byInput.values()].sort((a, b) => compareInputs(a.input, b.input));
+  const byPlace = new Map<string, Item>();
+  for (const item of items) byPlace.set(itemPlace(item), item);
+  return [...byPlace.values()].sort(compareItems);
 }
 
 /**
@@ -142,8 +161,10 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
   else if (status === 'skipped') reason = item.reason ?? 'skipped';
   else if (status === 'unprocessed') reason = item.reason ?? unprocessedReason(meta.stoppedEarly);
   const hasResult = status === 'succeeded' || status === 'failed' || status === 'skipped';
+  const place = itemPlace(item);
   const line: ReportItem = {
     input: item.input,
+    place,
     status,
     reason,
     generation_id: item.generationId,
@@ -151,7 +172,7 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
     composite: item.composite,
     stage: status === 'failed' ? item.failedAt : null,
     failure_code: item.generation?.failure_code ?? null,
-    result: hasResult ? `${item.input}/${RESULT_FILE}` : null,
+    result: hasResult ? `${place}/${RESULT_FILE}` : null,
   };
   if (item.journal) line.journal = item.journal.reason;
   return line;

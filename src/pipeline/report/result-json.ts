@@ -1,12 +1,12 @@
 /**
- * The per-item `result.json` at `<out>/<relative input path>/result.json`: what was asked, what the
+ * The per-item `result.json` at `<out>/<place>/result.json` (the item's out folder, see itemPlace): what was asked, what the
  * service answered and where the outputs are, written atomically whenever the item reaches a final state.
  */
 import { join } from 'node:path';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import { type Item, STAGE_NAMES, type StageName } from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
-import { itemOutDir, RESULT_FILE } from './item-paths.ts';
+import { itemFolder, itemPlace, RESULT_FILE } from './item-paths.ts';
 import { writeFileAtomic } from './write-atomic.ts';
 
 /** One stage's timing in result.json. */
@@ -20,6 +20,8 @@ export interface StageTimingJson {
 /** The shape of result.json. Paths are relative to the out dir, '/' separated. */
 export interface ResultJson {
   input: string;
+  /** The item's out folder, relative to the out dir (the input path unless an earlier version of the file kept that one). */
+  place: string;
   /** The item as the batch report counts it. */
   status: ReportStatus;
   /** The item's state in the per-file state machine. */
@@ -108,6 +110,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
   const generation = item.generation;
   const result: ResultJson = {
     input: item.input,
+    place: itemPlace(item),
     status,
     item_state: item.state,
     reason: status === 'succeeded' ? null : item.reason,
@@ -130,7 +133,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
 }
 
 /**
- * Writes `<out>/<item.input>/result.json` atomically (tmp file + rename) and returns its path.
+ * Writes `<out>/<place>/result.json` atomically (tmp file + rename) and returns its path.
  *
  * @param outDir the batch's out dir
  * @param opts.redact masks the secrets the runner knows
@@ -141,7 +144,7 @@ export async function writeResultJson(
   outDir: string,
   opts: { redact?: Redact } = {},
 ): Promise<string> {
-  const path = join(itemOutDir(outDir, item.input), RESULT_FILE);
+  const path = join(itemFolder(outDir, item), RESULT_FILE);
   await writeFileAtomic(path, `${JSON.stringify(buildResultJson(item, opts), null, 2)}\n`);
   return path;
 }

@@ -6,6 +6,7 @@
 import { type Item, STAGE_NAMES, type StageName } from '../item.ts';
 import { ellipsize, formatDuration } from '../progress/format.ts';
 import { esc } from './html-escape.ts';
+import { itemPlace } from './item-paths.ts';
 
 /** Bar colour per stage (`wait` is the service's own time). */
 export const STAGE_COLORS: Record<StageName, string> = {
@@ -59,7 +60,7 @@ function firstStart(item: Item): number {
  * @param items the batch's items (those without timings are left out), any order
  * @param t0 the batch's start (ms since the epoch)
  * @param t1 the end of the axis: the batch's end, or now while it runs
- * @param failed inputs of failed items, whose labels are drawn in red
+ * @param failed places (see itemPlace) of failed items, whose labels are drawn in red
  */
 export function timelineSvg(
   items: readonly Item[],
@@ -98,7 +99,7 @@ export function timelineSvg(
   }
   for (const [i, item] of shown.entries()) {
     const y = AXIS_H + i * ROW_H;
-    const cls = failed.has(item.input) ? 'label failed' : 'label';
+    const cls = failed.has(itemPlace(item)) ? 'label failed' : 'label';
     parts.push(
       `<text x="${LABEL_W - 8}" y="${y + BAR_H}" class="${cls}"><title>${esc(item.input)}</title>${esc(ellipsize(item.input, 30))}</text>`,
     );

@@ -1,12 +1,12 @@
 /**
- * Stage download (completed → downloaded): the generation's outputs into `<out>/<relative input
- * path>/` through the client (each streamed to a `.part` file and renamed when complete; expired URLs
+ * Stage download (completed → downloaded): the generation's outputs into the item's out folder
+ * `<out>/<place>/` (see itemPlace) through the client (each streamed to a `.part` file and renamed when complete; expired URLs
  * refreshed): `output-<i>.<ext>` per output, `layer-<index>.png` per layer of a layer stack. The
  * layers are recorded with the service's metadata (item.layers) and composited into `composite.png`.
  */
 import { relative, sep } from 'node:path';
 import type { Item, ItemLayer } from '../item.ts';
-import { itemOutDir } from '../report/item-paths.ts';
+import { itemFolder } from '../report/item-paths.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advance, expectState, failItem } from '../stage.ts';
@@ -24,7 +24,7 @@ export async function download(item: Item, ctx: RunContext): Promise<Item> {
   ctx.signal.throwIfAborted();
   const id = item.generationId;
   if (!id) return failItem(item, 'download', 'no generation id was recorded for this item');
-  const dir = itemOutDir(ctx.outDir, item.input);
+  const dir = itemFolder(ctx.outDir, item);
   const rel = (abs: string) => relative(ctx.outDir, abs).split(sep).join('/');
   try {
     const files = await ctx.client.generations.download(id, dir, { signal: ctx.signal });

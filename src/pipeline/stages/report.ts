@@ -8,7 +8,7 @@ import type { RunContext } from '../run-context.ts';
 import { advance, expectState } from '../stage.ts';
 
 /**
- * Writes `<out>/<input>/result.json` for a downloaded item and advances it to `reported`.
+ * Writes `<out>/<place>/result.json` for a downloaded item and advances it to `reported`.
  *
  * @example const done = await report(downloadedItem, ctx);
  */

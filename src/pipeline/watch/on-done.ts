@@ -15,7 +15,8 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, link, lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { suffixedName } from '../report/item-paths.ts';
 
 export const ON_DONE_MODES = ['keep', 'move'] as const;
 export type OnDoneMode = (typeof ON_DONE_MODES)[number];
@@ -38,12 +39,8 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLI
 
 const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;
 
-/** `a/photo.jpg`, 2 → `a/photo-2.jpg` (n = 0 gives the name itself). */
-export function suffixedName(path: string, n: number): string {
-  if (n === 0) return path;
-  const ext = extname(path);
-  return `${path.slice(0, path.length - ext.length)}-${n}${ext}`;
-}
+/** `a/photo.jpg`, 2 → `a/photo-2.jpg` (n = 0 gives the name itself): the out folders' naming too. */
+export { suffixedName };
 
 /** `processed/` and `failed/` beside `inboxDir`. */
 export function onDoneDirs(inboxDir: string): { processed: string; failed: string } {

@@ -1,0 +1,67 @@
+/**
+ * Places: the out folder of each distinct input, relative to the out dir. A distinct input is a journal
+ * row — an input path with its content hash and recipe hash — so two versions of a file with the same
+ * name (other bytes, another recipe, or redone with --force) are two inputs, and the outputs the service
+ * made for one are never overwritten by the other.
+ *
+ * - A row keeps its place for life: resuming, re-downloading and result.json all use it.
+ * - A new row takes the first free name among the input path itself, `<stem>-1<ext>`, `<stem>-2<ext>`, …
+ *   (the naming of `watch --on-done move`): so a file seen for the first time keeps its input path.
+ * - A name is taken when a row in a phase of PLACE_HOLDING_PHASES has it (its generation exists or may
+ *   exist: outputs are there or may still be collected, and the row may become active again when the
+ *   same bytes come back), when another input's active row has it, or when the folder holds anything but
+ *   a result.json (files the journal does not know of, e.g. from a journal kept elsewhere). A folder an
+ *   earlier version of the file left with only its result.json (it failed or was skipped before the
+ *   service made anything) is reused.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { itemOutDir, RESULT_FILE, suffixedName } from '../report/item-paths.ts';
+import type { JournalPhase } from './journal-row.ts';
+
+/** Phases in which a row's generation exists or may exist: the row's place is its own for good. */
+export const PLACE_HOLDING_PHASES: readonly JournalPhase[] = [
+  'submitting',
+  'submitted',
+  'downloaded',
+  'reported',
+];
+
+/** True when a row in `phase` holds its place for good (see PLACE_HOLDING_PHASES). */
+export function holdsPlace(phase: JournalPhase): boolean {
+  return PLACE_HOLDING_PHASES.includes(phase);
+}
+
+/**
+ * The first free place for `input`: the input path itself, else `<stem>-1<ext>`, `<stem>-2<ext>`, …
+ *
+ * @param isTaken - whether a candidate is taken (see the module comment)
+ * @example choosePlace('scan.png', (p) => p === 'scan.png') // 'scan-1.png'
+ */
+export function choosePlace(input: string, isTaken: (place: string) => boolean): string {
+  for (let n = 0; ; n++) {
+    const candidate = suffixedName(input, n);
+    if (!isTaken(candidate)) return candidate;
+  }
+}
+
+/**
+ * True when `<out>/<place>` exists and is not a folder holding at most a result.json: something the
+ * place may not be given over (outputs, a subfolder, a file of that name).
+ *
+ * @example folderInUse('/out', 'scan.png') // true once out/scan.png/output-0.png exists
+ */
+export function folderInUse(outDir: string, place: string): boolean {
+  let dir: string;
+  try {
+    dir = itemOutDir(outDir, place);
+  } catch {
+    return false; // not a name a folder can have: the item fails when it writes there, as before
+  }
+  try {
+    if (!statSync(dir).isDirectory()) return true;
+    return readdirSync(dir).some((name) => name !== RESULT_FILE);
+  } catch {
+    // Not there (free), or not readable: then every name would be, and the item's own writes say why.
+    return false;
+  }
+}
