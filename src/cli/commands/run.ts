@@ -142,9 +142,6 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
     const inputDir = resolve(options.inputDir);
     const outDir = resolve(flags.out);
     await requireDir(inputDir, 'input dir');
-    if (outDir === inputDir) {
-      throw new UsageError('the out dir cannot be the input dir (the input dir is never modified)');
-    }
     const recipe = await checkBatchInputs(inputDir, flags);
 
     service = await connectService(flags, json, note);
