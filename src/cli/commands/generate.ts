@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
   type DownloadedOutput,
@@ -244,7 +244,10 @@ export function registerGenerate(program: Command): void {
     .option('--request <file>', 'the request body as a JSON file (flags override its fields)')
     .option('--request-id <id>', 'X-Request-Id to send (default: a fresh UUID, printed)')
     .option('--wait', 'wait until the generation completes (exit 1 when it fails)')
-    .option('--out <dir>', 'wait, then download the outputs into <dir> and print their paths')
+    .option(
+      '--out <dir>',
+      'wait, then download the outputs into <dir>/<generation id>/ and print their paths',
+    )
     .option('--timeout <seconds>', 'give up waiting after this long (exit 1)', secondsArg(0));
   addPollOption(addServiceOptions(cmd)).action((flags: GenerateFlags) =>
     runWithClient(flags, async (ctx) => {
@@ -274,7 +277,8 @@ export function registerGenerate(program: Command): void {
           created,
           flags.timeout === undefined ? undefined : flags.timeout * 1000,
         );
-        if (flags.out !== undefined) outputs = await downloadNoting(ctx, final, flags.out);
+        // A folder per generation: a second run into the same --out never overwrites the first's outputs.
+        if (flags.out !== undefined) outputs = await downloadNoting(ctx, final, join(flags.out, final.id));
       }
       ctx.result(
         {
