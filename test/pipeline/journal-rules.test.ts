@@ -190,7 +190,7 @@ describe('resume decisions', () => {
   it('applies the crash policy to a row found submitting, both ways', () => {
     const r = row(submitting, { liveState: 'uploaded' });
     const byDefault = decideFor(r);
-    expect(byDefault.action).toBe('done');
+    expect(byDefault.action).toBe('fail');
     expect(byDefault.item.state).toBe('failed');
     expect(byDefault.item.reason).toBe(JOURNAL_TEXTS.unknownOutcome('req-1'));
     const resubmit = decideFor(r, { resubmitUnknown: true });

@@ -187,9 +187,13 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
         (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : ''),
     ];
     const j = result.report.journal;
-    if (j && (j.resumed > 0 || j.reused > 0 || j.redone > 0)) {
+    if (j && (j.resumed > 0 || j.reused > 0 || j.redone > 0 || j.unknown_outcome > 0)) {
+      const unknown =
+        j.unknown_outcome > 0
+          ? `, ${j.unknown_outcome} failed with an unknown submission outcome (${JOURNAL_CHOICES.resubmitUnknownFlag} submits again)`
+          : '';
       summary.push(
-        `journal: ${j.reused} already done in an earlier run, ${j.resumed} resumed, ${j.redone} redone (${shown(j.file)})`,
+        `journal: ${j.reused} already done in an earlier run, ${j.resumed} resumed, ${j.redone} redone${unknown} (${shown(j.file)})`,
       );
     }
     if (result.stop) summary.push(`the batch stopped early: ${result.stop.reason}`);

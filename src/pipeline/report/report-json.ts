@@ -49,6 +49,11 @@ export interface ReportJournal {
   /** Items processed again because their file or recipe changed, or --force. */
   redone: number;
   /**
+   * Items failed in this run by the crash policy: a create of an earlier run may have reached the
+   * service, but its answer was never recorded (counted among the failed, never among the reused).
+   */
+  unknown_outcome: number;
+  /**
    * What happens to an item whose create may have reached the service without its answer being
    * recorded (a kill mid-create): `fail` (default: never pay twice) or `resubmit` (--resubmit-unknown).
    */
@@ -156,10 +161,12 @@ function journalSection(items: readonly Item[], meta: ReportJournalMeta): Report
   let resumed = 0;
   let reused = 0;
   let redone = 0;
+  let unknownOutcome = 0;
   for (const item of items) {
     const note = item.journal;
     if (note?.action === 'resume') resumed++;
     else if (note?.action === 'done') reused++;
+    else if (note?.action === 'fail') unknownOutcome++;
     else if (note?.action === 'fresh' && note.reason !== null) redone++;
   }
   return {
@@ -167,6 +174,7 @@ function journalSection(items: readonly Item[], meta: ReportJournalMeta): Report
     resumed,
     reused,
     redone,
+    unknown_outcome: unknownOutcome,
     unknown_submissions_policy: meta.policy,
     unknown_submissions_note: meta.note,
   };
