@@ -12,10 +12,11 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { runFfmpeg } from '../src/media/index.ts';
 import {
   type BenchRow,
   type ChildEmulator,
@@ -40,11 +41,31 @@ function writeConfig(dir: string): string {
   );
 }
 
-/** Writes `bytes` real bytes (one random 1 MiB chunk, reused) so no page of the file is sparse. */
+/**
+ * Writes a real video of exactly `bytes` bytes, so that it passes the CLI's local check as a user's
+ * would: a one-second faststart MP4 followed by a `free` box that fills the rest with real bytes (one
+ * random 1 MiB chunk, reused, so no page of the file is sparse). ffprobe reads it; its box chain ends
+ * where the file ends.
+ */
 async function writeBigFile(path: string, bytes: number): Promise<void> {
+  const clip = `${path}.clip.mp4`;
+  await runFfmpeg([
+    ...['-f', 'lavfi', '-i', 'testsrc2=size=64x48:rate=10:duration=1'],
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', clip],
+  ]);
+  const video = readFileSync(clip);
+  rmSync(clip);
+  const rest = bytes - video.length;
+  const large = rest > 0xffffffff;
+  const header = Buffer.alloc(large ? 16 : 8);
+  header.writeUInt32BE(large ? 1 : rest, 0);
+  header.write('free', 4, 'latin1');
+  if (large) header.writeBigUInt64BE(BigInt(rest), 8);
   const chunk = randomBytes(MB);
   const out = createWriteStream(path);
-  for (let left = bytes; left > 0; left -= chunk.length) {
+  out.write(video);
+  out.write(header);
+  for (let left = rest - header.length; left > 0; left -= chunk.length) {
     const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
     if (!out.write(piece)) await once(out, 'drain');
   }
@@ -194,7 +215,7 @@ async function settle(emu: ChildEmulator): Promise<void> {
 
 export async function benchClientUpload(): Promise<{ rows: BenchRow[]; data: unknown }> {
   const dir = mkdtempSync(join(tmpdir(), 'genpipe-bench-client-'));
-  const file = join(dir, 'big.bin');
+  const file = join(dir, 'big.mp4');
   let emu: ChildEmulator | null = null;
   try {
     await writeBigFile(file, BYTES);

@@ -16,7 +16,9 @@ import {
   journalRunHooks,
   loadRecipe,
   NetworkFilesystemError,
+  OVERLAP_WORDS,
   openJournal,
+  overlapRefusal,
   type Recipe,
   type RunOptions,
 } from '../pipeline/index.ts';
@@ -219,13 +221,27 @@ export function journalRunOptions(
 
 /** What a signal handler of a batch does. */
 /**
- * The checks `run` and `watch` make of their batch flags before anything is sent: a poll interval the
- * interface accepts, and a recipe that loads (its problems become a usage error, exit 2).
+ * The checks `run` and `watch` make of their batch flags before anything is written or sent: an out
+ * dir and a journal apart from the input tree (neither inside it nor equal to it, and the input dir
+ * not inside the out dir, however spelled), a poll interval the interface accepts, and a recipe that
+ * loads. Each problem is a usage error (exit 2).
+ *
+ * @param command - whose words the refusals use
  */
 export async function checkBatchInputs(
   inputDir: string,
-  flags: { pollInterval?: number; emulator?: boolean; recipe?: string },
+  flags: { pollInterval?: number; emulator?: boolean; recipe?: string; out?: string; journal?: string },
+  command: keyof typeof OVERLAP_WORDS = 'run',
 ): Promise<Recipe> {
+  if (flags.out !== undefined) {
+    const refusal = await overlapRefusal({
+      inputDir,
+      outDir: flags.out,
+      ...(flags.journal ? { journal: flags.journal } : {}),
+      words: OVERLAP_WORDS[command],
+    });
+    if (refusal !== null) throw new UsageError(refusal);
+  }
   if (flags.pollInterval !== undefined && flags.pollInterval < 1 && !flags.emulator) {
     throw new UsageError(
       '--poll-interval must be at least 1 second against the service (the interface accepts 1 to 5 s)',

@@ -13,6 +13,7 @@ import {
   RateLimitError,
 } from '../client/index.ts';
 import { createRedactor, printable, type Redact, redactDeep } from '../pipeline/progress/index.ts';
+import { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Exit codes of the commands: 0 ok, 1 a failed call, 2 a usage error, 130 interrupted (Ctrl-C). */
@@ -85,6 +86,9 @@ export function errorFacts(err: unknown): Record<string, unknown> {
     return facts;
   }
   if (err instanceof UsageError) return { name: err.name, code: 'GENPIPE_USAGE', message: err.message };
+  if (err instanceof LocalCheckError) {
+    return { name: err.name, code: err.code, message: err.message, file: err.subject, reason: err.reason };
+  }
   if (isAbort(err)) return { name: 'AbortError', code: 'GENPIPE_INTERRUPTED', message: 'interrupted' };
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
@@ -121,6 +125,7 @@ function humanLines(err: unknown): string[] {
     }
     return lines;
   }
+  if (err instanceof LocalCheckError) return [err.message, `  ${LOCAL_CHECK_NOTE}`];
   if (isAbort(err)) return ['interrupted'];
   if (err instanceof Error) return [err.message];
   return [String(err)];

@@ -141,15 +141,16 @@ export interface Item {
   failure?: ItemFailure | null;
   /**
    * What the journal decided for this item in this run (absent without a journal): `fresh` (processed
-   * from the start), `resume` (continued from where an earlier run left it) or `done` (finished by an
-   * earlier run and reported as it was), with the reason in words (null for a file never seen before).
+   * from the start), `resume` (continued from where an earlier run left it), `done` (finished by an
+   * earlier run and reported as it was) or `fail` (failed by the crash policy: its submission outcome is
+   * unknown), with the reason in words (null for a file never seen before).
    */
   journal?: ItemJournalNote;
 }
 
 /** See Item.journal. */
 export interface ItemJournalNote {
-  action: 'fresh' | 'resume' | 'done';
+  action: 'fresh' | 'resume' | 'done' | 'fail';
   reason: string | null;
   /** The item had failed in an earlier run and is tried again in this one (absent otherwise). */
   retried?: true;

@@ -778,12 +778,26 @@ export function checkMediaFacts(
       continue;
     }
     if (!transported) continue;
-    if (facts.bytes > LIMITS.imageMaxBytes) return { status: 413, detail: D.imageTooLargeDetail(path) };
-    const { width, height } = facts;
-    if (width !== undefined && height !== undefined) {
-      if (width > LIMITS.imageMaxSide || height > LIMITS.imageMaxSide) {
-        return { status: 413, detail: D.imageTooManyPixelsDetail(path, width, height) };
-      }
+    const rejection = checkImageFacts(path, facts);
+    if (rejection) return rejection;
+  }
+  return null;
+}
+
+/**
+ * The limits of every input image (source, image_ref, start/end frames): 413 over 50 MB, 413 over 8000
+ * px on a side (when the dimensions are known); null within them.
+ *
+ * @param path - the detail's path (`source`, `image_ref[0]`, …)
+ * @example checkImageFacts('source', { bytes: 10, width: 9000, height: 10 })
+ * // { status: 413, detail: 'source: image is 9000x10px but each side must be <= 8000px. Resize and try again.' }
+ */
+export function checkImageFacts(path: string, facts: MediaFacts): Rejection | null {
+  if (facts.bytes > LIMITS.imageMaxBytes) return { status: 413, detail: D.imageTooLargeDetail(path) };
+  const { width, height } = facts;
+  if (width !== undefined && height !== undefined) {
+    if (width > LIMITS.imageMaxSide || height > LIMITS.imageMaxSide) {
+      return { status: 413, detail: D.imageTooManyPixelsDetail(path, width, height) };
     }
   }
   return null;

@@ -79,9 +79,9 @@ describe('genpipe generate', () => {
     ]);
     expect(result.outputs).toHaveLength(1);
     const saved = result.outputs[0].path as string;
-    expect(saved).toBe(join(out, 'output-0.png'));
+    expect(saved).toBe(join(out, result.generation.id, 'output-0.png'));
     expect((await sharp(saved).metadata()).format).toBe('png');
-    expect(readdirSync(out).filter((n) => n.endsWith('.part'))).toEqual([]);
+    expect(readdirSync(join(out, result.generation.id)).filter((n) => n.endsWith('.part'))).toEqual([]);
     expect(r.stderr).toContain(`uploaded ${png} as file ${result.uploads[0].file.id}`);
   });
 
@@ -92,8 +92,9 @@ describe('genpipe generate', () => {
       cliEnv(emu),
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe(`${join(out, 'output-0.png')}\n`);
-    expect(existsSync(join(out, 'output-0.png'))).toBe(true);
+    const [id] = readdirSync(out);
+    expect(r.stdout).toBe(`${join(out, id as string, 'output-0.png')}\n`);
+    expect(existsSync(join(out, id as string, 'output-0.png'))).toBe(true);
   });
 
   it('reads --request file.json; flags override its fields and merge into its video object', async () => {

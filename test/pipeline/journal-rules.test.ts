@@ -9,6 +9,7 @@ import {
   decide,
   isOutcomeUnknown,
   JOURNAL_TEXTS,
+  type JournalAction,
   type JournalRow,
   mountOf,
   networkMountOf,
@@ -192,7 +193,7 @@ describe('resume decisions', () => {
   it('applies the crash policy to a row found submitting, both ways', () => {
     const r = row(submitting, { liveState: 'uploaded' });
     const byDefault = decideFor(r);
-    expect(byDefault.action).toBe('done');
+    expect(byDefault.action).toBe('fail');
     expect(byDefault.item.state).toBe('failed');
     expect(byDefault.item.reason).toBe(JOURNAL_TEXTS.unknownOutcome('req-1'));
     const resubmit = decideFor(r, { resubmitUnknown: true });
@@ -281,7 +282,7 @@ describe('the decision table: a failed item on a re-run', () => {
     name: string;
     row: JournalRow;
     over?: Partial<Parameters<typeof decide>[0]>;
-    action: 'fresh' | 'resume' | 'done';
+    action: JournalAction;
     reason: string;
     retried: boolean;
   }> = [
@@ -372,7 +373,7 @@ describe('the decision table: a failed item on a re-run', () => {
       name: 'a create whose outcome is unknown: the crash policy, even with --retry-failed',
       row: row(submitting, { liveState: 'uploaded' }),
       over: { retryFailed: true },
-      action: 'done',
+      action: 'fail',
       reason: JOURNAL_TEXTS.unknownOutcome('req-1'),
       retried: false,
     },

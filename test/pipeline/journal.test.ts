@@ -409,7 +409,7 @@ describe('the crash policy through the journal', () => {
     expect(j.get('a.png')).toMatchObject({ phase: 'submitting', outcomeUnknown: true });
     j = reopen(j);
     const d = await j.admit(planned('a.png'), { references: {} });
-    expect(d.action).toBe('done');
+    expect(d.action).toBe('fail');
     expect(d.item).toMatchObject({
       state: 'failed',
       failedAt: 'submit',
@@ -417,7 +417,7 @@ describe('the crash policy through the journal', () => {
     });
     expect(j.get('a.png')?.item.state).toBe('failed');
     j = reopen(j);
-    expect((await j.admit(planned('a.png'), { references: {} })).action).toBe('done');
+    expect((await j.admit(planned('a.png'), { references: {} })).action).toBe('fail');
   });
 
   it('with --resubmit-unknown submits again, even after an earlier run failed it', async () => {

@@ -256,7 +256,7 @@ describe('genpipe watch: the watcher', () => {
       'outputs must live outside the watched tree',
     );
     await expect(startWatcher({ dir, outDir: dir, onReady: () => {} })).rejects.toThrow(
-      'the out dir cannot be the watched folder',
+      'the out dir and the watched folder are the same folder',
     );
     await expect(startWatcher({ dir: join(dir, 'nope'), onReady: () => {} })).rejects.toThrow(
       'does not exist or is not a folder',

@@ -6,6 +6,7 @@ import { type Command, Option } from 'commander';
 import type { ApiFile, FilePurpose, FileState, UploadMode, UploadResult } from '../../client/index.ts';
 import { formatBytes } from '../../pipeline/progress/index.ts';
 import { FILE_PURPOSES, FILE_STATES } from '../../spec/index.ts';
+import { checkUploadFile } from '../local-check.ts';
 import {
   addPollOption,
   addServiceOptions,
@@ -133,7 +134,7 @@ export async function uploadPath(
 function registerUpload(files: Command): void {
   const cmd = files
     .command('upload <path>')
-    .description('Upload a file (streamed from disk; sha256 computed on the way)')
+    .description('Upload a file, checked locally first (streamed from disk; sha256 computed on the way)')
     .addOption(
       new Option('--mode <mode>', 'inline (multipart), presigned (PUT to a signed URL), or auto by size')
         .choices(UPLOAD_MODES)
@@ -149,6 +150,8 @@ function registerUpload(files: Command): void {
     runWithClient(flags, async (ctx) => {
       requireFile(path, 'files upload');
       const expiresAt = flags.expiresAt === undefined ? undefined : expiresAtArg(flags.expiresAt);
+      // The file as the service would take it, before a byte is sent (exit 1 naming the rule).
+      await checkUploadFile(path, flags.mimeType);
       const started = performance.now();
       const result = await uploadPath(ctx, path, {
         mode: flags.mode,

@@ -1,11 +1,12 @@
 /**
  * `genpipe generate`: creates one generation from flags or a JSON request file (flags win), uploads
  * local files given as media references first, and optionally waits for it and downloads its outputs.
- * The request is checked with the service's own rules before anything is uploaded or sent.
+ * The request is checked with the service's own rules, and its local files with the pipeline's local
+ * check against the rules of their positions, before anything is uploaded or sent.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
   type DownloadedOutput,
@@ -16,6 +17,7 @@ import {
   preflightGeneration,
   type UploadResult,
 } from '../../client/index.ts';
+import { checkRequestFiles } from '../local-check.ts';
 import {
   addPollOption,
   addServiceOptions,
@@ -125,7 +127,7 @@ export interface GenerateFlags extends ClientFlags {
 /** A request being built: the body, and the local files to upload with where their ids go. */
 export interface PlannedRequest {
   request: Record<string, unknown>;
-  uploads: Array<{ path: string; purpose: FilePurpose; place: (fileId: string) => void }>;
+  uploads: Array<{ path: string; flag: string; purpose: FilePurpose; place: (fileId: string) => void }>;
 }
 
 /** Stands in for a file id not yet known while the request is checked locally. */
@@ -156,7 +158,7 @@ export function planRequest(flags: GenerateFlags): PlannedRequest {
     };
   }
   const uploads: PlannedRequest['uploads'] = [];
-  const refOf = (arg: MediaArg, purpose: FilePurpose, set: (ref: ImageRef) => void): void => {
+  const refOf = (arg: MediaArg, flag: string, purpose: FilePurpose, set: (ref: ImageRef) => void): void => {
     if ('ref' in arg) {
       set(arg.ref);
       return;
@@ -165,6 +167,7 @@ export function planRequest(flags: GenerateFlags): PlannedRequest {
     set(ref);
     uploads.push({
       path: arg.path,
+      flag,
       purpose,
       place: (id) => {
         ref.file_id = id;
@@ -172,7 +175,7 @@ export function planRequest(flags: GenerateFlags): PlannedRequest {
     });
   };
   if (flags.source !== undefined) {
-    refOf(parseMediaArg(flags.source, '--source'), 'input', (ref) => {
+    refOf(parseMediaArg(flags.source, '--source'), '--source', 'input', (ref) => {
       const type = request.type;
       const mediaType =
         flags.sourceMediaType ??
@@ -188,7 +191,7 @@ export function planRequest(flags: GenerateFlags): PlannedRequest {
   if (flags.imageRef && flags.imageRef.length > 0) {
     const refs: ImageRef[] = [];
     for (const text of flags.imageRef) {
-      refOf(parseMediaArg(text, '--image-ref'), 'reference', (ref) => {
+      refOf(parseMediaArg(text, '--image-ref'), '--image-ref', 'reference', (ref) => {
         refs.push(ref);
       });
     }
@@ -241,7 +244,10 @@ export function registerGenerate(program: Command): void {
     .option('--request <file>', 'the request body as a JSON file (flags override its fields)')
     .option('--request-id <id>', 'X-Request-Id to send (default: a fresh UUID, printed)')
     .option('--wait', 'wait until the generation completes (exit 1 when it fails)')
-    .option('--out <dir>', 'wait, then download the outputs into <dir> and print their paths')
+    .option(
+      '--out <dir>',
+      'wait, then download the outputs into <dir>/<generation id>/ and print their paths',
+    )
     .option('--timeout <seconds>', 'give up waiting after this long (exit 1)', secondsArg(0));
   addPollOption(addServiceOptions(cmd)).action((flags: GenerateFlags) =>
     runWithClient(flags, async (ctx) => {
@@ -251,8 +257,10 @@ export function registerGenerate(program: Command): void {
       if (!given)
         throw new UsageError('nothing to generate: give --prompt (and more flags) or --request file.json');
       const plan = planRequest(flags);
-      // The service's rules first: nothing is uploaded or sent for a request it would refuse.
+      // The service's rules first, then the local files against the rules of their positions: nothing
+      // is uploaded or sent for a request the service would refuse, or a file it would fail.
       await preflightGeneration(plan.request as GenerationRequest);
+      await checkRequestFiles(plan.request, plan.uploads, PLACEHOLDER_FILE_ID);
       const uploads = await uploadPlanned(ctx, plan);
       const requestId = flags.requestId ?? randomUUID();
       const created = await ctx.client.generations.create(plan.request as GenerationRequest, {
@@ -269,7 +277,8 @@ export function registerGenerate(program: Command): void {
           created,
           flags.timeout === undefined ? undefined : flags.timeout * 1000,
         );
-        if (flags.out !== undefined) outputs = await downloadNoting(ctx, final, flags.out);
+        // A folder per generation: a second run into the same --out never overwrites the first's outputs.
+        if (flags.out !== undefined) outputs = await downloadNoting(ctx, final, join(flags.out, final.id));
       }
       ctx.result(
         {

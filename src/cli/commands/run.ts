@@ -142,9 +142,6 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
     const inputDir = resolve(options.inputDir);
     const outDir = resolve(flags.out);
     await requireDir(inputDir, 'input dir');
-    if (outDir === inputDir) {
-      throw new UsageError('the out dir cannot be the input dir (the input dir is never modified)');
-    }
     const recipe = await checkBatchInputs(inputDir, flags);
 
     service = await connectService(flags, json, note);
@@ -190,10 +187,14 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
         (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : ''),
     ];
     const j = result.report.journal;
-    if (j && (j.resumed > 0 || j.reused > 0 || j.redone > 0 || j.retried > 0)) {
+    if (j && (j.resumed > 0 || j.reused > 0 || j.redone > 0 || j.retried > 0 || j.unknown_outcome > 0)) {
+      const unknown =
+        j.unknown_outcome > 0
+          ? `, ${j.unknown_outcome} failed with an unknown submission outcome (${JOURNAL_CHOICES.resubmitUnknownFlag} submits again)`
+          : '';
       summary.push(
         `journal: ${j.reused} already done in an earlier run, ${j.resumed} resumed, ${j.redone} redone, ` +
-          `${j.retried} retried (${shown(j.file)})`,
+          `${j.retried} retried${unknown} (${shown(j.file)})`,
       );
     }
     if (result.stop) summary.push(`the batch stopped early: ${result.stop.reason}`);

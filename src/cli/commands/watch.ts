@@ -136,7 +136,7 @@ export async function executeWatch(inputDirArg: string, flags: WatchFlags): Prom
     const inputDir = resolve(inputDirArg);
     const outDir = resolve(flags.out);
     if (!existsSync(inputDir)) throw new UsageError(`input dir '${inputDir}' does not exist`);
-    const recipe = await checkBatchInputs(inputDir, flags);
+    const recipe = await checkBatchInputs(inputDir, flags, 'watch');
     service = await connectService(flags, json, note);
     secrets = service.secrets;
 

@@ -14,6 +14,7 @@
  * //   d.action 'fresh'  → run the stages from d.item.state (check, upload, …)
  * //   d.action 'resume' → run the stages from d.item.state (`uploaded`, `submitted` or `downloaded`)
  * //   d.action 'done'   → d.item is final; report it
+ * //   d.action 'fail'   → d.item failed at submit by the crash policy (outcome unknown); report it
  * journal.save(item);                                       // after every transition: durable on return
  * // after discovery: generations in flight whose input is gone are still collected
  * for (const d of journal.vanishedInFlight()) …

@@ -10,7 +10,7 @@
  * | recipe hash differs                       | fresh (new row)                                           |
  * | local (nothing at the service)            | fresh (same row)                                          |
  * | uploaded                                  | resume at `uploaded` (submit), if the upload is recent    |
- * | submitting (outcome unknown)              | the crash policy: fail (default) or resubmit              |
+ * | submitting (outcome unknown)              | the crash policy: fail (default; action `fail`) or resubmit |
  * | submitted                                 | resume at `submitted`: poll, never submit again           |
  * | downloaded, outputs complete              | resume at `downloaded` (write result.json)                |
  * | reported, outputs and result.json present | done                                                      |
@@ -35,9 +35,11 @@ import { JOURNAL_TEXTS } from './texts.ts';
 /**
  * - `fresh`: process the file from its current state (the item given to plan), as if never seen;
  * - `resume`: continue with the returned item from its state (the next stage is the one that takes it);
- * - `done`: nothing to do; the returned item is final (reported, or failed) and goes into the report.
+ * - `done`: nothing to do; the returned item is final (reported, or failed) and goes into the report;
+ * - `fail`: the crash policy failed the file in this run (its submission outcome is unknown): the
+ *   returned item is final, failed at `submit`, and is a failure of this run, not earlier work.
  */
-export type JournalAction = 'fresh' | 'resume' | 'done';
+export type JournalAction = 'fresh' | 'resume' | 'done' | 'fail';
 
 /** The decision for one file. */
 export interface JournalDecision {
@@ -165,7 +167,9 @@ export function decide(input: DecideInput): RowDecision {
         input.resubmitUnknown,
       );
       if (!policy) return freshly(null, false); // not reachable: the phase says the outcome is unknown
-      if (policy.action === 'fail') return done(policy.item, policy.reason);
+      if (policy.action === 'fail') {
+        return { action: 'fail', item: policy.item, reason: policy.reason, supersede: false };
+      }
       if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs)) {
         return {
           ...freshly(`${policy.reason}; ${JOURNAL_TEXTS.uploadTooOld}`, false),

@@ -355,7 +355,7 @@ export function renderReportHtml(input: ReportHtmlInput): string {
   if (report.journal) {
     const j = report.journal;
     body.push(
-      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${j.resumed} resumed from an earlier run, ${j.reused} already done (reported as they were), ${j.redone} redone because the file or recipe changed, ${j.retried} retried after failing in an earlier run. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
+      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${j.resumed} resumed from an earlier run, ${j.reused} already done (reported as they were), ${j.redone} redone because the file or recipe changed, ${j.retried} retried after failing in an earlier run${j.unknown_outcome > 0 ? `, ${j.unknown_outcome} failed with an unknown submission outcome` : ''}. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
     );
   }
   body.push(totalsHtml(report));
@@ -400,8 +400,11 @@ export function renderReportHtml(input: ReportHtmlInput): string {
       '</tbody></table></section>',
     );
   }
-  // Items finished by an earlier run keep that run's timings: they are left out of this batch's figures.
-  const items = [...byPlace.values()].filter((i) => i.journal?.action !== 'done');
+  // Items finished by an earlier run (or failed from its record by the crash policy) keep that run's
+  // timings: they are left out of this batch's figures.
+  const items = [...byPlace.values()].filter(
+    (i) => i.journal?.action !== 'done' && i.journal?.action !== 'fail',
+  );
   const stages = stageTable(items);
   if (stages) body.push('<section id="stages"><h2>Time per stage</h2>', stages, '</section>');
   body.push(

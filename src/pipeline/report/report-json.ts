@@ -61,6 +61,11 @@ export interface ReportJournal {
    */
   retried: number;
   /**
+   * Items failed in this run by the crash policy: a create of an earlier run may have reached the
+   * service, but its answer was never recorded (counted among the failed, never among the reused).
+   */
+  unknown_outcome: number;
+  /**
    * What happens to an item whose create may have reached the service without its answer being
    * recorded (a kill mid-create): `fail` (default: never pay twice) or `resubmit` (--resubmit-unknown).
    */
@@ -184,11 +189,13 @@ function journalSection(items: readonly Item[], meta: ReportJournalMeta): Report
   let reused = 0;
   let redone = 0;
   let retried = 0;
+  let unknownOutcome = 0;
   for (const item of items) {
     const note = item.journal;
     if (note?.retried) retried++;
     else if (note?.action === 'resume') resumed++;
     else if (note?.action === 'done') reused++;
+    else if (note?.action === 'fail') unknownOutcome++;
     else if (note?.action === 'fresh' && note.reason !== null) redone++;
   }
   return {
@@ -197,6 +204,7 @@ function journalSection(items: readonly Item[], meta: ReportJournalMeta): Report
     reused,
     redone,
     retried,
+    unknown_outcome: unknownOutcome,
     unknown_submissions_policy: meta.policy,
     unknown_submissions_note: meta.note,
   };

@@ -43,10 +43,6 @@ export const WATCH_TEXTS = {
   onReadyFailed: (input: string, why: string) => `handing over ${input} failed: ${why}`,
   /** The failure reason of a file handed over after the give-up period without becoming complete. */
   neverComplete: (reason: string) => `the file never became complete (${reason})`,
-  outInside: (out: string, dir: string) =>
-    `the out dir ${out} is inside the watched folder ${dir}: outputs must live outside the watched tree ` +
-    '(pick an out dir beside the inbox)',
-  outIsDir: (dir: string) => `the out dir cannot be the watched folder ${dir}`,
   notAFolderAtStart: (dir: string) => `the folder to watch, ${dir}, does not exist or is not a folder`,
 } as const;
 

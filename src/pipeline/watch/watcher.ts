@@ -20,7 +20,8 @@
  * await w.close();
  */
 import { realpath, stat } from 'node:fs/promises';
-import { resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
+import { OVERLAP_WORDS, overlapRefusal } from '../batch-paths.ts';
 import { futureRealpath } from '../discover.ts';
 import { type Item, newItem } from '../item.ts';
 import { type CompleteVerdict, checkComplete } from './complete-check.ts';
@@ -58,7 +59,7 @@ export interface ReadyFile {
 export interface WatcherOptions {
   /** The folder to watch (the inbox). Must exist at start. */
   dir: string;
-  /** The batch's out dir: refused when inside the watched folder (outputs live outside it). */
+  /** The batch's out dir: refused when it overlaps the watched folder (see batch-paths.ts). */
   outDir?: string;
   /** Quiet period: size and mtime unchanged this long (default {@link WATCH_DEFAULTS}.quietMs). */
   quietMs?: number;
@@ -124,10 +125,6 @@ export interface Watcher {
   close(): Promise<void>;
 }
 
-function isInside(root: string, p: string): boolean {
-  return p.startsWith(root.endsWith(sep) ? root : root + sep);
-}
-
 async function signatureOf(path: string): Promise<Signature | null> {
   const st = await stat(path).catch(() => null);
   return st?.isFile() ? { size: st.size, mtimeMs: st.mtimeMs } : null;
@@ -151,7 +148,8 @@ export function incompleteReason(file: ReadyFile): string | null {
 /**
  * Starts watching `opts.dir` (see the module comment).
  *
- * @throws Error when the folder does not exist, or the out dir is the folder or inside it
+ * @throws Error when the folder does not exist, or the out dir overlaps it (the folder, inside it, or
+ *   holding it)
  */
 export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
   const quietMs = opts.quietMs ?? WATCH_DEFAULTS.quietMs;
@@ -164,9 +162,8 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
   const guard = await createMountGuard(dir);
   const root = await realpath(dir);
   if (opts.outDir !== undefined) {
-    const out = await futureRealpath(opts.outDir);
-    if (out === root) throw new Error(WATCH_TEXTS.outIsDir(dir));
-    if (isInside(root, out)) throw new Error(WATCH_TEXTS.outInside(resolve(opts.outDir), dir));
+    const refusal = await overlapRefusal({ inputDir: dir, outDir: opts.outDir, words: OVERLAP_WORDS.watch });
+    if (refusal !== null) throw new Error(refusal);
   }
   const skipFiles = new Set<string>();
   for (const f of opts.skipFiles ?? []) skipFiles.add(await futureRealpath(f));

@@ -1,0 +1,83 @@
+/**
+ * Where a batch may write, against what it reads: the out dir and the journal must lie outside the
+ * input tree (the input dir is never modified), and the input dir outside the out dir (outputs go to
+ * `<out>/<input path>/`, which would then land among the inputs). Judged on real paths, so a relative
+ * spelling or a symbolic link to the same folder is caught too, as rclone refuses a source and a
+ * destination that overlap. `run` and `watch` refuse through this one check; so does the watcher.
+ */
+import { resolve, sep } from 'node:path';
+import { futureRealpath } from './discover.ts';
+
+/** How the refusals name the input dir and what they ask for. */
+export interface OverlapWords {
+  /** `input dir`, `watched folder`. */
+  folder: string;
+  /** The rule and what to do instead. */
+  rule: string;
+}
+
+/** The words of `run` and `watch`. */
+export const OVERLAP_WORDS = {
+  run: {
+    folder: 'input dir',
+    rule: 'outputs must live outside the input tree, which is never modified (pick an out dir beside it)',
+  },
+  watch: {
+    folder: 'watched folder',
+    rule: 'outputs must live outside the watched tree (pick an out dir beside the inbox)',
+  },
+} as const satisfies Record<string, OverlapWords>;
+
+/** The refusals, naming both paths. */
+export const OVERLAP_TEXTS = {
+  same: (out: string, dir: string, w: OverlapWords) =>
+    `the out dir and the ${w.folder} are the same folder (${out}, ${dir}): ${w.rule}`,
+  outInside: (out: string, dir: string, w: OverlapWords) =>
+    `the out dir ${out} is inside the ${w.folder} ${dir}: ${w.rule}`,
+  inputInside: (out: string, dir: string, w: OverlapWords) =>
+    `the ${w.folder} ${dir} is inside the out dir ${out}: ${w.rule}`,
+  journalInside: (journal: string, dir: string, w: OverlapWords) =>
+    `the journal ${journal} is inside the ${w.folder} ${dir}: it must live outside the ${w.folder} (the default, <out>/.genpipe/journal.db, does)`,
+} as const;
+
+function isInside(root: string, p: string): boolean {
+  return p.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/** A path as given (made absolute), and its real path too when a link makes them differ. */
+async function named(path: string): Promise<{ real: string; shown: string }> {
+  const given = resolve(path);
+  const real = await futureRealpath(path);
+  return { real, shown: real === given ? given : `${given} (really ${real})` };
+}
+
+/**
+ * Why the out dir (or the journal) and the input dir overlap, or null when they are apart.
+ *
+ * @param opts.inputDir - the folder read
+ * @param opts.outDir - where outputs and reports go
+ * @param opts.journal - `--journal PATH`, when given
+ * @param opts.words - how to name the input dir (OVERLAP_WORDS.run by default)
+ * @example await overlapRefusal({ inputDir: 'mine', outDir: 'mine/sub/o' })
+ * // 'the out dir /home/me/mine/sub/o is inside the input dir /home/me/mine: outputs must live outside …'
+ */
+export async function overlapRefusal(opts: {
+  inputDir: string;
+  outDir: string;
+  journal?: string;
+  words?: OverlapWords;
+}): Promise<string | null> {
+  const words = opts.words ?? OVERLAP_WORDS.run;
+  const input = await named(opts.inputDir);
+  const out = await named(opts.outDir);
+  if (out.real === input.real) return OVERLAP_TEXTS.same(out.shown, input.shown, words);
+  if (isInside(input.real, out.real)) return OVERLAP_TEXTS.outInside(out.shown, input.shown, words);
+  if (isInside(out.real, input.real)) return OVERLAP_TEXTS.inputInside(out.shown, input.shown, words);
+  if (opts.journal !== undefined) {
+    const journal = await named(opts.journal);
+    if (journal.real === input.real || isInside(input.real, journal.real)) {
+      return OVERLAP_TEXTS.journalInside(journal.shown, input.shown, words);
+    }
+  }
+  return null;
+}

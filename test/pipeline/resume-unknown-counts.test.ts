@@ -1,0 +1,107 @@
+/**
+ * How a file failed by the crash policy is accounted for, with real child processes: `genpipe run
+ * --json` killed with SIGKILL while a create's answer is on its way (held back by the proxy of
+ * resume-helpers.ts), then run again. The file is a failure of this run with its own count
+ * (`unknown_outcome`), not "already done in an earlier run", and its stage is `submit` everywhere: the
+ * progress event, report.json and the closing summary.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
+import {
+  envFor,
+  generationsOf,
+  killChildren,
+  runToEnd,
+  type SlowProxy,
+  spawnGenpipe,
+  startSlowProxy,
+} from './resume-helpers.ts';
+import { readJson } from './run-fixtures.ts';
+import { put } from './stage-helpers.ts';
+
+const KEY = 'svc-api-resume-unknown-counts';
+
+const RECIPE = `rules:
+  - match: "*.txt"
+    input_as: prompt
+    request: { type: image, model: uni-1, aspect_ratio: "1:1" }
+`;
+
+let emu: RunningEmulator;
+let proxy: SlowProxy;
+let root: string;
+
+beforeAll(async () => {
+  emu = await startTestEmulator({
+    clients: [{ id: 'counts', state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 }],
+    keys: [{ key: KEY, client: 'counts' }],
+    queue_ms: 50,
+    processing_ms: { image: 300, video: 1000 },
+  });
+  proxy = await startSlowProxy(emu.url);
+  root = await mkdtemp(join(tmpdir(), 'genpipe-resume-unknown-'));
+});
+
+afterAll(async () => {
+  killChildren();
+  await proxy?.close();
+  await emu?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+const runArgs = (input: string, out: string, extra: string[] = []) => [
+  ...['run', input, '--out', out, '--json', '--poll-interval', '1'],
+  ...extra,
+];
+
+describe('a file failed by the crash policy', () => {
+  it('counts as unknown_outcome, not as already done, and fails at submit in every account', async () => {
+    const input = join(root, 'in');
+    const out = join(root, 'out');
+    await put(input, 'genpipe.yaml', RECIPE);
+    await put(input, 'a.txt', 'a red fox');
+    await put(input, 'b.txt', 'a blue bird');
+    const env = envFor(proxy.url, KEY);
+    proxy.holdCreates = true;
+    let held: string;
+    try {
+      const first = spawnGenpipe(runArgs(input, out, ['--concurrency', '1']), env);
+      await first.until(
+        () => proxy.flows.some((f) => f.kind === 'create' && f.held),
+        'a create whose answer is held back',
+      );
+      first.proc.kill('SIGKILL');
+      await first.exited;
+      held = proxy.flows.find((f) => f.kind === 'create' && f.held)!.requestId!;
+    } finally {
+      proxy.holdCreates = false;
+    }
+    expect((await generationsOf(emu, 'counts')).map((g) => g.request_id)).toEqual([held]);
+
+    const second = await runToEnd(runArgs(input, out), env);
+    expect(second.code, second.child.stderr()).toBe(1);
+    // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+    const report: any = await readJson(join(out, 'report.json'));
+    const failed = report.items.find((i: { status: string }) => i.status === 'failed');
+    expect(failed).toMatchObject({ stage: 'submit', reason: JOURNAL_TEXTS.unknownOutcome(held) });
+    expect(report.totals).toMatchObject({ inputs: 2, succeeded: 1, failed: 1 });
+    expect(report.journal).toMatchObject({ reused: 0, unknown_outcome: 1 });
+
+    // The progress event of the failure names the same stage as report.json.
+    const failures = second.child.events.filter(
+      (e) => e.type === 'item_state' && e.input === failed.input && e.state === 'failed',
+    );
+    expect(failures.map((e) => e.stage)).toEqual(['submit']);
+
+    const stderr = second.child.stderr();
+    expect(stderr).toContain('2 files: 1 succeeded, 1 failed');
+    expect(stderr).toMatch(
+      /journal: 0 already done in an earlier run, \d+ resumed, 0 redone, 0 retried, 1 failed with an unknown submission outcome \(--resubmit-unknown submits again\)/,
+    );
+  }, 60_000);
+});
