@@ -112,3 +112,12 @@ export function summaryText(
   if (paused) parts.push(`PAUSED: ${paused}`);
   return parts.join(' · ');
 }
+
+/**
+ * The closing line about the watcher's completeness checks (full decodes, container checks).
+ *
+ * @example checksText({ checks: 3 }) // '3 completeness checks'
+ */
+export function checksText(stats: Pick<WatcherStats, 'checks'>): string {
+  return `${stats.checks} completeness check${stats.checks === 1 ? '' : 's'}`;
+}

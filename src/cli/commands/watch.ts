@@ -53,7 +53,7 @@ import { addServiceOptions, intArg } from '../make-client.ts';
 import { printError } from '../print-error.ts';
 import { UsageError } from '../usage-error.ts';
 import { addBatchOptions, addJournalOptions, RUN_EXIT, type RunFlags, recordedFlags } from './run.ts';
-import { createSummaryLine, type SummaryCounts, summaryText } from './watch-summary.ts';
+import { checksText, createSummaryLine, type SummaryCounts, summaryText } from './watch-summary.ts';
 
 /** Flags of `genpipe watch`. */
 export interface WatchFlags extends RunFlags {
@@ -269,6 +269,7 @@ export async function executeWatch(inputDirArg: string, flags: WatchFlags): Prom
     const lines = [
       `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
         (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : ''),
+      checksText(w.stats()),
     ];
     if (result.stop && result.stop.cause !== 'interrupted') {
       lines.push(`the watch stopped early: ${result.stop.reason}`);
