@@ -315,6 +315,30 @@ describe('re-running', () => {
   });
 });
 
+describe('finished files', () => {
+  it('lists inputs reported or failed at the service, with the size and mtime their file had', async () => {
+    const j = session();
+    const done = planned('done.png', 'done bytes');
+    j.plan(done, await j.keyOf(done));
+    finish(j, done);
+    const rejected = planned('rejected.png');
+    j.plan(rejected, await j.keyOf(rejected));
+    j.save({ ...rejected, state: 'failed', failedAt: 'submit', reason: 'rejected by the service' });
+    const local = planned('local.png');
+    j.plan(local, await j.keyOf(local));
+    j.save({ ...local, state: 'failed', failedAt: 'check', reason: 'too big' });
+    const inFlight = planned('in-flight.png');
+    j.plan(inFlight, await j.keyOf(inFlight));
+    j.save({ ...inFlight, state: 'submitted', requestId: 'r1', generationId: 'g1', attempts: 1 });
+    expect(j.finishedFiles()).toEqual(
+      new Map([
+        ['done.png', { size: 10, mtimeMs: 1 }],
+        ['rejected.png', { size: 5, mtimeMs: 1 }],
+      ]),
+    );
+  });
+});
+
 describe('the crash policy through the journal', () => {
   async function leaveSubmitting(): Promise<Journal> {
     const j = session();

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runFfmpeg } from '../../src/media/index.ts';
@@ -248,6 +248,43 @@ describe('genpipe watch: the watcher', () => {
     await writeFile(join(dir2, 'b.txt'), 'found by a polling event');
     await until(async () => polled.ready.length === 1, 5_000);
     expect(polled.watcher.stats().scans).toBe(1);
+  });
+
+  it('hands over at once, unchecked, a file `known` names with its size and mtime; others wait', async () => {
+    const dir = await inbox();
+    for (const name of ['done.png', 'changed.png', 'new.png']) await writeFile(join(dir, name), png);
+    const finished = new Map<string, { size: number; mtimeMs: number }>();
+    for (const name of ['done.png', 'changed.png']) {
+      const st = await stat(join(dir, name));
+      finished.set(name, { size: st.size, mtimeMs: st.mtimeMs });
+    }
+    // As if changed.png had been finished at another size.
+    finished.set('changed.png', { ...finished.get('changed.png')!, size: png.length + 1 });
+    const asked: string[] = [];
+    // A quiet period no file can get through during the test: only the known file can be handed over.
+    // Rescans only when asked, and no file events, so that each look at the folder is counted here.
+    const rec = await watch({
+      dir,
+      quietMs: 60_000,
+      rescanMs: 60_000,
+      hints: false,
+      known: (f) => {
+        asked.push(f.input);
+        const was = finished.get(f.input);
+        return was !== undefined && was.size === f.size && was.mtimeMs === f.mtimeMs;
+      },
+    });
+    await rec.watcher.firstScan;
+    expect(rec.ready.map((r) => [r.input, r.known, r.complete, r.handover])).toEqual([
+      ['done.png', true, true, 1],
+    ]);
+    expect(asked.sort()).toEqual(['changed.png', 'done.png', 'new.png']);
+    expect(rec.watcher.stats()).toMatchObject({ checks: 0, known: 1, handedOver: 1, pending: 2, handed: 1 });
+    // A second rescan neither asks about the handed file again nor hands it over twice.
+    asked.length = 0;
+    await rec.watcher.rescanNow();
+    expect(asked.sort()).toEqual(['changed.png', 'new.png']);
+    expect(rec.ready).toHaveLength(1);
   });
 
   it('refuses an out dir inside the watched folder, and a folder that does not exist', async () => {

@@ -114,10 +114,15 @@ export function summaryText(
 }
 
 /**
- * The closing line about the watcher's completeness checks (full decodes, container checks).
+ * The closing line about the watcher's completeness checks (full decodes, container checks), and the
+ * files it took without one because the journal had finished them unchanged.
  *
- * @example checksText({ checks: 3 }) // '3 completeness checks'
+ * @example checksText({ checks: 1, known: 200 })
+ * // '1 completeness check; 200 files finished in an earlier session taken without one'
  */
-export function checksText(stats: Pick<WatcherStats, 'checks'>): string {
-  return `${stats.checks} completeness check${stats.checks === 1 ? '' : 's'}`;
+export function checksText(stats: Pick<WatcherStats, 'checks' | 'known'>): string {
+  const checks = `${stats.checks} completeness check${stats.checks === 1 ? '' : 's'}`;
+  if (stats.known === 0) return checks;
+  const files = stats.known === 1 ? '1 file' : `${stats.known} files`;
+  return `${checks}; ${files} finished in an earlier session taken without one`;
 }

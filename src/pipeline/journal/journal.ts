@@ -236,6 +236,10 @@ export class Journal {
       byPhase: db.prepare<[string, string], ItemRowSql>(
         `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND phase = ? AND superseded_at IS NULL ORDER BY input`,
       ),
+      finished: db.prepare<[string], { input: string; size: unknown; mtime_ms: unknown }>(
+        `SELECT input, json_extract(item, '$.size') AS size, json_extract(item, '$.mtimeMs') AS mtime_ms
+         FROM items WHERE out_dir = ? AND phase IN ('reported', 'failed') AND superseded_at IS NULL`,
+      ),
       history: db.prepare<[string, string], ItemRowSql>(
         `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? ORDER BY id`,
       ),
@@ -573,6 +577,23 @@ export class Journal {
   /** The active row of every input of this out dir, by input path (one per input). */
   rows(): JournalRow[] {
     return this.sql.allActive.all(this.outDir).map(toRow);
+  }
+
+  /**
+   * The inputs of this out dir whose work is finished — active row `reported`, or `failed` at the
+   * service — with the size and mtime their file had then. `watch` hands such a file, found unchanged,
+   * straight to the runner (whose admit reports it done) instead of checking it again.
+   *
+   * @example journal.finishedFiles().get('a.png') // { size: 51234, mtimeMs: 1763772000000.123 }
+   */
+  finishedFiles(): Map<string, { size: number; mtimeMs: number }> {
+    const out = new Map<string, { size: number; mtimeMs: number }>();
+    for (const r of this.sql.finished.iterate(this.outDir)) {
+      if (typeof r.size === 'number' && typeof r.mtime_ms === 'number') {
+        out.set(r.input, { size: r.size, mtimeMs: r.mtime_ms });
+      }
+    }
+    return out;
   }
 
   /** Active rows of this out dir in `phase`. */
