@@ -1,6 +1,6 @@
 import { appendFile, mkdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runFfmpeg } from '../../src/media/index.ts';
 import { incompleteReason, readyItem, startWatcher } from '../../src/pipeline/watch/index.ts';
 import { until } from '../helpers/emulator.ts';
@@ -300,5 +300,49 @@ describe('genpipe watch: the watcher', () => {
     );
     const ok = await startWatcher({ dir, outDir: join(dir, '..', 'out'), onReady: () => {} });
     await ok.close();
+  });
+});
+
+describe('genpipe watch: when checks run', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Resolves once `pred` holds, looking again on every turn of the event loop (fake timers stay put). */
+  async function settle(pred: () => boolean, what: string): Promise<void> {
+    const end = performance.now() + 15_000;
+    while (!pred()) {
+      if (performance.now() > end) throw new Error(`no ${what}`);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  it('checks files as soon as their quiet period ends, not at the next tick, one check after another', async () => {
+    const dir = await inbox();
+    // The clock and timers are fake; the files, the scans and the checks are real.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const ready: string[] = [];
+    const w = await startWatcher({
+      dir,
+      quietMs: 4_000, // a tick every second
+      rescanMs: 600_000,
+      hints: false,
+      onReady: (f) => {
+        ready.push(f.input);
+      },
+    });
+    try {
+      await w.firstScan;
+      await vi.advanceTimersByTimeAsync(10); // the files' quiet periods end 10 ms after a tick
+      for (let i = 0; i < 6; i++) await writeFile(join(dir, `p${i}.txt`), `a prompt, ${i}`);
+      await w.rescanNow();
+      await vi.advanceTimersByTimeAsync(4_000);
+      // The clock stands still now: no tick comes, yet all six are checked (two at a time) and handed over.
+      await settle(() => ready.length === 6, 'six hand-overs');
+      expect(w.stats()).toMatchObject({ checks: 6, handedOver: 6 });
+      expect(ready.sort()).toEqual(['p0.txt', 'p1.txt', 'p2.txt', 'p3.txt', 'p4.txt', 'p5.txt']);
+    } finally {
+      await w.close();
+    }
   });
 });

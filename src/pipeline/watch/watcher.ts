@@ -16,6 +16,8 @@
  * - If the folder disappears or becomes unreadable, the watcher PAUSES (onPause with a plain message),
  *   tries again every `retryMs` and resumes (onResume) when it is back. Nothing is forgotten while paused,
  *   and a rescan only ever forgets after it walked the whole tree with the folder sound before and after.
+ * - A file is looked at as soon as its quiet period ends, and due files are checked one after another
+ *   (`checkConcurrency` at once), not a few per tick.
  *
  * @example
  * const w = await startWatcher({ dir: 'inbox', outDir: 'out', onReady: (f) => queue.push(f), onPause: console.warn });
@@ -195,6 +197,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
   const rescanMs = opts.rescanMs ?? WATCH_DEFAULTS.rescanMs;
   const retryMs = opts.retryMs ?? WATCH_DEFAULTS.retryMs;
   const concurrency = Math.max(1, opts.checkConcurrency ?? WATCH_DEFAULTS.checkConcurrency);
+  // The tick is a backstop: a wake-up is also set for when the next quiet period ends.
   const tickMs = Math.min(1_000, Math.max(25, Math.round(quietMs / 4)));
 
   const dir = resolve(opts.dir);
@@ -277,9 +280,9 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
   /** Records a sighting of a file; one never handed over that `known` names is handed over at once. */
   function observe(input: string, absPath: string, sig: Signature, scan?: number): void {
     const f = tracker.observe(input, absPath, sig, Date.now(), scan);
-    if (f.state === 'pending' && f.handovers === 0 && !paused && opts.known?.(f)) {
-      handOver(f, undefined, 'known');
-    }
+    if (f.state !== 'pending') return;
+    if (f.handovers === 0 && !paused && opts.known?.(f)) handOver(f, undefined, 'known');
+    else wakeAt(f.since + quietMs);
   }
 
   /** Looks at `f` again; false (and its quiet period restarted) when it changed or is gone. */
@@ -324,20 +327,48 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
     handOver(f, verdicts.get(f), 'gaveUp');
   }
 
+  /** Files due for a check at the last tick, oldest first: each finished check starts the next one. */
+  let due: TrackedFile[] = [];
+  function startChecks(): void {
+    const now = Date.now();
+    while (running < concurrency && due.length > 0 && !paused && !closed) {
+      const f = due.shift() as TrackedFile;
+      if (f.state !== 'pending' || tracker.get(f.input) !== f || now - f.since < quietMs) continue;
+      running += 1;
+      track(checkOne(f)).finally(() => {
+        running -= 1;
+        startChecks();
+      });
+    }
+  }
+
   function tick(): void {
     if (paused || closed) return;
     const now = Date.now();
     for (const f of tracker.dueForGiveUp(now)) track(giveUp(f));
-    if (running >= concurrency) return;
-    for (const f of tracker.dueForCheck(now)) {
-      if (running >= concurrency) break;
-      running += 1;
-      track(checkOne(f)).finally(() => {
-        running -= 1;
-      });
-    }
+    due = tracker.dueForCheck(now);
+    startChecks();
+    const next = tracker.nextDueAt();
+    if (next !== null && next > now) wakeAt(next);
   }
   const ticker = setInterval(tick, tickMs);
+
+  // A tick when the earliest quiet period seen ends, rather than up to a tick later.
+  let wakeTimer: NodeJS.Timeout | null = null;
+  let wakeAtMs = Number.POSITIVE_INFINITY;
+  function wakeAt(at: number): void {
+    if (closed || at >= wakeAtMs) return;
+    if (wakeTimer) clearTimeout(wakeTimer);
+    wakeAtMs = at;
+    wakeTimer = setTimeout(
+      () => {
+        wakeTimer = null;
+        wakeAtMs = Number.POSITIVE_INFINITY;
+        tick();
+      },
+      Math.max(0, at - Date.now()),
+    );
+  }
 
   // ---- pause / resume -----------------------------------------------------------------------------
 
@@ -494,6 +525,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
     closed = true;
     closing.abort(new Error('watcher closed'));
     clearInterval(ticker);
+    if (wakeTimer) clearTimeout(wakeTimer);
     if (cycleTimer) clearTimeout(cycleTimer);
     await stopHints();
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
