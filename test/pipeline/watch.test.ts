@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { appendFile, mkdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -286,6 +287,30 @@ describe('genpipe watch: the watcher', () => {
     expect(asked.sort()).toEqual(['changed.png', 'new.png']);
     expect(rec.ready).toHaveLength(1);
   });
+
+  it('scans once file events are live: a file arriving during the first scan still has its event', async () => {
+    const dir = await inbox();
+    // Enough files that chokidar takes a while to read the folder before it watches it.
+    const names = Array.from({ length: 1000 }, (_, i) => `old-${i}.txt`);
+    for (let i = 0; i < names.length; i += 500) {
+      await Promise.all(names.slice(i, i + 500).map((name) => writeFile(join(dir, name), 'a prompt')));
+    }
+    // The new file arrives once the first scan has listed the folder (it is seen there: too late for it).
+    let arrived = false;
+    const known = (f: { input: string }) => {
+      if (!arrived) {
+        writeFileSync(join(dir, 'new.txt'), 'a new prompt');
+        arrived = true;
+      }
+      return f.input.startsWith('old-');
+    };
+    // No periodic rescan during the test: only a file event can bring the new file in.
+    const rec = await watch({ dir, quietMs: 100, rescanMs: 600_000, known });
+    await rec.watcher.firstScan;
+    expect(rec.watcher.stats()).toMatchObject({ known: 1000, scans: 1 });
+    await until(async () => rec.readyFor('new.txt').length === 1, 20_000);
+    expect(rec.watcher.stats()).toMatchObject({ scans: 1, checks: 1 });
+  }, 60_000);
 
   it('refuses an out dir inside the watched folder, and a folder that does not exist', async () => {
     const dir = await inbox();

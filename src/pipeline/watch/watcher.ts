@@ -18,6 +18,8 @@
  *   and a rescan only ever forgets after it walked the whole tree with the folder sound before and after.
  * - A file is looked at as soon as its quiet period ends, and due files are checked one after another
  *   (`checkConcurrency` at once), not a few per tick.
+ * - A rescan waits (at most `hintsReadyWaitMs`) for chokidar to have read the tree: a file that arrives
+ *   while chokidar starts may get no event, and the rescan finds it instead of the next periodic one.
  *
  * @example
  * const w = await startWatcher({ dir: 'inbox', outDir: 'out', onReady: (f) => queue.push(f), onPause: console.warn });
@@ -444,7 +446,23 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
     return (input) => dirs.some((d) => input.startsWith(`${d}/`));
   }
 
+  /** Waits, at most hintsReadyWaitMs, for file events to be live (see file-hints.ts). */
+  async function hintsLive(): Promise<void> {
+    const h = hints;
+    if (h === null) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      h.ready,
+      new Promise<void>((r) => {
+        timer = setTimeout(r, WATCH_DEFAULTS.hintsReadyWaitMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   async function rescanOnce(): Promise<RescanResult | null> {
+    await hintsLive();
+    if (closed) return null;
     const before = await guard.check();
     if (!before.ok) {
       pause(before.message);
