@@ -398,6 +398,25 @@ describe('saving', () => {
     );
   });
 
+  it('writes nothing when only the journal note changed (a restart over finished files)', async () => {
+    let clock = 1_000;
+    let j = session({ now: () => clock });
+    const a = planned('a.png');
+    j.plan(a, await j.keyOf(a));
+    finish(j, { ...a, journal: { action: 'fresh', reason: null } });
+    const before = j.get('a.png')!;
+    j.close();
+    j = session({ now: () => clock });
+    clock += 5_000;
+    const d = await j.admit(planned('a.png'), { references: {} });
+    expect(d.action).toBe('done');
+    j.save({ ...d.item, journal: { action: 'done', reason: d.reason } });
+    expect(j.get('a.png')).toEqual(before);
+    // Anything else is written as before.
+    j.save({ ...d.item, reason: 'looked at again' });
+    expect(j.get('a.png')).toMatchObject({ updatedAt: 6_000, item: { reason: 'looked at again' } });
+  });
+
   it('records output sizes when the item is downloaded', async () => {
     const j = session();
     const a = planned('a.png');

@@ -161,6 +161,14 @@ function holdsServiceWork(item: Item): boolean {
   return !!(item.upload?.fileId || item.requestId || item.generationId || item.outputs.length > 0);
 }
 
+/** True when `item` is the stored item (JSON text) but for its `journal` note. */
+function sameButNote(stored: string, item: Item): boolean {
+  if (stored === JSON.stringify(item)) return true;
+  const { journal: _stored, ...was } = JSON.parse(stored) as Item;
+  const { journal: _now, ...now } = item;
+  return JSON.stringify(was) === JSON.stringify(now);
+}
+
 /** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
 export function defaultJournalPath(outDir: string): string {
   return join(outDir, JOURNAL_CHOICES.dirName, JOURNAL_CHOICES.fileName);
@@ -477,6 +485,10 @@ export class Journal {
    * A `stopped` item keeps the state it reached in the row (live_state), and a stop that came while its
    * create was being sent keeps the recorded request id (the create may have reached the service).
    *
+   * A save that changes nothing but the item's `journal` note (what this run decided, which every run
+   * decides again) writes nothing: a restart over 10,000 finished files would otherwise make 10,000
+   * durable writes just to note "already done".
+   *
    * @throws Error when an unplanned item holds service work (a wiring error: it would be lost)
    * @example await ctx.persist(item) // → journal.save(item)
    */
@@ -489,8 +501,8 @@ export class Journal {
     }
     this.tx(() => {
       const prevSql = this.sql.byId.get(id);
+      if (prevSql && sameButNote(prevSql.item, item)) return;
       const prev = prevSql ? toRow(prevSql) : null;
-      if (prevSql && prevSql.item === JSON.stringify(item)) return;
       this.writeItem(id, item, prev, this.batch?.id ?? prev?.batchId ?? null);
     });
   }
