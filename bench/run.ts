@@ -1,7 +1,7 @@
 /**
  * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
  * Names: emulator-get, emulator-upload, client-upload, client-pacing, pipeline-schedule,
- * pipeline-overhead, pipeline-discover, pipeline-journal (all when none given).
+ * pipeline-overhead, pipeline-discover, pipeline-journal, watch-restart (all when none given).
  */
 import { benchClientPacing } from './client-pacing.bench.ts';
 import { benchClientUpload } from './client-upload.bench.ts';
@@ -11,6 +11,7 @@ import { benchPipelineDiscover } from './pipeline-discover.bench.ts';
 import { benchJournalOverhead } from './pipeline-journal.bench.ts';
 import { benchPipelineOverhead } from './pipeline-overhead.bench.ts';
 import { benchPipelineSchedule } from './pipeline-schedule.bench.ts';
+import { benchWatchRestart } from './watch-restart.bench.ts';
 
 const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>> = {
   'emulator-get': benchGetThroughput,
@@ -21,6 +22,7 @@ const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>
   'client-pacing': benchClientPacing,
   'pipeline-schedule': benchPipelineSchedule,
   'pipeline-overhead': benchPipelineOverhead,
+  'watch-restart': benchWatchRestart,
 };
 
 const wanted = process.argv.slice(2);

@@ -87,6 +87,7 @@ export { isScratchName, sweepBatchScratch, sweepItemScratch } from './runner-swe
 export { STAGES, type StageStep, stepFor } from './stage-list.ts';
 export { BASE64_MAX_BYTES, INLINE_INPUT_DATA } from './stages/upload.ts';
 export {
+  checkWatchFolders,
   createReadyQueue,
   incompleteReason,
   ON_DONE_MODES,
@@ -94,6 +95,7 @@ export {
   type ReadyFile,
   type ReadyQueue,
   readyItem,
+  sameSignature,
   settleInput,
   startWatcher,
   WATCH_DEFAULTS,

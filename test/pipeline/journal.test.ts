@@ -393,6 +393,30 @@ describe('re-running', () => {
   });
 });
 
+describe('finished files', () => {
+  it('lists inputs reported or failed at the service, with the size and mtime their file had', async () => {
+    const j = session();
+    const done = planned('done.png', 'done bytes');
+    j.plan(done, await j.keyOf(done));
+    finish(j, done);
+    const rejected = planned('rejected.png');
+    j.plan(rejected, await j.keyOf(rejected));
+    j.save({ ...rejected, state: 'failed', failedAt: 'submit', reason: 'rejected by the service' });
+    const local = planned('local.png');
+    j.plan(local, await j.keyOf(local));
+    j.save({ ...local, state: 'failed', failedAt: 'check', reason: 'too big' });
+    const inFlight = planned('in-flight.png');
+    j.plan(inFlight, await j.keyOf(inFlight));
+    j.save({ ...inFlight, state: 'submitted', requestId: 'r1', generationId: 'g1', attempts: 1 });
+    expect(j.finishedFiles()).toEqual(
+      new Map([
+        ['done.png', { size: 10, mtimeMs: 1 }],
+        ['rejected.png', { size: 5, mtimeMs: 1 }],
+      ]),
+    );
+  });
+});
+
 describe('the crash policy through the journal', () => {
   async function leaveSubmitting(): Promise<Journal> {
     const j = session();
@@ -591,6 +615,25 @@ describe('saving', () => {
     expect(() => j.save({ ...a, state: 'submitted', generationId: 'g' })).toThrow(
       /before the journal planned it/,
     );
+  });
+
+  it('writes nothing when only the journal note changed (a restart over finished files)', async () => {
+    let clock = 1_000;
+    let j = session({ now: () => clock });
+    const a = planned('a.png');
+    const first = j.plan(a, await j.keyOf(a));
+    finish(j, { ...first.item, journal: { action: 'fresh', reason: null } });
+    const before = j.get('a.png')!;
+    j.close();
+    j = session({ now: () => clock });
+    clock += 5_000;
+    const d = await j.admit(planned('a.png'), { references: {} });
+    expect(d.action).toBe('done');
+    j.save({ ...d.item, journal: { action: 'done', reason: d.reason } });
+    expect(j.get('a.png')).toEqual(before);
+    // Anything else is written as before.
+    j.save({ ...d.item, reason: 'looked at again' });
+    expect(j.get('a.png')).toMatchObject({ updatedAt: 6_000, item: { reason: 'looked at again' } });
   });
 
   it('records output sizes when the item is downloaded', async () => {

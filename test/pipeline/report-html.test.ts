@@ -1,4 +1,4 @@
-import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -8,6 +8,7 @@ import { createRedactor } from '../../src/pipeline/progress/redact.ts';
 import {
   buildReport,
   esc,
+  makeThumbnails,
   relUrl,
   renderReportHtml,
   THUMBS_DIR,
@@ -164,6 +165,25 @@ describe('report.html', () => {
     expect(running).toContain('The batch is still running');
     expect(JSON.parse(await readFile(join(outDir, 'report.json'), 'utf8')).totals.pending).toBe(1);
     expect(html).not.toContain('http-equiv="refresh"');
+  });
+
+  it('does not open a source again for a thumbnail already made while the source is unchanged', async () => {
+    const a = items.find((i) => i.input === 'photos/a.jpg')!;
+    const bytes = await readFile(a.absPath);
+    const st = await stat(a.absPath);
+    const at = new Date(T0); // a whole millisecond, so that it can be set again exactly
+    try {
+      await utimes(a.absPath, at, at);
+      const thumb = (await makeThumbnails([a], outDir)).get(a.absPath);
+      expect(thumb).toMatch(/\.jpg$/);
+      // Same size and mtime, bytes no decoder takes: the thumbnail still found was not made from them.
+      await writeFile(a.absPath, Buffer.alloc(bytes.length, 7));
+      await utimes(a.absPath, at, at);
+      expect((await makeThumbnails([a], outDir)).get(a.absPath)).toBe(thumb);
+    } finally {
+      await writeFile(a.absPath, bytes);
+      await utimes(a.absPath, st.atime, st.mtime);
+    }
   });
 
   it('renders an empty batch', () => {

@@ -6,6 +6,8 @@
  * summary line is on stderr, and `--on-done move` files inputs into processed/ and failed/. A restarted
  * watch (`--poll`, `--on-done keep`) does not process finished files again. And `genpipe run` refuses
  * a half-copied faststart MP4 at check, before any upload (ffprobe alone would let it through).
+ * A watch restarted over many finished files takes them from the journal without a completeness
+ * check, so a new file is checked and processed without waiting behind them.
  */
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,12 +17,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { runFfmpeg } from '../../src/media/index.ts';
 import { call, startTestEmulator, until } from '../helpers/emulator.ts';
-import { envFor, generationsOf, killChildren, runToEnd, spawnGenpipe } from './resume-helpers.ts';
+import {
+  type ChildEvent,
+  envFor,
+  generationsOf,
+  killChildren,
+  runToEnd,
+  spawnGenpipe,
+} from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 import { noisePng, sleep, writeSlowly } from './watch-helpers.ts';
 
-const CLIENTS = ['move', 'keep', 'run'] as const;
+const CLIENTS = ['move', 'keep', 'run', 'restart'] as const;
 const keyOf = (c: (typeof CLIENTS)[number]) => `svc-api-watch-cli-${c}`;
 
 const RECIPE = `rules:
@@ -188,6 +197,52 @@ describe('genpipe watch', () => {
     });
     expect((await readdir(inbox)).sort()).toEqual(['a.txt', 'b.txt', 'c.txt', 'genpipe.yaml']);
   }, 90_000);
+});
+
+describe('genpipe watch restarted over finished files', () => {
+  it('takes files the journal finished without a completeness check, and processes a new one', async () => {
+    const N = 200;
+    const inbox = join(root, 'restart', 'inbox');
+    const out = join(root, 'restart', 'out');
+    const scratch = join(root, 'restart', 'scratch');
+    await put(
+      inbox,
+      'genpipe.yaml',
+      'rules:\n  - match: "*.png"\n    input_as: source\n    upload: base64\n' +
+        '    request: { type: image_edit, model: uni-1, prompt: "watercolor" }\n',
+    );
+    await mkdir(scratch, { recursive: true });
+    for (let i = 0; i < N; i++) {
+      await writeFile(join(inbox, `old-${String(i).padStart(3, '0')}.png`), await noisePng(8, 8));
+    }
+    const env = envFor(emu.url, keyOf('restart'));
+    const first = await runToEnd(
+      ['run', inbox, '--out', out, '--concurrency', '50', '--poll-interval', '1', '-q'],
+      env,
+    );
+    expect(first.code, first.child.stderr()).toBe(0);
+    expect(await generationsOf(emu, 'restart')).toHaveLength(N);
+
+    const second = spawnGenpipe(watchArgs(inbox, out, []), env);
+    const reported = (events: ChildEvent[], input?: string) =>
+      events.filter((e) => e.state === 'reported' && (input === undefined || e.input === input)).length;
+    await second.until((events) => reported(events) >= 1, 'a finished file reported', 60_000);
+    await writeFile(join(scratch, 'new.png'), await noisePng(16, 16));
+    await rename(join(scratch, 'new.png'), join(inbox, 'new.png'));
+    await second.until((events) => reported(events, 'new.png') === 1, 'the new file reported', 60_000);
+    await second.until((events) => reported(events) === N + 1, 'every file reported', 60_000);
+    second.proc.kill('SIGINT');
+    expect((await second.exited).code, second.stderr()).toBe(0);
+
+    // Only the new file was decoded to see whether it is complete; only it went to the service.
+    expect(second.stderr()).toContain(
+      `genpipe: 1 completeness check; ${N} files finished in an earlier session taken without one\n`,
+    );
+    expect(await generationsOf(emu, 'restart')).toHaveLength(N + 1);
+    const report = await reportOf(out);
+    expect(report.totals).toMatchObject({ inputs: N + 1, succeeded: N + 1 });
+    expect(report.journal).toMatchObject({ reused: N });
+  }, 180_000);
 });
 
 describe('genpipe watch refusals', () => {

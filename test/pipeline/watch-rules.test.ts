@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeVideo, runFfmpeg } from '../../src/media/index.ts';
 import { nameSkipReason, SKIP_REASONS } from '../../src/pipeline/discover.ts';
-import { checkComplete, containerVerdict, WATCH_TEXTS } from '../../src/pipeline/watch/index.ts';
+import {
+  checkComplete,
+  containerVerdict,
+  createReadyQueue,
+  WATCH_TEXTS,
+} from '../../src/pipeline/watch/index.ts';
 import { createMountGuard } from '../../src/pipeline/watch/mount-guard.ts';
 import { lookAtPath } from '../../src/pipeline/watch/path-hint.ts';
 import { StabilityTracker } from '../../src/pipeline/watch/stability.ts';
@@ -86,6 +91,23 @@ describe('the stability tracker', () => {
     t.sweep(6, 5_400, 5_400);
     expect(t.get('a.png')).toBeUndefined();
     expect(t.counts()).toMatchObject({ missing: 0 });
+  });
+});
+
+describe('the ready queue', () => {
+  it('gives values pushed behind only when no other value waits, each lane in order', async () => {
+    const q = createReadyQueue<string>();
+    for (const v of ['known-1', 'known-2', 'known-3']) q.pushBehind(v);
+    q.push('new-1');
+    const taken: string[] = [];
+    for await (const v of q) {
+      taken.push(v);
+      // A value pushed while the queue is being read still goes before the ones behind.
+      if (v === 'known-1') q.push('new-2');
+      if (v === 'known-3') q.end();
+    }
+    expect(taken).toEqual(['new-1', 'known-1', 'new-2', 'known-2', 'known-3']);
+    expect(q.size).toBe(0);
   });
 });
 

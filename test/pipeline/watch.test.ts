@@ -1,6 +1,7 @@
-import { appendFile, mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { appendFile, mkdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runFfmpeg } from '../../src/media/index.ts';
 import { incompleteReason, readyItem, startWatcher } from '../../src/pipeline/watch/index.ts';
 import { until } from '../helpers/emulator.ts';
@@ -250,6 +251,67 @@ describe('genpipe watch: the watcher', () => {
     expect(polled.watcher.stats().scans).toBe(1);
   });
 
+  it('hands over at once, unchecked, a file `known` names with its size and mtime; others wait', async () => {
+    const dir = await inbox();
+    for (const name of ['done.png', 'changed.png', 'new.png']) await writeFile(join(dir, name), png);
+    const finished = new Map<string, { size: number; mtimeMs: number }>();
+    for (const name of ['done.png', 'changed.png']) {
+      const st = await stat(join(dir, name));
+      finished.set(name, { size: st.size, mtimeMs: st.mtimeMs });
+    }
+    // As if changed.png had been finished at another size.
+    finished.set('changed.png', { ...finished.get('changed.png')!, size: png.length + 1 });
+    const asked: string[] = [];
+    // A quiet period no file can get through during the test: only the known file can be handed over.
+    // Rescans only when asked, and no file events, so that each look at the folder is counted here.
+    const rec = await watch({
+      dir,
+      quietMs: 60_000,
+      rescanMs: 60_000,
+      hints: false,
+      known: (f) => {
+        asked.push(f.input);
+        const was = finished.get(f.input);
+        return was !== undefined && was.size === f.size && was.mtimeMs === f.mtimeMs;
+      },
+    });
+    await rec.watcher.firstScan;
+    expect(rec.ready.map((r) => [r.input, r.known, r.complete, r.handover])).toEqual([
+      ['done.png', true, true, 1],
+    ]);
+    expect(asked.sort()).toEqual(['changed.png', 'done.png', 'new.png']);
+    expect(rec.watcher.stats()).toMatchObject({ checks: 0, known: 1, handedOver: 1, pending: 2, handed: 1 });
+    // A second rescan neither asks about the handed file again nor hands it over twice.
+    asked.length = 0;
+    await rec.watcher.rescanNow();
+    expect(asked.sort()).toEqual(['changed.png', 'new.png']);
+    expect(rec.ready).toHaveLength(1);
+  });
+
+  it('scans once file events are live: a file arriving during the first scan still has its event', async () => {
+    const dir = await inbox();
+    // Enough files that chokidar takes a while to read the folder before it watches it.
+    const names = Array.from({ length: 1000 }, (_, i) => `old-${i}.txt`);
+    for (let i = 0; i < names.length; i += 500) {
+      await Promise.all(names.slice(i, i + 500).map((name) => writeFile(join(dir, name), 'a prompt')));
+    }
+    // The new file arrives once the first scan has listed the folder (it is seen there: too late for it).
+    let arrived = false;
+    const known = (f: { input: string }) => {
+      if (!arrived) {
+        writeFileSync(join(dir, 'new.txt'), 'a new prompt');
+        arrived = true;
+      }
+      return f.input.startsWith('old-');
+    };
+    // No periodic rescan during the test: only a file event can bring the new file in.
+    const rec = await watch({ dir, quietMs: 100, rescanMs: 600_000, known });
+    await rec.watcher.firstScan;
+    expect(rec.watcher.stats()).toMatchObject({ known: 1000, scans: 1 });
+    await until(async () => rec.readyFor('new.txt').length === 1, 20_000);
+    expect(rec.watcher.stats()).toMatchObject({ scans: 1, checks: 1 });
+  }, 60_000);
+
   it('refuses an out dir inside the watched folder, and a folder that does not exist', async () => {
     const dir = await inbox();
     await expect(startWatcher({ dir, outDir: join(dir, 'out'), onReady: () => {} })).rejects.toThrow(
@@ -263,5 +325,49 @@ describe('genpipe watch: the watcher', () => {
     );
     const ok = await startWatcher({ dir, outDir: join(dir, '..', 'out'), onReady: () => {} });
     await ok.close();
+  });
+});
+
+describe('genpipe watch: when checks run', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Resolves once `pred` holds, looking again on every turn of the event loop (fake timers stay put). */
+  async function settle(pred: () => boolean, what: string): Promise<void> {
+    const end = performance.now() + 15_000;
+    while (!pred()) {
+      if (performance.now() > end) throw new Error(`no ${what}`);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  it('checks files as soon as their quiet period ends, not at the next tick, one check after another', async () => {
+    const dir = await inbox();
+    // The clock and timers are fake; the files, the scans and the checks are real.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const ready: string[] = [];
+    const w = await startWatcher({
+      dir,
+      quietMs: 4_000, // a tick every second
+      rescanMs: 600_000,
+      hints: false,
+      onReady: (f) => {
+        ready.push(f.input);
+      },
+    });
+    try {
+      await w.firstScan;
+      await vi.advanceTimersByTimeAsync(10); // the files' quiet periods end 10 ms after a tick
+      for (let i = 0; i < 6; i++) await writeFile(join(dir, `p${i}.txt`), `a prompt, ${i}`);
+      await w.rescanNow();
+      await vi.advanceTimersByTimeAsync(4_000);
+      // The clock stands still now: no tick comes, yet all six are checked (two at a time) and handed over.
+      await settle(() => ready.length === 6, 'six hand-overs');
+      expect(w.stats()).toMatchObject({ checks: 6, handedOver: 6 });
+      expect(ready.sort()).toEqual(['p0.txt', 'p1.txt', 'p2.txt', 'p3.txt', 'p4.txt', 'p5.txt']);
+    } finally {
+      await w.close();
+    }
   });
 });

@@ -112,3 +112,17 @@ export function summaryText(
   if (paused) parts.push(`PAUSED: ${paused}`);
   return parts.join(' · ');
 }
+
+/**
+ * The closing line about the watcher's completeness checks (full decodes, container checks), and the
+ * files it took without one because the journal had finished them unchanged.
+ *
+ * @example checksText({ checks: 1, known: 200 })
+ * // '1 completeness check; 200 files finished in an earlier session taken without one'
+ */
+export function checksText(stats: Pick<WatcherStats, 'checks' | 'known'>): string {
+  const checks = `${stats.checks} completeness check${stats.checks === 1 ? '' : 's'}`;
+  if (stats.known === 0) return checks;
+  const files = stats.known === 1 ? '1 file' : `${stats.known} files`;
+  return `${checks}; ${files} finished in an earlier session taken without one`;
+}

@@ -183,6 +183,14 @@ function hasKey(row: JournalRow, key: JournalKey): boolean {
   return row.contentHash === key.contentHash && row.recipeHash === key.recipeHash;
 }
 
+/** True when `item` is the stored item (JSON text) but for its `journal` note. */
+function sameButNote(stored: string, item: Item): boolean {
+  if (stored === JSON.stringify(item)) return true;
+  const { journal: _stored, ...was } = JSON.parse(stored) as Item;
+  const { journal: _now, ...now } = item;
+  return JSON.stringify(was) === JSON.stringify(now);
+}
+
 /** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
 export function defaultJournalPath(outDir: string): string {
   return join(outDir, JOURNAL_CHOICES.dirName, JOURNAL_CHOICES.fileName);
@@ -259,6 +267,10 @@ export class Journal {
       ),
       byPhase: db.prepare<[string, string], ItemRowSql>(
         `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND phase = ? AND superseded_at IS NULL ORDER BY input`,
+      ),
+      finished: db.prepare<[string], { input: string; size: unknown; mtime_ms: unknown }>(
+        `SELECT input, json_extract(item, '$.size') AS size, json_extract(item, '$.mtimeMs') AS mtime_ms
+         FROM items WHERE out_dir = ? AND phase IN ('reported', 'failed') AND superseded_at IS NULL`,
       ),
       history: db.prepare<[string, string], ItemRowSql>(
         `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? ORDER BY id`,
@@ -564,6 +576,10 @@ export class Journal {
    * again when it changed or came back): the input is unbound until it is planned again, so nothing of
    * the new look lands in the row an earlier look at the file left.
    *
+   * A save that changes nothing but the item's `journal` note (what this run decided, which every run
+   * decides again) writes nothing: a restart over 10,000 finished files would otherwise make 10,000
+   * durable writes just to note "already done".
+   *
    * @throws Error when an unplanned item holds service work (a wiring error: it would be lost)
    * @example await ctx.persist(item) // → journal.save(item)
    */
@@ -577,8 +593,8 @@ export class Journal {
     }
     this.tx(() => {
       const prevSql = this.sql.byId.get(id);
+      if (prevSql && sameButNote(prevSql.item, item)) return;
       const prev = prevSql ? toRow(prevSql) : null;
-      if (prevSql && prevSql.item === JSON.stringify(item)) return;
       this.writeItem(id, item, prev, this.batch?.id ?? prev?.batchId ?? null);
     });
   }
@@ -666,6 +682,23 @@ export class Journal {
   /** The active row of every input of this out dir, by input path (one per input). */
   rows(): JournalRow[] {
     return this.sql.allActive.all(this.outDir).map(toRow);
+  }
+
+  /**
+   * The inputs of this out dir whose work is finished — active row `reported`, or `failed` at the
+   * service — with the size and mtime their file had then. `watch` hands such a file, found unchanged,
+   * straight to the runner (whose admit reports it done) instead of checking it again.
+   *
+   * @example journal.finishedFiles().get('a.png') // { size: 51234, mtimeMs: 1763772000000.123 }
+   */
+  finishedFiles(): Map<string, { size: number; mtimeMs: number }> {
+    const out = new Map<string, { size: number; mtimeMs: number }>();
+    for (const r of this.sql.finished.iterate(this.outDir)) {
+      if (typeof r.size === 'number' && typeof r.mtime_ms === 'number') {
+        out.set(r.input, { size: r.size, mtimeMs: r.mtime_ms });
+      }
+    }
+    return out;
   }
 
   /** Active rows of this out dir in `phase`. */

@@ -1,9 +1,10 @@
 /**
  * Small thumbnails for report.html, made with sharp (images) and ffmpeg (a poster frame of videos) into
  * `<out>/.thumbs/`, and referenced relatively from the report. A thumbnail is named after its source's
- * path, size and mtime, so refreshing the report during a batch reuses the ones already made. A source
- * that cannot be thumbnailed (undecodable, truncated, not media) simply has none: the report shows a
- * placeholder.
+ * path, size and mtime, so refreshing the report during a batch reuses the ones already made; the
+ * process also remembers them, so a refresh over thousands of files only stats each source instead of
+ * opening it again. A source that cannot be thumbnailed (undecodable, truncated, not media) simply has
+ * none: the report shows a placeholder.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
@@ -42,6 +43,12 @@ export function thumbKindOfName(name: string): 'image' | 'video' | null {
   return null;
 }
 
+/**
+ * Thumbnails made or found by this process: thumbnail folder + cache key → file name, so that a refresh
+ * of the report (every second of a watch, over 10,000 files or more) only stats each source.
+ */
+const made = new Map<string, string>();
+
 async function cacheKey(file: string): Promise<string | null> {
   const st = await stat(file).catch(() => null);
   if (!st?.isFile() || st.size === 0) return null;
@@ -56,6 +63,8 @@ async function exists(path: string): Promise<boolean> {
 }
 
 async function imageThumb(file: string, thumbsDir: string, key: string): Promise<string> {
+  // Made by an earlier run: found without opening the source.
+  for (const made of [`${key}.jpg`, `${key}.png`]) if (await exists(join(thumbsDir, made))) return made;
   const meta = await sharp(file, { failOn: 'none' }).metadata();
   const ext = meta.hasAlpha ? 'png' : 'jpg';
   const name = `${key}.${ext}`;
@@ -129,11 +138,22 @@ export async function makeThumbnail(
 ): Promise<string | null> {
   const key = await cacheKey(file);
   if (!key) return null;
+  return made.get(join(thumbsDir, key)) ?? (await makeKeyed(file, kind, thumbsDir, key));
+}
+
+/** makeThumbnail once the cache key is known and nothing was remembered for it. */
+async function makeKeyed(
+  file: string,
+  kind: 'image' | 'video',
+  thumbsDir: string,
+  key: string,
+): Promise<string | null> {
   try {
     await mkdir(thumbsDir, { recursive: true });
-    return kind === 'image'
-      ? await imageThumb(file, thumbsDir, key)
-      : await videoPoster(file, thumbsDir, key);
+    const name =
+      kind === 'image' ? await imageThumb(file, thumbsDir, key) : await videoPoster(file, thumbsDir, key);
+    made.set(join(thumbsDir, key), name);
+    return name;
   } catch {
     return null;
   }
@@ -162,7 +182,7 @@ export function thumbSources(item: Item, outDir: string): { file: string; kind: 
 
 /**
  * Makes the thumbnails of every item's input, outputs and composite (at most THUMB_CONCURRENCY at
- * once), reusing those made before.
+ * once), reusing those made before (remembered ones without opening their source).
  *
  * @returns source file (absolute) → thumbnail path relative to the out dir
  * @example const thumbs = await makeThumbnails(items, '/data/out');
@@ -170,16 +190,19 @@ export function thumbSources(item: Item, outDir: string): { file: string; kind: 
 export async function makeThumbnails(items: Iterable<Item>, outDir: string): Promise<Thumbnails> {
   const thumbsDir = join(outDir, THUMBS_DIR);
   const limit = pLimit(THUMB_CONCURRENCY);
+  // Looking at the sources is cheap, but not thousands at once: other work shares the fs threads.
+  const looks = pLimit(8);
   const sources = new Map<string, 'image' | 'video'>();
   for (const item of items) for (const s of thumbSources(item, outDir)) sources.set(s.file, s.kind);
   const thumbs = new Map<string, string>();
   await Promise.all(
-    [...sources].map(([file, kind]) =>
-      limit(async () => {
-        const name = await makeThumbnail(file, kind, thumbsDir);
-        if (name) thumbs.set(file, relative(outDir, join(thumbsDir, name)).split(sep).join('/'));
-      }),
-    ),
+    [...sources].map(async ([file, kind]) => {
+      const key = await looks(() => cacheKey(file));
+      if (!key) return;
+      const name =
+        made.get(join(thumbsDir, key)) ?? (await limit(() => makeKeyed(file, kind, thumbsDir, key)));
+      if (name) thumbs.set(file, relative(outDir, join(thumbsDir, name)).split(sep).join('/'));
+    }),
   );
   return thumbs;
 }

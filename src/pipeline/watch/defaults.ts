@@ -24,6 +24,11 @@ export const WATCH_DEFAULTS = {
   pollIntervalMs: 1_000,
   /** chokidar events are gathered this long and then handled together. */
   hintDelayMs: 50,
+  /**
+   * A rescan waits at most this long for chokidar to have read the tree (its events are live then, so a
+   * file that arrives during that read is found by the rescan); past it, the rescan runs anyway.
+   */
+  hintsReadyWaitMs: 10_000,
   /** Completeness checks (full image decode, ffprobe) run at most this many at once. */
   checkConcurrency: 2,
 } as const;

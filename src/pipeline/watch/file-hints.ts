@@ -3,6 +3,9 @@
  * moment and handed on together. Whatever chokidar misses (network shares, overflowing inotify queues),
  * the periodic rescan still finds. With `poll` chokidar stats files on an interval instead of using
  * inotify, which is what network shares need.
+ *
+ * chokidar reads the tree before it watches it, and a file that arrives while it does may never get an
+ * event: `ready` says when events are live, so that a rescan started after it misses nothing.
  */
 import { basename, isAbsolute, relative, sep } from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
@@ -25,6 +28,8 @@ export interface FileHintsOptions {
 }
 
 export interface FileHints {
+  /** Resolves once chokidar has read the tree and events are live (or the hints are closed). */
+  readonly ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -66,9 +71,16 @@ export function startFileHints(opts: FileHintsOptions): FileHints {
     if (relative(root, path) === '') opts.onRootGone();
   });
   watcher.on('error', (err) => opts.onError(err));
+  let markReady = () => {};
+  const ready = new Promise<void>((r) => {
+    markReady = r;
+  });
+  watcher.once('ready', () => markReady());
   return {
+    ready,
     async close() {
       closed = true;
+      markReady();
       if (timer) clearTimeout(timer);
       await watcher.close();
     },

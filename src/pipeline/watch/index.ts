@@ -17,7 +17,9 @@ export {
 } from './on-done.ts';
 export { createReadyQueue, type ReadyQueue } from './ready-queue.ts';
 export type { RescanResult } from './rescan.ts';
+export { sameSignature } from './stability.ts';
 export {
+  checkWatchFolders,
   incompleteReason,
   type ReadyFile,
   readyItem,

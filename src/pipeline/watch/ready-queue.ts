@@ -2,14 +2,20 @@
  * A small unbounded queue that turns the watcher's onReady callbacks into an async iterable, for a
  * runner that pulls its inputs (`for await (const file of queue) …`). Iteration ends after `end()`
  * once the queue is drained.
+ *
+ * Two lanes: values added with `push` are taken first, in order; values added with `pushBehind` only
+ * when none of those waits. A watch restarted over thousands of files the journal already finished
+ * queues them behind, so that a new file is taken as soon as it is ready, not after all of them.
  */
 
 export interface ReadyQueue<T> extends AsyncIterable<T> {
   /** Adds a value (ignored after end()). */
   push(value: T): void;
+  /** Adds a value that waits behind every value added with push, even later ones (ignored after end()). */
+  pushBehind(value: T): void;
   /** No more values: iteration ends once the queued ones are taken. */
   end(): void;
-  /** Values queued and not yet taken. */
+  /** Values queued and not yet taken (both lanes). */
   readonly size: number;
 }
 
@@ -19,7 +25,8 @@ export interface ReadyQueue<T> extends AsyncIterable<T> {
  * @example const q = createReadyQueue<ReadyFile>(); await startWatcher({ dir, onReady: (f) => q.push(f) }); for await (const f of q) …
  */
 export function createReadyQueue<T>(): ReadyQueue<T> {
-  const values: T[] = [];
+  const first: T[] = [];
+  const behind: T[] = [];
   let ended = false;
   let wake: (() => void) | null = null;
   const notify = () => {
@@ -30,7 +37,12 @@ export function createReadyQueue<T>(): ReadyQueue<T> {
   return {
     push(value) {
       if (ended) return;
-      values.push(value);
+      first.push(value);
+      notify();
+    },
+    pushBehind(value) {
+      if (ended) return;
+      behind.push(value);
       notify();
     },
     end() {
@@ -38,12 +50,16 @@ export function createReadyQueue<T>(): ReadyQueue<T> {
       notify();
     },
     get size() {
-      return values.length;
+      return first.length + behind.length;
     },
     async *[Symbol.asyncIterator]() {
       for (;;) {
-        if (values.length > 0) {
-          yield values.shift() as T;
+        if (first.length > 0) {
+          yield first.shift() as T;
+          continue;
+        }
+        if (behind.length > 0) {
+          yield behind.shift() as T;
           continue;
         }
         if (ended) return;

@@ -10,9 +10,16 @@
  *   start-up go through the same wait. A stable file that is not complete is held back until it changes,
  *   or until `giveUpMs` passes: then it is handed over as it is (`complete: false` with the reason), so
  *   the pipeline fails it with that reason locally, before any upload.
+ * - A file the caller already finished with the same size and mtime (`known`: the journal, on a restart)
+ *   is handed over as soon as it is seen, without the quiet period or the check: a restart over
+ *   thousands of finished files does not decode them all again before it looks at a new one.
  * - If the folder disappears or becomes unreadable, the watcher PAUSES (onPause with a plain message),
  *   tries again every `retryMs` and resumes (onResume) when it is back. Nothing is forgotten while paused,
  *   and a rescan only ever forgets after it walked the whole tree with the folder sound before and after.
+ * - A file is looked at as soon as its quiet period ends, and due files are checked one after another
+ *   (`checkConcurrency` at once), not a few per tick.
+ * - A rescan waits (at most `hintsReadyWaitMs`) for chokidar to have read the tree: a file that arrives
+ *   while chokidar starts may get no event, and the rescan finds it instead of the next periodic one.
  *
  * @example
  * const w = await startWatcher({ dir: 'inbox', outDir: 'out', onReady: (f) => queue.push(f), onPause: console.warn });
@@ -51,6 +58,11 @@ export interface ReadyFile {
   reason: string | null;
   /** 1 the first time; 2, 3, … when handed over again after it changed. */
   handover: number;
+  /**
+   * True when handed over at once because `known` said it was finished with this size and mtime (no
+   * quiet period, no completeness check: `complete` is then true and `kind` null).
+   */
+  known: boolean;
   /** When the watcher first saw the file, and when it handed it over (ms since the epoch). */
   firstSeenAt: number;
   readyAt: number;
@@ -80,6 +92,12 @@ export interface WatcherOptions {
   checkConcurrency?: number;
   /** Files to leave out wherever they sit (the recipe file and its references). */
   skipFiles?: Iterable<string>;
+  /**
+   * True when the file, with this size and mtime, was already finished (the journal's record): it is
+   * handed over when first seen, without waiting for the quiet period or checking it. Asked only for
+   * files not yet handed over in this session.
+   */
+  known?: (file: { input: string; absPath: string } & Signature) => boolean;
   /** Further inputs to leave out, by path relative to the watched folder. */
   shouldSkip?: (input: string) => boolean;
   /** A file is ready. Called once per file (again only after it changed). A rejection is reported via onProblem. */
@@ -109,6 +127,8 @@ export interface WatcherStats extends TrackerCounts {
   gaveUp: number;
   /** Completeness checks run. */
   checks: number;
+  /** Hand-overs of files `known` said were finished (not checked). */
+  known: number;
 }
 
 export interface Watcher {
@@ -146,6 +166,26 @@ export function incompleteReason(file: ReadyFile): string | null {
 }
 
 /**
+ * What startWatcher refuses, checked without starting anything: `dir` must be a folder, and the out dir
+ * neither the folder nor inside it. `watch` asks before it opens the journal, which writes in the out dir.
+ *
+ * @returns the folder's real path
+ * @throws Error naming the folder (and the out dir) and the rule
+ * @example await checkWatchFolders('inbox', 'out/inbox');
+ */
+export async function checkWatchFolders(dir: string, outDir?: string): Promise<string> {
+  const abs = resolve(dir);
+  const st = await stat(abs).catch(() => null);
+  if (st === null || !st.isDirectory()) throw new Error(WATCH_TEXTS.notAFolderAtStart(abs));
+  const root = await realpath(abs);
+  if (outDir !== undefined) {
+    const refusal = await overlapRefusal({ inputDir: abs, outDir, words: OVERLAP_WORDS.watch });
+    if (refusal !== null) throw new Error(refusal);
+  }
+  return root;
+}
+
+/**
  * Starts watching `opts.dir` (see the module comment).
  *
  * @throws Error when the folder does not exist, or the out dir overlaps it (the folder, inside it, or
@@ -156,15 +196,12 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
   const rescanMs = opts.rescanMs ?? WATCH_DEFAULTS.rescanMs;
   const retryMs = opts.retryMs ?? WATCH_DEFAULTS.retryMs;
   const concurrency = Math.max(1, opts.checkConcurrency ?? WATCH_DEFAULTS.checkConcurrency);
+  // The tick is a backstop: a wake-up is also set for when the next quiet period ends.
   const tickMs = Math.min(1_000, Math.max(25, Math.round(quietMs / 4)));
 
   const dir = resolve(opts.dir);
   const guard = await createMountGuard(dir);
-  const root = await realpath(dir);
-  if (opts.outDir !== undefined) {
-    const refusal = await overlapRefusal({ inputDir: dir, outDir: opts.outDir, words: OVERLAP_WORDS.watch });
-    if (refusal !== null) throw new Error(refusal);
-  }
+  const root = await checkWatchFolders(dir, opts.outDir);
   const skipFiles = new Set<string>();
   for (const f of opts.skipFiles ?? []) skipFiles.add(await futureRealpath(f));
   const rules: PathHintRules = { root, skipFiles, shouldSkip: opts.shouldSkip };
@@ -175,7 +212,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
     forgetAfterMs: opts.forgetAfterMs ?? WATCH_DEFAULTS.forgetAfterMs,
   });
   const verdicts = new WeakMap<TrackedFile, CompleteVerdict>();
-  const counters = { scans: 0, pauses: 0, handedOver: 0, gaveUp: 0, checks: 0 };
+  const counters = { scans: 0, pauses: 0, handedOver: 0, gaveUp: 0, checks: 0, known: 0 };
   let lastScan: WatcherStats['lastScan'] = null;
   let paused = false;
   let pauseReason: string | null = null;
@@ -204,11 +241,17 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
 
   // ---- hand-over ----------------------------------------------------------------------------------
 
-  function handOver(f: TrackedFile, verdict: CompleteVerdict | undefined, gaveUp: boolean): void {
+  /** Hands `f` over: after its check passed, after the give-up period, or at once as known. */
+  function handOver(
+    f: TrackedFile,
+    verdict: CompleteVerdict | undefined,
+    how: 'checked' | 'gaveUp' | 'known',
+  ): void {
     if (closed) return;
     tracker.markHanded(f);
     counters.handedOver += 1;
-    if (gaveUp) counters.gaveUp += 1;
+    if (how === 'gaveUp') counters.gaveUp += 1;
+    if (how === 'known') counters.known += 1;
     const file: ReadyFile = {
       input: f.input,
       absPath: f.absPath,
@@ -216,9 +259,10 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
       mtimeMs: f.mtimeMs,
       kind: verdict?.kind ?? null,
       mime: verdict?.mime ?? null,
-      complete: verdict?.complete === true && !gaveUp,
+      complete: how === 'known' || (how === 'checked' && verdict?.complete === true),
       reason: verdict && !verdict.complete ? verdict.reason : null,
       handover: f.handovers,
+      known: how === 'known',
       firstSeenAt: f.firstSeenAt,
       readyAt: Date.now(),
     };
@@ -230,6 +274,14 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
     } catch (err) {
       problem(WATCH_TEXTS.onReadyFailed(f.input, err instanceof Error ? err.message : String(err)));
     }
+  }
+
+  /** Records a sighting of a file; one never handed over that `known` names is handed over at once. */
+  function observe(input: string, absPath: string, sig: Signature, scan?: number): void {
+    const f = tracker.observe(input, absPath, sig, Date.now(), scan);
+    if (f.state !== 'pending') return;
+    if (f.handovers === 0 && !paused && opts.known?.(f)) handOver(f, undefined, 'known');
+    else wakeAt(f.since + quietMs);
   }
 
   /** Looks at `f` again; false (and its quiet period restarted) when it changed or is gone. */
@@ -256,7 +308,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
       }
       verdicts.set(f, verdict);
       if (tracker.finishCheck(f, version, verdict.complete ? null : verdict.reason) === 'ready') {
-        handOver(f, verdict, false);
+        handOver(f, verdict, 'checked');
       }
     } catch (err) {
       // The tools failed (ffprobe could not start), not the file: say so and try again later.
@@ -271,23 +323,51 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
     if (sig === null || closed || paused || f.state !== 'held') return;
     tracker.observe(f.input, f.absPath, sig, Date.now());
     if (f.version !== version || f.state !== 'held') return;
-    handOver(f, verdicts.get(f), true);
+    handOver(f, verdicts.get(f), 'gaveUp');
+  }
+
+  /** Files due for a check at the last tick, oldest first: each finished check starts the next one. */
+  let due: TrackedFile[] = [];
+  function startChecks(): void {
+    const now = Date.now();
+    while (running < concurrency && due.length > 0 && !paused && !closed) {
+      const f = due.shift() as TrackedFile;
+      if (f.state !== 'pending' || tracker.get(f.input) !== f || now - f.since < quietMs) continue;
+      running += 1;
+      track(checkOne(f)).finally(() => {
+        running -= 1;
+        startChecks();
+      });
+    }
   }
 
   function tick(): void {
     if (paused || closed) return;
     const now = Date.now();
     for (const f of tracker.dueForGiveUp(now)) track(giveUp(f));
-    if (running >= concurrency) return;
-    for (const f of tracker.dueForCheck(now)) {
-      if (running >= concurrency) break;
-      running += 1;
-      track(checkOne(f)).finally(() => {
-        running -= 1;
-      });
-    }
+    due = tracker.dueForCheck(now);
+    startChecks();
+    const next = tracker.nextDueAt();
+    if (next !== null && next > now) wakeAt(next);
   }
   const ticker = setInterval(tick, tickMs);
+
+  // A tick when the earliest quiet period seen ends, rather than up to a tick later.
+  let wakeTimer: NodeJS.Timeout | null = null;
+  let wakeAtMs = Number.POSITIVE_INFINITY;
+  function wakeAt(at: number): void {
+    if (closed || at >= wakeAtMs) return;
+    if (wakeTimer) clearTimeout(wakeTimer);
+    wakeAtMs = at;
+    wakeTimer = setTimeout(
+      () => {
+        wakeTimer = null;
+        wakeAtMs = Number.POSITIVE_INFINITY;
+        tick();
+      },
+      Math.max(0, at - Date.now()),
+    );
+  }
 
   // ---- pause / resume -----------------------------------------------------------------------------
 
@@ -352,7 +432,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
     for (const p of paths) {
       if (paused || closed) return;
       const seen = await lookAtPath(rules, p).catch(() => null);
-      if (seen && !paused && !closed) tracker.observe(seen.input, seen.absPath, seen.sig, Date.now());
+      if (seen && !paused && !closed) observe(seen.input, seen.absPath, seen.sig);
     }
   }
 
@@ -363,7 +443,23 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
     return (input) => dirs.some((d) => input.startsWith(`${d}/`));
   }
 
+  /** Waits, at most hintsReadyWaitMs, for file events to be live (see file-hints.ts). */
+  async function hintsLive(): Promise<void> {
+    const h = hints;
+    if (h === null) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      h.ready,
+      new Promise<void>((r) => {
+        timer = setTimeout(r, WATCH_DEFAULTS.hintsReadyWaitMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   async function rescanOnce(): Promise<RescanResult | null> {
+    await hintsLive();
+    if (closed) return null;
     const before = await guard.check();
     if (!before.ok) {
       pause(before.message);
@@ -376,9 +472,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
       skipFiles,
       ...(opts.shouldSkip ? { shouldSkip: opts.shouldSkip } : {}),
       signal: closing.signal,
-      onFile: (input, absPath, sig) => {
-        tracker.observe(input, absPath, sig, Date.now(), id);
-      },
+      onFile: (input, absPath, sig) => observe(input, absPath, sig, id),
     });
     if (closed) return result;
     counters.scans += 1;
@@ -446,6 +540,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
     closed = true;
     closing.abort(new Error('watcher closed'));
     clearInterval(ticker);
+    if (wakeTimer) clearTimeout(wakeTimer);
     if (cycleTimer) clearTimeout(cycleTimer);
     await stopHints();
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
