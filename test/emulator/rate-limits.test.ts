@@ -191,9 +191,10 @@ describe('concurrent jobs', () => {
 
   it('prunes active jobs tracked for an hour', async () => {
     const clock = new ManualClock(1_800_000_000_000);
-    const cfg = testConfig({ queue_ms: 60_000 });
+    const cfg = testConfig();
     (cfg.clients as Array<Record<string, unknown>>)[0]!.concurrency = 1;
     emu = await startEmulator({ config: cfg, clock });
+    await hold(emu, { state: 'queued' }); // the job never ends by itself
     expect((await call(emu, 'POST', '/v1/generations', { json: IMAGE })).status).toBe(201);
     expect((await call(emu, 'POST', '/v1/generations', { json: IMAGE })).status).toBe(429);
     clock.advance(3600 * 1000);
