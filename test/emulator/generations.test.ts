@@ -64,7 +64,9 @@ describe('POST /v1/generations → 201', () => {
       failure_reason: null,
       failure_code: null,
     });
-    expect(Math.abs(Date.parse(r.body.created_at) - Date.now())).toBeLessThan(5000);
+    // Made no earlier than the second the request left, no later than its answer was read.
+    expect(Date.parse(r.body.created_at)).toBeGreaterThanOrEqual(before * 1000);
+    expect(Date.parse(r.body.created_at)).toBeLessThanOrEqual(Date.now());
     expectUniversalHeaders(r.headers);
     expect(r.headers['x-request-id']).toMatch(UUID_RE);
     expect(r.headers['x-ratelimit-limit']).toBe('1000');
