@@ -15,6 +15,7 @@ import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import type { EmulatorConfig } from './config.ts';
 import type { EmulatorContext } from './context.ts';
+import { Holds } from './generations/holds.ts';
 import { HttpError } from './http-error.ts';
 import { Rng } from './rng.ts';
 import adminRoutes from './routes/admin.ts';
@@ -65,6 +66,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     dataDir: options.dataDir,
     signingSecret: config.signing_secret ?? randomBytes(32).toString('hex'),
     stats: { byStatus: {}, rateLimited: { rpm: 0, concurrency: 0, abuse: 0 }, resets: 0 },
+    holds: new Holds(),
     background: new Set(),
     pending: new Set(),
     closed: false,
@@ -141,6 +143,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   app.addHook('onClose', async () => {
     ctx.closed = true;
+    ctx.holds.abandon();
     for (const t of ctx.background) clearTimeout(t);
     ctx.background.clear();
     await Promise.allSettled([...ctx.pending]);

@@ -3,7 +3,14 @@
  * Every key is optional; without a file the emulator runs one active client with a printed default key.
  */
 import { readFileSync } from 'node:fs';
-import { CHOICES, FAILURE_CODE_NAMES, type FailureCode, type GenerationType, LIMITS } from '../spec/index.ts';
+import {
+  CHOICES,
+  FAILURE_CODE_NAMES,
+  type FailureCode,
+  type GenerationType,
+  LEGACY_CHOICES,
+  LIMITS,
+} from '../spec/index.ts';
 
 export type ClientState = 'active' | 'suspended' | 'deactivated';
 
@@ -73,6 +80,8 @@ export interface EmulatorConfig {
   json_body_max_bytes: number;
   /** Callback delivery attempts on the legacy surface (1 = no retry). */
   callback_attempts: number;
+  /** Time limit of one legacy callback delivery attempt, ms. */
+  callback_timeout_ms: number;
 }
 
 export const DEFAULT_KEY = 'svc-api-emulator-default-key';
@@ -107,6 +116,7 @@ export function defaultConfig(): EmulatorConfig {
     abuse_ceiling: CHOICES.abuseCeilingPerWindow,
     json_body_max_bytes: 80 * 1024 * 1024,
     callback_attempts: 3,
+    callback_timeout_ms: LEGACY_CHOICES.callback.timeoutMs,
   };
 }
 
@@ -218,6 +228,8 @@ export function resolveConfig(input: unknown): EmulatorConfig {
   ] as const) {
     if (input[key] !== undefined) cfg[key] = expectNumber(input[key], key);
   }
+  if (input.callback_timeout_ms !== undefined)
+    cfg.callback_timeout_ms = expectNumber(input.callback_timeout_ms, 'callback_timeout_ms', 1);
   if (input.fetch_allow_hosts !== undefined) {
     if (!Array.isArray(input.fetch_allow_hosts))
       throw new ConfigError('Expected an array of host names for fetch_allow_hosts');

@@ -2,6 +2,7 @@
 
 import type { Clock } from './clock.ts';
 import type { EmulatorConfig } from './config.ts';
+import type { Holds } from './generations/holds.ts';
 import type { RateLimitKind } from './http-error.ts';
 import type { Rng } from './rng.ts';
 import type { Store } from './store.ts';
@@ -25,6 +26,8 @@ export interface EmulatorContext {
   /** HMAC secret of storage URLs. */
   signingSecret: string;
   stats: Stats;
+  /** Rules keeping generations queued or processing until let go (/_emulator/holds). */
+  holds: Holds;
   /** Timers and background work started by the emulator; cancelled on close. */
   background: Set<NodeJS.Timeout>;
   /** Promises of background work in flight (ingest, rendering); awaited on close. */

@@ -64,6 +64,51 @@ async function checkNotEmpty(path: string): Promise<void> {
 }
 
 /**
+ * Decodes run side by side; a decode that must read libvips' error text runs alone: it waits until no
+ * decode is under way and keeps new ones waiting until it is done. Serialising only the retries is not
+ * enough: a first attempt failing at the same moment can still take the text, the more often the more
+ * decodes overlap (a busy machine).
+ */
+class DecodeGate {
+  #active = 0;
+  #alone = false;
+  #tail: Promise<unknown> = Promise.resolve();
+  #waiting: Array<() => void> = [];
+
+  async shared<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.#alone) await new Promise<void>((r) => this.#waiting.push(r));
+    this.#active += 1;
+    try {
+      return await fn();
+    } finally {
+      this.#active -= 1;
+      if (this.#active === 0) this.#wake();
+    }
+  }
+
+  alone<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(async () => {
+      this.#alone = true;
+      try {
+        while (this.#active > 0) await new Promise<void>((r) => this.#waiting.push(r));
+        return await fn();
+      } finally {
+        this.#alone = false;
+        this.#wake();
+      }
+    });
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
+
+  #wake(): void {
+    for (const r of this.#waiting.splice(0)) r();
+  }
+}
+
+const decodeGate = new DecodeGate();
+
+/**
  * Reads an image's header with sharp's metadata() (no full decode). Rejects with a MediaError whose
  * message is a plain reason ("image could not be decoded: <why>") when the file is missing, empty,
  * not an image, or its header is damaged. A truncated body may still pass: use {@link verifyImage}.
@@ -75,7 +120,7 @@ export async function readImageHeader(path: string): Promise<ImageHeader> {
   await checkNotEmpty(path);
   let meta: sharp.Metadata;
   try {
-    meta = await sharp(path, { failOn: 'error' }).metadata();
+    meta = await decodeGate.shared(() => sharp(path, { failOn: 'error' }).metadata());
   } catch (err) {
     throw imageErrorFrom(err);
   }
@@ -101,7 +146,7 @@ export async function readImageHeader(path: string): Promise<ImageHeader> {
 export async function verifyImage(path: string): Promise<void> {
   await checkNotEmpty(path);
   try {
-    await decodeTiny(path);
+    await decodeGate.shared(() => decodeTiny(path));
   } catch (err) {
     throw await explainedError(path, err);
   }
@@ -117,9 +162,6 @@ function decodeTiny(path: string): Promise<Buffer> {
 /** A decode error whose text libvips lost: "unknown error", or a message that stops after its colon. */
 const UNEXPLAINED = /unknown error|:\s*$/i;
 
-/** Retries of unexplained failures run one at a time, so they do not race each other for libvips' error text. */
-let explainQueue: Promise<unknown> = Promise.resolve();
-
 /**
  * libvips keeps its error text in a buffer shared by all threads, so when two decodes fail at once one
  * of them can come back as "unknown error". Decoding such a file again, alone, recovers the real reason.
@@ -127,7 +169,7 @@ let explainQueue: Promise<unknown> = Promise.resolve();
 async function explainedError(path: string, err: unknown): Promise<MediaError> {
   const first = imageErrorFrom(err);
   if (!UNEXPLAINED.test(first.message)) return first;
-  const retry = explainQueue.then(async () => {
+  return decodeGate.alone(async () => {
     for (let i = 0; i < 2; i++) {
       try {
         await decodeTiny(path);
@@ -139,6 +181,4 @@ async function explainedError(path: string, err: unknown): Promise<MediaError> {
     }
     return first;
   });
-  explainQueue = retry.catch(() => undefined);
-  return retry;
 }

@@ -92,7 +92,13 @@ export const DETAILS = {
   outputSignatureInvalid: 'Output URL signature does not match',
   internal: 'Internal server error',
   adminLoopbackOnly: 'The emulator admin endpoints answer loopback callers only',
+  holdNotFound: 'Hold not found',
 } as const;
+
+/** 409 detail of POST /_emulator/generations/{id}/release for a generation no hold keeps. */
+export function generationNotHeldDetail(id: string): string {
+  return `Generation ${id} is not held`;
+}
 
 /** 413 detail of a url-referenced source video over CHOICES.urlVideoMaxBytes. */
 export function urlVideoTooLargeDetail(path: string): string {

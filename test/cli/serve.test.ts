@@ -23,8 +23,8 @@ function startServe(args: string[]): Promise<{ url: string; out: string; child: 
     child.stdout?.on('data', (d) => {
       out += String(d);
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1] && out.includes('\n', out.indexOf(m[1])))
-        setTimeout(() => resolve({ url: m[1]!, out, child }), 50);
+      // The banner's last line: the emulator listens, and handles SIGTERM, from before its first.
+      if (m?.[1] && /(API key \S+|key\(s\) from .*)\n/.test(out)) resolve({ url: m[1], out, child });
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
   });

@@ -1,16 +1,17 @@
 /**
- * The concurrency governor against an emulator whose job ceiling is 2: five creates finish in about
- * three job lengths, not after a 60 s Retry-After — each held create is released right when one of the
- * client's own jobs is observed terminal. With maxConcurrentJobs set, no 429 at all. Several wait()
- * loops on one job free exactly one slot.
+ * The concurrency governor against an emulator whose job ceiling is 2: of five creates, two run and the
+ * governor holds three back — each released right when one of the client's own jobs is observed
+ * terminal, not after the 60 s Retry-After. With maxConcurrentJobs set, no 429 at all. Several wait()
+ * loops on one job free exactly one slot. The emulator holds the jobs processing, and the test ends them
+ * one at a time, so what is checked is cause and effect, not how long a job takes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Generation, GenpipeClient } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { adminRows, heldGenerations, hold, release, unhold } from '../helpers/emulator.ts';
 import { clientFor, KEY, startTestEmulator, stats, until } from './client-helpers.ts';
 
-const JOB_MS = 300;
-/** Moderated after processing_ms: a job of known length without rendering. */
+/** Moderated when processing starts: a job without rendering. */
 const JOB = { type: 'image', prompt: 'a governed square', aspect_ratio: '1:1' } as const;
 
 let emu: RunningEmulator | null = null;
@@ -21,7 +22,7 @@ async function start(concurrency: number): Promise<RunningEmulator> {
     clients: [{ id: 'a', rpm: 1000, concurrency }],
     keys: [{ key: KEY, client: 'a' }],
     queue_ms: 10,
-    processing_ms: { image: JOB_MS, video: JOB_MS },
+    processing_ms: { image: 0, video: 0 },
     blocked_words: ['governed'],
   });
   return emu;
@@ -44,54 +45,77 @@ interface Event {
   at: number;
 }
 
-async function fiveJobs(
-  client: GenpipeClient,
-): Promise<{ events: Event[]; done: Generation[]; wall: number }> {
-  const t0 = Date.now();
+/** Five creates, each waited to its end, through one client; `events` in the order they happened. */
+function fiveJobs(client: GenpipeClient): { events: Event[]; done: Promise<Generation[]> } {
   const events: Event[] = [];
-  const done = await Promise.all(
+  const done = Promise.all(
     Array.from({ length: 5 }, async () => {
       const g = await client.generations.create(JOB);
-      events.push({ kind: 'created', at: Date.now() - t0 });
+      events.push({ kind: 'created', at: Date.now() });
       const end = await client.generations.wait(g, { throwOnFailure: false });
-      events.push({ kind: 'terminal', at: Date.now() - t0 });
+      events.push({ kind: 'terminal', at: Date.now() });
       return end;
     }),
   );
-  return { events, done, wall: Date.now() - t0 };
+  done.catch(() => undefined); // awaited by the test; a failed assertion first must not leave it unhandled
+  return { events, done };
 }
 
-/** Every create after the first `free` was admitted shortly after some job was seen to end. */
-function expectReleasedOnCompletion(events: Event[], free: number): void {
-  const created = events.filter((e) => e.kind === 'created').map((e) => e.at);
-  const ended = events.filter((e) => e.kind === 'terminal').map((e) => e.at);
-  for (const at of created.slice(free)) {
-    const gap = Math.min(...ended.filter((t) => t <= at).map((t) => at - t));
-    expect(gap).toBeLessThan(250);
+/**
+ * With the first two jobs held and three creates held back by the governor: ends the held jobs one at a
+ * time, and checks that each end lets exactly one more create through.
+ */
+async function endJobsOneByOne(e: RunningEmulator, client: GenpipeClient): Promise<void> {
+  for (let admitted = 2; admitted < 5; admitted++) {
+    expect(await adminRows(e)).toHaveLength(admitted);
+    expect(client.governor.waiting).toBe(5 - admitted);
+    const [oldest] = await heldGenerations(e, 1);
+    await release(e, oldest!.id);
+    // A safety net far below the 60 s Retry-After: the create goes when the job is seen to end.
+    await until(async () => (await adminRows(e)).length === admitted + 1);
   }
+  expect(client.governor.waiting).toBe(0);
+  await unhold(e);
+}
+
+/** Every create after the first `free` came after as many jobs had ended. */
+function expectAdmittedAfterEnds(events: Event[], free: number): void {
+  let created = 0;
+  let ended = 0;
+  for (const e of events) {
+    if (e.kind === 'terminal') ended++;
+    else if (++created > free) expect(ended).toBeGreaterThanOrEqual(created - free);
+  }
+  expect(created).toBe(5);
 }
 
 describe('concurrency governor', () => {
   it('learns a ceiling of 2 from the 429s and releases each held create when a job ends', async () => {
     const e = await start(2);
+    await hold(e);
     const client = governed(e);
-    const { events, done, wall } = await fiveJobs(client);
-    expect(done.map((g) => g.state)).toEqual(Array(5).fill('failed'));
+    const { events, done } = fiveJobs(client);
+    // The first wave met the ceiling: two created, three refused and held back by the governor.
+    await until(async () => client.governor.waiting === 3);
+    expect((await stats(e)).rate_limited.concurrency).toBe(3);
     expect(client.governor.ceiling).toBe(2);
-    // Three waves of jobs of 300 ms, not a 60 s Retry-After.
-    expect(wall).toBeLessThan(3 * JOB_MS + 1500);
+    await endJobsOneByOne(e, client);
+    expect((await done).map((g) => g.state)).toEqual(Array(5).fill('failed'));
     // Only the first wave met the ceiling; afterwards the governor kept creates back.
     expect((await stats(e)).rate_limited.concurrency).toBe(3);
-    expectReleasedOnCompletion(events, 2);
+    expectAdmittedAfterEnds(events, 2);
   });
 
   it('with maxConcurrentJobs it never gets a 429', async () => {
     const e = await start(2);
+    await hold(e);
     const client = governed(e, { maxConcurrentJobs: 2 });
-    const { events, wall } = await fiveJobs(client);
+    const { events, done } = fiveJobs(client);
+    await until(async () => client.governor.waiting === 3 && (await adminRows(e)).length === 2);
+    await endJobsOneByOne(e, client);
+    await done;
     expect((await stats(e)).rate_limited.concurrency).toBe(0);
-    expect(wall).toBeLessThan(3 * JOB_MS + 1500);
-    expectReleasedOnCompletion(events, 2);
+    expectAdmittedAfterEnds(events, 2);
   });
 
   it('several wait() loops on one job free exactly one slot', async () => {

@@ -37,6 +37,7 @@ import {
   UpstreamError,
 } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { hold } from '../helpers/emulator.ts';
 import {
   adminRows,
   clientFor,
@@ -246,9 +247,10 @@ describe('rate-limit errors, told apart', () => {
         { key: KEY_POOR, client: 'b' },
         { key: KEY_SUSPENDED, client: 'c' },
       ],
-      processing_ms: { image: 5_000, video: 5_000 },
       abuse_ceiling: 1,
     });
+    // Jobs stay processing: the second create meets the first still running.
+    await hold(rl);
   });
   afterAll(async () => {
     await rl.close();

@@ -22,7 +22,8 @@ import {
   preflightGeneration,
   TimeoutError,
 } from '../../src/client/index.ts';
-import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { ManualClock, type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
+import { hold, unhold } from '../helpers/emulator.ts';
 import {
   adminRows,
   clientFor,
@@ -31,6 +32,7 @@ import {
   setFaults,
   startTestEmulator,
   stats,
+  testConfig,
 } from './client-helpers.ts';
 
 let dir: string;
@@ -92,13 +94,19 @@ describe('create, wait, download', () => {
   });
 
   it('wait gives up after timeoutMs and stops on abort', async () => {
-    const gen = await client.generations.create({ ...IMAGE, prompt: 'a slow forbidden circle' });
-    const late = await client.generations.wait(gen, { timeoutMs: 1 }).catch((e) => e);
-    expect(late).toBeInstanceOf(TimeoutError);
-    const controller = new AbortController();
-    const waiting = client.generations.wait(gen.id, { signal: controller.signal });
-    controller.abort();
-    await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    // Held queued: the generation cannot end before the 1 ms is up, however slow the machine.
+    const slow = await hold(emu, { state: 'queued', prompt: '^a slow forbidden circle$' });
+    try {
+      const gen = await client.generations.create({ ...IMAGE, prompt: 'a slow forbidden circle' });
+      const late = await client.generations.wait(gen, { timeoutMs: 1 }).catch((e) => e);
+      expect(late).toBeInstanceOf(TimeoutError);
+      const controller = new AbortController();
+      const waiting = client.generations.wait(gen.id, { signal: controller.signal });
+      controller.abort();
+      await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      await unhold(emu, slow);
+    }
   });
 
   it('refuses to download a generation that has not completed', async () => {
@@ -164,13 +172,16 @@ describe('preflight: nothing is sent when the answer is certain', () => {
 
 describe('downloads that survive', () => {
   it('re-reads the generation for fresh URLs after they expired (403)', async () => {
-    const short = await startTestEmulator({ output_url_ttl_s: 1 });
+    // The emulator's clock moves only when the test says so: the URL the client holds expires at once,
+    // and the fresh one stays valid however long the download takes to start.
+    const clock = new ManualClock();
+    const short = await startEmulator({ config: testConfig({ output_url_ttl_s: 1 }), clock });
     const logs: string[] = [];
     const c = clientFor(short, { hooks: { log: (m) => logs.push(m) } });
     try {
       const done = await c.generations.wait(await c.generations.create(IMAGE));
       const expires = Number(new URL(done.output[0]?.url as string).searchParams.get('expires'));
-      await new Promise((r) => setTimeout(r, Math.max(0, expires * 1000 - Date.now()) + 20));
+      clock.advance(Math.max(0, expires * 1000 - clock.now()) + 1000);
       const target = await outDir('expired');
       const files = await c.generations.download(done, target);
       expect(files[0]?.name).toBe('output-0.png');

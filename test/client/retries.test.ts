@@ -20,7 +20,7 @@ import {
   shouldRetry,
   UpstreamError,
 } from '../../src/client/index.ts';
-import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
+import { ManualClock, type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
 import {
   adminRows,
   clientFor,
@@ -82,9 +82,19 @@ describe('idempotent calls', () => {
   });
 
   it('a GET answered by the abuse ceiling waits its Retry-After, then succeeds', async () => {
-    const abuse = await startTestEmulator({ abuse_ceiling: 1, rate_window_s: 1 });
+    // A manual clock: the two GETs fall in one window however long they take; the window moves on
+    // while the client waits out the Retry-After.
+    const clock = new ManualClock();
+    const abuse = await startEmulator({ config: testConfig({ abuse_ceiling: 1, rate_window_s: 1 }), clock });
     const retries: RetryInfo[] = [];
-    const client = clientFor(abuse, { hooks: { onRetry: (i) => void retries.push(i) } });
+    const client = clientFor(abuse, {
+      hooks: {
+        onRetry: (i) => {
+          retries.push(i);
+          clock.advance(1000);
+        },
+      },
+    });
     try {
       const gen = await client.generations.create(IMAGE);
       await client.generations.get(gen.id);

@@ -1,8 +1,21 @@
-/** The emulator's admin endpoints: generations of both surfaces, stats, and switching faults at runtime. */
+/**
+ * The emulator's admin endpoints: generations of both surfaces, stats, switching faults at runtime, and
+ * holds that keep generations queued or processing until the caller lets them go.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { isLoopback } from '../../src/emulator/routes/admin.ts';
-import { call, KEY_B, startTestEmulator, until } from '../helpers/emulator.ts';
+import {
+  adminRows,
+  call,
+  type HoldRule,
+  heldGenerations,
+  KEY,
+  KEY_B,
+  startTestEmulator,
+  unhold,
+  until,
+} from '../helpers/emulator.ts';
 
 const IMAGE = { type: 'image', prompt: 'a blue circle', aspect_ratio: '1:1' };
 
@@ -43,6 +56,7 @@ describe('GET /_emulator/generations', () => {
       created_at: a.body.created_at,
       request_id: 'admin-req-1',
       failure_code: 'content_moderated',
+      held: null,
     });
     expect(rows[ib]).toMatchObject({ client_id: 'b', request_id: b.headers['x-request-id'] });
   });
@@ -98,6 +112,115 @@ describe('PUT /_emulator/faults', () => {
     const off = await call(emu, 'PUT', '/_emulator/faults', { key: null, json: {} });
     expect(off.body.http_503).toBe(0);
     expect((await call(emu, 'POST', '/v1/generations', { json: IMAGE })).status).toBe(201);
+  });
+});
+
+describe('holds', () => {
+  const create = async (prompt: string, key = KEY) => {
+    const r = await call(emu, 'POST', '/v1/generations', { json: { ...IMAGE, prompt }, key });
+    expect(r.status).toBe(201);
+    return r.body.id as string;
+  };
+  const stateOf = async (id: string, key = KEY) =>
+    (await call(emu, 'GET', `/v1/generations/${id}`, { key })).body.state as string;
+  const terminal = (id: string, key = KEY) =>
+    until(async () => {
+      const s = await stateOf(id, key);
+      return s === 'completed' || s === 'failed' ? s : null;
+    });
+  const addHold = (rule: HoldRule) => call(emu, 'POST', '/_emulator/holds', { key: null, json: rule });
+
+  it('keeps generations whose prompt matches processing until the hold is removed', async () => {
+    const added = await addHold({ prompt: 'held (pear|plum)$' });
+    expect(added.status).toBe(201);
+    expect(added.body).toMatchObject({
+      state: 'processing',
+      client: null,
+      type: null,
+      prompt: 'held (pear|plum)$',
+      request_id: null,
+      held: [],
+    });
+    const pear = await create('a held pear');
+    const free = await create('a held pear, sliced');
+    expect(await terminal(free)).toBe('completed');
+    const [row] = await heldGenerations(emu, 1);
+    expect(row).toMatchObject({ id: pear, state: 'processing', held: 'processing' });
+    expect(await stateOf(pear)).toBe('processing');
+    const listed = await call(emu, 'GET', '/_emulator/holds', { key: null });
+    expect(listed.body.data).toEqual([{ ...added.body, held: [pear] }]);
+
+    const gone = await call(emu, 'DELETE', `/_emulator/holds/${added.body.id}`, { key: null });
+    expect(gone.status).toBe(204);
+    expect(await terminal(pear)).toBe('completed');
+    expect((await adminRows(emu)).find((r) => r.id === pear)?.held).toBeNull();
+  });
+
+  it('keeps a client’s generations queued, holding their job slots; one can be released on its own', async () => {
+    const id = (await addHold({ state: 'queued', client: 'b' })).body.id as string;
+    const first = await create('queued one', KEY_B);
+    const second = await create('queued two', KEY_B);
+    const other = await create('not held');
+    const held = await heldGenerations(emu, 2, 'b');
+    expect(held.map((r) => [r.id, r.state, r.held])).toEqual([
+      [first, 'queued', 'queued'],
+      [second, 'queued', 'queued'],
+    ]);
+    expect(await terminal(other)).toBe('completed');
+    expect(emu.app.emu.store.clients.get('b')!.activeJobs.size).toBe(2);
+
+    const r = await call(emu, 'POST', `/_emulator/generations/${first}/release`, { key: null });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: first, held: null });
+    expect(await terminal(first, KEY_B)).toBe('completed');
+    expect(await stateOf(second, KEY_B)).toBe('queued');
+    const again = await call(emu, 'POST', `/_emulator/generations/${first}/release`, { key: null });
+    expect([again.status, again.body.detail]).toEqual([409, `Generation ${first} is not held`]);
+    const unknown = await call(emu, 'POST', '/_emulator/generations/nope/release', { key: null });
+    expect([unknown.status, unknown.body.detail]).toEqual([404, 'Generation not found']);
+
+    await unhold(emu, id);
+    expect(await terminal(second, KEY_B)).toBe('completed');
+    expect(emu.app.emu.store.clients.get('b')!.activeJobs.size).toBe(0);
+  });
+
+  it('holds by type and request id; a generation two holds match waits for both; DELETE lets all go', async () => {
+    await addHold({ type: 'image', request_id: 'hold-by-request-id' });
+    const r = await call(emu, 'POST', '/v1/generations', {
+      json: IMAGE,
+      headers: { 'x-request-id': 'hold-by-request-id' },
+    });
+    const [row] = await heldGenerations(emu, 1);
+    expect(row).toMatchObject({ id: r.body.id, request_id: 'hold-by-request-id', held: 'processing' });
+    // Two rules match: one of them going is not enough.
+    const second = await addHold({ client: 'a' });
+    await unhold(emu, second.body.id);
+    expect((await adminRows(emu)).find((x) => x.id === r.body.id)?.held).toBe('processing');
+    await unhold(emu);
+    expect((await call(emu, 'GET', '/_emulator/holds', { key: null })).body.data).toEqual([]);
+    expect(await terminal(r.body.id)).toBe('completed');
+  });
+
+  it('refuses bad holds naming the key', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ state: 'completed' }, 'Expected queued or processing for state but received "completed"'],
+      [{ client: 'zed' }, "Unknown client 'zed'"],
+      [
+        { type: 'sound' },
+        'Expected one of image, image_edit, video, video_edit, video_reframe for type but received "sound"',
+      ],
+      [{ prompt: '(' }, 'Expected a regular expression for prompt but received "("'],
+      [{ prompt: '' }, 'Expected a non-empty string for prompt but received ""'],
+      [{ colour: 'red' }, "Unknown hold key 'colour'"],
+      [[1], 'Expected a JSON object for the hold'],
+    ];
+    for (const [json, detail] of cases) {
+      const r = await call(emu, 'POST', '/_emulator/holds', { key: null, json });
+      expect([r.status, r.body.detail]).toEqual([400, detail]);
+    }
+    const missing = await call(emu, 'DELETE', '/_emulator/holds/hold-999', { key: null });
+    expect([missing.status, missing.body.detail]).toEqual([404, 'Hold not found']);
+    expect((await call(emu, 'GET', '/_emulator/holds', { key: null })).body.data).toEqual([]);
   });
 });
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
-import { call, KEY, startTestEmulator, testConfig, until } from '../helpers/emulator.ts';
+import { call, hold, KEY, startTestEmulator, testConfig, unhold, until } from '../helpers/emulator.ts';
 
 const IMAGE = { type: 'image', prompt: 'a green triangle', aspect_ratio: '1:1' };
 const NO_RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after'];
@@ -124,12 +124,15 @@ describe('content moderation and budget', () => {
     (cfg.clients as Array<Record<string, unknown>>)[0]!.balance = 2; // two images' worth
     const emu = await startEmulator({ config: cfg });
     try {
+      // Held queued until all three are created: none is debited before the third create.
+      const queued = await hold(emu, { state: 'queued' });
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
         const r = await call(emu, 'POST', '/v1/generations', { json: IMAGE });
         expect(r.status).toBe(201); // the balance is only debited at completion
         ids.push(r.body.id);
       }
+      await unhold(emu, queued);
       const results = await Promise.all(ids.map((id) => terminal(emu, id)));
       expect(results.filter((g) => g.state === 'completed')).toHaveLength(2);
       const late = results.filter((g) => g.state === 'failed');

@@ -322,9 +322,9 @@ describe('POST /v1/files multipart', () => {
       head.length + 3000,
       Buffer.concat([head, Buffer.alloc(1000, 7)]),
       // Cut only once the server is streaming the part to disk.
-      () => until(async () => readdirSync(filesDir()).some((f) => f.endsWith('.part')), 5000),
+      () => until(async () => readdirSync(filesDir()).some((f) => f.endsWith('.part'))),
     );
-    await until(async () => readdirSync(filesDir()).every((f) => !f.endsWith('.part')), 5000);
+    await until(async () => readdirSync(filesDir()).every((f) => !f.endsWith('.part')));
     expect(emu.app.emu.store.files.size).toBe(before);
     // The process is alive and still serving.
     const r = await uploadInline(emu, await tinyPng());

@@ -245,9 +245,9 @@ describe('PUT to the upload URL, then complete', () => {
       { 'content-type': 'image/png' },
       size,
       Buffer.alloc(1500, 9),
-      () => until(async () => partFiles().length > 0, 5000),
+      () => until(async () => partFiles().length > 0),
     );
-    await until(async () => partFiles().length === 0, 5000);
+    await until(async () => partFiles().length === 0);
     const c = await call(emu, 'POST', `/v1/files/${body.id}/complete`);
     expect(c.status).toBe(400);
     expect(c.body.detail).toBe(FILE_DETAILS.notUploaded);

@@ -4,12 +4,12 @@
  * answers 201 with them. Rows about resolved media facts (`media`) run with real bytes where those are
  * cheap to make (tall or wide PNGs, long tiny videos); the over-50 MB rows are covered once with a real
  * url in generations-media-refs.test.ts, and a generated video is never longer than 10 s, so the
- * generation_id duration row cannot happen over HTTP. Jobs stay queued (long queue_ms): nothing renders.
+ * generation_id duration row cannot happen over HTTP. Jobs are held queued: nothing renders.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { GENERATION_CASES, VALID_BODIES } from '../cases/generation-cases.ts';
-import { call, startTestEmulator, testConfig } from '../helpers/emulator.ts';
+import { call, hold, startTestEmulator, testConfig } from '../helpers/emulator.ts';
 import { png, tinyMp4 } from './generations-helpers.ts';
 
 let emu: RunningEmulator;
@@ -19,7 +19,8 @@ beforeAll(async () => {
     rpm: 100_000,
     concurrency: 100_000,
   }));
-  emu = await startTestEmulator({ clients, queue_ms: 600_000 });
+  emu = await startTestEmulator({ clients });
+  await hold(emu, { state: 'queued' });
 });
 afterAll(async () => {
   await emu.close();

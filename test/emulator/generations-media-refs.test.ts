@@ -16,7 +16,7 @@ import {
   generationRefWrongKindDetail,
   imageTooManyPixelsDetail,
 } from '../../src/spec/index.ts';
-import { call, KEY_B, startTestEmulator } from '../helpers/emulator.ts';
+import { call, hold, KEY_B, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { settled, uploadInline } from './files-helpers.ts';
 import { mediaServer, png, terminal, tinyMp4 } from './generations-helpers.ts';
 
@@ -265,13 +265,15 @@ describe('file_id references', () => {
 
 describe('generation_id references', () => {
   it('chains off a completed generation of the caller, of the right kind', async () => {
+    // Held queued until the test has tried to use it: not usable yet.
+    const seed = await hold(emu, { state: 'queued', prompt: '^a seed image$' });
     const image = await create({ type: 'image', prompt: 'a seed image', aspect_ratio: '1:1' });
     const queued = await create({
       type: 'image_edit',
       prompt: 'x',
       source: { generation_id: image.body.id },
     });
-    // Still queued or processing: not usable yet.
+    await unhold(emu, seed);
     expect(queued.status).toBe(422);
     expect(queued.body.detail).toMatch(
       new RegExp(`^source: generation '${image.body.id}' is not completed \\(state '(queued|processing)'\\)`),

@@ -4,9 +4,9 @@
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { ManualClock, type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
 import { API_VERSION } from '../../src/spec/index.ts';
-import { call, KEY, KEY_B, startTestEmulator, testConfig, until } from '../helpers/emulator.ts';
+import { call, hold, KEY, KEY_B, startTestEmulator, testConfig, unhold, until } from '../helpers/emulator.ts';
 import { download, png, terminal, tinyMp4 } from './generations-helpers.ts';
 
 const IMAGE = { type: 'image', prompt: 'a lighthouse at dusk', aspect_ratio: '16:9' };
@@ -64,7 +64,9 @@ describe('POST /v1/generations → 201', () => {
       failure_reason: null,
       failure_code: null,
     });
-    expect(Math.abs(Date.parse(r.body.created_at) - Date.now())).toBeLessThan(5000);
+    // Made no earlier than the second the request left, no later than its answer was read.
+    expect(Date.parse(r.body.created_at)).toBeGreaterThanOrEqual(before * 1000);
+    expect(Date.parse(r.body.created_at)).toBeLessThanOrEqual(Date.now());
     expectUniversalHeaders(r.headers);
     expect(r.headers['x-request-id']).toMatch(UUID_RE);
     expect(r.headers['x-ratelimit-limit']).toBe('1000');
@@ -204,14 +206,19 @@ describe('GET /v1/generations/{id}', () => {
 
 describe('lifecycle to real outputs', () => {
   it('moves queued → processing → completed and serves a real image at a fresh signed URL', async () => {
-    const slow = await startTestEmulator({ processing_ms: { image: 400, video: 400 }, output_url_ttl_s: 2 });
+    // Held processing until the test has seen that state; signed with a clock that moves only when the
+    // test says so, so the first URL is valid for its download and expired after it.
+    const clock = new ManualClock();
+    const slow = await startEmulator({ config: testConfig({ output_url_ttl_s: 2 }), clock });
     try {
+      const held = await hold(slow);
       const created = await call(slow, 'POST', '/v1/generations', { json: IMAGE });
       expect(created.body.state).toBe('queued');
       await until(async () => {
         const g = await call(slow, 'GET', `/v1/generations/${created.body.id}`);
         return g.body.state === 'processing' ? g.body : undefined;
       });
+      await unhold(slow, held);
       const done = await terminal(slow, created.body.id);
       expect(done).toMatchObject({ state: 'completed', failure_reason: null, failure_code: null });
       expect(done.output).toHaveLength(1);
@@ -225,7 +232,7 @@ describe('lifecycle to real outputs', () => {
       expect(slow.app.emu.store.clients.get('a')!.activeJobs.size).toBe(0);
 
       // Output URLs expire; every GET signs a fresh one.
-      await new Promise((r) => setTimeout(r, 2100));
+      clock.advance(2100);
       expect((await download(done.output[0].url)).status).toBe(403);
       const again = await call(slow, 'GET', `/v1/generations/${created.body.id}`);
       expect(again.body.output[0].url).not.toBe(done.output[0].url);

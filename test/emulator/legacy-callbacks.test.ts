@@ -35,6 +35,9 @@ let emu: RunningEmulator;
 const received: Received[] = [];
 /** Paths whose first request is answered 500. */
 const failedOnce = new Set<string>();
+/** Deliveries to /hang… that are still open (the receiver never answers them), and every attempt. */
+let hanging = 0;
+const hangAttempts: string[] = [];
 
 function listen(server: Server): Promise<number> {
   servers.push(server);
@@ -79,7 +82,13 @@ beforeAll(async () => {
 
   const hooks = createServer((req, res) => {
     const path = req.url ?? '';
-    if (path.startsWith('/hang')) return; // never answers
+    if (path.startsWith('/hang')) {
+      // Never answers; counts the deliveries still waiting for an answer.
+      hanging++;
+      hangAttempts.push(`${path} ${req.headers['x-callback-attempt']}`);
+      res.on('close', () => hanging--);
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -91,7 +100,8 @@ beforeAll(async () => {
     });
   });
   hookBase = `http://127.0.0.1:${await listen(hooks)}`;
-  emu = await startTestEmulator({ callback_attempts: 2 });
+  // A delivery waits a minute for an answer: longer than any generation here takes.
+  emu = await startTestEmulator({ callback_attempts: 2, callback_timeout_ms: 60_000 });
 });
 
 afterAll(async () => {
@@ -165,11 +175,36 @@ describe('legacy callbacks', () => {
 
   it('does not let a hanging receiver hold up the generation', async () => {
     const { id } = await create('/hang');
-    // Well inside one callback timeout (5 s): the lifecycle never waits for a delivery.
+    // The lifecycle never waits for a delivery: the generation completes while its dreaming callback
+    // is still waiting for an answer (the emulator would wait a minute for it).
     const done = await until(async () => {
       const g = await call(emu, 'GET', `/dream-machine/v1/generations/${id}`);
       return g.body.state === 'completed' ? g : null;
-    }, LEGACY_CHOICES.callback.timeoutMs / 2);
+    });
+    expect(hanging).toBe(1);
     expect(done.body.assets.video).toBeTypeOf('string');
+  });
+
+  it('gives up on a delivery after callback_timeout_ms and tries again', async () => {
+    const quick = await startTestEmulator({ callback_attempts: 2, callback_timeout_ms: 200 });
+    try {
+      const r = await call(quick, 'POST', MODIFY, {
+        json: {
+          generation_type: 'modify_video',
+          media: { url: sourceUrl },
+          model: 'ray-2',
+          mode: 'adhere_1',
+          callback_url: `${hookBase}/hang-quick`,
+        },
+      });
+      expect(r.status).toBe(201);
+      await until(async () => hangAttempts.filter((a) => a.startsWith('/hang-quick ')).length >= 2);
+      expect(hangAttempts.filter((a) => a.startsWith('/hang-quick ')).slice(0, 2)).toEqual([
+        '/hang-quick 1',
+        '/hang-quick 2',
+      ]);
+    } finally {
+      await quick.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Request-rate window, concurrent-job ceiling, rate backend down and the GET abuse ceiling, over real
- * HTTP. Exact header math runs against an injected clock; one test waits out a short real window.
+ * HTTP. Header math and waits for a window to turn run against an injected clock; concurrent jobs are
+ * held queued until the test lets them go.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
@@ -11,7 +12,7 @@ import {
   RATE_HEADERS,
   retryAfterSeconds,
 } from '../../src/spec/index.ts';
-import { call, KEY_B, testConfig, until } from '../helpers/emulator.ts';
+import { call, heldGenerations, hold, KEY_B, release, testConfig, until } from '../helpers/emulator.ts';
 
 const IMAGE = { type: 'image', prompt: 'a red square', aspect_ratio: '1:1' };
 const RL = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
@@ -135,21 +136,24 @@ describe('request rate on POST /v1/generations (injected clock)', () => {
   });
 });
 
-describe('request rate with a short real window', () => {
+describe('request rate with a short window', () => {
   it('lets the caller in again after waiting Retry-After seconds', async () => {
+    // The clock moves only when the test waits: the second create is inside the 1 s window however
+    // long the first took.
+    const clock = new ManualClock();
     const cfg = testConfig({ rate_window_s: 1 });
     (cfg.clients as Array<Record<string, unknown>>)[0]!.rpm = 1;
-    emu = await startEmulator({ config: cfg });
-    const before = Date.now();
+    emu = await startEmulator({ config: cfg, clock });
+    const before = clock.now();
     const ok = await call(emu, 'POST', '/v1/generations', { json: IMAGE });
     expect(ok.status).toBe(201);
     const reset = Number(ok.headers['x-ratelimit-reset']);
     expect(reset).toBeGreaterThanOrEqual(Math.ceil((before + 1000) / 1000));
-    expect(reset).toBeLessThanOrEqual(Math.ceil((Date.now() + 1000) / 1000));
+    expect(reset).toBeLessThanOrEqual(Math.ceil((clock.now() + 1000) / 1000));
     const limited = await call(emu, 'POST', '/v1/generations', { json: IMAGE });
     expect(limited.status).toBe(429);
     expect(limited.headers['retry-after']).toBe('1');
-    await new Promise((r) => setTimeout(r, 1000));
+    clock.advance(Number(limited.headers['retry-after']) * 1000);
     const again = await call(emu, 'POST', '/v1/generations', { json: IMAGE });
     expect(again.status).toBe(201);
   });
@@ -157,9 +161,11 @@ describe('request rate with a short real window', () => {
 
 describe('concurrent jobs', () => {
   it('rejects the job over the ceiling with only Retry-After: 60 and frees the slot at a terminal state', async () => {
-    const cfg = testConfig({ queue_ms: 300, processing_ms: { image: 50, video: 50 } });
+    const cfg = testConfig({ processing_ms: { image: 50, video: 50 } });
     (cfg.clients as Array<Record<string, unknown>>)[0]!.concurrency = 2;
     emu = await startEmulator({ config: cfg });
+    // Both jobs stay queued until the test lets the first go: the third create meets two running.
+    await hold(emu, { state: 'queued' });
     const a = await call(emu, 'POST', '/v1/generations', { json: IMAGE });
     const b = await call(emu, 'POST', '/v1/generations', { json: IMAGE });
     expect([a.status, b.status]).toEqual([201, 201]);
@@ -170,6 +176,8 @@ describe('concurrent jobs', () => {
     expect(c.headers['retry-after']).toBe('60');
     for (const h of RL) expect(c.headers[h]).toBeUndefined();
     // The concurrency 429 took no slot of the request-rate window.
+    await heldGenerations(emu, 2);
+    await release(emu, a.body.id);
     await until(async () => {
       const g = await call(emu!, 'GET', `/v1/generations/${a.body.id}`);
       return ['completed', 'failed'].includes(g.body.state);
@@ -183,9 +191,10 @@ describe('concurrent jobs', () => {
 
   it('prunes active jobs tracked for an hour', async () => {
     const clock = new ManualClock(1_800_000_000_000);
-    const cfg = testConfig({ queue_ms: 60_000 });
+    const cfg = testConfig();
     (cfg.clients as Array<Record<string, unknown>>)[0]!.concurrency = 1;
     emu = await startEmulator({ config: cfg, clock });
+    await hold(emu, { state: 'queued' }); // the job never ends by itself
     expect((await call(emu, 'POST', '/v1/generations', { json: IMAGE })).status).toBe(201);
     expect((await call(emu, 'POST', '/v1/generations', { json: IMAGE })).status).toBe(429);
     clock.advance(3600 * 1000);

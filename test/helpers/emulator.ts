@@ -70,10 +70,13 @@ export async function call<T = any>(
   return { status: res.statusCode, headers: flat, body: parsed as T };
 }
 
-/** Polls until `fn` returns a truthy value or the timeout passes. */
+/**
+ * Polls until `fn` returns a truthy value. The timeout is a safety net for a test that would otherwise
+ * hang; waits end on the state they poll for, never on the clock.
+ */
 export async function until<T>(
   fn: () => Promise<T | undefined | null | false>,
-  timeoutMs = 20_000,
+  timeoutMs = 30_000,
   everyMs = 25,
 ): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -83,4 +86,64 @@ export async function until<T>(
     if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+// ---- holds: generations kept queued or processing until the test lets them go -------------------
+
+/** What a hold matches; every field is optional (none: every generation). */
+export interface HoldRule {
+  state?: 'queued' | 'processing';
+  client?: string;
+  type?: string;
+  /** A regular expression searched for in the prompt. */
+  prompt?: string;
+  request_id?: string;
+}
+
+/** A generation as the admin view lists it. */
+export interface AdminRow {
+  id: string;
+  client_id: string;
+  type: string;
+  state: string;
+  request_id: string;
+  failure_code: string | null;
+  held: 'queued' | 'processing' | null;
+}
+
+/** Adds a hold (POST /_emulator/holds, default state `processing`); returns its id. */
+export async function hold(emu: { url: string }, rule: HoldRule = {}): Promise<string> {
+  const r = await call(emu, 'POST', '/_emulator/holds', { key: null, json: rule });
+  if (r.status !== 201) throw new Error(`POST /_emulator/holds answered ${r.status}: ${r.body?.detail}`);
+  return r.body.id as string;
+}
+
+/** Removes a hold (or every hold without an id): what it alone held goes on. */
+export async function unhold(emu: { url: string }, id?: string): Promise<void> {
+  const r = await call(emu, 'DELETE', id ? `/_emulator/holds/${id}` : '/_emulator/holds', { key: null });
+  if (r.status !== 204) throw new Error(`DELETE /_emulator/holds answered ${r.status}: ${r.body?.detail}`);
+}
+
+/** Lets one held generation go on (POST /_emulator/generations/{id}/release). */
+export async function release(emu: { url: string }, generationId: string): Promise<void> {
+  const r = await call(emu, 'POST', `/_emulator/generations/${generationId}/release`, { key: null });
+  if (r.status !== 200) throw new Error(`release of ${generationId} answered ${r.status}: ${r.body?.detail}`);
+}
+
+/** Every generation in the admin view, oldest first (of one client when given). */
+export async function adminRows(emu: { url: string }, clientId?: string): Promise<AdminRow[]> {
+  const rows = (await call(emu, 'GET', '/_emulator/generations', { key: null })).body.data as AdminRow[];
+  return clientId === undefined ? rows : rows.filter((r) => r.client_id === clientId);
+}
+
+/** Waits until at least `count` generations (of `clientId` when given) are held; returns those held. */
+export async function heldGenerations(
+  emu: { url: string },
+  count: number,
+  clientId?: string,
+): Promise<AdminRow[]> {
+  return until(async () => {
+    const held = (await adminRows(emu, clientId)).filter((r) => r.held !== null);
+    return held.length >= count ? held : null;
+  });
 }

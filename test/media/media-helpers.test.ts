@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import {
   sniffFile,
   verifyImage,
 } from '../../src/media/index.ts';
+import { until } from '../helpers/emulator.ts';
 import { makeImage, makeVideo, tempDir, truncated } from './fixtures.ts';
 
 let dir: string;
@@ -195,13 +197,27 @@ describe('runFfmpeg', () => {
 
   it('kills ffmpeg when aborted', async () => {
     const ac = new AbortController();
-    const started = Date.now();
-    const run = runFfmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc2=size=64x64:rate=24', '-f', 'null', '-'], {
-      signal: ac.signal,
-    });
-    setTimeout(() => ac.abort(), 100);
+    // An endless input read in real time: ffmpeg only ever stops because it is killed. The marker
+    // finds its process in /proc.
+    const marker = `comment=genpipe-kill-test-${randomUUID()}`;
+    const running = () =>
+      readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .some((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+          } catch {
+            return false; // gone meanwhile
+          }
+        });
+    const run = runFfmpeg(
+      ['-re', '-f', 'lavfi', '-i', 'testsrc2=size=64x64:rate=24', '-metadata', marker, '-f', 'null', '-'],
+      { signal: ac.signal },
+    );
+    await until(async () => running());
+    ac.abort();
     await expect(run).rejects.toMatchObject({ code: 'aborted' });
-    expect(Date.now() - started).toBeLessThan(5000);
+    await until(async () => !running());
   });
 
   it('plainWhy keeps the last line and drops paths', () => {

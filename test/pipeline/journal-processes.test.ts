@@ -21,14 +21,15 @@ const ITEM_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/item.ts')).href;
  * Child: opens the journal of OUT (at JOURNAL when set), then runs items f<i> through a lifecycle of
  * durable writes, printing `saved <i>` after item i's last write. With KILL_AT it kills itself with
  * SIGKILL right after printing `saved <KILL_AT>`; with COUNT it stops after COUNT items and exits; with
- * START_AT (ms since the epoch) it starts writing then, so that two children write at the same time.
+ * WAIT_GO it prints `ready` once its journal is open and starts writing when a line comes on stdin, so
+ * that the parent can start two children writing at the same time.
  */
 const WRITER = `
 const { openJournal } = await import(process.env.JOURNAL_MODULE);
 const { newItem } = await import(process.env.ITEM_MODULE);
 const j = openJournal({ outDir: process.env.OUT, path: process.env.JOURNAL || undefined, mountInfo: null });
 j.startBatch({ inputDir: process.env.OUT });
-if (process.env.START_AT) await new Promise((r) => setTimeout(r, Math.max(0, Number(process.env.START_AT) - Date.now())));
+if (process.env.WAIT_GO) { process.stdout.write('ready\\n'); await new Promise((r) => process.stdin.once('data', r)); }
 const killAt = process.env.KILL_AT ? Number(process.env.KILL_AT) : -1;
 const count = process.env.COUNT ? Number(process.env.COUNT) : Infinity;
 for (let i = 0; i < count; i++) {
@@ -89,7 +90,7 @@ function runChild(
     cwd: ROOT,
     ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
     env: { ...process.env, JOURNAL_MODULE, ITEM_MODULE, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.push(proc);
   const lines: string[] = [];
@@ -275,9 +276,11 @@ describe('two processes', () => {
     const path = join(dir, 'shared.db');
     const outA = join(dir, 'out-a');
     const outB = join(dir, 'out-b');
-    const startAt = String(Date.now() + 2500);
-    const a = runChild(WRITER, { OUT: outA, JOURNAL: path, COUNT: '150', START_AT: startAt });
-    const b = runChild(WRITER, { OUT: outB, JOURNAL: path, COUNT: '150', START_AT: startAt });
+    const a = runChild(WRITER, { OUT: outA, JOURNAL: path, COUNT: '150', WAIT_GO: '1' });
+    const b = runChild(WRITER, { OUT: outB, JOURNAL: path, COUNT: '150', WAIT_GO: '1' });
+    // Both have the journal open before either writes; then both go at once.
+    await Promise.all([a.waitFor(/^ready$/), b.waitFor(/^ready$/)]);
+    for (const c of [a, b]) c.proc.stdin?.end('go\n');
     const [ea, eb] = await Promise.all([a.exited, b.exited]);
     expect(ea.code, ea.stderr).toBe(0);
     expect(eb.code, eb.stderr).toBe(0);

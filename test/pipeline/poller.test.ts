@@ -1,19 +1,20 @@
 /**
  * The shared poll loop against a real emulator: one read at a time for all jobs, each job read about
  * once per interval from an interval after it joined, reads spaced by the rate cap, and a job's waiter
- * leaving on its own signal without disturbing the others.
+ * leaving on its own signal without disturbing the others. The emulator holds the jobs processing
+ * until the reads the test counts on have happened, so no count depends on how long a job takes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Generation, type GenpipeClient } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { GenerationPoller } from '../../src/pipeline/poller.ts';
-import { KEY, startTestEmulator } from '../helpers/emulator.ts';
+import { hold, KEY, startTestEmulator } from '../helpers/emulator.ts';
 
 let emu: RunningEmulator;
 let client: GenpipeClient;
 
 beforeAll(async () => {
-  emu = await startTestEmulator({ queue_ms: 0, processing_ms: { image: 400, video: 400 } });
+  emu = await startTestEmulator({ queue_ms: 0, processing_ms: { image: 0, video: 0 } });
   client = createClient({ apiKey: KEY, baseUrl: emu.url });
 });
 afterAll(async () => {
@@ -22,8 +23,9 @@ afterAll(async () => {
 });
 
 /** A poller whose reads are counted, timed, and checked never to overlap. */
-function countingPoller(intervalMs: number, maxGetsPerSecond: number) {
+function countingPoller(intervalMs: number, maxGetsPerSecond: number, afterRead?: () => void) {
   const reads: number[] = [];
+  const readsOf = new Map<string, number[]>();
   let open = 0;
   let overlap = 0;
   const poller = new GenerationPoller({
@@ -32,22 +34,28 @@ function countingPoller(intervalMs: number, maxGetsPerSecond: number) {
     get: async (id, o) => {
       if (++open > 1) overlap++;
       reads.push(Date.now());
+      readsOf.set(id, [...(readsOf.get(id) ?? []), Date.now()]);
       try {
         return await client.generations.get(id, o);
       } finally {
         open--;
+        afterRead?.();
       }
     },
   });
-  return { poller, reads, overlap: () => overlap };
+  return { poller, reads, readsOf, overlap: () => overlap };
 }
 
 describe('GenerationPoller', () => {
   it('waits for many jobs with one sequential loop, about one read per job per interval', async () => {
+    await hold(emu, { prompt: '^job \\d$' });
     const gens = await Promise.all(
       [1, 2, 3, 4].map((n) => client.generations.create({ type: 'image', prompt: `job ${n}` })),
     );
-    const { poller, reads, overlap } = countingPoller(100, 100);
+    // The jobs stay processing until each has been read three times; then they finish at once.
+    const { poller, reads, readsOf, overlap } = countingPoller(100, 100, () => {
+      if (gens.every((g) => (readsOf.get(g.id)?.length ?? 0) >= 3)) emu.app.emu.holds.clear();
+    });
     const started = Date.now();
     const done = await Promise.all(gens.map((g) => poller.wait(g.id)));
     expect(done.map((g: Generation) => g.state)).toEqual([
@@ -57,18 +65,26 @@ describe('GenerationPoller', () => {
       'completed',
     ]);
     expect(overlap()).toBe(0);
-    // No read before the first interval; ~400 ms of processing → about 4-6 reads per job, never a burst.
+    // No read before the first interval; each job read once per interval, never a burst.
     expect(reads[0]! - started).toBeGreaterThanOrEqual(95);
+    for (const g of gens) {
+      const at = readsOf.get(g.id)!;
+      expect(Math.min(...at.slice(1).map((t, i) => t - at[i]!))).toBeGreaterThanOrEqual(95);
+    }
     expect(reads.length).toBeGreaterThanOrEqual(4 * 3);
     expect(reads.length).toBeLessThanOrEqual(4 * 8);
     expect(poller.outstanding).toBe(0);
   });
 
   it('spaces reads by the rate cap, stretching the cycle for a large set', async () => {
+    await hold(emu, { prompt: '^slow \\d$' });
     const gens = await Promise.all(
       [1, 2, 3, 4, 5].map((n) => client.generations.create({ type: 'image', prompt: `slow ${n}` })),
     );
-    const { poller, reads } = countingPoller(50, 10);
+    // Held until each job has been read twice: at least two whole cycles.
+    const { poller, reads, readsOf } = countingPoller(50, 10, () => {
+      if (gens.every((g) => (readsOf.get(g.id)?.length ?? 0) >= 2)) emu.app.emu.holds.clear();
+    });
     await Promise.all(gens.map((g) => poller.wait(g.id)));
     const gaps = reads.slice(1).map((t, i) => t - reads[i]!);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(95);

@@ -1,8 +1,8 @@
 /**
  * Helpers of the resume, signal and watch-CLI tests: `genpipe` as a real child process whose `--json`
- * events are read as they come, a proxy between the child and the emulator that can slow uploads and
- * downloads and hold create answers (so a test knows the child is mid-upload, mid-download or
- * mid-create when it kills it), and checks against the emulator's admin view and storage.
+ * events are read as they come, a proxy between the child and the emulator that can slow or stall
+ * uploads and downloads and hold create answers (so a test knows the child is mid-upload, mid-download
+ * or mid-create when it kills it), and checks against the emulator's admin view and storage.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
@@ -191,6 +191,13 @@ export interface SlowProxy {
   uploadRate: number | null;
   /** Bytes per 50 ms of output downloads (GET /_storage/outputs), or null for full speed. */
   downloadRate: number | null;
+  /**
+   * Each upload body forwards at most this many bytes, then stalls until the field is set back to null
+   * (or raised): the child is mid-upload for as long as the test needs, whatever the machine's speed.
+   */
+  uploadHoldAfter: number | null;
+  /** The same for output downloads. */
+  downloadHoldAfter: number | null;
   /** Hold back the answers of POST /v1/generations (the create is carried out). */
   holdCreates: boolean;
   /**
@@ -202,10 +209,13 @@ export interface SlowProxy {
   close(): Promise<void>;
 }
 
+/** Passes a body on at `rate()` bytes per 50 ms (null: full speed), stalling after `holdAfter()` bytes. */
 class Throttle extends Transform {
   private timer: NodeJS.Timeout | null = null;
+  private sent = 0;
   constructor(
     private readonly rate: () => number | null,
+    private readonly holdAfter: () => number | null,
     private readonly count: (n: number) => void,
   ) {
     super();
@@ -216,11 +226,20 @@ class Throttle extends Transform {
       this.timer = null;
       if (this.destroyed) return;
       if (off >= chunk.length) return done();
+      const cap = this.holdAfter();
+      const room = cap === null ? chunk.length - off : cap - this.sent;
+      if (room <= 0) {
+        // Held: look again soon whether the test has let it go.
+        this.timer = setTimeout(next, 20);
+        return;
+      }
       const rate = this.rate();
-      const piece = rate === null ? chunk.subarray(off) : chunk.subarray(off, off + rate);
-      off += piece.length;
+      const n = Math.min(chunk.length - off, room, rate ?? Number.POSITIVE_INFINITY);
+      const piece = chunk.subarray(off, off + n);
+      off += n;
+      this.sent += n;
       this.push(piece);
-      this.count(piece.length);
+      this.count(n);
       if (rate === null) return next();
       this.timer = setTimeout(next, 50);
     };
@@ -254,6 +273,8 @@ export async function startSlowProxy(target: string): Promise<SlowProxy> {
     flows: [],
     uploadRate: null,
     downloadRate: null,
+    uploadHoldAfter: null,
+    downloadHoldAfter: null,
     holdCreates: false,
     cutInProgress: () => {
       for (const cut of cuts) cut();
@@ -305,6 +326,7 @@ export async function startSlowProxy(target: string): Promise<SlowProxy> {
           flow.total = Number.isFinite(total) ? total : null;
           const slow = new Throttle(
             () => proxy.downloadRate,
+            () => proxy.downloadHoldAfter,
             (n) => {
               flow.bytes += n;
             },
@@ -327,6 +349,7 @@ export async function startSlowProxy(target: string): Promise<SlowProxy> {
     if (kind === 'upload') {
       const slow = new Throttle(
         () => proxy.uploadRate,
+        () => proxy.uploadHoldAfter,
         (n) => {
           flow.bytes += n;
         },

@@ -1,8 +1,9 @@
 /**
  * Resume after `kill -9`, with real child processes: `genpipe run --json` against an emulator started
- * here (through a proxy that can slow uploads and downloads and hold create answers, so each kill lands
- * where it should), killed with SIGKILL during an upload, right after a submit, while polling, during a
- * download, and while a create's answer is on its way; then a second `genpipe run` on the same folder.
+ * here (through a proxy that can stall uploads and downloads and hold create answers, and with the
+ * emulator's holds keeping jobs processing, so each kill lands where it should whatever the machine's
+ * speed), killed with SIGKILL during an upload, right after a submit, while polling, during a download,
+ * and while a create's answer is on its way; then a second `genpipe run` on the same folder.
  * Checked against the emulator's admin view: no input got a second generation (one generation per input,
  * the report's ids are exactly the emulator's), every output is complete (its size is the size the
  * emulator serves), no `.part` is left anywhere, and the report accounts for every input exactly once.
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
-import { call, startTestEmulator } from '../helpers/emulator.ts';
+import { call, hold, startTestEmulator, unhold, until } from '../helpers/emulator.ts';
 import {
   allFiles,
   type ChildEvent,
@@ -53,8 +54,6 @@ beforeAll(async () => {
   emu = await startTestEmulator({
     clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
     keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
-    queue_ms: 50,
-    processing_ms: { image: 700, video: 1000 },
   });
   proxy = await startSlowProxy(emu.url);
   root = await mkdtemp(join(tmpdir(), 'genpipe-resume-kill-'));
@@ -119,7 +118,7 @@ describe('kill -9 at any moment, then genpipe run again', () => {
     const big = await noisePng(320, 320);
     const { input, out } = await folder('upload', { 'big.png': big, 'note.txt': 'a lighthouse at dusk' });
     const env = envFor(proxy.url, keyOf('upload'));
-    proxy.uploadRate = 8 * 1024; // 160 KB/s: the big file takes about 2 s
+    proxy.uploadHoldAfter = 32 * 1024; // the big upload stops half way until the kill
     try {
       const first = spawnGenpipe(runArgs(input, out), env);
       await first.until(
@@ -133,7 +132,7 @@ describe('kill -9 at any moment, then genpipe run again', () => {
       await first.exited;
       expect(lastStates(first.events).get('big.png')).toBe('checked');
     } finally {
-      proxy.uploadRate = null;
+      proxy.uploadHoldAfter = null;
     }
     // Mid-upload: the service has no ready file of it.
     const files = await call(emu, 'GET', '/v1/files?limit=100', { key: keyOf('upload') });
@@ -156,10 +155,13 @@ describe('kill -9 at any moment, then genpipe run again', () => {
       'c.txt': 'a green frog',
     });
     const env = envFor(proxy.url, keyOf('submit'));
+    // The first job stays processing: its job slot is not freed for a second create before the kill.
+    const job = await hold(emu, { client: 'submit' });
     const first = spawnGenpipe(runArgs(input, out, ['--concurrency', '1']), env);
     await first.until((ev) => count(ev, 'submitted') === 1, 'the first submitted event');
     first.proc.kill('SIGKILL');
     await first.exited;
+    await unhold(emu, job);
     const submitted = first.events.find((e) => e.type === 'item_state' && e.state === 'submitted')?.input;
     const atKill = await generationsOf(emu, 'submit');
     expect(atKill).toHaveLength(1);
@@ -179,10 +181,13 @@ describe('kill -9 at any moment, then genpipe run again', () => {
       'c.txt': 'a green frog',
     });
     const env = envFor(proxy.url, keyOf('poll'));
+    // The jobs stay processing until the kill: the child is polling them when it dies.
+    const jobs = await hold(emu, { client: 'poll' });
     const first = spawnGenpipe(runArgs(input, out, ['--concurrency', '4']), env);
     await first.until((ev) => count(ev, 'submitted') === 3, 'three submitted events');
     first.proc.kill('SIGKILL');
     await first.exited;
+    await unhold(emu, jobs);
     expect(count(first.events, 'completed')).toBe(0);
     const atKill = await generationsOf(emu, 'poll');
     expect(atKill).toHaveLength(3);
@@ -199,7 +204,7 @@ describe('kill -9 at any moment, then genpipe run again', () => {
   it('during a download: no partial file under a final name, and the output is fetched again', async () => {
     const { input, out } = await folder('download', { 'a.txt': 'a red fox', 'b.txt': 'a blue bird' });
     const env = envFor(proxy.url, keyOf('download'));
-    proxy.downloadRate = 1024; // 20 KB/s: an output takes a few seconds
+    proxy.downloadHoldAfter = 4096; // every output stops after 4 KiB until the kill
     let partial: string;
     try {
       const first = spawnGenpipe(runArgs(input, out), env);
@@ -210,13 +215,13 @@ describe('kill -9 at any moment, then genpipe run again', () => {
         'a download under way',
       );
       const parts = async () => (await allFiles(out)).filter((f) => f.endsWith('.part'));
-      while ((await parts()).length === 0) await new Promise((r) => setTimeout(r, 20));
+      await until(async () => (await parts()).length > 0);
       first.proc.kill('SIGKILL');
       proxy.cutInProgress();
       await first.exited;
       partial = (await parts())[0]!;
     } finally {
-      proxy.downloadRate = null;
+      proxy.downloadHoldAfter = null;
     }
     // The cut download exists only as .part: nothing incomplete under its final name.
     const finalName = partial.slice(0, -'.part'.length);

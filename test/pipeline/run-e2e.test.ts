@@ -12,7 +12,8 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { CHOICES, imageTooManyPixelsDetail, sourceVideoTooLongDetail } from '../../src/spec/index.ts';
-import { call, KEY, startTestEmulator } from '../helpers/emulator.ts';
+import { call, hold, KEY, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { killChildren, spawnGenpipe } from './resume-helpers.ts';
 import {
   BLOCKED_WORD,
   type CliResult,
@@ -50,6 +51,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  killChildren();
   await emu?.close();
   if (root) await rm(root, { recursive: true, force: true });
 });
@@ -311,24 +313,30 @@ describe('genpipe run exit codes', () => {
   it('exits 130 on Ctrl-C: no new work, submitted jobs finished, the rest listed as not processed', async () => {
     const dir = join(root, 'interrupted');
     await put(dir, 'genpipe.yaml', 'rules:\n  - match: "*.txt"\n    request: { type: image }\n');
-    for (let i = 0; i < 12; i++) await put(dir, `p${String(i).padStart(2, '0')}.txt`, `prompt ${i}`);
+    for (let i = 0; i < 12; i++) await put(dir, `p${String(i).padStart(2, '0')}.txt`, `ctrl-c prompt ${i}`);
     const out = join(root, 'interrupted-out');
-    let sent = false;
-    const r = await runGenpipe(['run', dir, '--out', out, '--emulator', '--concurrency', '1'], cleanEnv(), {
-      onStdout: (text, child) => {
-        if (!sent && text.includes(': submitted')) {
-          sent = true;
-          child.kill('SIGINT');
-        }
-      },
-    });
-    expect(r.code, r.stderr).toBe(130);
-    expect(r.stderr).toContain('interrupted');
+    // The first job stays processing until the signal has been taken: no second job can start first.
+    const jobs = await hold(emu, { prompt: '^ctrl-c prompt \\d+$' });
+    const child = spawnGenpipe(
+      ['run', dir, '--out', out, '--json', '--concurrency', '1', '--poll-interval', '1'],
+      envFor(KEY),
+    );
+    try {
+      await child.until((ev) => ev.some((e) => e.state === 'submitted'), 'a submitted job');
+      child.proc.kill('SIGINT');
+      await child.until((ev) => ev.some((e) => e.type === 'batch_stopping'), 'the batch stopping');
+    } finally {
+      await unhold(emu, jobs);
+    }
+    const { code } = await child.exited;
+    expect(code, child.stderr()).toBe(130);
+    expect(child.stderr()).toContain('interrupted');
     const report = await readJson(join(out, 'report.json'));
     expect(report.stopped_early.reason).toBe('interrupted (SIGINT)');
     expect(report.totals.inputs).toBe(12);
-    expect(report.totals.succeeded).toBeGreaterThanOrEqual(1);
-    expect(report.totals.unprocessed).toBeGreaterThanOrEqual(8);
+    // The one job at the service when the signal came finished; nothing else was started.
+    expect(report.totals.succeeded).toBe(1);
+    expect(report.totals.unprocessed).toBe(11);
     expect(report.totals.succeeded + report.totals.unprocessed).toBe(12);
   });
 

@@ -14,7 +14,7 @@ import type { Item } from '../../src/pipeline/item.ts';
 import { loadRecipe } from '../../src/pipeline/recipe.ts';
 import { type RunOptions, runBatch, startBatch } from '../../src/pipeline/runner.ts';
 import { CHOICES, FILE_FAILURE_REASONS } from '../../src/spec/index.ts';
-import { call, KEY, startTestEmulator } from '../helpers/emulator.ts';
+import { call, hold, KEY, startTestEmulator, until } from '../helpers/emulator.ts';
 import { makeImage } from '../media/fixtures.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
@@ -70,12 +70,15 @@ describe('runner', () => {
   it('never has more jobs in flight than --concurrency', async () => {
     const c = await setUp({ processing_ms: { image: 150, video: 150 } });
     const dir = await promptFolder(6);
+    // The first jobs stay processing until two are in flight at once; then all run freely.
+    await hold(emu!);
     let inFlight = 0;
     let most = 0;
     const onEvent = (e: PipelineEvent) => {
       if (e.type !== 'item_state') return;
       if (e.state === 'submitted') most = Math.max(most, ++inFlight);
       if (e.state === 'completed' || e.state === 'failed') inFlight--;
+      if (inFlight === 2) emu!.app.emu.holds.clear();
     };
     const result = await runBatch(await options(dir, c, { concurrency: 2, onEvent }));
     expect(result.report.totals).toMatchObject({ inputs: 6, succeeded: 6 });
@@ -91,7 +94,12 @@ describe('runner', () => {
       processing_ms: { image: 100, video: 100 },
     });
     const dir = await promptFolder(8);
-    const result = await runBatch(await options(dir, c, { concurrency: 8 }));
+    // The first two jobs stay processing until the service has refused a third.
+    await hold(emu!);
+    const running = runBatch(await options(dir, c, { concurrency: 8 }));
+    await until(async () => emu!.app.emu.stats.rateLimited.concurrency > 0);
+    emu!.app.emu.holds.clear();
+    const result = await running;
     expect(result.report.totals).toMatchObject({ inputs: 8, succeeded: 8, failed: 0 });
     expect(c.governor.ceiling).toBe(2);
     const stats = await call(emu!, 'GET', '/_emulator/stats');
@@ -222,15 +230,18 @@ describe('runner', () => {
   });
 
   it('an abort cancels jobs in flight and still writes the reports', async () => {
-    const c = await setUp({ processing_ms: { image: 5000, video: 5000 } });
+    const c = await setUp();
     const dir = await promptFolder(2);
+    // The job never finishes by itself: the batch can only end by cancelling it.
+    await hold(emu!);
     const controller = new AbortController();
     const onEvent = (e: PipelineEvent) => {
       if (e.type === 'item_state' && e.state === 'submitted') controller.abort();
     };
-    const started = Date.now();
     const result = await runBatch(await options(dir, c, { signal: controller.signal, onEvent }));
-    expect(Date.now() - started).toBeLessThan(4000);
+    // The batch ended while its job was still running at the service.
+    const [job] = (await call(emu!, 'GET', '/_emulator/generations')).body.data;
+    expect(['queued', 'processing']).toContain(job.state);
     expect(result.stop?.cause).toBe('aborted');
     expect(result.report.totals.unprocessed).toBe(2);
     const submitted = result.items.find((i) => i.generationId !== null);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import {
   allFiles,
   type ChildEvent,
@@ -40,10 +40,6 @@ beforeAll(async () => {
   emu = await startTestEmulator({
     clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
     keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
-    queue_ms: 50,
-    // Long enough that p1 is still processing when the SIGTERM lands, even on a loaded machine: the
-    // test asserts that nothing after p1 was ever submitted.
-    processing_ms: { image: 2500, video: 2500 },
   });
   proxy = await startSlowProxy(emu.url);
   root = await mkdtemp(join(tmpdir(), 'genpipe-signals-'));
@@ -101,7 +97,10 @@ describe('signals', () => {
   it('SIGTERM: no new work, in-flight work cut at the grace period, exit within 10 s, resumed later', async () => {
     const { input, out } = await promptFolder('term', 6);
     const env = envFor(proxy.url, keyOf('term'));
-    proxy.downloadRate = 256; // 5 KB/s: an output would take far longer than the grace period
+    // p0's output stops after 1 KiB and p1 stays processing, for as long as the test needs: the grace
+    // period runs out on work still at the service and a download still under way.
+    proxy.downloadHoldAfter = 1024;
+    const p1 = await hold(emu, { client: 'term', prompt: 'number 1$' });
     let signalledAt = 0;
     try {
       // One job at a time: while p1 is polled (p0 downloading), p2…p5 wait for the job slot, uploaded.
@@ -112,6 +111,7 @@ describe('signals', () => {
           lastStates(ev).get('p1.txt') === 'submitted',
         'p0 downloading while p1 is polled',
       );
+      await heldGenerations(emu, 1, 'term');
       signalledAt = Date.now();
       first.proc.kill('SIGTERM');
       const exit = await first.exited;
@@ -142,7 +142,8 @@ describe('signals', () => {
         'p5.txt': 'uploaded',
       });
     } finally {
-      proxy.downloadRate = null;
+      proxy.downloadHoldAfter = null;
+      await unhold(emu, p1);
     }
 
     const second = await runToEnd(args(input, out), env);
@@ -157,19 +158,25 @@ describe('signals', () => {
   it('a second SIGINT exits at once, with the journal consistent and resumable', async () => {
     const { input, out } = await promptFolder('twice', 3);
     const env = envFor(proxy.url, keyOf('twice'));
-    const first = spawnGenpipe(args(input, out, ['--concurrency', '4']), env);
-    await first.until(
-      (ev) => ev.filter((e) => e.state === 'submitted').length === 3,
-      'three submitted events',
-    );
-    first.proc.kill('SIGINT');
-    await first.until((ev) => ev.some((e) => e.type === 'batch_stopping'), 'the batch stopping');
-    const secondSignalAt = Date.now();
-    first.proc.kill('SIGINT');
-    const exit = await first.exited;
-    expect(exit.code, first.stderr()).toBe(130);
-    expect(exit.at - secondSignalAt).toBeLessThan(3_000);
-    expect(first.stderr()).toContain('stopping at once');
+    // The three jobs stay processing until both signals have come.
+    const jobs = await hold(emu, { client: 'twice' });
+    try {
+      const first = spawnGenpipe(args(input, out, ['--concurrency', '4']), env);
+      await first.until(
+        (ev) => ev.filter((e) => e.state === 'submitted').length === 3,
+        'three submitted events',
+      );
+      first.proc.kill('SIGINT');
+      await first.until((ev) => ev.some((e) => e.type === 'batch_stopping'), 'the batch stopping');
+      const secondSignalAt = Date.now();
+      first.proc.kill('SIGINT');
+      const exit = await first.exited;
+      expect(exit.code, first.stderr()).toBe(130);
+      expect(exit.at - secondSignalAt).toBeLessThan(3_000);
+      expect(first.stderr()).toContain('stopping at once');
+    } finally {
+      await unhold(emu, jobs);
+    }
     const journal = inspectJournal(out);
     expect(journal.integrity).toBe('ok');
     expect(Object.values(journal.phases)).toEqual(['submitted', 'submitted', 'submitted']);

@@ -40,6 +40,13 @@ export function registerServe(program: Command): void {
         config,
         dataDir: opts.dataDir,
       });
+      // Before the banner: whoever reads it may stop the emulator at once, and it must stop cleanly.
+      const stop = async () => {
+        await emu.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
       console.log(`genpipe emulator listening on ${emu.url}`);
       console.log(`  agents surface: ${emu.url}/v1    legacy surface: ${emu.url}/dream-machine/v1`);
       if (!opts.config) {
@@ -48,11 +55,5 @@ export function registerServe(program: Command): void {
       } else {
         console.log(`  ${config.clients.length} client(s), ${config.keys.length} key(s) from ${opts.config}`);
       }
-      const stop = async () => {
-        await emu.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
     });
 }

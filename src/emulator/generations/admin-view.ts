@@ -2,6 +2,7 @@
 import { GENERATION_STATES, LEGACY_STATES } from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import type { GenerationRec } from '../store.ts';
+import type { HoldState } from './holds.ts';
 
 export interface AdminGeneration {
   id: string;
@@ -14,10 +15,12 @@ export interface AdminGeneration {
   created_at: string;
   request_id: string;
   failure_code: string | null;
+  /** The state an admin hold keeps it in (`queued` or `processing`), or null. */
+  held: HoldState | null;
 }
 
 /** One generation as the admin list shows it. */
-export function adminGeneration(rec: GenerationRec): AdminGeneration {
+export function adminGeneration(ctx: EmulatorContext, rec: GenerationRec): AdminGeneration {
   return {
     id: rec.id,
     client_id: rec.clientId,
@@ -28,12 +31,15 @@ export function adminGeneration(rec: GenerationRec): AdminGeneration {
     created_at: new Date(rec.createdAt).toISOString(),
     request_id: rec.requestId,
     failure_code: rec.failure_code,
+    held: ctx.holds.heldIn(rec.id),
   };
 }
 
 /** Every generation, oldest first. */
 export function adminGenerations(ctx: EmulatorContext): AdminGeneration[] {
-  return [...ctx.store.generations.values()].sort((a, b) => a.seq - b.seq).map(adminGeneration);
+  return [...ctx.store.generations.values()]
+    .sort((a, b) => a.seq - b.seq)
+    .map((rec) => adminGeneration(ctx, rec));
 }
 
 export interface AdminStats {

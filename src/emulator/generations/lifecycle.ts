@@ -4,6 +4,7 @@
  * `config.processing_ms.{image|video}` after processing began. The balance is debited at completion;
  * when it can no longer cover the cost the generation fails with budget_exhausted. Terminal jobs leave
  * the client's active jobs. Timers go through schedule/track, so closing the app cancels or awaits them.
+ * An admin hold (holds.ts) keeps a generation queued, or processing, past those times until let go.
  */
 import { rm } from 'node:fs/promises';
 import { isMediaError } from '../../media/index.ts';
@@ -13,6 +14,7 @@ import type { EmulatorContext } from '../context.ts';
 import type { ClientRec, GenerationRec, StoredOutput } from '../store.ts';
 import { debit } from './balance.ts';
 import { removeActiveJob } from './concurrency.ts';
+import type { HoldState } from './holds.ts';
 import { blockedWordIn } from './moderation.ts';
 import { type RenderJob, renderOutputs } from './render-outputs.ts';
 
@@ -70,6 +72,12 @@ async function finish(ctx: EmulatorContext, job: Job, outcome: Outcome): Promise
   if (!final.ok) await rm(job.render.outDir, { recursive: true, force: true });
 }
 
+/** Runs `next` now, unless a hold keeps `job` in `state`: then once it is let go. */
+function leave(ctx: EmulatorContext, job: Job, state: HoldState, next: () => Promise<void>): Promise<void> {
+  if (ctx.holds.park(job.rec, state, () => schedule(ctx, 0, next))) return Promise.resolve();
+  return next();
+}
+
 async function processJob(ctx: EmulatorContext, job: Job): Promise<void> {
   job.rec.state = 'processing';
   const began = Date.now();
@@ -77,10 +85,12 @@ async function processJob(ctx: EmulatorContext, job: Job): Promise<void> {
   const minMs = VIDEO_TYPES.includes(job.rec.type)
     ? ctx.config.processing_ms.video
     : ctx.config.processing_ms.image;
-  schedule(ctx, began + minMs - Date.now(), () => finish(ctx, job, outcome));
+  schedule(ctx, began + minMs - Date.now(), () =>
+    leave(ctx, job, 'processing', () => finish(ctx, job, outcome)),
+  );
 }
 
 /** Starts the lifecycle of a freshly recorded generation (state queued). */
 export function startLifecycle(ctx: EmulatorContext, job: Job): void {
-  schedule(ctx, ctx.config.queue_ms, () => processJob(ctx, job));
+  schedule(ctx, ctx.config.queue_ms, () => leave(ctx, job, 'queued', () => processJob(ctx, job)));
 }

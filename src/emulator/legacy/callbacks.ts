@@ -90,9 +90,9 @@ async function postOnce(
       [CB.signatureHeader]: callbackSignature(job.apiKey, timestamp, body),
     },
     body,
-    signal: AbortSignal.any([signal, AbortSignal.timeout(CB.timeoutMs)]),
-    headersTimeout: CB.timeoutMs,
-    bodyTimeout: CB.timeoutMs,
+    signal: AbortSignal.any([signal, AbortSignal.timeout(ctx.config.callback_timeout_ms)]),
+    headersTimeout: ctx.config.callback_timeout_ms,
+    bodyTimeout: ctx.config.callback_timeout_ms,
   });
   // Drain (and bound) whatever the receiver answers; its content does not matter.
   await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);

@@ -1,13 +1,16 @@
 /**
  * The emulator's admin endpoints (loopback tooling, no auth): GET /_emulator/generations,
- * GET /_emulator/stats, and PUT /_emulator/faults to switch faults on a running emulator.
+ * GET /_emulator/stats, PUT /_emulator/faults to switch faults on a running emulator, and
+ * /_emulator/holds (plus POST /_emulator/generations/{id}/release) to keep generations queued or
+ * processing until let go (see generations/holds.ts).
  * Callers from other than a loopback address get 403, so `serve --host 0.0.0.0` does not expose them.
  */
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { DETAILS } from '../../spec/index.ts';
+import { DETAILS, generationNotHeldDetail } from '../../spec/index.ts';
 import { ConfigError, resolveFaults } from '../config.ts';
-import { adminGenerations, adminStats } from '../generations/admin-view.ts';
+import { adminGeneration, adminGenerations, adminStats } from '../generations/admin-view.ts';
+import { parseHold } from '../generations/holds.ts';
 import { HttpError } from '../http-error.ts';
 
 /** Whether the peer address is a loopback address (127.0.0.0/8, ::1, or IPv4-mapped 127.x). */
@@ -41,5 +44,34 @@ export default async function routes(app: FastifyInstance): Promise<void> {
       throw err;
     }
     return ctx.config.faults;
+  });
+
+  app.get('/_emulator/holds', async () => ({ data: ctx.holds.list() }));
+
+  app.post('/_emulator/holds', async (request, reply) => {
+    try {
+      const rule = parseHold(request.body ?? {}, [...ctx.store.clients.keys()]);
+      return reply.status(201).send(ctx.holds.add(rule));
+    } catch (err) {
+      if (err instanceof ConfigError) throw new HttpError(400, err.message);
+      throw err;
+    }
+  });
+
+  app.delete('/_emulator/holds', async (_request, reply) => {
+    ctx.holds.clear();
+    return reply.status(204).send();
+  });
+
+  app.delete<{ Params: { id: string } }>('/_emulator/holds/:id', async (request, reply) => {
+    if (!ctx.holds.remove(request.params.id)) throw new HttpError(404, DETAILS.holdNotFound);
+    return reply.status(204).send();
+  });
+
+  app.post<{ Params: { id: string } }>('/_emulator/generations/:id/release', async (request) => {
+    const rec = ctx.store.generations.get(request.params.id);
+    if (!rec) throw new HttpError(404, DETAILS.generationNotFound);
+    if (!ctx.holds.release(rec.id)) throw new HttpError(409, generationNotHeldDetail(rec.id));
+    return adminGeneration(ctx, rec);
   });
 }
