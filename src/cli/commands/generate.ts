@@ -26,6 +26,7 @@ import {
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
+import { checkOutDir } from '../out-dir-check.ts';
 import { UsageError } from '../usage-error.ts';
 import { requireFile, uploadJson, uploadPath } from './files.ts';
 import { generationLines, outputsJson, waitNoting } from './generations.ts';
@@ -256,6 +257,7 @@ export function registerGenerate(program: Command): void {
       );
       if (!given)
         throw new UsageError('nothing to generate: give --prompt (and more flags) or --request file.json');
+      if (flags.out !== undefined) await checkOutDir(flags.out);
       const plan = planRequest(flags);
       // The service's rules first, then the local files against the rules of their positions: nothing
       // is uploaded or sent for a request the service would refuse, or a file it would fail.

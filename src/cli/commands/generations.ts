@@ -14,6 +14,7 @@ import {
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
+import { checkOutDir } from '../out-dir-check.ts';
 
 /** The lines describing a generation, for people. */
 export function generationLines(g: Generation, requestId?: string): string[] {
@@ -109,6 +110,7 @@ export function registerGenerations(program: Command): void {
       .requiredOption('--out <dir>', 'save the outputs in <dir>/<generation id>/ (created when missing)'),
   ).action((id: string, flags: DownloadFlags) =>
     runWithClient(flags, async (ctx) => {
+      await checkOutDir(flags.out);
       const g = await ctx.client.generations.get(id, { signal: ctx.signal });
       const outputs = await saveGenerationOutputs(ctx, g, flags.out, (dir, o) =>
         ctx.client.generations.download(g, dir, o),

@@ -15,6 +15,7 @@ import {
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
+import { checkOutDir } from '../out-dir-check.ts';
 import { outputsJson } from './generations.ts';
 
 /** The lines describing a legacy generation, for people. */
@@ -73,6 +74,7 @@ export function registerLegacy(program: Command): void {
     .option('--timeout <seconds>', 'give up waiting after this long (exit 1)', secondsArg(0));
   addPollOption(addServiceOptions(modify)).action((flags: ModifyFlags) =>
     runWithClient(flags, async (ctx) => {
+      if (flags.out !== undefined) await checkOutDir(flags.out);
       const requestId = flags.requestId ?? randomUUID();
       const created = await ctx.client.legacy.modifyVideo(modifyRequest(flags), {
         requestId,
