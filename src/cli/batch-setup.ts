@@ -29,6 +29,7 @@ import {
   startEmbeddedEmulator,
 } from './embedded-emulator.ts';
 import { makeClient } from './make-client.ts';
+import { checkOutDir } from './out-dir-check.ts';
 import type { ServiceFlags } from './service-config.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -222,7 +223,8 @@ export function journalRunOptions(
 /** What a signal handler of a batch does. */
 /**
  * The checks `run` and `watch` make of their batch flags before anything is written or sent: an out
- * dir and a journal apart from the input tree (neither inside it nor equal to it, and the input dir
+ * dir that is or can become a folder genpipe writes in (checkOutDir), an out dir and a journal apart
+ * from the input tree (neither inside it nor equal to it, and the input dir
  * not inside the out dir, however spelled), a poll interval the interface accepts, and a recipe that
  * loads. Each problem is a usage error (exit 2).
  *
@@ -234,6 +236,7 @@ export async function checkBatchInputs(
   command: keyof typeof OVERLAP_WORDS = 'run',
 ): Promise<Recipe> {
   if (flags.out !== undefined) {
+    await checkOutDir(flags.out);
     const refusal = await overlapRefusal({
       inputDir,
       outDir: flags.out,

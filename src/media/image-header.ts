@@ -4,7 +4,8 @@
  */
 import { stat } from 'node:fs/promises';
 import sharp from 'sharp';
-import { MediaError } from './media-error.ts';
+import { imageEnd } from './image-end.ts';
+import { MediaError, plainWhy } from './media-error.ts';
 
 export interface ImageHeader {
   width: number;
@@ -21,20 +22,33 @@ export interface ImageHeader {
   orientation?: number;
 }
 
+/**
+ * libvips' reason in plain words: its first line without the loader's and the header read's prefixes
+ * ("pngload: ", "input file has corrupt header: ") and without any path.
+ */
 function reason(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
-  // libvips prefixes its messages with the loader name ("pngload: ..."): keep only the why.
-  const why = msg
-    .split('\n')[0]!
-    .replace(/^[A-Za-z]+load(?:_[a-z]+)?:\s*/, '')
-    .replace(/^Vips[A-Za-z]+:\s*/, '')
-    .trim();
+  let why = plainWhy(msg.split('\n')[0] ?? '');
+  for (;;) {
+    const shorter = why
+      .replace(/^[A-Za-z]+load(?:_[a-z]+)?:\s*/, '')
+      .replace(/^Vips[A-Za-z]+:\s*/, '')
+      .replace(/^input file has corrupt header:\s*/i, '')
+      .trim();
+    if (shorter === why || shorter === '') break;
+    why = shorter;
+  }
   return why.charAt(0).toLowerCase() + why.slice(1);
 }
 
+/** Decoder words that mean the data ended early. */
+const TRUNCATED_WORDS =
+  /premature end|end of (?:stream|file|data|source data)|truncated|unexpected end|not enough data/i;
+
 /**
  * The MediaError for an error sharp threw while reading an image, with a plain reason
- * ("image could not be decoded: <why>"). For callers that run their own sharp pipelines on inputs.
+ * ("image could not be decoded: <why>"). For callers that run their own sharp pipelines on inputs;
+ * the checks of a file ({@link readImageHeader}, {@link verifyImage}) say more, from the file itself.
  */
 export function imageErrorFrom(err: unknown): MediaError {
   if (err instanceof MediaError) return err;
@@ -47,10 +61,32 @@ export function imageErrorFrom(err: unknown): MediaError {
     );
   }
   const why = reason(err);
-  if (/premature end|end of (?:stream|file|data)|truncated|unexpected end|not enough data/i.test(why)) {
-    return new MediaError('corrupt', `image could not be decoded: file is truncated (${why})`);
+  if (TRUNCATED_WORDS.test(why)) {
+    return new MediaError('corrupt', `image could not be decoded: the file is truncated (${why})`);
   }
   return new MediaError('corrupt', `image could not be decoded: ${why}`);
+}
+
+/**
+ * The MediaError for a failed read of the image file at `path`, saying what is wrong with the file:
+ * `image could not be decoded: the PNG file is truncated (<decoder's words>)` when it ends before its
+ * structure does (or the decoder says its data ended early), `… is corrupt (…)` when it holds all its
+ * parts but does not decode, `the file is truncated or corrupt (…)` for a format whose structure is
+ * not read (see image-end.ts).
+ */
+async function fileImageError(path: string, err: unknown): Promise<MediaError> {
+  const plain = imageErrorFrom(err);
+  if (plain.code !== 'corrupt' && plain.code !== 'unsupported') return plain;
+  const end = await imageEnd(path);
+  // Bytes of no format sharp reads stay "unsupported"; a known format cut short says so.
+  if (plain.code === 'unsupported' && end?.verdict !== 'cut') return plain;
+  const why = plain.code === 'unsupported' ? 'unsupported or unrecognised image format' : reason(err);
+  const cut = end?.verdict === 'cut' || TRUNCATED_WORDS.test(why);
+  const problem = cut ? 'truncated' : end ? 'corrupt' : 'truncated or corrupt';
+  return new MediaError(
+    'corrupt',
+    `image could not be decoded: the ${end ? `${end.format} ` : ''}file is ${problem} (${why})`,
+  );
 }
 
 /** Rejects early, with a plainer reason than the decoder would give, for a missing or empty file. */
@@ -110,8 +146,9 @@ const decodeGate = new DecodeGate();
 
 /**
  * Reads an image's header with sharp's metadata() (no full decode). Rejects with a MediaError whose
- * message is a plain reason ("image could not be decoded: <why>") when the file is missing, empty,
- * not an image, or its header is damaged. A truncated body may still pass: use {@link verifyImage}.
+ * message is a plain reason ("image could not be decoded: the GIF file is truncated (…)") when the
+ * file is missing, empty, not an image, or its header is damaged or cut. A truncated body may still
+ * pass: use {@link verifyImage}.
  *
  * @param path a local file path
  * @example const { width, height, format } = await readImageHeader('photo.jpg');
@@ -122,7 +159,7 @@ export async function readImageHeader(path: string): Promise<ImageHeader> {
   try {
     meta = await decodeGate.shared(() => sharp(path, { failOn: 'error' }).metadata());
   } catch (err) {
-    throw imageErrorFrom(err);
+    throw await fileImageError(path, err);
   }
   if (!meta.format || !meta.width || !meta.height) {
     throw new MediaError('corrupt', 'image could not be decoded: frame size is unknown');
@@ -141,14 +178,15 @@ export async function readImageHeader(path: string): Promise<ImageHeader> {
  * 8x8 thumbnail ever reaches JS memory. Rejects like {@link readImageHeader}.
  *
  * @param path a local file path
- * @example await verifyImage('upload.jpg'); // throws "image could not be decoded: premature end of JPEG image"
+ * @example await verifyImage('upload.jpg');
+ * // throws "image could not be decoded: the JPEG file is truncated (premature end of JPEG image)"
  */
 export async function verifyImage(path: string): Promise<void> {
   await checkNotEmpty(path);
   try {
     await decodeGate.shared(() => decodeTiny(path));
   } catch (err) {
-    throw await explainedError(path, err);
+    throw await fileImageError(path, await explainedError(path, err));
   }
 }
 
@@ -164,21 +202,20 @@ const UNEXPLAINED = /unknown error|:\s*$/i;
 
 /**
  * libvips keeps its error text in a buffer shared by all threads, so when two decodes fail at once one
- * of them can come back as "unknown error". Decoding such a file again, alone, recovers the real reason.
+ * of them can come back as "unknown error". Decoding such a file again, alone, recovers the real reason:
+ * the error that explains, else the first.
  */
-async function explainedError(path: string, err: unknown): Promise<MediaError> {
-  const first = imageErrorFrom(err);
-  if (!UNEXPLAINED.test(first.message)) return first;
+async function explainedError(path: string, err: unknown): Promise<unknown> {
+  if (!UNEXPLAINED.test(reason(err))) return err;
   return decodeGate.alone(async () => {
     for (let i = 0; i < 2; i++) {
       try {
         await decodeTiny(path);
-        return first;
+        return err;
       } catch (again) {
-        const e = imageErrorFrom(again);
-        if (!UNEXPLAINED.test(e.message)) return e;
+        if (!UNEXPLAINED.test(reason(again))) return again;
       }
     }
-    return first;
+    return err;
   });
 }

@@ -94,15 +94,16 @@ describe('genpipe generations', () => {
     expect(r.stderr).toContain('genpipe: interrupted');
   });
 
-  it('download saves every output under its final name and prints the paths', async () => {
+  it('download saves every output under its final name in <out>/<generation id>/ and prints the paths', async () => {
     const id = await create({ type: 'image', prompt: 'a yellow star', aspect_ratio: '16:9' });
     await completed(id);
     const out = join(dir, 'dl');
     const r = await runCli(['generations', 'download', id, '--out', out], cliEnv(emu));
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe(`${join(out, 'output-0.png')}\n`);
-    expect(readdirSync(out)).toEqual(['output-0.png']);
-    const meta = await sharp(join(out, 'output-0.png')).metadata();
+    expect(r.stdout).toBe(`${join(out, id, 'output-0.png')}\n`);
+    expect(readdirSync(out)).toEqual([id]);
+    expect(readdirSync(join(out, id))).toEqual(['output-0.png']);
+    const meta = await sharp(join(out, id, 'output-0.png')).metadata();
     expect(meta.width).toBeGreaterThan(meta.height ?? 0);
   });
 

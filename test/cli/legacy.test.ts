@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 describe('genpipe legacy', () => {
-  it('modify --out waits, downloads the video and prints its path; get shows the generation', async () => {
+  it('modify --out waits, downloads the video into <out>/<generation id>/ and prints its path; get shows the generation', async () => {
     const out = join(dir, 'out');
     const r = await runCli(
       [
@@ -62,9 +62,11 @@ describe('genpipe legacy', () => {
     const result = jsonOut(r);
     expect(result.generation).toMatchObject({ state: 'completed', model: 'ray-flash-2' });
     expect(result.outputs).toHaveLength(1);
-    expect(result.outputs[0].path).toBe(join(out, 'output-0.mp4'));
-    expect(readdirSync(out)).toEqual(['output-0.mp4']);
-    expect((await probeVideo(join(out, 'output-0.mp4'))).codec).toBe('h264');
+    const saved = join(out, result.generation.id, 'output-0.mp4');
+    expect(result.outputs[0].path).toBe(saved);
+    expect(readdirSync(out)).toEqual([result.generation.id]);
+    expect(readdirSync(join(out, result.generation.id))).toEqual(['output-0.mp4']);
+    expect((await probeVideo(saved)).codec).toBe('h264');
     const row = (await adminRows(emu)).find((g) => g.id === result.generation.id);
     expect(row).toMatchObject({ surface: 'legacy', request_id: result.request_id });
 

@@ -25,15 +25,21 @@ export function cliEnv(emu: { url: string }, extra: Record<string, string> = {})
 /**
  * Runs the CLI to its exit.
  * @param onStderr - sees stderr as it grows (with the child, e.g. to send it a signal)
+ * @param as - the user and group to run it as (a process running as root may pick any)
  */
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv,
   timeoutMs = 30_000,
   onStderr?: (text: string, child: ChildProcess) => void,
+  as: { uid?: number; gid?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...as,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {

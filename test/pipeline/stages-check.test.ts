@@ -75,7 +75,7 @@ describe('stage check: images', () => {
     await truncated(join(dir, 'edit', 'whole.png'), join(dir, 'edit', 'cut.png'), 0.6);
     const item = await runLocalStages(ctx, 'edit/cut.png');
     expect(item).toMatchObject({ state: 'failed', failedAt: 'check' });
-    expect(item.reason).toMatch(/^image could not be decoded: file is truncated/);
+    expect(item.reason).toMatch(/^image could not be decoded: the PNG file is truncated \(/);
   });
 
   it('fails an empty file (at plan when it was empty all along, at check when it was emptied since)', async () => {

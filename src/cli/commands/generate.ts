@@ -6,10 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
-  type DownloadedOutput,
   type FilePurpose,
   type Generation,
   type GenerationRequest,
@@ -17,6 +16,7 @@ import {
   preflightGeneration,
   type UploadResult,
 } from '../../client/index.ts';
+import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
 import { checkRequestFiles } from '../local-check.ts';
 import {
   addPollOption,
@@ -26,9 +26,10 @@ import {
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
+import { checkOutDir } from '../out-dir-check.ts';
 import { UsageError } from '../usage-error.ts';
 import { requireFile, uploadJson, uploadPath } from './files.ts';
-import { downloadNoting, generationLines, outputsJson, waitNoting } from './generations.ts';
+import { generationLines, outputsJson, waitNoting } from './generations.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -256,6 +257,7 @@ export function registerGenerate(program: Command): void {
       );
       if (!given)
         throw new UsageError('nothing to generate: give --prompt (and more flags) or --request file.json');
+      if (flags.out !== undefined) await checkOutDir(flags.out);
       const plan = planRequest(flags);
       // The service's rules first, then the local files against the rules of their positions: nothing
       // is uploaded or sent for a request the service would refuse, or a file it would fail.
@@ -269,7 +271,7 @@ export function registerGenerate(program: Command): void {
       });
       const waitFor = flags.wait === true || flags.out !== undefined;
       let final: Generation = created;
-      let outputs: DownloadedOutput[] | null = null;
+      let outputs: SavedOutput[] | null = null;
       if (waitFor) {
         ctx.note(`created generation ${created.id} (request id ${requestId}); waiting`);
         final = await waitNoting(
@@ -277,8 +279,12 @@ export function registerGenerate(program: Command): void {
           created,
           flags.timeout === undefined ? undefined : flags.timeout * 1000,
         );
-        // A folder per generation: a second run into the same --out never overwrites the first's outputs.
-        if (flags.out !== undefined) outputs = await downloadNoting(ctx, final, join(flags.out, final.id));
+        if (flags.out !== undefined) {
+          const done = final;
+          outputs = await saveGenerationOutputs(ctx, done, flags.out, (dir, o) =>
+            ctx.client.generations.download(done, dir, o),
+          );
+        }
       }
       ctx.result(
         {

@@ -1,20 +1,20 @@
 /**
  * `genpipe generations get|wait|download`: reading, waiting for and downloading generations of the
  * agents surface. Also the helpers `genpipe generate` shares: describing a generation, waiting with
- * state notes, downloading with a progress line.
+ * state notes, the JSON of saved outputs. Outputs are saved through generation-out.ts.
  */
 import type { Command } from 'commander';
-import type { DownloadedOutput, Generation } from '../../client/index.ts';
-import { formatBytes } from '../../pipeline/progress/index.ts';
+import type { Generation } from '../../client/index.ts';
+import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
 import {
   addPollOption,
   addServiceOptions,
   type ClientFlags,
   type CommandContext,
-  type ProgressLine,
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
+import { checkOutDir } from '../out-dir-check.ts';
 
 /** The lines describing a generation, for people. */
 export function generationLines(g: Generation, requestId?: string): string[] {
@@ -33,8 +33,11 @@ export function generationLines(g: Generation, requestId?: string): string[] {
   return lines;
 }
 
-/** The JSON of downloaded outputs (snake_case like the API). */
-export function outputsJson(outputs: DownloadedOutput[]): Array<Record<string, unknown>> {
+/**
+ * The JSON of saved outputs (snake_case like the API); `replaced` when the file replaced one of the
+ * same name, from an earlier download of the same generation.
+ */
+export function outputsJson(outputs: SavedOutput[]): Array<Record<string, unknown>> {
   return outputs.map((o) => ({
     index: o.index,
     path: o.path,
@@ -43,6 +46,7 @@ export function outputsJson(outputs: DownloadedOutput[]): Array<Record<string, u
     mime_type: o.mimeType,
     type: o.type,
     layer: o.layer,
+    replaced: o.replaced,
   }));
 }
 
@@ -61,34 +65,6 @@ export function waitNoting(
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(ctx.pollIntervalMs !== undefined ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
   });
-}
-
-/** Downloads a completed generation's outputs into `dir` with a progress line per output. */
-export async function downloadNoting(
-  ctx: CommandContext,
-  generation: string | Generation,
-  dir: string,
-): Promise<DownloadedOutput[]> {
-  const shown: { index: number; line: ProgressLine | null } = { index: -1, line: null };
-  try {
-    const outputs = await ctx.client.generations.download(generation, dir, {
-      signal: ctx.signal,
-      onProgress: (p) => {
-        if (shown.index !== p.index || !shown.line) {
-          shown.line?.end();
-          shown.index = p.index;
-          shown.line = ctx.progress(`downloading ${p.name}`);
-        }
-        shown.line.update(p.bytes, p.totalBytes);
-      },
-    });
-    shown.line?.end();
-    shown.line = null;
-    for (const o of outputs) ctx.note(`saved ${o.path} (${formatBytes(o.bytes)})`);
-    return outputs;
-  } finally {
-    shown.line?.end();
-  }
 }
 
 interface WaitFlags extends ClientFlags {
@@ -131,10 +107,14 @@ export function registerGenerations(program: Command): void {
     generations
       .command('download <id>')
       .description('Download the outputs of a completed generation; prints their paths')
-      .requiredOption('--out <dir>', 'directory to save the outputs in (created when missing)'),
+      .requiredOption('--out <dir>', 'save the outputs in <dir>/<generation id>/ (created when missing)'),
   ).action((id: string, flags: DownloadFlags) =>
     runWithClient(flags, async (ctx) => {
-      const outputs = await downloadNoting(ctx, id, flags.out);
+      await checkOutDir(flags.out);
+      const g = await ctx.client.generations.get(id, { signal: ctx.signal });
+      const outputs = await saveGenerationOutputs(ctx, g, flags.out, (dir, o) =>
+        ctx.client.generations.download(g, dir, o),
+      );
       ctx.result({ id, outputs: outputsJson(outputs) }, () => outputs.map((o) => o.path));
     }),
   );

@@ -1,20 +1,21 @@
 /**
  * `genpipe legacy modify|get`: the legacy surface (`<legacy-base-url>`, by default
- * `<base-url>/dream-machine/v1`): modify a video by URL, optionally wait and download the result.
+ * `<base-url>/dream-machine/v1`): modify a video by URL, optionally wait and download the result
+ * (into `<out>/<generation id>/`, see generation-out.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import type { DownloadedOutput, LegacyGeneration, ModifyVideoInput } from '../../client/index.ts';
-import { formatBytes } from '../../pipeline/progress/index.ts';
+import type { LegacyGeneration, ModifyVideoInput } from '../../client/index.ts';
 import { LEGACY_MODIFY_MODES, LEGACY_VIDEO_MODELS } from '../../spec/index.ts';
+import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
 import {
   addPollOption,
   addServiceOptions,
   type ClientFlags,
-  type CommandContext,
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
+import { checkOutDir } from '../out-dir-check.ts';
 import { outputsJson } from './generations.ts';
 
 /** The lines describing a legacy generation, for people. */
@@ -52,25 +53,6 @@ export function modifyRequest(flags: ModifyFlags): ModifyVideoInput {
   } as ModifyVideoInput;
 }
 
-async function downloadAssets(
-  ctx: CommandContext,
-  generation: LegacyGeneration,
-  dir: string,
-): Promise<DownloadedOutput[]> {
-  const line = ctx.progress(`downloading ${generation.id}`);
-  try {
-    const outputs = await ctx.client.legacy.download(generation, dir, {
-      signal: ctx.signal,
-      onProgress: (p) => line.update(p.bytes, p.totalBytes),
-    });
-    line.end();
-    for (const o of outputs) ctx.note(`saved ${o.path} (${formatBytes(o.bytes)})`);
-    return outputs;
-  } finally {
-    line.end();
-  }
-}
-
 /** Registers `genpipe legacy modify|get`. */
 export function registerLegacy(program: Command): void {
   const legacy = program
@@ -88,17 +70,18 @@ export function registerLegacy(program: Command): void {
     .option('--callback-url <url>', 'receives the generation when dreaming, completed or failed')
     .option('--request-id <id>', 'X-Request-Id to send (default: a fresh UUID, printed)')
     .option('--wait', 'wait until the generation completes (exit 1 when it fails)')
-    .option('--out <dir>', 'wait, then download the result into <dir> and print its path')
+    .option('--out <dir>', 'wait, then download the result into <dir>/<generation id>/ and print its path')
     .option('--timeout <seconds>', 'give up waiting after this long (exit 1)', secondsArg(0));
   addPollOption(addServiceOptions(modify)).action((flags: ModifyFlags) =>
     runWithClient(flags, async (ctx) => {
+      if (flags.out !== undefined) await checkOutDir(flags.out);
       const requestId = flags.requestId ?? randomUUID();
       const created = await ctx.client.legacy.modifyVideo(modifyRequest(flags), {
         requestId,
         signal: ctx.signal,
       });
       let final = created;
-      let outputs: DownloadedOutput[] | null = null;
+      let outputs: SavedOutput[] | null = null;
       if (flags.wait === true || flags.out !== undefined) {
         ctx.note(`created legacy generation ${created.id} (request id ${requestId}); waiting`);
         final = await ctx.client.legacy.wait(created.id, {
@@ -107,7 +90,12 @@ export function registerLegacy(program: Command): void {
           ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {}),
           ...(ctx.pollIntervalMs !== undefined ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
         });
-        if (flags.out !== undefined) outputs = await downloadAssets(ctx, final, flags.out);
+        if (flags.out !== undefined) {
+          const done = final;
+          outputs = await saveGenerationOutputs(ctx, done, flags.out, (dir, o) =>
+            ctx.client.legacy.download(done, dir, o),
+          );
+        }
       }
       ctx.result(
         {

@@ -145,11 +145,15 @@ export function applyPragmas(
  * @throws JournalFileError when the journal was written by a newer genpipe
  */
 export function migrate(db: Database.Database, path: string): void {
-  const version = Number(db.pragma('user_version', { simple: true }));
-  if (version > JOURNAL_CHOICES.schemaVersion)
-    throw new JournalFileError(JOURNAL_TEXTS.newerSchema(path, version));
-  if (version === JOURNAL_CHOICES.schemaVersion) return;
+  const versionNow = (): number => Number(db.pragma('user_version', { simple: true }));
+  if (versionNow() === JOURNAL_CHOICES.schemaVersion) return;
+  // Read again under the write lock: two processes opening a new (or older) journal at the same moment
+  // must not both run the same migration.
   db.transaction(() => {
+    const version = versionNow();
+    if (version > JOURNAL_CHOICES.schemaVersion)
+      throw new JournalFileError(JOURNAL_TEXTS.newerSchema(path, version));
+    if (version === JOURNAL_CHOICES.schemaVersion) return;
     if (version === 0) db.exec(SCHEMA_V1);
     for (let v = Math.max(1, version); v < JOURNAL_CHOICES.schemaVersion; v++) {
       const step = MIGRATIONS[v];

@@ -27,7 +27,7 @@ export const UNREADABLE_REASON = 'file not found or not readable';
  * own problems: they come back as `{ complete: false, reason }` with a plain reason. Only a failure of
  * the tools themselves (ffprobe missing) rejects.
  *
- * @example const v = await checkComplete('inbox/photo.png'); // { complete: false, kind: 'image', reason: 'image could not be decoded: file is truncated (…)' }
+ * @example const v = await checkComplete('inbox/photo.png'); // { complete: false, kind: 'image', reason: 'image could not be decoded: the PNG file is truncated (…)' }
  */
 export async function checkComplete(path: string): Promise<CompleteVerdict> {
   let sniffed: Awaited<ReturnType<typeof sniffFile>>;
