@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -38,7 +38,7 @@ import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 import { bufferHash, noisePng } from './watch-helpers.ts';
 
-const CLIENTS = ['toolarge', 'replaced', 'presigned', 'midstream', 'watch', 'runner'] as const;
+const CLIENTS = ['toolarge', 'replaced', 'presigned', 'midstream', 'grown', 'watch', 'runner'] as const;
 type ClientName = (typeof CLIENTS)[number];
 const keyOf = (c: ClientName) => `svc-api-changed-${c}`;
 
@@ -239,17 +239,20 @@ describe('a file changed after its check, before it is sent (genpipe run)', () =
     expect(row?.item.upload?.fileId).toBe(files[1]!.id);
   }, 60_000);
 
-  it('presigned: a file rewritten while it streams is not created, and is processed again', async () => {
-    // 17 MB, of one size whatever the pixels: more than the socket buffers between genpipe and the
-    // proxy hold while the proxy reads nothing, so genpipe is still reading the file when it is rewritten.
-    const original = await storedPng(2400, 2400);
-    const rewritten = await storedPng(2400, 2400);
-    expect(rewritten.length).toBe(original.length);
-    const { input, out } = await folder('midstream', recipe('presigned', false), { 'big.png': original });
+  /**
+   * Runs genpipe on `big` (presigned) with uploads held until the PUT of its bytes is under way, then
+   * `change`s the file and lets the upload go; returns the emulator's files of `client` and the child.
+   */
+  async function changeWhileStreaming(
+    client: ClientName,
+    big: Buffer,
+    change: (path: string) => Promise<void>,
+  ) {
+    const { input, out } = await folder(client, recipe('presigned', false), { 'big.png': big });
     const path = join(input, 'big.png');
     proxy.uploadRate = 0;
     const since = proxy.flows.length;
-    const child = spawnGenpipe(runArgs(input, out), envFor(proxy.url, keyOf('midstream')));
+    const child = spawnGenpipe(runArgs(input, out), envFor(proxy.url, keyOf(client)));
     try {
       await child.until(
         (ev) =>
@@ -257,32 +260,51 @@ describe('a file changed after its check, before it is sent (genpipe run)', () =
           uploadsSince(since).some((f) => f.path.startsWith('/_storage/uploads/')),
         'the upload of big.png under way',
       );
-      // Rewritten in place (no truncation): the rest of what streams is the new bytes.
+      await change(path);
+    } finally {
+      proxy.uploadRate = null;
+    }
+    const { code } = await child.exited;
+    expect(code, child.stderr()).toBe(0);
+    const files = [...emu.app.emu.store.files.values()].filter((f) => f.clientId === client);
+    const gens = generationRecords(client);
+    expect(gens).toHaveLength(1);
+    expect(gens[0]!.request.source).toEqual({ file_id: files.at(-1)!.id });
+    expect(statesOf(child.events, 'big.png', 'discovered').map((e) => e.reason)).toEqual([
+      INPUT_CHANGED_TEXTS.again,
+    ]);
+    expect(journalRow(out, 'big.png')).toMatchObject({
+      contentHash: bufferHash(await readFile(path)),
+      phase: 'reported',
+    });
+    return files;
+  }
+
+  // 17 MB, of one size whatever the pixels: more than the socket buffers between genpipe and the proxy
+  // hold while the proxy reads nothing, so genpipe is still reading the file when it changes.
+  it('presigned: a file rewritten while it streams is not created, and is processed again', async () => {
+    const rewritten = await storedPng(2400, 2400);
+    const files = await changeWhileStreaming('midstream', await storedPng(2400, 2400), async (path) => {
+      // Rewritten in place (no truncation, the same size): the rest of what streams is the new bytes.
       const fh = await open(path, 'r+');
       try {
         await fh.write(rewritten, 0, rewritten.length, 0);
       } finally {
         await fh.close();
       }
-    } finally {
-      proxy.uploadRate = null;
-    }
-    const { code } = await child.exited;
-    expect(code, child.stderr()).toBe(0);
-
-    const files = [...emu.app.emu.store.files.values()].filter((f) => f.clientId === 'midstream');
-    expect(files.map((f) => f.state)).toEqual(['deleted', 'ready']);
-    const gens = generationRecords('midstream');
-    expect(gens).toHaveLength(1);
-    expect(gens[0]!.request.source).toEqual({ file_id: files[1]!.id });
-    expect(statesOf(child.events, 'big.png', 'discovered').map((e) => e.reason)).toEqual([
-      INPUT_CHANGED_TEXTS.again,
-    ]);
-    expect(journalRow(out, 'big.png')).toMatchObject({
-      contentHash: bufferHash(rewritten),
-      phase: 'reported',
     });
-    expect(bufferHash(await readFile(path))).toBe(bufferHash(rewritten));
+    expect(files.map((f) => f.state)).toEqual(['deleted', 'ready']);
+  }, 90_000);
+
+  it('presigned: a file that grows while it streams is not completed, and is processed again', async () => {
+    const files = await changeWhileStreaming('grown', await storedPng(2400, 2400), (path) =>
+      appendFile(path, Buffer.alloc(1024 * 1024)),
+    );
+    // The cut-short upload was never completed; the second one holds the grown file.
+    expect(files.map((f) => [f.state, f.size_bytes])).toEqual([
+      ['pending', 17_310_197],
+      ['ready', 17_310_197 + 1024 * 1024],
+    ]);
   }, 90_000);
 });
 

@@ -13,7 +13,7 @@
  *   (the file changed since its check, or while it streamed) reject with InputChangedError for the
  *   runner, which processes the file again from the start; the upload is deleted at the service (one
  *   call, its failure ignored: an upload no create uses costs nothing and expires). A presigned upload
- *   cut short because the file's size changed is left unfinished at the service, which expires it.
+ *   cut short because the file's size changed is left `pending` at the service, never completed.
  * - An uploaded file is waited on until `ready`; a file the service marks `failed` fails the item with
  *   the service's failure_reason.
  * - A failed item's `failure` says whether a later run may retry it (failure-class.ts).
