@@ -195,8 +195,8 @@ export function journalRunOptions(
           const needsService =
             d.action === 'resume' && (d.item.state === 'uploaded' || d.item.state === 'submitted');
           if (!needsService) return d;
-          // Redone in the row's place: the row keeps its folder.
-          const redo = { ...item, place: d.item.place };
+          // Redone in the row's place: the row keeps its folder, and the item the content hash it was keyed by.
+          const redo = { ...item, place: d.item.place, contentHash: d.item.contentHash };
           if (!d.retried) return { action: 'fresh', item: redo, reason: EMBEDDED_REDO_REASON };
           return {
             action: 'fresh',

@@ -92,6 +92,12 @@ export interface Item {
   absPath: string;
   size: number;
   mtimeMs: number;
+  /**
+   * The sha256 (hex) of the file's bytes as the journal keyed the item when it admitted it, before its
+   * check (the runner hashes it at that point without a journal): what is sent must hash to it, or
+   * nothing is created from it (input-changed.ts). Absent until admitted.
+   */
+  contentHash?: string;
   state: ItemState;
   /** Why the item was skipped or failed: names the file's problem and the rule, in plain words. */
   reason: string | null;

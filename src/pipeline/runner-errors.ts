@@ -13,6 +13,7 @@ import {
   TimeoutError,
   UpstreamError,
 } from '../client/index.ts';
+import { InputChangedError } from './input-changed.ts';
 
 /** The 403 details of a client that may not call the service at all (interface, Authentication). */
 export const CLIENT_STATE_DETAILS: readonly string[] = [
@@ -46,11 +47,12 @@ export function isAbort(err: unknown, signal?: AbortSignal): boolean {
 }
 
 /**
- * Errors a stage may not turn into an item failure: an abort, or a batch-stopping error. Stages call
- * it in their catch blocks and rethrow what it accepts; the runner decides.
+ * Errors a stage may not turn into an item failure: an abort, a batch-stopping error, or the item's
+ * file found changed since its check (input-changed.ts). Stages call it in their catch blocks and
+ * rethrow what it accepts; the runner decides.
  */
 export function isRunnersToHandle(err: unknown, signal?: AbortSignal): boolean {
-  return isAbort(err, signal) || isBatchStopping(err);
+  return isAbort(err, signal) || isBatchStopping(err) || err instanceof InputChangedError;
 }
 
 /**

@@ -22,6 +22,12 @@
  *   A journal that cannot be written stops the batch at once (cause `journal`).
  * - A generation that fails with a retryable failure_code is resubmitted up to `maxResubmits` times in
  *   each run (an item an earlier run failed and this one retries gets as many).
+ * - What is sent of a file is what was checked and journaled (input-changed.ts): each planned item
+ *   carries its content hash (admit's key; hashed here without a journal), and a stage that finds the
+ *   bytes it would send are others rejects with InputChangedError before anything is created from
+ *   them. Such an item is processed again from the start at once (`inputChanged: 'again'`, up to
+ *   `changedAgainMax` times, then failed retryably), or left to the source to hand over again
+ *   (`'source'`: watch).
  * - A batch-stopping error (401, 402, 403 client state, service unreachable) or stop() ends the
  *   batch early: nothing new starts, jobs already at the service are still waited on and downloaded,
  *   and every other file — including those not yet discovered — is reported as not processed.
@@ -30,6 +36,7 @@
  * - report.json and report.html are rewritten every `reportIntervalMs` while items change, and at the end.
  */
 import { setMaxListeners } from 'node:events';
+import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import pLimit from 'p-limit';
@@ -37,7 +44,9 @@ import type { GenpipeClient } from '../client/index.ts';
 import { discover } from './discover.ts';
 import type { EventSink, PipelineEvent } from './events.ts';
 import { isRetryableFailureCode } from './failure-class.ts';
-import { FINAL_ITEM_STATES, type Item, type ItemJournalNote, type StageName } from './item.ts';
+import { INPUT_CHANGED_TEXTS, InputChangedError } from './input-changed.ts';
+import { FINAL_ITEM_STATES, type Item, type ItemJournalNote, newItem, type StageName } from './item.ts';
+import { sha256File } from './journal/content-hash.ts';
 import { JOURNAL_TEXTS } from './journal/texts.ts';
 import { GenerationPoller, POLL_DEFAULTS } from './poller.ts';
 import { createRedactor, type Redact } from './progress/redact.ts';
@@ -75,6 +84,11 @@ export const RUN_DEFAULTS = {
   reportIntervalMs: 5_000,
   /** First wait of a file-readiness poll after an upload (the client's floor still applies). */
   filePollIntervalMs: 1_000,
+  /**
+   * Times one item whose file changed after its check is processed again from the start in a run;
+   * once more and it fails (retryably: the next run tries it again).
+   */
+  changedAgainMax: 3,
 } as const;
 
 /** Options of a batch run. */
@@ -136,6 +150,16 @@ export interface RunOptions {
   placeFor?: (item: Item) => string;
   /** A reason to fail an item at check instead of checking it (watch: a file that never became complete). */
   failAtCheck?: (item: Item) => string | null;
+  /**
+   * An item whose file is found changed since its check, before anything was created from it
+   * (InputChangedError): `again` (default) processes it again from the start at once — the same path,
+   * looked at anew: sniff, plan, admit (its new key), check —, at most `changedAgainMax` times in the
+   * batch, then fails it with a retryable failure; `source` ends it not processed, for the source to
+   * hand the file over again (watch: once the file is stable; the new item waits for this one).
+   */
+  inputChanged?: 'again' | 'source';
+  /** See inputChanged (default RUN_DEFAULTS.changedAgainMax). */
+  changedAgainMax?: number;
   /**
    * Called when an item reached its final state and its result is recorded (watch --on-done). It may
    * return the item with a new `absPath` (the input was moved), which the reports then show.
@@ -215,6 +239,7 @@ export function startBatch(options: RunOptions): Batch {
   const uploadConcurrency = Math.max(1, options.uploadConcurrency ?? RUN_DEFAULTS.uploadConcurrency);
   const downloadConcurrency = Math.max(1, options.downloadConcurrency ?? RUN_DEFAULTS.downloadConcurrency);
   const maxResubmits = Math.max(0, options.maxResubmits ?? RUN_DEFAULTS.maxResubmits);
+  const changedAgainMax = Math.max(0, options.changedAgainMax ?? RUN_DEFAULTS.changedAgainMax);
   const reportIntervalMs = options.reportIntervalMs ?? RUN_DEFAULTS.reportIntervalMs;
   const redact = options.redact ?? createRedactor();
   const persistHook = options.persist ?? (() => undefined);
@@ -401,6 +426,7 @@ export function startBatch(options: RunOptions): Batch {
     try {
       next = await step.run(begun, ctx);
     } catch (err) {
+      if (err instanceof InputChangedError) throw err; // drive's to handle
       next = afterThrow(begun, step, err);
     }
     const timing = { started_at: started, finished_at: Date.now() };
@@ -450,6 +476,37 @@ export function startBatch(options: RunOptions): Batch {
     };
   };
 
+  /**
+   * Without a journal: the planned item with its content hash, taken where admit would take it (before
+   * the check), in the local pool.
+   */
+  const hashed = async (item: Item): Promise<Item> => {
+    try {
+      return { ...item, contentHash: await pools.local(() => sha256File(item.absPath, abort.signal)) };
+    } catch (err) {
+      if (isAbort(err, abort.signal) || abort.signal.aborted) return stoppedItem(item);
+      return failItem(item, 'plan', 'file not found or not readable');
+    }
+  };
+
+  /**
+   * An item whose file changed since its check (`step` found it: InputChangedError), for the
+   * `changes`-th time in this drive: a fresh item of the same path, to be processed again from the
+   * start; failed retryably past changedAgainMax; not processed with `inputChanged: 'source'`.
+   */
+  const afterChange = async (item: Item, step: StageStep, changes: number): Promise<Item> => {
+    if (options.inputChanged === 'source') {
+      return { ...item, state: 'stopped', reason: INPUT_CHANGED_TEXTS.watch };
+    }
+    if (changes > changedAgainMax) {
+      return failItem(item, step.name, INPUT_CHANGED_TEXTS.tooOften(changes), {
+        failure: { kind: INPUT_CHANGED_TEXTS.failureKind, retryable: true },
+      });
+    }
+    const now = await stat(item.absPath).catch(() => null);
+    return newItem(item.input, item.absPath, now?.size ?? item.size, now?.mtimeMs ?? item.mtimeMs);
+  };
+
   /** A planned item through `admit` (the journal), in the local pool: the item to continue with. */
   const admitted = async (item: Item): Promise<{ item: Item; reason: string | null }> => {
     const admit = options.admit;
@@ -468,6 +525,8 @@ export function startBatch(options: RunOptions): Batch {
       journalFailed(err);
       return { item: stoppedItem(item), reason: null };
     }
+    // The key's content hash, which a decision turned fresh by checkedUploads would drop.
+    const contentHash = decision.item.contentHash;
     decision = await checkedUploads(item, decision);
     const note: ItemJournalNote = {
       action: decision.action,
@@ -475,7 +534,10 @@ export function startBatch(options: RunOptions): Batch {
       ...(decision.retried ? { retried: true } : {}),
     };
     if (decision.action !== 'fresh') await sweepItemScratch(outDir, itemPlace(decision.item)).catch(() => 0);
-    return { item: { ...decision.item, journal: note }, reason: decision.reason ?? decision.item.reason };
+    return {
+      item: { ...decision.item, ...(contentHash !== undefined ? { contentHash } : {}), journal: note },
+      reason: decision.reason ?? decision.item.reason,
+    };
   };
 
   /**
@@ -492,28 +554,45 @@ export function startBatch(options: RunOptions): Batch {
     let job: Release | null = await slotForResumed(item);
     /** Resubmissions of the item's generation in this run (--retries counts per run). */
     let resubmits = 0;
+    /** Times the item's file was found changed since its check (see afterChange). */
+    let changes = 0;
     try {
       for (;;) {
         const step = stepFor(item.state);
         if (!step) break;
         let next: Item;
         const failNow = step.name === 'check' ? (options.failAtCheck?.(item) ?? null) : null;
-        if (stop && !step.whileStopping) {
-          next = stoppedItem(item);
-        } else if (failNow !== null) {
-          next = failItem(item, 'check', failNow, { media: { bytes: item.size } });
-        } else if (step.pool === 'jobs') {
-          try {
-            job = await jobs.acquire(stopping.signal);
+        try {
+          if (stop && !step.whileStopping) {
+            next = stoppedItem(item);
+          } else if (failNow !== null) {
+            next = failItem(item, 'check', failNow, { media: { bytes: item.size } });
+          } else if (step.pool === 'jobs') {
+            try {
+              job = await jobs.acquire(stopping.signal);
+              next = await runStep(step, item);
+            } catch (err) {
+              if (err instanceof InputChangedError) throw err;
+              next = stop ? stoppedItem(item) : afterThrow(item, step, err);
+            }
+          } else if (step.pool === 'poll') {
             next = await runStep(step, item);
-          } catch (err) {
-            next = stop ? stoppedItem(item) : afterThrow(item, step, err);
+          } else {
+            const pool = pools[step.pool];
+            next = await pool(() => runStep(step, item));
           }
-        } else if (step.pool === 'poll') {
-          next = await runStep(step, item);
-        } else {
-          const pool = pools[step.pool];
-          next = await pool(() => runStep(step, item));
+        } catch (err) {
+          if (!(err instanceof InputChangedError)) throw err;
+          // Nothing was created from the changed bytes: the job slot is free again.
+          if (job) {
+            job();
+            job = null;
+          }
+          changes++;
+          item = await afterChange(item, step, changes);
+          const why = item.state === 'discovered' ? INPUT_CHANGED_TEXTS.again : item.reason;
+          await record(entry, item, step.name, why);
+          continue;
         }
         if (job && next.state !== 'submitted') {
           job();
@@ -531,6 +610,11 @@ export function startBatch(options: RunOptions): Batch {
           const why = `resubmitting after ${next.reason} (attempt ${resubmits + 1} of ${maxResubmits + 1})`;
           item = resubmitted(next);
           await record(entry, item, step.name, why);
+          continue;
+        }
+        if (step.name === 'plan' && next.state === 'planned' && !options.admit) {
+          item = placed(await hashed(next));
+          await record(entry, item, item.state === 'stopped' ? null : step.name);
           continue;
         }
         if (step.name === 'plan' && next.state === 'planned' && options.admit) {

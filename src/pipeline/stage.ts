@@ -24,8 +24,8 @@ export interface StageContext {
 /**
  * One stage: takes an item in the state the stage expects and resolves with the item advanced exactly
  * one state, or `skipped` / `failed` with a reason. The input item is not mutated. A stage rejects only
- * for problems that are not the file's own (an abort, a missing ffprobe): those are the runner's to
- * handle.
+ * for problems that are not the file's own (an abort, a missing ffprobe) and when the file is found
+ * changed since its check (InputChangedError, input-changed.ts): those are the runner's to handle.
  */
 export type Stage = (item: Item, ctx: StageContext) => Promise<Item>;
 

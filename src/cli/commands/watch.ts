@@ -258,6 +258,9 @@ export async function executeWatch(inputDirArg: string, flags: WatchFlags): Prom
       stopGraceMs: SIGNAL_CHOICES.graceMs,
       reportIntervalMs: WATCH_REPORT_INTERVAL_MS,
       failAtCheck: (item) => incomplete.get(item.input) ?? null,
+      // A file that changed while it was processed is not sent: the watcher hands it over again once
+      // it is stable, and that item waits for this one.
+      inputChanged: 'source',
       onItemDone: async (item) => {
         const outcome = outcomeOf(item);
         if (onDone !== 'move' || outcome === null || outcome === 'skipped') return undefined;

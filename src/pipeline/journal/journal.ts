@@ -543,7 +543,10 @@ export class Journal {
   }
 
   /**
-   * keyOf then plan: what the runner calls for each planned file.
+   * keyOf then plan: what the runner calls for each planned file. The item of a decision to go on
+   * (fresh or resume) carries the content hash it was keyed by (Item.contentHash): what is sent of it
+   * later must hash to it. A final one (done, fail) is left as it was, so that a restart over finished
+   * files writes nothing for them.
    *
    * @example const d = await journal.admit(item, recipe, { resubmitUnknown: flags.resubmitUnknown });
    */
@@ -553,7 +556,9 @@ export class Journal {
     opts: PlanOptions & { signal?: AbortSignal } = {},
   ): Promise<JournalDecision> {
     const key = await this.keyOf(item, recipe.references, opts.signal);
-    return this.plan(item, key, opts);
+    const decision = this.plan(item, key, opts);
+    if (decision.action !== 'fresh' && decision.action !== 'resume') return decision;
+    return { ...decision, item: { ...decision.item, contentHash: key.contentHash } };
   }
 
   private outputsCheck(row: JournalRow): OutputCheck {

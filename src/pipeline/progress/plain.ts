@@ -39,6 +39,9 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
           return `${at} ${name}: skipped${why}`;
         case 'stopped':
           return `${at} ${name}: not processed${why}`;
+        case 'discovered':
+          // An item goes back to `discovered` only when its file changed while it was processed.
+          return `${at} ${name}: ${event.reason ? text(event.reason) : 'discovered'}`;
         default:
           return `${at} ${name}: ${event.state}`;
       }

@@ -3,6 +3,10 @@
  * creates inside the request-rate window and whose governor holds them while the service's job
  * ceiling is reached (the runner caps the jobs in flight at --concurrency).
  *
+ * The body is made first: an image sent as base64 is read here, and its bytes must hash to the item's
+ * content hash — what was checked and journaled — or nothing is sent (InputChangedError, for the runner:
+ * the file is processed again from the start; see input-changed.ts).
+ *
  * The X-Request-Id is made here and journaled on the item (ctx.persist) BEFORE the create is sent,
  * so a job whose answer was lost can be found by it later. A lost answer fails the item with that id
  * and is never resent on its own: the job may exist, and a second create would be paid twice.
@@ -18,6 +22,7 @@ import {
   RateLimitError,
 } from '../../client/index.ts';
 import { failureOfError } from '../failure-class.ts';
+import { assertCheckedBytes, InputChangedError, sha256Of } from '../input-changed.ts';
 import type { Item } from '../item.ts';
 import type { Json } from '../recipe-request.ts';
 import type { RunContext } from '../run-context.ts';
@@ -55,12 +60,22 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * The request body as sent: the planned request with an inline input image's bytes read from disk as
- * base64 (only images of at most the base64 limit travel this way).
+ * base64 (only images of at most the base64 limit travel this way), once they are found to be the bytes
+ * the item was checked with — as must be the bytes of its upload, by the sha256 the client computed
+ * (the upload stage compared it already; an upload an earlier run journaled is compared here).
+ *
+ * @throws InputChangedError when they are not
  */
 async function wireRequest(item: Item): Promise<GenerationRequest> {
   const request = (item.request ?? {}) as Json;
-  if (item.upload?.mode !== 'base64') return request as GenerationRequest;
-  const data = (await readFile(item.absPath)).toString('base64');
+  if (item.upload?.mode !== 'base64') {
+    const { fileId, sha256 } = item.upload ?? {};
+    if (fileId && sha256) assertCheckedBytes(item, sha256, `upload ${fileId}`);
+    return request as GenerationRequest;
+  }
+  const bytes = await readFile(item.absPath);
+  assertCheckedBytes(item, sha256Of(bytes), 'the bytes read for the create');
+  const data = bytes.toString('base64');
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
     if (typeof v !== 'object' || v === null) return v;
@@ -83,18 +98,19 @@ async function wireRequest(item: Item): Promise<GenerationRequest> {
 export async function submit(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'submit', 'uploaded');
   ctx.signal.throwIfAborted();
-  const requestId = randomUUID();
-  const pending: Item = { ...item, requestId, generationId: null, attempts: item.attempts + 1 };
-  await ctx.persist(pending);
   let body: GenerationRequest;
   try {
-    body = await wireRequest(pending);
+    body = await wireRequest(item);
   } catch (err) {
-    return failItem(pending, 'submit', `the input could not be read again: ${reasonOf(err)}`, {
+    if (err instanceof InputChangedError) throw err;
+    return failItem(item, 'submit', `the input could not be read again: ${reasonOf(err)}`, {
       requestId: null,
       failure: { kind: 'input unreadable', retryable: false },
     });
   }
+  const requestId = randomUUID();
+  const pending: Item = { ...item, requestId, generationId: null, attempts: item.attempts + 1 };
+  await ctx.persist(pending);
   for (let round = 1; ; round++) {
     try {
       const generation = await ctx.client.generations.create(body, { requestId, signal: ctx.signal });

@@ -8,6 +8,12 @@
  *   request itself as `{ data, media_type }` — no file upload, no readiness wait; the bytes are read at
  *   submit time, so until then the request holds `data: '$input'`. Larger files and videos fall back
  *   to `auto`.
+ * - What was uploaded must be what was checked: the sha256 the client computed while streaming the
+ *   file is compared with the item's content hash before anything else (input-changed.ts). Other bytes
+ *   (the file changed since its check, or while it streamed) reject with InputChangedError for the
+ *   runner, which processes the file again from the start; the upload is deleted at the service (one
+ *   call, its failure ignored: an upload no create uses costs nothing and expires). A presigned upload
+ *   cut short because the file's size changed is left `pending` at the service, never completed.
  * - An uploaded file is waited on until `ready`; a file the service marks `failed` fails the item with
  *   the service's failure_reason.
  * - A failed item's `failure` says whether a later run may retry it (failure-class.ts).
@@ -15,9 +21,10 @@
  * A prompt file has no media of its own: it only gets its references.
  */
 import { basename } from 'node:path';
-import { FileFailedError, type UploadMode } from '../../client/index.ts';
+import { FileFailedError, SizeMismatchError, type UploadMode } from '../../client/index.ts';
 import type { ImageRef } from '../../spec/index.ts';
 import { failureOfError } from '../failure-class.ts';
+import { assertCheckedBytes, InputChangedError } from '../input-changed.ts';
 import type { Item } from '../item.ts';
 import { INPUT_FILE_ID, type Json, REF_FILE_ID_PREFIX } from '../recipe-request.ts';
 import { fillReferences, ReferenceUploadError, referenceNamesIn } from '../references.ts';
@@ -39,6 +46,19 @@ function holdsInput(request: Json): boolean {
     return undefined;
   });
   return found;
+}
+
+/**
+ * Resolves when the upload `fileId` holds the bytes the item was checked with (`sha256`, as the client
+ * hashed them while streaming); else deletes it at the service and rejects with InputChangedError.
+ */
+async function uploadedAsChecked(item: Item, fileId: string, sha256: string, ctx: RunContext): Promise<void> {
+  try {
+    assertCheckedBytes(item, sha256, `upload ${fileId}`);
+  } catch (err) {
+    await ctx.client.files.delete(fileId, { signal: ctx.signal }).catch(() => undefined);
+    throw err;
+  }
 }
 
 /**
@@ -91,15 +111,20 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
       filename: basename(item.input),
       ...(sniffed ? { mimeType: sniffed.mime } : {}),
       signal: ctx.signal,
-      waitUntilReady: true,
-      pollIntervalMs: ctx.settings.filePollIntervalMs,
     });
     const fileId = result.file.id;
+    await uploadedAsChecked(item, fileId, result.sha256, ctx);
+    await ctx.client.files.waitUntilReady(fileId, {
+      signal: ctx.signal,
+      pollIntervalMs: ctx.settings.filePollIntervalMs,
+    });
     return advance(item, 'uploaded', {
       request: fillReferences(request, (id) => (id === INPUT_FILE_ID ? { file_id: fileId } : undefined)),
       upload: { mode: result.mode, fileId, sha256: result.sha256 },
     });
   } catch (err) {
+    // A file whose size changed while it streamed is not what was checked either.
+    if (err instanceof SizeMismatchError) throw new InputChangedError(item.input, err.message);
     if (isRunnersToHandle(err, ctx.signal)) throw err;
     const failure = failureOfError(err);
     if (err instanceof FileFailedError) {
