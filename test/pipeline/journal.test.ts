@@ -535,6 +535,57 @@ describe('places: an out folder per distinct input', () => {
     expect(fixed.item.place).toBe('a.png');
   });
 
+  it('keeps the folder of a version whose generation failed at the service; one refused at upload gives it up', async () => {
+    let j = session();
+    // A generation was made and failed (moderated): the service did work for it.
+    const moderated = await admit(j, 'a.png', 'a cow');
+    let it: Item = {
+      ...moderated.item,
+      state: 'uploaded',
+      upload: { mode: 'inline', fileId: 'file-1', sha256: null },
+    };
+    j.save(it);
+    it = { ...it, requestId: 'req-1', attempts: 1 };
+    j.save(it);
+    it = { ...it, state: 'submitted', generationId: 'gen-1' };
+    j.save(it);
+    j.save({
+      ...it,
+      state: 'failed',
+      failedAt: 'wait',
+      reason: 'moderated',
+      generation: { state: 'failed', failure_code: 'content_moderated', failure_reason: 'moderated' },
+      failure: { kind: 'content_moderated', retryable: false },
+    });
+    mkdirSync(join(outDir, 'a.png'), { recursive: true });
+    writeFileSync(join(outDir, 'a.png', 'result.json'), '{}');
+    j = reopen(j);
+    const horse = await admit(j, 'a.png', 'a horse');
+    expect(horse).toMatchObject({ action: 'fresh', item: { place: 'a-1.png' } });
+    finish(j, horse.item);
+    // The moderated version again is that version: failed, its own, not sent again, in its folder.
+    j = reopen(j);
+    expect(await admit(j, 'a.png', 'a cow')).toMatchObject({
+      action: 'done',
+      reason: JOURNAL_TEXTS.failedNotRetried('content_moderated'),
+      item: { place: 'a.png', generationId: 'gen-1', state: 'failed' },
+    });
+
+    // An upload the service refused made nothing: the next version takes its folder.
+    const b = await admit(j, 'b.png', 'refused');
+    j.save({
+      ...b.item,
+      state: 'failed',
+      failedAt: 'upload',
+      reason: 'refused',
+      failure: { kind: 'file refused by the service', retryable: false },
+    });
+    mkdirSync(join(outDir, 'b.png'), { recursive: true });
+    writeFileSync(join(outDir, 'b.png', 'result.json'), '{}');
+    j = reopen(j);
+    expect((await admit(j, 'b.png', 'accepted')).item.place).toBe('b.png');
+  });
+
   it("never takes another input's folder, nor a folder holding files it does not know", async () => {
     let j = session();
     finish(j, (await admit(j, 'a.png', 'one')).item);

@@ -190,6 +190,88 @@ describe('a failure that is the file’s own', () => {
   }, 60_000);
 });
 
+describe('a version that comes back after failing at the service', () => {
+  const inputOf = (name: string) => join(root, name);
+  const outOf = (name: string) => join(root, `${name}-out`);
+
+  it('is that version again: a failure of its own is not sent again, and it stays in its own folder', async () => {
+    const input = inputOf('back');
+    const out = outOf('back');
+    await put(input, 'genpipe.yaml', RECIPE);
+    const before = (await generationsOf(emu, CLIENT)).length;
+
+    await put(input, 'c.txt', 'a forbidden cow');
+    const first = await run(input, out);
+    expect(first.code, first.child.stderr()).toBe(1);
+    const moderated = byInput(await report(out))['c.txt'];
+    expect(moderated).toMatchObject({ place: 'c.txt', status: 'failed', failure_code: 'content_moderated' });
+
+    await put(input, 'c.txt', 'a horse');
+    const second = await run(input, out);
+    expect(second.code, second.child.stderr()).toBe(0);
+    expect(byInput(await report(out))['c.txt']).toMatchObject({
+      place: 'c-1.txt',
+      status: 'succeeded',
+      journal: JOURNAL_TEXTS.contentChanged,
+    });
+    expect(await generationsOf(emu, CLIENT)).toHaveLength(before + 2);
+
+    await put(input, 'c.txt', 'a forbidden cow');
+    const third = await run(input, out);
+    expect(third.code, third.child.stderr()).toBe(1);
+    expect(await generationsOf(emu, CLIENT)).toHaveLength(before + 2);
+    expect(byInput(await report(out))['c.txt']).toMatchObject({
+      place: 'c.txt',
+      status: 'failed',
+      generation_id: moderated.generation_id,
+      journal: JOURNAL_TEXTS.failedNotRetried('content_moderated'),
+    });
+    expect((await readJson(join(out, 'c-1.txt', 'result.json'))).status).toBe('succeeded');
+
+    const fourth = await run(input, out, ['--retry-failed']);
+    expect(fourth.code, fourth.child.stderr()).toBe(1);
+    const gens = await generationsOf(emu, CLIENT);
+    expect(gens).toHaveLength(before + 3);
+    expect(byInput(await report(out))['c.txt']).toMatchObject({
+      place: 'c.txt',
+      generation_id: gens.at(-1)!.id,
+      journal: JOURNAL_TEXTS.retried('content_moderated', 'flag'),
+    });
+  }, 90_000);
+
+  it('is retried on its own when its failure may pass now', async () => {
+    const input = inputOf('back-retry');
+    const out = outOf('back-retry');
+    await put(input, 'genpipe.yaml', RECIPE);
+    const before = (await generationsOf(emu, CLIENT)).length;
+    await put(input, 'r.txt', 'a quiet bay');
+    await faults({ failure_codes: { generation_failed: 1 } });
+    try {
+      const first = await run(input, out, ['--retries', '0']);
+      expect(first.code, first.child.stderr()).toBe(1);
+    } finally {
+      await faults({});
+    }
+    await put(input, 'r.txt', 'a busy bay');
+    const second = await run(input, out);
+    expect(second.code, second.child.stderr()).toBe(0);
+    expect(byInput(await report(out))['r.txt'].place).toBe('r-1.txt');
+
+    await put(input, 'r.txt', 'a quiet bay');
+    const third = await run(input, out);
+    expect(third.code, third.child.stderr()).toBe(0);
+    const gens = await generationsOf(emu, CLIENT);
+    expect(gens).toHaveLength(before + 3);
+    expect(byInput(await report(out))['r.txt']).toMatchObject({
+      place: 'r.txt',
+      status: 'succeeded',
+      generation_id: gens.at(-1)!.id,
+      journal: JOURNAL_TEXTS.retried('generation_failed', 'retryable'),
+    });
+    expect((await readJson(join(out, 'r-1.txt', 'result.json'))).status).toBe('succeeded');
+  }, 90_000);
+});
+
 describe('a retry whose earlier upload is gone', () => {
   it('uploads the file again instead of submitting a file_id the service no longer has', async () => {
     const input = join(root, 'gone');

@@ -34,7 +34,7 @@ import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Item, ItemState } from '../item.ts';
 import { fileIdentity, sameIdentity, sha256File } from './content-hash.ts';
-import { choosePlace, folderInUse, PLACE_HOLDING_PHASES } from './item-place.ts';
+import { choosePlace, folderInUse, HOLDS_PLACE_SQL } from './item-place.ts';
 import {
   isOutcomeUnknown,
   type JournalKey,
@@ -170,9 +170,6 @@ function toRow(r: ItemRowSql): JournalRow {
   };
 }
 
-/** The phases of PLACE_HOLDING_PHASES as an SQL list. */
-const HOLDING_SQL = PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join(', ');
-
 /** True when the item holds anything the service did for it (a save of it may not be dropped). */
 function holdsServiceWork(item: Item): boolean {
   return !!(item.upload?.fileId || item.requestId || item.generationId || item.outputs.length > 0);
@@ -278,14 +275,14 @@ export class Journal {
       // The latest earlier row of an input with this key that holds its place (see item-place.ts).
       earlier: db.prepare<[string, string, string, string], ItemRowSql>(
         `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? AND content_hash = ? AND recipe_hash = ?
-           AND superseded_at IS NOT NULL AND phase IN (${HOLDING_SQL}) ORDER BY id DESC LIMIT 1`,
+           AND superseded_at IS NOT NULL AND ${HOLDS_PLACE_SQL} ORDER BY id DESC LIMIT 1`,
       ),
       placeTaken: db.prepare<[string, string, string], { one: number }>(
         `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ?
-           AND (phase IN (${HOLDING_SQL}) OR (superseded_at IS NULL AND input <> ?)) LIMIT 1`,
+           AND (${HOLDS_PLACE_SQL} OR (superseded_at IS NULL AND input <> ?)) LIMIT 1`,
       ),
       placeHeldByOther: db.prepare<[string, string, number], { one: number }>(
-        `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ? AND id <> ? AND phase IN (${HOLDING_SQL}) LIMIT 1`,
+        `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ? AND id <> ? AND ${HOLDS_PLACE_SQL} LIMIT 1`,
       ),
       insert: db.prepare(
         `INSERT INTO items (out_dir, input, place, content_hash, recipe_hash, state, live_state, phase, reason, failed_at,
@@ -458,8 +455,9 @@ export class Journal {
    * service's work in the input's folder.
    *
    * A version of the file that was replaced and comes back (the same bytes and recipe as an earlier
-   * row whose generation exists) is that earlier row again, in its own place: its work is reused, never
-   * paid twice.
+   * row whose generation was created, completed or failed at the service) is that earlier row again, in
+   * its own place: its work is reused, never paid twice, and its failure is judged as a re-run judges
+   * any (retried when it may pass now or with --retry-failed, else reported failed again).
    *
    * @example const d = journal.plan(item, await journal.keyOf(item, recipe.references), { force: false });
    */
@@ -532,8 +530,9 @@ export class Journal {
   }
 
   /**
-   * The latest replaced row of `input` with this key whose generation exists or may exist, when its
-   * place is still its own alone (rows of a journal older than places all share the input's folder).
+   * The latest replaced row of `input` with this key whose generation was created (it exists or may
+   * exist, or it failed at the service: item-place.ts's holdsPlace), when its place is still its own
+   * alone (rows of a journal older than places all share the input's folder).
    */
   private earlierRow(input: string, key: JournalKey): JournalRow | null {
     const sqlRow = this.sql.earlier.get(this.outDir, input, key.contentHash, key.recipeHash);
