@@ -11,6 +11,12 @@ export type PipelineEvent =
       type: 'item_state';
       at: number;
       input: string;
+      /**
+       * The item's out folder (Item.place), once the journal gave it one (it does at admission, and to
+       * every final item): what tells two versions of one file name apart, as in report.json. Absent
+       * before, and without a journal.
+       */
+      place?: string;
       state: ItemState;
       stage: StageName | null;
       reason: string | null;

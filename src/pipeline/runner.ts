@@ -366,7 +366,15 @@ export function startBatch(options: RunOptions): Batch {
     // A failed item's stage is the one that failed it, as in report.json (an item the journal fails at
     // admission failed at `submit`, not at the plan stage it came from).
     const at = item.state === 'failed' && item.failedAt ? item.failedAt : stage;
-    emit({ type: 'item_state', at: Date.now(), input: item.input, state: item.state, stage: at, reason });
+    emit({
+      type: 'item_state',
+      at: Date.now(),
+      input: item.input,
+      ...(item.place !== undefined ? { place: item.place } : {}),
+      state: item.state,
+      stage: at,
+      reason,
+    });
   };
 
   const stoppedItem = (item: Item): Item => {
