@@ -69,6 +69,7 @@ describe('a re-run after retryable failures', () => {
   let out: string;
   let failedFirst: string[];
   let firstGenerations: Record<string, string>;
+  let firstRequests: Record<string, string>;
 
   beforeAll(async () => {
     input = join(root, 'twelve');
@@ -94,6 +95,8 @@ describe('a re-run after retryable failures', () => {
     for (const f of failedFirst) expect(items[f].failure_code).toBe('generation_failed');
     expect(first.totals).toMatchObject({ inputs: 12, failed: failedFirst.length });
     firstGenerations = Object.fromEntries(FILES.map((f) => [f, items[f].generation_id]));
+    firstRequests = {};
+    for (const f of FILES) firstRequests[f] = (await readJson(join(out, f, 'result.json'))).request_id;
     expect(await generationsOf(emu, CLIENT)).toHaveLength(12);
     expect(await inputUploads()).toBe(12);
   }, 60_000);
@@ -111,15 +114,32 @@ describe('a re-run after retryable failures', () => {
     const newIds = new Set(gens.slice(12).map((g) => g.id));
     const retried = JOURNAL_TEXTS.retried('generation_failed', 'retryable');
     expect(retried).toBe('retried: generation_failed in the earlier run (retryable)');
+    const html = await readFile(join(out, 'report.html'), 'utf8');
     for (const f of FILES) {
+      const result = await readJson(join(out, f, 'result.json'));
       if (failedFirst.includes(f)) {
         expect(newIds.has(items[f].generation_id), f).toBe(true);
         expect(items[f].journal).toBe(retried);
-        const result = await readJson(join(out, f, 'result.json'));
         expect(result.journal).toEqual({ action: 'resume', reason: retried, retried: true });
+        // The failed generation the retry replaced is kept, in result.json, report.json and report.html.
+        const earlier = [
+          {
+            generation_id: firstGenerations[f],
+            request_id: firstRequests[f],
+            failure_code: 'generation_failed',
+            failure_reason: expect.any(String),
+          },
+        ];
+        expect(result.earlier_attempts).toEqual(earlier);
+        expect(items[f].earlier_attempts).toEqual(earlier);
+        expect(html).toContain(
+          `Earlier attempt: generation <span class="mono">${firstGenerations[f]}</span>`,
+        );
       } else {
         expect(items[f].generation_id).toBe(firstGenerations[f]);
         expect(items[f].journal).toBe(JOURNAL_TEXTS.done);
+        expect(result.earlier_attempts).toEqual([]);
+        expect(items[f].earlier_attempts).toEqual([]);
       }
     }
     expect(after.journal).toMatchObject({
@@ -129,7 +149,6 @@ describe('a re-run after retryable failures', () => {
       redone: 0,
     });
     expect(r.child.stderr()).toContain(`${failedFirst.length} retried`);
-    const html = await readFile(join(out, 'report.html'), 'utf8');
     expect(html).toContain(`${failedFirst.length} retried`);
   }, 60_000);
 
@@ -318,6 +337,13 @@ describe('--retries on a re-run', () => {
       expect(byInput(await report(out))['one.txt'].journal).toBe(
         JOURNAL_TEXTS.retried('generation_failed', 'retryable'),
       );
+      // Every generation before the last one is among its earlier attempts, across both runs.
+      const gens = (await generationsOf(emu, CLIENT)).slice(before);
+      const result = await readJson(join(out, 'one.txt', 'result.json'));
+      expect(result.generation_id).toBe(gens[3]!.id);
+      expect(
+        result.earlier_attempts.map((a: Loose) => [a.generation_id, a.request_id, a.failure_code]),
+      ).toEqual(gens.slice(0, 3).map((g) => [g.id, g.request_id, 'generation_failed']));
     } finally {
       await faults({});
     }

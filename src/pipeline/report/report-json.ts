@@ -6,9 +6,10 @@
  */
 import { join } from 'node:path';
 import { itemStatus, type ReportStatus } from '../events.ts';
-import type { Item, StageName } from '../item.ts';
+import type { Item, ItemAttempt, StageName } from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
+import { earlierAttemptsJson } from './result-json.ts';
 import { writeFileAtomic } from './write-atomic.ts';
 
 /** File name of the batch report, at the top of the out dir. */
@@ -36,6 +37,11 @@ export interface ReportItem {
   failure_code: string | null;
   /** The item's result.json, when the item got one (it did not when left unprocessed or pending). */
   result: string | null;
+  /**
+   * The generations (or creates) the item had before `generation_id`, oldest first, each with its
+   * failure: those that failed and were tried again (see ResultJson.earlier_attempts). Empty when none.
+   */
+  earlier_attempts: ItemAttempt[];
   /**
    * With a journal: what it decided for the item in this run, in words ("resumed: waiting for
    * generation …", "already done in an earlier run", "the file changed since the last run: processed
@@ -178,6 +184,7 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
     stage: status === 'failed' ? item.failedAt : null,
     failure_code: item.generation?.failure_code ?? null,
     result: hasResult ? `${place}/${RESULT_FILE}` : null,
+    earlier_attempts: earlierAttemptsJson(item),
   };
   if (item.journal) line.journal = item.journal.reason;
   return line;
