@@ -67,6 +67,8 @@ export {
   type BatchReport,
   buildReport,
   itemPlace,
+  journalCountsText,
+  journalDidAnything,
   REPORT_HTML_FILE,
   REPORT_JSON_FILE,
   RESULT_FILE,

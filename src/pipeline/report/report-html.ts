@@ -14,6 +14,7 @@ import { itemPlace } from './item-paths.ts';
 import {
   type BatchReport,
   buildReport,
+  journalCountsText,
   type ReportItem,
   type ReportMeta,
   uniqueItems,
@@ -375,7 +376,7 @@ export function renderReportHtml(input: ReportHtmlInput): string {
   if (report.journal) {
     const j = report.journal;
     body.push(
-      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${j.resumed} resumed from an earlier run, ${j.reused} already done (reported as they were), ${j.redone} redone because the file or recipe changed, ${j.retried} retried after failing in an earlier run${j.unknown_outcome > 0 ? `, ${j.unknown_outcome} failed with an unknown submission outcome` : ''}. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
+      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${esc(journalCountsText(j))}. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
     );
   }
   body.push(totalsHtml(report));
