@@ -18,8 +18,14 @@ export type PipelineEvent =
        */
       place?: string;
       state: ItemState;
+      /** The stage that moved (or failed) the item; null when no stage did (stopped, or from_journal). */
       stage: StageName | null;
       reason: string | null;
+      /**
+       * True when the item is reported as an earlier run left it, nothing run in this one ("already
+       * done in an earlier run", "failed in an earlier run (…), not retried"). Absent otherwise.
+       */
+      from_journal?: true;
     }
   | { type: 'batch_stopping'; at: number; reason: string }
   | { type: 'batch_finished'; at: number; totals: BatchTotals };

@@ -364,8 +364,10 @@ export function startBatch(options: RunOptions): Batch {
       // journalFailed stopped the batch; the item is still reported
     }
     // A failed item's stage is the one that failed it, as in report.json (an item the journal fails at
-    // admission failed at `submit`, not at the plan stage it came from).
-    const at = item.state === 'failed' && item.failedAt ? item.failedAt : stage;
+    // admission failed at `submit`, not at the plan stage it came from). An item the journal reports as
+    // an earlier run left it ran no stage in this one.
+    const fromJournal = item.journal?.action === 'done';
+    const at = fromJournal ? null : item.state === 'failed' && item.failedAt ? item.failedAt : stage;
     emit({
       type: 'item_state',
       at: Date.now(),
@@ -374,6 +376,7 @@ export function startBatch(options: RunOptions): Batch {
       state: item.state,
       stage: at,
       reason,
+      ...(fromJournal ? { from_journal: true as const } : {}),
     });
   };
 

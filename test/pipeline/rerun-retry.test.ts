@@ -238,6 +238,26 @@ describe('a failure that is the file’s own', () => {
     expect(r.child.stderr()).toContain(
       'journal: 1 already done in an earlier run, 0 resumed, 0 redone, 0 retried, 1 failed in an earlier run and not retried',
     );
+    // Nothing ran for it in this run: its event names no stage, and says it comes from the journal.
+    const events = r.child.events.filter((e) => e.type === 'item_state' && e.input === 'bad.txt');
+    expect(events.map((e) => [e.state, e.stage, e.from_journal, e.reason])).toEqual([
+      ['sniffed', 'sniff', undefined, null],
+      ['failed', null, true, JOURNAL_TEXTS.failedNotRetried('content_moderated')],
+    ]);
+  }, 60_000);
+
+  it('says so in the plain progress lines too', async () => {
+    const r = await runToEnd(['run', input, '--out', out, '--poll-interval', '1'], env());
+    expect(r.code, r.child.stderr()).toBe(1);
+    const lines = r.child.stdout().split('\n');
+    const bad = lines.filter(
+      (l) => / bad\.txt: /.test(l) && !l.endsWith(': sniffed') && !l.endsWith(': planned'),
+    );
+    expect(bad.map((l) => l.replace(/^\[[\d:]+\] /, ''))).toEqual([
+      'bad.txt: discovered (16 B)',
+      `bad.txt: ${JOURNAL_TEXTS.failedNotRetried('content_moderated')}`,
+    ]);
+    expect(lines).toContainEqual(expect.stringMatching(/ calm\.txt: already done in an earlier run$/));
   }, 60_000);
 
   it('is retried with --retry-failed, and only it', async () => {
