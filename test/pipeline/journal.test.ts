@@ -393,6 +393,52 @@ describe('re-running', () => {
   });
 });
 
+describe('files a stopped run did not finish', () => {
+  it('continues a file planned by a run that stopped or died before anything was sent for it', async () => {
+    let j = session();
+    const a = planned('a.png');
+    const first = j.plan(a, await j.keyOf(a));
+    j.save({ ...first.item, state: 'checked' }); // then killed
+    const b = planned('b.png');
+    j.save({ ...j.plan(b, await j.keyOf(b)).item, state: 'stopped', reason: 'not processed' });
+    j = reopen(j);
+    for (const name of ['a.png', 'b.png']) {
+      const d = await j.admit(planned(name), { references: {} });
+      expect(d, name).toMatchObject({
+        action: 'resume',
+        reason: JOURNAL_TEXTS.continued,
+        item: { state: 'planned', place: name },
+      });
+      expect(j.history(name), name).toHaveLength(1);
+    }
+  });
+
+  it('notes a file a stopped run never planned, and continues it on the next run', async () => {
+    let j = session();
+    const seen = { ...newItem('c.png', join(inDir, 'c.png'), 5, 1), state: 'stopped' as const };
+    writeFileSync(join(inDir, 'c.png'), 'hello');
+    j.save({ ...seen, place: 'c.png', reason: 'not processed: the batch stopped early (x)' });
+    expect(j.rows().map((r) => [r.input, r.place, r.phase, r.contentHash])).toEqual([
+      ['c.png', 'c.png', 'local', ''],
+    ]);
+    // A file the journal already has a row of is left as it is.
+    finish(j, j.plan(planned('d.png'), await j.keyOf(planned('d.png'))).item);
+    j = reopen(j);
+    j.save({ ...newItem('d.png', join(inDir, 'd.png'), 5, 1), state: 'stopped', reason: 'not processed' });
+    expect(j.get('d.png')?.phase).toBe('reported');
+
+    const c = planned('c.png');
+    const d = await j.admit(c, { references: {} });
+    expect(d).toMatchObject({ action: 'resume', reason: JOURNAL_TEXTS.continued, item: { place: 'c.png' } });
+    const key = await j.keyOf(c);
+    expect(j.history('c.png').map((r) => [r.contentHash, r.recipeHash])).toEqual([
+      [key.contentHash, key.recipeHash],
+    ]);
+    j = reopen(j);
+    expect(await j.admit(planned('d.png'), { references: {} })).toMatchObject({ action: 'done' });
+  });
+});
+
 describe('finished files', () => {
   it('lists inputs reported or failed at the service, with the size and mtime their file had', async () => {
     const j = session();

@@ -8,6 +8,12 @@ import { lostAnswerReason } from '../stages/submit.ts';
 import type { RecordedOutput } from './outputs-check.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
 
+/**
+ * The content and recipe hash of a row noted for a file a stopped run saw but never planned (it was not
+ * hashed): the next run that plans the file gives the row its key (Journal.plan).
+ */
+export const UNHASHED = '';
+
 /** What identifies an item's work: the input's bytes and everything else that decides its result. */
 export interface JournalKey {
   /** sha256 of the input's bytes (see content-hash.ts). */

@@ -42,6 +42,7 @@ import {
   type JournalRow,
   liveStateOf,
   phaseOf,
+  UNHASHED,
 } from './journal-row.ts';
 import { assertLocalDisk, realLocation } from './local-disk.ts';
 import { checkOutputs, measureOutputs, type OutputCheck, type RecordedOutput } from './outputs-check.ts';
@@ -300,6 +301,7 @@ export class Journal {
          WHERE id = @id`,
       ),
       supersede: db.prepare('UPDATE items SET superseded_at = ? WHERE id = ?'),
+      setKey: db.prepare('UPDATE items SET content_hash = ?, recipe_hash = ? WHERE id = ?'),
       reactivate: db.prepare('UPDATE items SET superseded_at = NULL WHERE id = ?'),
       insertBatch: db.prepare(
         `INSERT INTO batches (started_at, input_dir, out_dir, service, options, pid)
@@ -466,7 +468,12 @@ export class Journal {
     const force = opts.force ?? false;
     return this.tx(() => {
       const activeSql = this.sql.active.get(this.outDir, item.input);
-      const active = activeSql ? toRow(activeSql) : null;
+      let active = activeSql ? toRow(activeSql) : null;
+      if (active && active.contentHash === UNHASHED) {
+        // Noted by a run that stopped before planning the file (noteStopped): this is its key.
+        this.sql.setKey.run(key.contentHash, key.recipeHash, active.id);
+        active = { ...active, ...key };
+      }
       const earlier = active && !force && !hasKey(active, key) ? this.earlierRow(item.input, key) : null;
       const row = earlier ?? active;
       const needsOutputs =
@@ -575,6 +582,10 @@ export class Journal {
    * again when it changed or came back): the input is unbound until it is planned again, so nothing of
    * the new look lands in the row an earlier look at the file left.
    *
+   * A file a stopped batch never planned (saved `stopped`, unbound) is noted when the journal has no row
+   * of its input yet, so that the next run continues it ("continued: …") rather than taking it for a
+   * file seen for the first time; the row gets its key when that run plans the file.
+   *
    * A save that changes nothing but the item's `journal` note (what this run decided, which every run
    * decides again) writes nothing: a restart over 10,000 finished files would otherwise make 10,000
    * durable writes just to note "already done".
@@ -587,14 +598,26 @@ export class Journal {
     if (item.state === 'discovered' || item.state === 'sniffed') this.bound.delete(item.input);
     const id = this.bound.get(item.input);
     if (id === undefined) {
-      if (!holdsServiceWork(item)) return;
-      throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
+      if (holdsServiceWork(item)) throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
+      if (item.state === 'stopped') this.noteStopped(item);
+      return;
     }
     this.tx(() => {
       const prevSql = this.sql.byId.get(id);
       if (prevSql && sameButNote(prevSql.item, item)) return;
       const prev = prevSql ? toRow(prevSql) : null;
       this.writeItem(id, item, prev, this.batch?.id ?? prev?.batchId ?? null);
+    });
+  }
+
+  /** A row for a stopped file never planned, when its input has none (see save). */
+  private noteStopped(item: Item): void {
+    const batch = this.batch;
+    if (!batch) return;
+    this.tx(() => {
+      if (this.sql.active.get(this.outDir, item.input)) return;
+      const noted: Item = { ...item, place: item.place ?? this.freePlace(item.input) };
+      this.insertRow(noted, { contentHash: UNHASHED, recipeHash: UNHASHED }, batch.id);
     });
   }
 

@@ -143,6 +143,11 @@ export const JOURNAL_TEXTS = {
         `${JOURNAL_CHOICES.retryFailedFlag} to retry it, or change the file or the recipe`
       : `failed in an earlier run (${kind}), not retried: the failure is the file's own, so sending it again ` +
         `would fail the same way. Change the file or the recipe, or rerun with ${JOURNAL_CHOICES.retryFailedFlag} to retry it`,
+  /**
+   * A file an earlier run saw but did not finish, with nothing at the service for it yet: that run
+   * stopped early (a signal, a batch-stopping error) or died first. Processed from the start.
+   */
+  continued: 'continued: the earlier run stopped before this file was finished',
   resumeUploaded: 'resumed: already uploaded, submitting',
   resumeSubmitted: (generationId: string): string =>
     `resumed: waiting for generation ${generationId}, submitted by an earlier run`,
