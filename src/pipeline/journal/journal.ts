@@ -613,7 +613,8 @@ export class Journal {
   /** A row for a stopped file never planned, when its input has none (see save). */
   private noteStopped(item: Item): void {
     const batch = this.batch;
-    if (!batch) return;
+    // Most such files have a row (a watch stopped with thousands of finished files queued): read first.
+    if (!batch || this.sql.active.get(this.outDir, item.input)) return;
     this.tx(() => {
       if (this.sql.active.get(this.outDir, item.input)) return;
       const noted: Item = { ...item, place: item.place ?? this.freePlace(item.input) };
