@@ -11,9 +11,21 @@ export type PipelineEvent =
       type: 'item_state';
       at: number;
       input: string;
+      /**
+       * The item's out folder (Item.place), once the journal gave it one (it does at admission, and to
+       * every final item): what tells two versions of one file name apart, as in report.json. Absent
+       * before, and without a journal.
+       */
+      place?: string;
       state: ItemState;
+      /** The stage that moved (or failed) the item; null when no stage did (stopped, or from_journal). */
       stage: StageName | null;
       reason: string | null;
+      /**
+       * True when the item is reported as an earlier run left it, nothing run in this one ("already
+       * done in an earlier run", "failed in an earlier run (…), not retried"). Absent otherwise.
+       */
+      from_journal?: true;
     }
   | { type: 'batch_stopping'; at: number; reason: string }
   | { type: 'batch_finished'; at: number; totals: BatchTotals };

@@ -39,10 +39,14 @@ export {
 } from './journal/index.ts';
 export { GenerationPoller, POLL_DEFAULTS, type PollerOptions } from './poller.ts';
 export {
+  applyEvent,
   createProgress,
   createRedactor,
+  newProgressState,
   type ProgressDisplay,
   type ProgressOptions,
+  type ProgressState,
+  progressCounts,
   type Redact,
 } from './progress/index.ts';
 export {
@@ -63,6 +67,8 @@ export {
   type BatchReport,
   buildReport,
   itemPlace,
+  journalCountsText,
+  journalDidAnything,
   REPORT_HTML_FILE,
   REPORT_JSON_FILE,
   RESULT_FILE,

@@ -40,7 +40,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import pLimit from 'p-limit';
-import type { GenpipeClient } from '../client/index.ts';
+import { type GenpipeClient, GenpipeError } from '../client/index.ts';
 import { discover } from './discover.ts';
 import type { EventSink, PipelineEvent } from './events.ts';
 import { isRetryableFailureCode } from './failure-class.ts';
@@ -69,6 +69,15 @@ import { failItem } from './stage.ts';
 import { type PoolName, type StageStep, stepFor } from './stage-list.ts';
 import { BASE64_MAX_BYTES } from './stages/upload.ts';
 import { uploadsGone } from './uploads-gone.ts';
+
+/**
+ * True when a create that escaped the submit stage was answered by the service (an HTTP status: a
+ * batch-stopping 401, 402, 403 or a 502/503 that outlasted the client's retries), which queues nothing.
+ * A connection failure or a timeout may have reached the service: not this.
+ */
+function createRefused(err: unknown): boolean {
+  return err instanceof GenpipeError && err.status !== null;
+}
 
 /** Defaults of a run, in one place. */
 export const RUN_DEFAULTS = {
@@ -389,9 +398,20 @@ export function startBatch(options: RunOptions): Batch {
       // journalFailed stopped the batch; the item is still reported
     }
     // A failed item's stage is the one that failed it, as in report.json (an item the journal fails at
-    // admission failed at `submit`, not at the plan stage it came from).
-    const at = item.state === 'failed' && item.failedAt ? item.failedAt : stage;
-    emit({ type: 'item_state', at: Date.now(), input: item.input, state: item.state, stage: at, reason });
+    // admission failed at `submit`, not at the plan stage it came from). An item the journal reports as
+    // an earlier run left it ran no stage in this one.
+    const fromJournal = item.journal?.action === 'done';
+    const at = fromJournal ? null : item.state === 'failed' && item.failedAt ? item.failedAt : stage;
+    emit({
+      type: 'item_state',
+      at: Date.now(),
+      input: item.input,
+      ...(item.place !== undefined ? { place: item.place } : {}),
+      state: item.state,
+      stage: at,
+      reason,
+      ...(fromJournal ? { from_journal: true as const } : {}),
+    });
   };
 
   const stoppedItem = (item: Item): Item => {
@@ -427,6 +447,12 @@ export function startBatch(options: RunOptions): Batch {
       next = await step.run(begun, ctx);
     } catch (err) {
       if (err instanceof InputChangedError) throw err; // drive's to handle
+      if (step.name === 'submit' && createRefused(err)) {
+        // The service answered the create with a refusal that stops the batch (a 503 that outlasted
+        // the retries, 401, 402, 403): nothing was queued, so its request id was never used. Recorded
+        // so, the next run submits the file instead of taking the create for one of unknown outcome.
+        await ctx.persist(begun).catch(() => undefined);
+      }
       next = afterThrow(begun, step, err);
     }
     const timing = { started_at: started, finished_at: Date.now() };

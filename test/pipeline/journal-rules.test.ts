@@ -125,6 +125,19 @@ describe('crash policy: a create whose outcome is unknown', () => {
     expect(unknownSubmissionPolicy({ item: uploaded, liveState: 'uploaded' }, true)).toBeNull();
   });
 
+  it('recognises a lost answer or its verdict in the words an earlier genpipe journaled them in', () => {
+    const [lostBefore, verdictBefore] = JOURNAL_TEXTS.earlierUnknownReasons('req-1');
+    expect(lostBefore).toContain('look it up by X-Request-Id req-1');
+    expect(verdictBefore).toContain('submission outcome unknown after an interruption (request id req-1)');
+    for (const reason of [lostBefore!, verdictBefore!]) {
+      const old = { ...submitting, state: 'failed' as const, failedAt: 'submit' as const, reason };
+      expect(phaseOf(old, 'failed')).toBe('submitting');
+      expect(unknownSubmissionPolicy({ item: old, liveState: 'failed' }, false)?.item.reason).toBe(
+        JOURNAL_TEXTS.unknownOutcome('req-1'),
+      );
+    }
+  });
+
   it('treats a stopped item that was submitting as submitting', () => {
     const stopped = { ...submitting, state: 'stopped' as const, reason: 'not processed' };
     expect(phaseOf(stopped, 'uploaded')).toBe('submitting');

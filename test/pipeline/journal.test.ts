@@ -393,6 +393,52 @@ describe('re-running', () => {
   });
 });
 
+describe('files a stopped run did not finish', () => {
+  it('continues a file planned by a run that stopped or died before anything was sent for it', async () => {
+    let j = session();
+    const a = planned('a.png');
+    const first = j.plan(a, await j.keyOf(a));
+    j.save({ ...first.item, state: 'checked' }); // then killed
+    const b = planned('b.png');
+    j.save({ ...j.plan(b, await j.keyOf(b)).item, state: 'stopped', reason: 'not processed' });
+    j = reopen(j);
+    for (const name of ['a.png', 'b.png']) {
+      const d = await j.admit(planned(name), { references: {} });
+      expect(d, name).toMatchObject({
+        action: 'resume',
+        reason: JOURNAL_TEXTS.continued,
+        item: { state: 'planned', place: name },
+      });
+      expect(j.history(name), name).toHaveLength(1);
+    }
+  });
+
+  it('notes a file a stopped run never planned, and continues it on the next run', async () => {
+    let j = session();
+    const seen = { ...newItem('c.png', join(inDir, 'c.png'), 5, 1), state: 'stopped' as const };
+    writeFileSync(join(inDir, 'c.png'), 'hello');
+    j.save({ ...seen, place: 'c.png', reason: 'not processed: the batch stopped early (x)' });
+    expect(j.rows().map((r) => [r.input, r.place, r.phase, r.contentHash])).toEqual([
+      ['c.png', 'c.png', 'local', ''],
+    ]);
+    // A file the journal already has a row of is left as it is.
+    finish(j, j.plan(planned('d.png'), await j.keyOf(planned('d.png'))).item);
+    j = reopen(j);
+    j.save({ ...newItem('d.png', join(inDir, 'd.png'), 5, 1), state: 'stopped', reason: 'not processed' });
+    expect(j.get('d.png')?.phase).toBe('reported');
+
+    const c = planned('c.png');
+    const d = await j.admit(c, { references: {} });
+    expect(d).toMatchObject({ action: 'resume', reason: JOURNAL_TEXTS.continued, item: { place: 'c.png' } });
+    const key = await j.keyOf(c);
+    expect(j.history('c.png').map((r) => [r.contentHash, r.recipeHash])).toEqual([
+      [key.contentHash, key.recipeHash],
+    ]);
+    j = reopen(j);
+    expect(await j.admit(planned('d.png'), { references: {} })).toMatchObject({ action: 'done' });
+  });
+});
+
 describe('finished files', () => {
   it('lists inputs reported or failed at the service, with the size and mtime their file had', async () => {
     const j = session();
@@ -533,6 +579,57 @@ describe('places: an out folder per distinct input', () => {
     const fixed = await admit(j, 'a.png', 'fixed');
     expect(fixed).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.contentChanged });
     expect(fixed.item.place).toBe('a.png');
+  });
+
+  it('keeps the folder of a version whose generation failed at the service; one refused at upload gives it up', async () => {
+    let j = session();
+    // A generation was made and failed (moderated): the service did work for it.
+    const moderated = await admit(j, 'a.png', 'a cow');
+    let it: Item = {
+      ...moderated.item,
+      state: 'uploaded',
+      upload: { mode: 'inline', fileId: 'file-1', sha256: null },
+    };
+    j.save(it);
+    it = { ...it, requestId: 'req-1', attempts: 1 };
+    j.save(it);
+    it = { ...it, state: 'submitted', generationId: 'gen-1' };
+    j.save(it);
+    j.save({
+      ...it,
+      state: 'failed',
+      failedAt: 'wait',
+      reason: 'moderated',
+      generation: { state: 'failed', failure_code: 'content_moderated', failure_reason: 'moderated' },
+      failure: { kind: 'content_moderated', retryable: false },
+    });
+    mkdirSync(join(outDir, 'a.png'), { recursive: true });
+    writeFileSync(join(outDir, 'a.png', 'result.json'), '{}');
+    j = reopen(j);
+    const horse = await admit(j, 'a.png', 'a horse');
+    expect(horse).toMatchObject({ action: 'fresh', item: { place: 'a-1.png' } });
+    finish(j, horse.item);
+    // The moderated version again is that version: failed, its own, not sent again, in its folder.
+    j = reopen(j);
+    expect(await admit(j, 'a.png', 'a cow')).toMatchObject({
+      action: 'done',
+      reason: JOURNAL_TEXTS.failedNotRetried('content_moderated'),
+      item: { place: 'a.png', generationId: 'gen-1', state: 'failed' },
+    });
+
+    // An upload the service refused made nothing: the next version takes its folder.
+    const b = await admit(j, 'b.png', 'refused');
+    j.save({
+      ...b.item,
+      state: 'failed',
+      failedAt: 'upload',
+      reason: 'refused',
+      failure: { kind: 'file refused by the service', retryable: false },
+    });
+    mkdirSync(join(outDir, 'b.png'), { recursive: true });
+    writeFileSync(join(outDir, 'b.png', 'result.json'), '{}');
+    j = reopen(j);
+    expect((await admit(j, 'b.png', 'accepted')).item.place).toBe('b.png');
   });
 
   it("never takes another input's folder, nor a folder holding files it does not know", async () => {

@@ -8,6 +8,7 @@ import {
   etaMs,
   newProgressState,
   type ProgressState,
+  progressCounts,
   renderTty,
   throughputPerMinute,
 } from '../../src/pipeline/progress/index.ts';
@@ -85,6 +86,32 @@ describe('the TTY renderer', () => {
     expect(done[0]).toContain('1/1  100%  done in 4.0s');
     expect(done[0]).not.toContain('ETA');
     expect(done).toHaveLength(3);
+  });
+
+  it('counts each out folder once, so two versions of one file name count twice, as the report does', () => {
+    const s = newProgressState();
+    const at = (input: string, place: string | undefined, state: (typeof ITEM_STATES)[number]) =>
+      applyEvent(s, { ...moved(input, state, T + 1000), ...(place ? { place } : {}) });
+    applyEvent(s, discovered('scan.png'));
+    at('scan.png', undefined, 'planned');
+    at('scan.png', 'scan.png', 'planned');
+    at('scan.png', 'scan.png', 'reported');
+    // Another scan.png: a new look at the input until the journal places it in a folder of its own.
+    applyEvent(s, discovered('scan.png'));
+    expect(progressCounts(s)).toMatchObject({ total: 2, done: 1, succeeded: 1 });
+    at('scan.png', undefined, 'planned');
+    at('scan.png', 'scan-1.png', 'submitted');
+    at('scan.png', 'scan-1.png', 'reported');
+    expect(progressCounts(s)).toMatchObject({ total: 2, done: 2, succeeded: 2 });
+    expect(s.recentDone).toHaveLength(2);
+    // A version that takes over the folder of one the service made nothing for replaces it.
+    applyEvent(s, discovered('bad.png'));
+    at('bad.png', 'bad.png', 'failed');
+    applyEvent(s, discovered('bad.png'));
+    at('bad.png', 'bad.png', 'planned');
+    expect(progressCounts(s)).toMatchObject({ total: 3, done: 2, failed: 0 });
+    at('bad.png', 'bad.png', 'reported');
+    expect(progressCounts(s)).toMatchObject({ total: 3, done: 3, succeeded: 3 });
   });
 
   it('maps every unfinished state to the stage it waits for', () => {

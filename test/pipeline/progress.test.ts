@@ -9,6 +9,7 @@ import {
   REDACTED,
   redactDeep,
 } from '../../src/pipeline/progress/index.ts';
+import { ttyLogLine } from '../../src/pipeline/progress/tty.ts';
 
 const KEY = 'svc-api-0123456789abcdef';
 const T = Date.UTC(2026, 0, 2, 12, 0, 0);
@@ -127,6 +128,41 @@ describe('plain progress', () => {
       { utc: true },
     );
     expect(finished).toBe('[12:00:00] finished: 5 inputs, 1 succeeded, 0 failed, 0 skipped, 4 not processed');
+  });
+
+  it('says an item the journal reported as an earlier run left it in its own words, at no stage', () => {
+    const failedBefore =
+      "failed in an earlier run (content_moderated), not retried: the failure is the file's own";
+    const fromJournal = (state: 'failed' | 'reported', reason: string): PipelineEvent => ({
+      type: 'item_state',
+      at: T,
+      input: 'x.txt',
+      place: 'x.txt',
+      state,
+      stage: null,
+      reason,
+      from_journal: true,
+    });
+    expect(plainLine(fromJournal('failed', failedBefore), { utc: true })).toBe(
+      `[12:00:00] x.txt: ${failedBefore}`,
+    );
+    expect(plainLine(fromJournal('reported', 'already done in an earlier run'), { utc: true })).toBe(
+      '[12:00:00] x.txt: already done in an earlier run',
+    );
+    expect(ttyLogLine(fromJournal('failed', failedBefore), (t) => t)).toBe(`✗ x.txt: ${failedBefore}`);
+    // A file the batch did not get to says "not processed" once.
+    const stopped = plainLine(
+      {
+        type: 'item_state',
+        at: T,
+        input: 'y.txt',
+        state: 'stopped',
+        stage: null,
+        reason: 'not processed: the batch stopped early (service unavailable)',
+      },
+      { utc: true },
+    );
+    expect(stopped).toBe('[12:00:00] y.txt: not processed: the batch stopped early (service unavailable)');
   });
 
   it('uses local time by default', () => {

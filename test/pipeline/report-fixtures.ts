@@ -27,6 +27,22 @@ function base(input: string, inDir: string, size = 100): Item {
 }
 
 /** The batch's items (no files are made). */
+/** The attempts photos/moderated.jpg had before its last generation (one reason holds markup). */
+export const EARLIER_ATTEMPTS: NonNullable<Item['earlierAttempts']> = [
+  {
+    generation_id: 'gen-mod-0',
+    request_id: 'req-mod-0',
+    failure_code: 'generation_failed',
+    failure_reason: 'The generation failed <b>upstream</b>.',
+  },
+  {
+    generation_id: null,
+    request_id: 'req-mod-lost',
+    failure_code: null,
+    failure_reason: 'submission outcome unknown; resubmitted (--resubmit-unknown)',
+  },
+];
+
 export function batchItems(inDir = '/in'): Item[] {
   const ok: Item = {
     ...base('photos/a.jpg', inDir),
@@ -118,6 +134,7 @@ export function batchItems(inDir = '/in'): Item[] {
       failure_code: 'content_moderated',
       failure_reason: 'The prompt or an input image violated the content guidelines.',
     },
+    earlierAttempts: EARLIER_ATTEMPTS,
     timings: timed([['wait', 80, 900]]),
   };
   const xss: Item = {

@@ -113,6 +113,14 @@ describe('report.html', () => {
     expect(html.indexOf('id="failures"')).toBeLessThan(html.indexOf('id="results"'));
     expect(html).toContain(`The batch stopped early: ${STOP}. 2 files were not processed.`);
     expect(html).toContain('embedded emulator');
+    // The attempts a retry replaced: a small line under the item, escaped; none for the others.
+    expect(blockOf('photos/moderated.jpg')).toContain(
+      '<p class="attempts">2 earlier attempts: generation <span class="mono">gen-mod-0</span> failed ' +
+        '<span class="mono">generation_failed</span>: The generation failed &lt;b&gt;upstream&lt;/b&gt;.; ' +
+        'request <span class="mono">req-mod-lost</span> failed: submission outcome unknown; resubmitted ' +
+        '(--resubmit-unknown)</p>',
+    );
+    expect(html.match(/class="attempts"/g)).toHaveLength(1);
     // Totals.
     expect(html).toContain('<div class="total inputs some"><b>10</b>inputs</div>');
     expect(html).toContain('<div class="total failed some"><b>3</b>failed</div>');

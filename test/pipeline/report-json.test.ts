@@ -11,7 +11,7 @@ import {
   writeReportJson,
   writeResultJson,
 } from '../../src/pipeline/report/index.ts';
-import { batchItems, INLINE_DATA, SECRET, T0 } from './report-fixtures.ts';
+import { batchItems, EARLIER_ATTEMPTS, INLINE_DATA, SECRET, T0 } from './report-fixtures.ts';
 
 let outDir: string;
 beforeAll(async () => {
@@ -69,6 +69,7 @@ describe('result.json', () => {
       composite: null,
       layers: [],
       upload: { mode: 'base64', file_id: null },
+      earlier_attempts: [],
       timings: {
         sniff: { started_at: new Date(T0).toISOString(), duration_ms: 5 },
         check: { started_at: new Date(T0 + 5).toISOString(), duration_ms: 7 },
@@ -87,6 +88,7 @@ describe('result.json', () => {
   it('gives the service failure, the local failure and the layer stack', () => {
     const items = batchItems();
     const mod = buildResultJson(byInput(items, 'photos/moderated.jpg'));
+    expect(mod.earlier_attempts).toEqual(EARLIER_ATTEMPTS);
     expect(mod).toMatchObject({
       status: 'failed',
       state: 'failed',
@@ -171,6 +173,7 @@ describe('report.json', () => {
       stage: null,
       failure_code: null,
       result: 'photos/a.jpg/result.json',
+      earlier_attempts: [],
     });
     expect(line('photos/moderated.jpg')).toMatchObject({
       status: 'failed',
@@ -178,6 +181,7 @@ describe('report.json', () => {
       stage: 'wait',
       failure_code: 'content_moderated',
       generation_id: 'gen-mod',
+      earlier_attempts: EARLIER_ATTEMPTS,
     });
     expect(line('notes/readme.md')).toMatchObject({
       status: 'skipped',

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { call, startTestEmulator } from '../helpers/emulator.ts';
 import {
   envFor,
   generationsOf,
@@ -103,5 +103,49 @@ describe('a file failed by the crash policy', () => {
     expect(stderr).toMatch(
       /journal: 0 already done in an earlier run, \d+ resumed, 0 redone, 0 retried, 1 failed with an unknown submission outcome \(--resubmit-unknown submits again\)/,
     );
+  }, 60_000);
+});
+
+describe('a create whose answer was lost', () => {
+  it('says what is known and what the next run does, and the next run says why it fails it', async () => {
+    const input = join(root, 'lost-in');
+    const out = join(root, 'lost-out');
+    await put(input, 'genpipe.yaml', RECIPE);
+    await put(input, 'c.txt', 'a white horse');
+    const env = envFor(emu.url, KEY);
+    const faults = (json: unknown) => call(emu, 'PUT', '/_emulator/faults', { key: null, json });
+    await faults({ reset_after: 1 });
+    let requestId: string;
+    try {
+      const first = await runToEnd(runArgs(input, out), env);
+      expect(first.code, first.child.stderr()).toBe(1);
+      // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+      const item: any = (await readJson(join(out, 'report.json'))).items[0];
+      requestId = (await readJson(join(out, 'c.txt', 'result.json'))).request_id;
+      expect(item).toMatchObject({ status: 'failed', stage: 'submit' });
+      // The service has no lookup by request id: the reason does not send the user to one, and says
+      // what the next run does.
+      expect(item.reason).toContain(`X-Request-Id ${requestId}`);
+      expect(item.reason).not.toMatch(/look it up/);
+      expect(item.reason).toContain('cannot be asked about a job by its request id');
+      expect(item.reason).toContain('the next run fails it again naming this request id');
+      expect(item.reason).toContain('--resubmit-unknown');
+    } finally {
+      await faults({});
+    }
+    expect((await generationsOf(emu, 'counts')).filter((g) => g.request_id === requestId)).toHaveLength(1);
+
+    const second = await runToEnd(runArgs(input, out), env);
+    expect(second.code, second.child.stderr()).toBe(1);
+    // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+    const again: any = await readJson(join(out, 'report.json'));
+    expect(again.items[0]).toMatchObject({ status: 'failed', stage: 'submit' });
+    expect(again.items[0].reason).toBe(JOURNAL_TEXTS.unknownOutcome(requestId));
+    // Nothing was interrupted: the crash policy's words cover a lost answer too.
+    expect(again.items[0].reason).not.toContain('after an interruption');
+    expect(again.items[0].reason).toContain('its answer was lost');
+    expect(again.journal).toMatchObject({ unknown_outcome: 1 });
+    expect(again.journal.unknown_submissions_note).toContain('the answer was lost on the network');
+    expect((await generationsOf(emu, 'counts')).filter((g) => g.request_id === requestId)).toHaveLength(1);
   }, 60_000);
 });

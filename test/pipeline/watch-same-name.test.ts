@@ -28,7 +28,7 @@ import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 import { bufferHash, fileHash, noisePng } from './watch-helpers.ts';
 
-const CLIENTS = ['differ', 'same', 'run'] as const;
+const CLIENTS = ['differ', 'same', 'run', 'failed', 'keep'] as const;
 const keyOf = (c: (typeof CLIENTS)[number]) => `svc-api-same-name-${c}`;
 
 const RECIPE = `rules:
@@ -49,6 +49,7 @@ beforeAll(async () => {
     keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
     queue_ms: 20,
     processing_ms: { image: 100, video: 200 },
+    blocked_words: ['cow'],
   });
   root = await mkdtemp(join(tmpdir(), 'genpipe-same-name-'));
 });
@@ -59,14 +60,14 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
-const watchArgs = (inbox: string, out: string) => [
+const watchArgs = (inbox: string, out: string, onDone: 'move' | 'keep' = 'move') => [
   'watch',
   inbox,
   '--out',
   out,
   '--json',
   '--on-done',
-  'move',
+  onDone,
   '--quiet-ms',
   '300',
   '--rescan-ms',
@@ -97,6 +98,16 @@ const processed = async (base: string) => (await readdir(join(base, 'processed')
 async function dropAndSettle(base: string, name: string, bytes: Buffer, n: number): Promise<void> {
   await put(join(base, 'inbox'), name, bytes);
   await until(async () => (await processed(base)).length === n, 30_000);
+}
+
+/** The files in failed/ beside the inbox. */
+const failedDir = async (base: string) => (await readdir(join(base, 'failed')).catch(() => [])).sort();
+
+/** Waits until the watch's running summary line (stderr) counts `done`, e.g. `2 done (2 succeeded, …)`. */
+async function summarySays(child: GenpipeChild, done: string): Promise<void> {
+  await until(async () => child.stderr().includes(` ${done} · `), 10_000).catch(() => {
+    throw new Error(`the summary line never said '${done}'\nstderr:\n${child.stderr()}`);
+  });
 }
 
 /** Uploads of input files the emulator received from a client. */
@@ -132,6 +143,9 @@ describe('genpipe watch --on-done move, a name dropped again', () => {
     expect(bufferHash(await readFile(join(base, 'processed', 'scan-1.png')))).toBe(bufferHash(second));
     const gens = await generationsOf(emu, 'differ');
     expect(gens).toHaveLength(2);
+
+    // The running summary counts the two inputs, as the report does.
+    await summarySays(child, '2 done (2 succeeded, 0 failed, 0 skipped)');
 
     // The first result is untouched; the second has its own folder.
     expect(await fileHash(firstOutput)).toBe(firstOutputHash);
@@ -223,7 +237,9 @@ describe('genpipe watch --on-done move, a name dropped again', () => {
       ['scan.png', 'scan-2.png', 'failed'],
     ]);
     expect(await generationsOf(emu, 'differ')).toHaveLength(2);
+    await summarySays(child, '3 done (2 succeeded, 1 failed, 0 skipped)');
     await stop(child);
+    expect(child.stderr()).toContain('genpipe: 3 files: 2 succeeded, 1 failed, 0 skipped');
     expect((await readdir(out)).filter((n) => !n.startsWith('.')).sort()).toEqual([
       'report.html',
       'report.json',
@@ -273,6 +289,95 @@ describe('genpipe watch --on-done move, a name dropped again', () => {
     });
     await stop(child);
     expect(existsSync(join(out, 'scan-1.png'))).toBe(false);
+  }, 120_000);
+});
+
+describe('genpipe watch, versions of a name that failed at the service', () => {
+  it('keeps the folder and report entry of a failed version, and knows it when it comes back', async () => {
+    const base = join(root, 'failed');
+    const inbox = join(base, 'inbox');
+    const out = join(base, 'out');
+    await put(inbox, 'genpipe.yaml', RECIPE);
+    const child = spawnGenpipe(watchArgs(inbox, out), envFor(emu.url, keyOf('failed')));
+    await until(async () => child.stderr().includes('watching'), 15_000);
+
+    // Both versions are moderated at the service (a blocked word): each one's generation was made.
+    await put(inbox, 'x.txt', 'v1 a cow in a field');
+    await until(async () => (await failedDir(base)).length === 1, 30_000);
+    await put(inbox, 'x.txt', 'v2 another cow, at dusk');
+    await until(async () => (await failedDir(base)).length === 2, 30_000);
+    expect(await failedDir(base)).toEqual(['x-1.txt', 'x.txt']);
+    const gens = await generationsOf(emu, 'failed');
+    expect(gens.map((g) => g.state)).toEqual(['failed', 'failed']);
+
+    // Each version keeps its own out folder and report entry.
+    expect(await readJson(join(out, 'x.txt', 'result.json'))).toMatchObject({
+      place: 'x.txt',
+      status: 'failed',
+      generation_id: gens[0]!.id,
+      failure_code: 'content_moderated',
+    });
+    expect(await readJson(join(out, 'x-1.txt', 'result.json'))).toMatchObject({
+      place: 'x-1.txt',
+      status: 'failed',
+      generation_id: gens[1]!.id,
+      failure_code: 'content_moderated',
+    });
+    const report = await until(async () => {
+      const r = await reportOf(out);
+      return r?.totals.failed === 2 ? r : null;
+    }, 10_000);
+    expect(report.totals).toMatchObject({ inputs: 2, failed: 2 });
+    expect(report.items.map((i: ReportLine) => [i.input, i.place, i.status, i.generation_id])).toEqual([
+      ['x.txt', 'x.txt', 'failed', gens[0]!.id],
+      ['x.txt', 'x-1.txt', 'failed', gens[1]!.id],
+    ]);
+    await summarySays(child, '2 done (0 succeeded, 2 failed, 0 skipped)');
+
+    // The first version again: that version, failed for its own reason, not sent again.
+    await put(inbox, 'x.txt', 'v1 a cow in a field');
+    await until(async () => (await failedDir(base)).length === 3, 30_000);
+    expect(await generationsOf(emu, 'failed')).toHaveLength(2);
+    const again = await until(async () => {
+      const r = await reportOf(out);
+      return r?.items[0]?.journal === JOURNAL_TEXTS.failedNotRetried('content_moderated') ? r : null;
+    }, 10_000);
+    expect(again.items.map((i: ReportLine) => [i.place, i.status, i.generation_id])).toEqual([
+      ['x.txt', 'failed', gens[0]!.id],
+      ['x-1.txt', 'failed', gens[1]!.id],
+    ]);
+    await stop(child);
+    expect(child.stderr()).toContain('genpipe: 2 files: 0 succeeded, 2 failed, 0 skipped');
+  }, 120_000);
+});
+
+describe('genpipe watch --on-done keep, a file edited', () => {
+  it('counts each version in the running summary, as the report does', async () => {
+    const base = join(root, 'keep');
+    const inbox = join(base, 'inbox');
+    const out = join(base, 'out');
+    await put(inbox, 'genpipe.yaml', RECIPE);
+    const child = spawnGenpipe(watchArgs(inbox, out, 'keep'), envFor(emu.url, keyOf('keep')));
+    await until(async () => child.stderr().includes('watching'), 15_000);
+    await put(inbox, 'a.txt', 'a red fox');
+    await child.until(
+      (events) => events.some((e) => e.input === 'a.txt' && e.state === 'reported'),
+      'a.txt reported',
+    );
+    await put(inbox, 'a.txt', 'a red fox at dusk');
+    await child.until(
+      (events) => events.filter((e) => e.input === 'a.txt' && e.state === 'reported').length === 2,
+      'the edited a.txt reported',
+    );
+    expect(await generationsOf(emu, 'keep')).toHaveLength(2);
+    await summarySays(child, '2 done (2 succeeded, 0 failed, 0 skipped)');
+    const report = await until(async () => {
+      const r = await reportOf(out);
+      return r?.totals.succeeded === 2 ? r : null;
+    }, 10_000);
+    expect(report.items.map((i: ReportLine) => i.place)).toEqual(['a.txt', 'a-1.txt']);
+    await stop(child);
+    expect(child.stderr()).toContain('genpipe: 2 files: 2 succeeded, 0 failed, 0 skipped');
   }, 120_000);
 });
 

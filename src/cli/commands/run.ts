@@ -15,6 +15,8 @@ import {
   createRedactor,
   JOURNAL_CHOICES,
   type Journal,
+  journalCountsText,
+  journalDidAnything,
   POLL_DEFAULTS,
   REPORT_HTML_FILE,
   RUN_DEFAULTS,
@@ -187,16 +189,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
         (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : ''),
     ];
     const j = result.report.journal;
-    if (j && (j.resumed > 0 || j.reused > 0 || j.redone > 0 || j.retried > 0 || j.unknown_outcome > 0)) {
-      const unknown =
-        j.unknown_outcome > 0
-          ? `, ${j.unknown_outcome} failed with an unknown submission outcome (${JOURNAL_CHOICES.resubmitUnknownFlag} submits again)`
-          : '';
-      summary.push(
-        `journal: ${j.reused} already done in an earlier run, ${j.resumed} resumed, ${j.redone} redone, ` +
-          `${j.retried} retried${unknown} (${shown(j.file)})`,
-      );
-    }
+    if (j && journalDidAnything(j)) summary.push(`journal: ${journalCountsText(j)} (${shown(j.file)})`);
     if (result.stop) summary.push(`the batch stopped early: ${result.stop.reason}`);
     if (result.stop?.cause === 'interrupted' || result.stop?.cause === 'aborted') {
       summary.push('run the same command again to continue where this run stopped');

@@ -2,7 +2,7 @@
  * `genpipe watch`'s running summary line on stderr: on a terminal, one line rewritten in place (notes
  * and event lines are printed above it); elsewhere, the line is printed again whenever it changes.
  */
-import type { ItemState, WatcherStats } from '../../pipeline/index.ts';
+import { type ProgressState, progressCounts, type WatcherStats } from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
 
 /** Where the line goes (process.stderr, or a test's fake). */
@@ -75,37 +75,24 @@ export function createSummaryLine(stream: SummaryStream, opts: { enabled: boolea
   };
 }
 
-/** What the summary counts: the last state of each input, and the inputs being worked on. */
-export interface SummaryCounts {
-  /** Inputs in a final state, with it. */
-  done: Map<string, ItemState>;
-  /** Inputs somewhere in the pipeline. */
-  inProgress: Set<string>;
-}
-
 /**
- * The summary's text.
+ * The summary's text, from the session's progress state (progress-state.ts: one entry per report
+ * entry, so two versions of one file name that each have an out folder count twice, as in report.json
+ * and the closing summary).
  *
- * @example summaryText('inbox', counts, watcher.stats(), null)
+ * @example summaryText('inbox', progress, watcher.stats(), null)
  * // 'watching inbox: 4 done (3 succeeded, 1 failed, 0 skipped) · 1 in progress · 2 settling'
  */
 export function summaryText(
   dir: string,
-  counts: SummaryCounts,
+  progress: ProgressState,
   stats: Pick<WatcherStats, 'pending' | 'checking' | 'held'>,
   paused: string | null,
 ): string {
-  let succeeded = 0;
-  let failed = 0;
-  let skipped = 0;
-  for (const state of counts.done.values()) {
-    if (state === 'reported') succeeded++;
-    else if (state === 'failed') failed++;
-    else if (state === 'skipped') skipped++;
-  }
+  const c = progressCounts(progress);
   const parts = [
-    `watching ${dir}: ${succeeded + failed + skipped} done (${succeeded} succeeded, ${failed} failed, ${skipped} skipped)`,
-    `${counts.inProgress.size} in progress`,
+    `watching ${dir}: ${c.succeeded + c.failed + c.skipped} done (${c.succeeded} succeeded, ${c.failed} failed, ${c.skipped} skipped)`,
+    `${c.total - c.done} in progress`,
     `${stats.pending + stats.checking} settling`,
   ];
   if (stats.held > 0) parts.push(`${stats.held} incomplete, held back`);

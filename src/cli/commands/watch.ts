@@ -19,6 +19,7 @@ import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import {
+  applyEvent,
   type Batch,
   type BatchResult,
   checkWatchFolders,
@@ -28,6 +29,7 @@ import {
   type Item,
   incompleteReason,
   type Journal,
+  newProgressState,
   ON_DONE_MODES,
   type OnDoneMode,
   type PipelineEvent,
@@ -58,7 +60,7 @@ import { addServiceOptions, intArg } from '../make-client.ts';
 import { printError } from '../print-error.ts';
 import { UsageError } from '../usage-error.ts';
 import { addBatchOptions, addJournalOptions, RUN_EXIT, type RunFlags, recordedFlags } from './run.ts';
-import { checksText, createSummaryLine, type SummaryCounts, summaryText } from './watch-summary.ts';
+import { checksText, createSummaryLine, summaryText } from './watch-summary.ts';
 
 /** Flags of `genpipe watch`. */
 export interface WatchFlags extends RunFlags {
@@ -222,17 +224,10 @@ export async function executeWatch(inputDirArg: string, flags: WatchFlags): Prom
       redact,
       stream: { write: (chunk: string) => summary.above(() => process.stdout.write(chunk)) },
     });
-    const counts: SummaryCounts = { done: new Map(), inProgress: new Set() };
+    const counts = newProgressState();
     const display = quiet && !json ? null : progress;
     const onEvent = (event: PipelineEvent) => {
-      if (event.type === 'item_state') {
-        if (['reported', 'failed', 'skipped', 'stopped'].includes(event.state)) {
-          counts.inProgress.delete(event.input);
-          counts.done.set(event.input, event.state);
-        } else {
-          counts.inProgress.add(event.input);
-        }
-      }
+      applyEvent(counts, event);
       if (event.type === 'batch_stopping' && !shuttingDown) void shutdown(null);
       display?.sink(event);
     };

@@ -7,12 +7,14 @@
  * - A row keeps its place for life: resuming, re-downloading and result.json all use it.
  * - A new row takes the first free name among the input path itself, `<stem>-1<ext>`, `<stem>-2<ext>`, …
  *   (the naming of `watch --on-done move`): so a file seen for the first time keeps its input path.
- * - A name is taken when a row in a phase of PLACE_HOLDING_PHASES has it (its generation exists or may
- *   exist: outputs are there or may still be collected, and the row may become active again when the
- *   same bytes come back), when another input's active row has it, or when the folder holds anything but
- *   a result.json (files the journal does not know of, e.g. from a journal kept elsewhere). A folder an
- *   earlier version of the file left with only its result.json (it failed or was skipped before the
- *   service made anything) is reused.
+ * - A name is taken when a row holding its place has it (holdsPlace: its generation was created — it
+ *   exists or may exist, completed or failed at the service: outputs are there or may still be
+ *   collected, or its failure is recorded there, and the row may become active again when the same
+ *   bytes come back), when another input's active row has it, or when the folder holds anything but a
+ *   result.json (files the journal does not know of, e.g. from a journal kept elsewhere). A folder an
+ *   earlier version of the file left with only its result.json, when the service made nothing for it
+ *   (it failed or was skipped locally, its upload or create was refused, or it was only uploaded), is
+ *   reused.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { itemOutDir, RESULT_FILE, suffixedName } from '../report/item-paths.ts';
@@ -26,10 +28,19 @@ export const PLACE_HOLDING_PHASES: readonly JournalPhase[] = [
   'reported',
 ];
 
-/** True when a row in `phase` holds its place for good (see PLACE_HOLDING_PHASES). */
-export function holdsPlace(phase: JournalPhase): boolean {
-  return PLACE_HOLDING_PHASES.includes(phase);
+/**
+ * True when a row holds its place for good: its phase is one of PLACE_HOLDING_PHASES, or it failed at
+ * the service after its generation was created (the service did work for it, which was or may be paid).
+ *
+ * @example holdsPlace('failed', 'gen-1') // true: a moderated generation keeps its folder
+ * @example holdsPlace('failed', null) // false: a refused upload or create made nothing
+ */
+export function holdsPlace(phase: JournalPhase, generationId: string | null): boolean {
+  return PLACE_HOLDING_PHASES.includes(phase) || (phase === 'failed' && generationId !== null);
 }
+
+/** holdsPlace as an SQL condition on the items table's `phase` and `generation_id`. */
+export const HOLDS_PLACE_SQL = `(phase IN (${PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join(', ')}) OR (phase = 'failed' AND generation_id IS NOT NULL))`;
 
 /**
  * The first free place for `input`: the input path itself, else `<stem>-1<ext>`, `<stem>-2<ext>`, …

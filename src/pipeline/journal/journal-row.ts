@@ -8,6 +8,12 @@ import { lostAnswerReason } from '../stages/submit.ts';
 import type { RecordedOutput } from './outputs-check.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
 
+/**
+ * The content and recipe hash of a row noted for a file a stopped run saw but never planned (it was not
+ * hashed): the next run that plans the file gives the row its key (Journal.plan).
+ */
+export const UNHASHED = '';
+
 /** What identifies an item's work: the input's bytes and everything else that decides its result. */
 export interface JournalKey {
   /** sha256 of the input's bytes (see content-hash.ts). */
@@ -83,15 +89,17 @@ export function liveStateOf(item: Pick<Item, 'state'>, previousLive: ItemState |
  * - a request id is recorded (it is journaled before the create is sent) with no generation id, and
  *   the item had not moved on; or
  * - the item failed at submit because the create's answer was lost (stages/submit.ts), or under the
- *   default crash policy (texts.unknownOutcome).
+ *   default crash policy (texts.unknownOutcome), in today's words or earlier ones.
  */
 export function isOutcomeUnknown(item: Item, liveState: ItemState): boolean {
   if (item.generationId || !item.requestId) return false;
   if (item.state === 'failed') {
+    if (item.failedAt !== 'submit' || item.reason === null) return false;
+    const id = item.requestId;
     return (
-      item.failedAt === 'submit' &&
-      (item.reason === lostAnswerReason(item.requestId) ||
-        item.reason === JOURNAL_TEXTS.unknownOutcome(item.requestId))
+      item.reason === lostAnswerReason(id) ||
+      item.reason === JOURNAL_TEXTS.unknownOutcome(id) ||
+      JOURNAL_TEXTS.earlierUnknownReasons(id).includes(item.reason)
     );
   }
   return liveState === 'uploaded';

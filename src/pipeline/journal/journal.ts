@@ -34,7 +34,7 @@ import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Item, ItemState } from '../item.ts';
 import { fileIdentity, sameIdentity, sha256File } from './content-hash.ts';
-import { choosePlace, folderInUse, PLACE_HOLDING_PHASES } from './item-place.ts';
+import { choosePlace, folderInUse, HOLDS_PLACE_SQL } from './item-place.ts';
 import {
   isOutcomeUnknown,
   type JournalKey,
@@ -42,6 +42,7 @@ import {
   type JournalRow,
   liveStateOf,
   phaseOf,
+  UNHASHED,
 } from './journal-row.ts';
 import { assertLocalDisk, realLocation } from './local-disk.ts';
 import { checkOutputs, measureOutputs, type OutputCheck, type RecordedOutput } from './outputs-check.ts';
@@ -170,9 +171,6 @@ function toRow(r: ItemRowSql): JournalRow {
   };
 }
 
-/** The phases of PLACE_HOLDING_PHASES as an SQL list. */
-const HOLDING_SQL = PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join(', ');
-
 /** True when the item holds anything the service did for it (a save of it may not be dropped). */
 function holdsServiceWork(item: Item): boolean {
   return !!(item.upload?.fileId || item.requestId || item.generationId || item.outputs.length > 0);
@@ -278,14 +276,14 @@ export class Journal {
       // The latest earlier row of an input with this key that holds its place (see item-place.ts).
       earlier: db.prepare<[string, string, string, string], ItemRowSql>(
         `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? AND content_hash = ? AND recipe_hash = ?
-           AND superseded_at IS NOT NULL AND phase IN (${HOLDING_SQL}) ORDER BY id DESC LIMIT 1`,
+           AND superseded_at IS NOT NULL AND ${HOLDS_PLACE_SQL} ORDER BY id DESC LIMIT 1`,
       ),
       placeTaken: db.prepare<[string, string, string], { one: number }>(
         `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ?
-           AND (phase IN (${HOLDING_SQL}) OR (superseded_at IS NULL AND input <> ?)) LIMIT 1`,
+           AND (${HOLDS_PLACE_SQL} OR (superseded_at IS NULL AND input <> ?)) LIMIT 1`,
       ),
       placeHeldByOther: db.prepare<[string, string, number], { one: number }>(
-        `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ? AND id <> ? AND phase IN (${HOLDING_SQL}) LIMIT 1`,
+        `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ? AND id <> ? AND ${HOLDS_PLACE_SQL} LIMIT 1`,
       ),
       insert: db.prepare(
         `INSERT INTO items (out_dir, input, place, content_hash, recipe_hash, state, live_state, phase, reason, failed_at,
@@ -303,6 +301,7 @@ export class Journal {
          WHERE id = @id`,
       ),
       supersede: db.prepare('UPDATE items SET superseded_at = ? WHERE id = ?'),
+      setKey: db.prepare('UPDATE items SET content_hash = ?, recipe_hash = ? WHERE id = ?'),
       reactivate: db.prepare('UPDATE items SET superseded_at = NULL WHERE id = ?'),
       insertBatch: db.prepare(
         `INSERT INTO batches (started_at, input_dir, out_dir, service, options, pid)
@@ -458,8 +457,9 @@ export class Journal {
    * service's work in the input's folder.
    *
    * A version of the file that was replaced and comes back (the same bytes and recipe as an earlier
-   * row whose generation exists) is that earlier row again, in its own place: its work is reused, never
-   * paid twice.
+   * row whose generation was created, completed or failed at the service) is that earlier row again, in
+   * its own place: its work is reused, never paid twice, and its failure is judged as a re-run judges
+   * any (retried when it may pass now or with --retry-failed, else reported failed again).
    *
    * @example const d = journal.plan(item, await journal.keyOf(item, recipe.references), { force: false });
    */
@@ -468,7 +468,12 @@ export class Journal {
     const force = opts.force ?? false;
     return this.tx(() => {
       const activeSql = this.sql.active.get(this.outDir, item.input);
-      const active = activeSql ? toRow(activeSql) : null;
+      let active = activeSql ? toRow(activeSql) : null;
+      if (active && active.contentHash === UNHASHED) {
+        // Noted by a run that stopped before planning the file (noteStopped): this is its key.
+        this.sql.setKey.run(key.contentHash, key.recipeHash, active.id);
+        active = { ...active, ...key };
+      }
       const earlier = active && !force && !hasKey(active, key) ? this.earlierRow(item.input, key) : null;
       const row = earlier ?? active;
       const needsOutputs =
@@ -532,8 +537,9 @@ export class Journal {
   }
 
   /**
-   * The latest replaced row of `input` with this key whose generation exists or may exist, when its
-   * place is still its own alone (rows of a journal older than places all share the input's folder).
+   * The latest replaced row of `input` with this key whose generation was created (it exists or may
+   * exist, or it failed at the service: item-place.ts's holdsPlace), when its place is still its own
+   * alone (rows of a journal older than places all share the input's folder).
    */
   private earlierRow(input: string, key: JournalKey): JournalRow | null {
     const sqlRow = this.sql.earlier.get(this.outDir, input, key.contentHash, key.recipeHash);
@@ -581,6 +587,10 @@ export class Journal {
    * again when it changed or came back): the input is unbound until it is planned again, so nothing of
    * the new look lands in the row an earlier look at the file left.
    *
+   * A file a stopped batch never planned (saved `stopped`, unbound) is noted when the journal has no row
+   * of its input yet, so that the next run continues it ("continued: …") rather than taking it for a
+   * file seen for the first time; the row gets its key when that run plans the file.
+   *
    * A save that changes nothing but the item's `journal` note (what this run decided, which every run
    * decides again) writes nothing: a restart over 10,000 finished files would otherwise make 10,000
    * durable writes just to note "already done".
@@ -593,14 +603,27 @@ export class Journal {
     if (item.state === 'discovered' || item.state === 'sniffed') this.bound.delete(item.input);
     const id = this.bound.get(item.input);
     if (id === undefined) {
-      if (!holdsServiceWork(item)) return;
-      throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
+      if (holdsServiceWork(item)) throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
+      if (item.state === 'stopped') this.noteStopped(item);
+      return;
     }
     this.tx(() => {
       const prevSql = this.sql.byId.get(id);
       if (prevSql && sameButNote(prevSql.item, item)) return;
       const prev = prevSql ? toRow(prevSql) : null;
       this.writeItem(id, item, prev, this.batch?.id ?? prev?.batchId ?? null);
+    });
+  }
+
+  /** A row for a stopped file never planned, when its input has none (see save). */
+  private noteStopped(item: Item): void {
+    const batch = this.batch;
+    // Most such files have a row (a watch stopped with thousands of finished files queued): read first.
+    if (!batch || this.sql.active.get(this.outDir, item.input)) return;
+    this.tx(() => {
+      if (this.sql.active.get(this.outDir, item.input)) return;
+      const noted: Item = { ...item, place: item.place ?? this.freePlace(item.input) };
+      this.insertRow(noted, { contentHash: UNHASHED, recipeHash: UNHASHED }, batch.id);
     });
   }
 

@@ -8,7 +8,9 @@
  * | any, with --force                         | fresh (new row; the old one is kept as history)           |
  * | content hash differs                      | fresh (new row)                                           |
  * | recipe hash differs                       | fresh (new row)                                           |
- * | local (nothing at the service)            | fresh (same row)                                          |
+ * | local, failed or skipped by a local stage | fresh (same row): checked again                           |
+ * | local, an earlier run stopped or died     | resume from the start (same row): `continued`             |
+ * |   before it was finished                  |                                                           |
  * | uploaded                                  | resume at `uploaded` (submit), if the upload is recent    |
  * | submitting (outcome unknown)              | the crash policy: fail (default; action `fail`) or resubmit |
  * | submitted                                 | resume at `submitted`: poll, never submit again           |
@@ -35,6 +37,7 @@ import { JOURNAL_TEXTS } from './texts.ts';
 /**
  * - `fresh`: process the file from its current state (the item given to plan), as if never seen;
  * - `resume`: continue with the returned item from its state (the next stage is the one that takes it);
+ *   a file an earlier run stopped before anything was sent for it continues from the start;
  * - `done`: nothing to do; the returned item is final (reported, or failed) and goes into the report;
  * - `fail`: the crash policy failed the file in this run (its submission outcome is unknown): the
  *   returned item is final, failed at `submit`, and is a failure of this run, not earlier work.
@@ -152,7 +155,10 @@ export function decide(input: DecideInput): RowDecision {
 
   switch (row.phase) {
     case 'local':
-      return freshly(null, false);
+      // Nothing at the service yet. A local failure or skip is simply checked again (its reason is
+      // judged anew); a file the earlier run never finished is continued, which is a resume.
+      if (row.item.state === 'failed' || row.item.state === 'skipped') return freshly(null, false);
+      return resume(fresh, JOURNAL_TEXTS.continued);
     case 'uploaded': {
       if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs))
         return freshly(JOURNAL_TEXTS.uploadTooOld, false);

@@ -116,13 +116,16 @@ export const JOURNAL_TEXTS = {
   notPlanned: (input: string, state: string): string =>
     `journal: ${input} was saved in state '${state}' before the journal planned it (call journal.plan or admit first)`,
 
-  /** Reason of an item whose create may have reached the service, under the default policy. */
+  /**
+   * Reason of an item whose create may have reached the service, under the default policy: a run was
+   * killed or stopped while sending it, or its answer was lost on the network (stages/submit.ts).
+   */
   unknownOutcome: (requestId: string): string =>
-    `submission outcome unknown after an interruption (request id ${requestId}): the create may have ` +
-    `reached the service, so it was not sent again, which could pay twice. Rerun with ` +
-    `${JOURNAL_CHOICES.resubmitUnknownFlag} to submit it again`,
+    `submission outcome unknown (request id ${requestId}): the create may have reached the service — the ` +
+    `run sending it was interrupted, or its answer was lost — so it was not sent again, which could pay ` +
+    `twice. Rerun with ${JOURNAL_CHOICES.resubmitUnknownFlag} to submit it again`,
   /** failure_reason kept in earlierAttempts when such an item is resubmitted. */
-  resubmittedUnknown: `submission outcome unknown after an interruption; resubmitted (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
+  resubmittedUnknown: `submission outcome unknown; resubmitted (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
 
   // Why a decision was taken (events and logs).
   forced: `redone (${JOURNAL_CHOICES.forceFlag})`,
@@ -143,6 +146,11 @@ export const JOURNAL_TEXTS = {
         `${JOURNAL_CHOICES.retryFailedFlag} to retry it, or change the file or the recipe`
       : `failed in an earlier run (${kind}), not retried: the failure is the file's own, so sending it again ` +
         `would fail the same way. Change the file or the recipe, or rerun with ${JOURNAL_CHOICES.retryFailedFlag} to retry it`,
+  /**
+   * A file an earlier run saw but did not finish, with nothing at the service for it yet: that run
+   * stopped early (a signal, a batch-stopping error) or died first. Processed from the start.
+   */
+  continued: 'continued: the earlier run stopped before this file was finished',
   resumeUploaded: 'resumed: already uploaded, submitting',
   resumeSubmitted: (generationId: string): string =>
     `resumed: waiting for generation ${generationId}, submitted by an earlier run`,
@@ -151,16 +159,28 @@ export const JOURNAL_TEXTS = {
   resumeReport: 'resumed: outputs complete, writing the result',
   done: 'already done in an earlier run',
   resubmitUnknown: (requestId: string): string =>
-    `submission outcome unknown after an interruption (request id ${requestId}): submitting again (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
+    `submission outcome unknown (request id ${requestId}): submitting again (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
   /** The crash policy in force, in words (report.json / report.html). */
   policyFail:
     `a create that may have reached the service without its answer being recorded (the run was killed ` +
-    `mid-create) is not sent again, so nothing is paid twice: the item fails, naming its request id. ` +
+    `or stopped mid-create, or the answer was lost on the network) is not sent again, so nothing is paid ` +
+    `twice: the item fails, naming its request id. ` +
     `Rerun with ${JOURNAL_CHOICES.resubmitUnknownFlag} to submit such items again`,
   policyResubmit:
     `${JOURNAL_CHOICES.resubmitUnknownFlag}: a create that may have reached the service without its answer ` +
     `being recorded is submitted again with a new request id; if the first one did reach the service, ` +
     `that item is paid twice`,
+  /**
+   * The same two reasons as worded by genpipe before they covered a lost answer: rows journaled then
+   * still hold them (journal-row.ts recognises them, so such a create stays one of unknown outcome).
+   */
+  earlierUnknownReasons: (requestId: string): readonly string[] => [
+    `the answer to the create request was lost after it was sent; the job may exist at the service. ` +
+      `It was not resubmitted: look it up by X-Request-Id ${requestId} before running this file again`,
+    `submission outcome unknown after an interruption (request id ${requestId}): the create may have ` +
+      `reached the service, so it was not sent again, which could pay twice. Rerun with ` +
+      `${JOURNAL_CHOICES.resubmitUnknownFlag} to submit it again`,
+  ],
   outputMissing: (path: string): string => `${path} is missing`,
   outputSize: (path: string, expected: number, actual: number): string =>
     `${path} has ${actual} bytes, ${expected} expected`,

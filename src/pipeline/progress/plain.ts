@@ -7,6 +7,8 @@ import { clockTime, formatBytes, printable } from './format.ts';
 import { type Redact, redactShapes } from './redact.ts';
 import type { ProgressDisplay, ProgressStream } from './types.ts';
 
+const NOT_PROCESSED = 'not processed';
+
 export interface PlainOptions {
   /** Masks the secrets the runner knows (default: key- and bearer-shaped strings only). */
   redact?: Redact;
@@ -32,13 +34,17 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
     case 'item_state': {
       const name = text(event.input);
       const why = event.reason ? `: ${text(event.reason)}` : '';
+      // Reported as an earlier run left it: its reason says so ("failed in an earlier run (…), not
+      // retried: …", "already done in an earlier run"); nothing failed or ran at a stage in this run.
+      if (event.from_journal && event.reason) return `${at} ${name}${why}`;
       switch (event.state) {
         case 'failed':
           return `${at} ${name}: failed${event.stage ? ` at ${event.stage}` : ''}${why}`;
         case 'skipped':
           return `${at} ${name}: skipped${why}`;
         case 'stopped':
-          return `${at} ${name}: not processed${why}`;
+          // The runner's reasons for these already start with "not processed".
+          return `${at} ${name}: ${event.reason?.startsWith(NOT_PROCESSED) ? text(event.reason) : `${NOT_PROCESSED}${why}`}`;
         case 'discovered':
           // An item goes back to `discovered` only when its file changed while it was processed.
           return `${at} ${name}: ${event.reason ? text(event.reason) : 'discovered'}`;

@@ -26,8 +26,14 @@ export interface ProgressState {
   inputDir: string | null;
   outDir: string | null;
   emulator: boolean;
-  /** Current state per input. */
+  /**
+   * Current state per report entry: by place (the event's `place`, which an item has once the journal
+   * admitted it, and every final item has), so that two versions of one file name with folders of
+   * their own count twice, as in report.json.
+   */
   items: Map<string, ItemState>;
+  /** Current state per input of the items without a place yet (all of them without a journal). */
+  unplaced: Map<string, ItemState>;
   /** Times at which items reached a final state, oldest first (pruned to the throughput window). */
   recentDone: number[];
   /** Why the batch is stopping early, once it is. */
@@ -57,6 +63,7 @@ export function newProgressState(): ProgressState {
     outDir: null,
     emulator: false,
     items: new Map(),
+    unplaced: new Map(),
     recentDone: [],
     stopping: null,
     finished: null,
@@ -85,11 +92,25 @@ export function applyEvent(state: ProgressState, event: PipelineEvent): void {
       state.emulator = event.emulator;
       break;
     case 'item_discovered':
-      if (!state.items.has(event.input)) state.items.set(event.input, 'discovered');
+      // A new look at the input (watch: a file changed or dropped again), until it has a place.
+      state.unplaced.set(event.input, 'discovered');
       break;
     case 'item_state': {
-      const before = state.items.get(event.input);
-      state.items.set(event.input, event.state);
+      let before: ItemState | undefined;
+      if (event.place === undefined) {
+        before = state.unplaced.get(event.input);
+        state.unplaced.set(event.input, event.state);
+      } else {
+        const there = state.items.get(event.place);
+        if (there !== undefined && !isFinal(there)) {
+          before = there; // the item already had its place (a later look at the input may be unplaced)
+        } else {
+          // The item just got its place (or takes over the place of an earlier one that ended there).
+          before = state.unplaced.get(event.input);
+          state.unplaced.delete(event.input);
+        }
+        state.items.set(event.place, event.state);
+      }
       if (!isFinal(before) && isFinal(event.state)) {
         state.recentDone.push(event.at);
         prune(state, event.at);
@@ -109,7 +130,7 @@ export function applyEvent(state: ProgressState, event: PipelineEvent): void {
 export function progressCounts(state: ProgressState): ProgressCounts {
   const byStage = Object.fromEntries(STAGE_NAMES.map((s) => [s, 0])) as Record<StageName, number>;
   const c: ProgressCounts = {
-    total: state.items.size,
+    total: state.items.size + state.unplaced.size,
     done: 0,
     byStage,
     succeeded: 0,
@@ -117,7 +138,7 @@ export function progressCounts(state: ProgressState): ProgressCounts {
     skipped: 0,
     unprocessed: 0,
   };
-  for (const s of state.items.values()) {
+  for (const s of [...state.items.values(), ...state.unplaced.values()]) {
     switch (s) {
       case 'reported':
         c.succeeded++;

@@ -72,6 +72,8 @@ export function renderTty(state: ProgressState, opts: { columns: number; now: nu
 export function ttyLogLine(event: PipelineEvent, redact: Redact): string | null {
   const text = (s: string) => printable(redact(s));
   if (event.type === 'item_state' && event.state === 'failed') {
+    // Failed as an earlier run left it: the reason says so, and no stage of this run failed it.
+    if (event.from_journal && event.reason) return `✗ ${text(event.input)}: ${text(event.reason)}`;
     return `✗ ${text(event.input)}: failed${event.stage ? ` at ${event.stage}` : ''}${event.reason ? `: ${text(event.reason)}` : ''}`;
   }
   if (event.type === 'batch_stopping') return `! stopping early: ${text(event.reason)}`;

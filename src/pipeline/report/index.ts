@@ -19,6 +19,8 @@ export {
 export {
   type BatchReport,
   buildReport,
+  journalCountsText,
+  journalDidAnything,
   REPORT_JSON_FILE,
   type ReportItem,
   type ReportJournal,

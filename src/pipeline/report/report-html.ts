@@ -14,6 +14,7 @@ import { itemPlace } from './item-paths.ts';
 import {
   type BatchReport,
   buildReport,
+  journalCountsText,
   type ReportItem,
   type ReportMeta,
   uniqueItems,
@@ -103,6 +104,7 @@ figcaption{font-size:11.5px;color:var(--muted);text-align:center;overflow-wrap:a
 .arrow{align-self:center;font-size:20px;color:#aaa;padding:0 2px}
 .play{font-size:11px;color:var(--run)}
 .reason{margin:8px 0 0;color:var(--bad);font-weight:500;overflow-wrap:anywhere}
+.attempts{margin:6px 0 0;font-size:12px;color:var(--muted);overflow-wrap:anywhere}
 .card.skipped .reason,.card.unprocessed .reason{color:var(--warn)}
 dl.facts{display:grid;grid-template-columns:auto 1fr;gap:2px 10px;margin:10px 0 0;font-size:12.5px}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
@@ -236,6 +238,24 @@ function shownName(line: Pick<ReportItem, 'input' | 'place'>): string {
   return line.place === line.input ? line.input : `${line.input} (out folder ${line.place}/)`;
 }
 
+/** One earlier attempt in words: which generation (or create) it was and how it failed. */
+function attemptText(a: ReportItem['earlier_attempts'][number]): string {
+  const what = a.generation_id
+    ? `generation <span class="mono">${esc(a.generation_id)}</span>`
+    : `request <span class="mono">${esc(a.request_id ?? '?')}</span>`;
+  const code = a.failure_code ? ` <span class="mono">${esc(a.failure_code)}</span>` : '';
+  const why = a.failure_reason ? `: ${esc(a.failure_reason)}` : '';
+  return `${what} failed${code}${why}`;
+}
+
+/** The small line under an item naming the attempts a retry replaced; '' when there were none. */
+function attemptsLine(line: ReportItem): string {
+  const n = line.earlier_attempts.length;
+  if (n === 0) return '';
+  const label = n === 1 ? 'Earlier attempt' : `${n} earlier attempts`;
+  return `<p class="attempts">${label}: ${line.earlier_attempts.map(attemptText).join('; ')}</p>`;
+}
+
 function card(
   line: ReportItem,
   index: number,
@@ -257,6 +277,7 @@ function card(
     `<header>${badge(line.status)}<span class="name">${esc(shownName(line))}</span></header>`,
     `<div class="media">${inputFigure(item, line, thumbs)}${outputs ? `<div class="arrow">→</div>${outputs}` : ''}</div>`,
     line.reason ? `<p class="reason">${esc(line.reason)}</p>` : '',
+    attemptsLine(line),
     `<dl class="facts">${facts.join('')}</dl>`,
     line.result ? `<div class="links"><a href="${relUrl(line.result)}">result.json</a></div>` : '',
     '</article>',
@@ -355,7 +376,7 @@ export function renderReportHtml(input: ReportHtmlInput): string {
   if (report.journal) {
     const j = report.journal;
     body.push(
-      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${j.resumed} resumed from an earlier run, ${j.reused} already done (reported as they were), ${j.redone} redone because the file or recipe changed, ${j.retried} retried after failing in an earlier run${j.unknown_outcome > 0 ? `, ${j.unknown_outcome} failed with an unknown submission outcome` : ''}. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
+      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${esc(journalCountsText(j))}. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
     );
   }
   body.push(totalsHtml(report));

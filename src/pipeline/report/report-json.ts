@@ -6,9 +6,11 @@
  */
 import { join } from 'node:path';
 import { itemStatus, type ReportStatus } from '../events.ts';
-import type { Item, StageName } from '../item.ts';
+import type { Item, ItemAttempt, StageName } from '../item.ts';
+import { JOURNAL_CHOICES } from '../journal/texts.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
+import { earlierAttemptsJson } from './result-json.ts';
 import { writeFileAtomic } from './write-atomic.ts';
 
 /** File name of the batch report, at the top of the out dir. */
@@ -37,6 +39,11 @@ export interface ReportItem {
   /** The item's result.json, when the item got one (it did not when left unprocessed or pending). */
   result: string | null;
   /**
+   * The generations (or creates) the item had before `generation_id`, oldest first, each with its
+   * failure: those that failed and were tried again (see ResultJson.earlier_attempts). Empty when none.
+   */
+  earlier_attempts: ItemAttempt[];
+  /**
    * With a journal: what it decided for the item in this run, in words ("resumed: waiting for
    * generation …", "already done in an earlier run", "the file changed since the last run: processed
    * again", "retried: generation_failed in the earlier run (retryable)"); null for a file processed
@@ -49,10 +56,21 @@ export interface ReportItem {
 export interface ReportJournal {
   /** The journal file. */
   file: string;
-  /** Items continued from where an earlier run left them (polled, downloaded or submitted, not redone). */
+  /**
+   * Items continued from where an earlier run left them (polled, downloaded or submitted, not redone),
+   * and items an earlier run stopped or died before finishing, continued from the start ("continued: …").
+   */
   resumed: number;
-  /** Items finished by an earlier run and reported as they were (nothing sent again). */
+  /**
+   * Items an earlier run finished successfully, reported as they were (nothing sent again): "already
+   * done in an earlier run".
+   */
   reused: number;
+  /**
+   * Items that failed in an earlier run for a reason of the file's own, reported failed again as they
+   * were (nothing sent): "failed in an earlier run (…), not retried". Counted among the failed.
+   */
+  not_retried: number;
   /** Items processed again because their file or recipe changed, or --force. */
   redone: number;
   /**
@@ -178,6 +196,7 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
     stage: status === 'failed' ? item.failedAt : null,
     failure_code: item.generation?.failure_code ?? null,
     result: hasResult ? `${place}/${RESULT_FILE}` : null,
+    earlier_attempts: earlierAttemptsJson(item),
   };
   if (item.journal) line.journal = item.journal.reason;
   return line;
@@ -187,6 +206,7 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
 function journalSection(items: readonly Item[], meta: ReportJournalMeta): ReportJournal {
   let resumed = 0;
   let reused = 0;
+  let notRetried = 0;
   let redone = 0;
   let retried = 0;
   let unknownOutcome = 0;
@@ -194,6 +214,7 @@ function journalSection(items: readonly Item[], meta: ReportJournalMeta): Report
     const note = item.journal;
     if (note?.retried) retried++;
     else if (note?.action === 'resume') resumed++;
+    else if (note?.action === 'done' && item.state === 'failed') notRetried++;
     else if (note?.action === 'done') reused++;
     else if (note?.action === 'fail') unknownOutcome++;
     else if (note?.action === 'fresh' && note.reason !== null) redone++;
@@ -202,12 +223,42 @@ function journalSection(items: readonly Item[], meta: ReportJournalMeta): Report
     file: meta.file,
     resumed,
     reused,
+    not_retried: notRetried,
     redone,
     retried,
     unknown_outcome: unknownOutcome,
     unknown_submissions_policy: meta.policy,
     unknown_submissions_note: meta.note,
   };
+}
+
+/**
+ * What the journal did in a batch, in words: the one account the closing summary of `genpipe run` and
+ * report.html's banner both print (so they never disagree with each other or with report.json). The
+ * rarer counts (not retried, unknown outcome) are named only when there are some.
+ *
+ * @example journalCountsText(report.journal)
+ * // '6 already done in an earlier run, 0 resumed, 0 redone, 6 retried, 2 failed in an earlier run and not retried'
+ */
+export function journalCountsText(j: ReportJournal): string {
+  const parts = [
+    `${j.reused} already done in an earlier run`,
+    `${j.resumed} resumed`,
+    `${j.redone} redone`,
+    `${j.retried} retried`,
+  ];
+  if (j.not_retried > 0) parts.push(`${j.not_retried} failed in an earlier run and not retried`);
+  if (j.unknown_outcome > 0) {
+    parts.push(
+      `${j.unknown_outcome} failed with an unknown submission outcome (${JOURNAL_CHOICES.resubmitUnknownFlag} submits again)`,
+    );
+  }
+  return parts.join(', ');
+}
+
+/** True when the journal did anything worth a line: some item's decision came from an earlier run. */
+export function journalDidAnything(j: ReportJournal): boolean {
+  return j.reused + j.not_retried + j.resumed + j.redone + j.retried + j.unknown_outcome > 0;
 }
 
 /**

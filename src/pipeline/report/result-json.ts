@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { itemStatus, type ReportStatus } from '../events.ts';
-import { type Item, STAGE_NAMES, type StageName } from '../item.ts';
+import { type Item, type ItemAttempt, STAGE_NAMES, type StageName } from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { itemFolder, itemPlace, RESULT_FILE } from './item-paths.ts';
 import { writeFileAtomic } from './write-atomic.ts';
@@ -50,6 +50,13 @@ export interface ResultJson {
   layers: NonNullable<Item['layers']>;
   /** How the item's own media was uploaded. */
   upload: { mode: string; file_id: string | null } | null;
+  /**
+   * The generations (or creates) this item had before the one above, oldest first: each one that
+   * failed and was tried again — a retryable failure resubmitted within a run, a failure a later run
+   * retried, a create of unknown outcome submitted again with --resubmit-unknown. Empty when the item
+   * had no other attempt.
+   */
+  earlier_attempts: ItemAttempt[];
   /** Per stage that ran, in pipeline order. */
   timings: Partial<Record<StageName, StageTimingJson>>;
   /** With a journal: what it decided for the item in the run that wrote this file. Absent without one. */
@@ -83,6 +90,16 @@ export function elideInlineData<T>(value: T): T {
     return v;
   };
   return walk(value, 0) as T;
+}
+
+/** The item's earlier attempts as reported (a copy, oldest first; empty when none). */
+export function earlierAttemptsJson(item: Item): ItemAttempt[] {
+  return (item.earlierAttempts ?? []).map((a) => ({
+    generation_id: a.generation_id,
+    request_id: a.request_id,
+    failure_code: a.failure_code,
+    failure_reason: a.failure_reason,
+  }));
 }
 
 /** Per stage that started: its ISO start time and duration, in pipeline order. */
@@ -126,6 +143,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
     composite: item.composite,
     layers: item.layers ?? [],
     upload: item.upload ? { mode: item.upload.mode, file_id: item.upload.fileId } : null,
+    earlier_attempts: earlierAttemptsJson(item),
     timings: timingsJson(item),
   };
   if (item.journal) result.journal = { ...item.journal };

@@ -8,8 +8,9 @@
  * the file is processed again from the start; see input-changed.ts).
  *
  * The X-Request-Id is made here and journaled on the item (ctx.persist) BEFORE the create is sent,
- * so a job whose answer was lost can be found by it later. A lost answer fails the item with that id
- * and is never resent on its own: the job may exist, and a second create would be paid twice.
+ * so the journal knows a create may have reached the service. A lost answer fails the item with that
+ * id and is never resent on its own: the job may exist (the service cannot be asked by request id), and
+ * a second create would be paid twice; the next run applies the crash policy to it.
  * A request the service would refuse (the client's preflight with src/spec) fails the item with the
  * service's exact detail, and nothing is sent.
  */
@@ -35,11 +36,17 @@ export const SUBMIT_RATE_LIMIT_ROUNDS = 5;
 /** Wait before such a round when the 429 carried no Retry-After. */
 const RATE_LIMIT_FALLBACK_MS = 1_000;
 
-/** The reason of an item whose create answer was lost. */
+/**
+ * The reason of an item whose create answer was lost: what is known (the job may exist; the service
+ * cannot be asked about a job by its request id) and what a later run does (the crash policy: it fails
+ * the file again naming the request id, or submits it again with --resubmit-unknown).
+ */
 export function lostAnswerReason(requestId: string): string {
   return (
-    `the answer to the create request was lost after it was sent; the job may exist at the service. ` +
-    `It was not resubmitted: look it up by X-Request-Id ${requestId} before running this file again`
+    `the answer to the create request was lost after it was sent (X-Request-Id ${requestId}): the job ` +
+    `may exist at the service, and the service cannot be asked about a job by its request id. It was ` +
+    `not resubmitted, which could pay twice; the next run fails it again naming this request id, or ` +
+    `submits it again with --resubmit-unknown`
   );
 }
 

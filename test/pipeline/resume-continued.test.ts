@@ -1,0 +1,102 @@
+/**
+ * Files a stopped run did not finish are continued by the next run, and said to be: real `genpipe run`
+ * processes against the emulator, the first stopped early (exit 3) by creates that answer 503 longer
+ * than the client retries (`PUT /_emulator/faults`). With one job at a time and more files than the
+ * run keeps in flight, the stop finds files at every point before the service: never looked at, planned
+ * and checked, uploaded, and one whose create was refused. The next run reports each of them with a
+ * journal reason (null is kept for files seen for the first time) and counts them as resumed, alike in
+ * report.json, report.html and the closing summary.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
+import { call, startTestEmulator } from '../helpers/emulator.ts';
+import { envFor, generationsOf, killChildren, runToEnd } from './resume-helpers.ts';
+import { readJson } from './run-fixtures.ts';
+import { put } from './stage-helpers.ts';
+
+const KEY = 'svc-api-continued-key';
+const CLIENT = 'continued';
+/** More files than a run with --concurrency 1 keeps in flight on any machine this runs on. */
+const FILES = Array.from({ length: 40 }, (_, i) => `f${String(i).padStart(2, '0')}.txt`);
+
+const RECIPE = `rules:
+  - match: "*.txt"
+    input_as: prompt
+    request: { type: image, model: uni-1 }
+`;
+
+let emu: RunningEmulator;
+let root: string;
+
+beforeAll(async () => {
+  emu = await startTestEmulator({
+    clients: [{ id: CLIENT, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 }],
+    keys: [{ key: KEY, client: CLIENT }],
+    queue_ms: 20,
+    processing_ms: { image: 50, video: 100 },
+  });
+  root = await mkdtemp(join(tmpdir(), 'genpipe-continued-'));
+});
+
+afterAll(async () => {
+  killChildren();
+  await emu?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+const faults = (json: unknown) => call(emu, 'PUT', '/_emulator/faults', { key: null, json });
+// biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+type Loose = any;
+
+describe('a run after one that stopped early', () => {
+  it('continues every file the stopped run left, saying so, and counts them as resumed', async () => {
+    const input = join(root, 'in');
+    const out = join(root, 'out');
+    await put(input, 'genpipe.yaml', RECIPE);
+    for (const f of FILES) await put(input, f, `a lighthouse, number ${f}`);
+    const args = ['run', input, '--out', out, '--json', '--poll-interval', '1', '--concurrency', '1'];
+    const env = envFor(emu.url, KEY);
+
+    await faults({ http_503: 1 });
+    try {
+      const first = await runToEnd(args, env);
+      expect(first.code, first.child.stderr()).toBe(3);
+    } finally {
+      await faults({});
+    }
+    const stopped: Loose = await readJson(join(out, 'report.json'));
+    expect(stopped.totals).toMatchObject({ inputs: FILES.length, unprocessed: FILES.length });
+    expect(await generationsOf(emu, CLIENT)).toHaveLength(0);
+
+    // The files are done as fast as the service allows (concurrency is not part of the journal's key).
+    const second = await runToEnd([...args, '--concurrency', '20'], env);
+    expect(second.code, second.child.stderr()).toBe(0);
+    const after: Loose = await readJson(join(out, 'report.json'));
+    expect(after.totals).toMatchObject({ inputs: FILES.length, succeeded: FILES.length });
+    expect(await generationsOf(emu, CLIENT)).toHaveLength(FILES.length);
+    const reasons = after.items.map((i: Loose) => i.journal);
+    expect(reasons.filter((r: string | null) => r === null)).toEqual([]);
+    for (const r of reasons) expect(r).toMatch(/^(continued|resumed): /);
+    // Files the stopped run had not got to, or had only looked at, are continued from the start.
+    expect(reasons).toContain(JOURNAL_TEXTS.continued);
+    expect(after.journal).toMatchObject({
+      resumed: FILES.length,
+      reused: 0,
+      redone: 0,
+      retried: 0,
+      unknown_outcome: 0,
+    });
+    const stderr = second.child.stderr();
+    expect(stderr).toContain(
+      `journal: 0 already done in an earlier run, ${FILES.length} resumed, 0 redone, 0 retried`,
+    );
+    const html = await readFile(join(out, 'report.html'), 'utf8');
+    expect(html).toContain(
+      `: 0 already done in an earlier run, ${FILES.length} resumed, 0 redone, 0 retried.`,
+    );
+  }, 120_000);
+});
