@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { track } from '../app.ts';
+import { track } from '../background.ts';
 import type { EmulatorContext } from '../context.ts';
 import { type SignedUrl, STORAGE_PREFIX, signUrl } from '../signing.ts';
 

@@ -2,7 +2,7 @@
  * Reading file records the way every route must: only the caller's own, with `expires_at` honoured
  * (past it a file reads as deleted, deleted_at = expires_at, and its bytes are removed).
  */
-import { schedule } from '../app.ts';
+import { schedule } from '../background.ts';
 import type { EmulatorContext } from '../context.ts';
 import type { FileRec } from '../store.ts';
 import { removeInBackground } from './blobs.ts';

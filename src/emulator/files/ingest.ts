@@ -6,7 +6,7 @@
 
 import { isMediaError, probeVideo, readImageHeader, sniffFile, verifyImage } from '../../media/index.ts';
 import { FILE_FAILURE_REASONS, sameMediaType } from '../../spec/index.ts';
-import { schedule } from '../app.ts';
+import { schedule } from '../background.ts';
 import type { EmulatorContext } from '../context.ts';
 import { blockedWordIn } from '../generations/moderation.ts';
 import type { FileRec, MediaInfo } from '../store.ts';

@@ -9,7 +9,7 @@
 import { rm } from 'node:fs/promises';
 import { isMediaError } from '../../media/index.ts';
 import { CHOICES, type FailureCode, type GenerationType } from '../../spec/index.ts';
-import { schedule } from '../app.ts';
+import { schedule } from '../background.ts';
 import type { EmulatorContext } from '../context.ts';
 import type { ClientRec, GenerationRec, StoredOutput } from '../store.ts';
 import { debit } from './balance.ts';

@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'undici';
 import { LEGACY_CHOICES, LEGACY_DETAILS } from '../../spec/index.ts';
-import { track } from '../app.ts';
+import { track } from '../background.ts';
 import type { EmulatorContext } from '../context.ts';
 import { type LegacyJob, legacyRuntime } from './runtime.ts';
 

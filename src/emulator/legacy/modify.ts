@@ -13,7 +13,7 @@ import {
   type LegacyState,
   type ModifyVideoRequest,
 } from '../../spec/index.ts';
-import { schedule, track } from '../app.ts';
+import { schedule, track } from '../background.ts';
 import type { EmulatorContext } from '../context.ts';
 import { FetchMediaError, fetchToFile } from '../fetch-media.ts';
 import { debit } from '../generations/balance.ts';
