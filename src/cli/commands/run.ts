@@ -30,25 +30,13 @@ import {
   journalRunOptions,
   openRunJournal,
   SIGNAL_CHOICES,
-  SIGNAL_EXIT,
   watchSignals,
 } from '../batch-setup.ts';
+import { EXIT, SIGNAL_EXIT } from '../exit-codes.ts';
 import { addServiceOptions, intArg } from '../make-client.ts';
 import { printError } from '../print-error.ts';
 import type { ServiceFlags } from '../service-config.ts';
 import { UsageError } from '../usage-error.ts';
-
-/**
- * Exit codes of `genpipe run` and `genpipe demo` (an interruption by SIGTERM exits 143, by SIGINT 130).
- */
-export const RUN_EXIT = {
-  ok: 0,
-  failed: 1,
-  usage: 2,
-  stoppedEarly: 3,
-  interrupted: 130,
-  terminated: 143,
-} as const;
 
 /** Flags of `genpipe run`. */
 export interface RunFlags extends ServiceFlags, JournalFlags {
@@ -82,9 +70,9 @@ function positiveSeconds(value: string): number {
 
 /** The exit code of a finished batch. */
 export function exitCodeOfBatch(result: BatchResult): number {
-  if (result.stop?.cause === 'interrupted' || result.stop?.cause === 'aborted') return RUN_EXIT.interrupted;
-  if (result.stop) return RUN_EXIT.stoppedEarly;
-  return result.report.totals.failed > 0 ? RUN_EXIT.failed : RUN_EXIT.ok;
+  if (result.stop?.cause === 'interrupted' || result.stop?.cause === 'aborted') return EXIT.interrupted;
+  if (result.stop) return EXIT.stoppedEarly;
+  return result.report.totals.failed > 0 ? EXIT.failed : EXIT.ok;
 }
 
 async function requireDir(path: string, what: string): Promise<void> {
@@ -202,10 +190,10 @@ export async function executeRun(options: ExecuteRunOptions): Promise<number> {
       process.stderr.write(`genpipe: ${redact(line)}\n`);
     }
     const code = exitCodeOfBatch(result);
-    return code === RUN_EXIT.interrupted && signals.received ? SIGNAL_EXIT[signals.received] : code;
+    return code === EXIT.interrupted && signals.received ? SIGNAL_EXIT[signals.received] : code;
   } catch (err) {
     const code = printError(err, { json, secrets });
-    return code === RUN_EXIT.interrupted && signals.received ? SIGNAL_EXIT[signals.received] : code;
+    return code === EXIT.interrupted && signals.received ? SIGNAL_EXIT[signals.received] : code;
   } finally {
     signals.dispose();
     journal?.close();

@@ -53,13 +53,13 @@ import {
   journalRunOptions,
   openRunJournal,
   SIGNAL_CHOICES,
-  SIGNAL_EXIT,
   watchSignals,
 } from '../batch-setup.ts';
+import { EXIT, SIGNAL_EXIT } from '../exit-codes.ts';
 import { addServiceOptions, intArg } from '../make-client.ts';
 import { printError } from '../print-error.ts';
 import { UsageError } from '../usage-error.ts';
-import { addBatchOptions, addJournalOptions, RUN_EXIT, type RunFlags, recordedFlags } from './run.ts';
+import { addBatchOptions, addJournalOptions, type RunFlags, recordedFlags } from './run.ts';
 import { checksText, createSummaryLine, summaryText } from './watch-summary.ts';
 
 /** Flags of `genpipe watch`. */
@@ -303,12 +303,12 @@ export async function executeWatch(inputDirArg: string, flags: WatchFlags): Prom
     for (const line of lines) process.stderr.write(`genpipe: ${redact(line)}\n`);
     // A second signal cut the wind-down short.
     if (controller.signal.aborted) return SIGNAL_EXIT[signals.received ?? 'SIGINT'];
-    if (result.stop && result.stop.cause !== 'interrupted') return RUN_EXIT.stoppedEarly;
-    return RUN_EXIT.ok;
+    if (result.stop && result.stop.cause !== 'interrupted') return EXIT.stoppedEarly;
+    return EXIT.ok;
   } catch (err) {
     summary.end();
     const code = printError(err, { json, secrets });
-    return code === RUN_EXIT.interrupted && signals.received ? SIGNAL_EXIT[signals.received] : code;
+    return code === EXIT.interrupted && signals.received ? SIGNAL_EXIT[signals.received] : code;
   } finally {
     signals.dispose();
     await shutdown(null);
