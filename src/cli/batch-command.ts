@@ -56,7 +56,7 @@ export interface BatchCommand {
   readonly name: 'run' | 'watch';
   /** Prints a line of its own on stderr (watch: above its running summary line). */
   print(line: string): void;
-  /** Ends the command's own display before the closing summary or an error (called again: nothing). */
+  /** Ends the command's own display before an error is printed (called again: nothing). */
   endDisplay(): void;
   /** The first signal: the reason the batch stops for, and the note printed then (null: none). */
   interruption(signal: StopSignal, started: boolean): { reason: string; note: string | null };
@@ -81,7 +81,7 @@ export interface BatchCommand {
   settle?(): Promise<void>;
   /** How the journal records the batch's end. */
   finishState(result: BatchResult): 'finished' | 'stopped';
-  /** The closing summary's lines between the totals and the report, after ending its display. */
+  /** Ends the command's own display and gives the closing summary's lines between the totals and the report. */
   closingLines(result: BatchResult): string[];
   /** The exit code of a batch that ended (`aborted`: a second signal cut its wind-down short). */
   exitCode(result: BatchResult, aborted: boolean): number;
