@@ -28,6 +28,7 @@ import {
   emulatorBanner,
   startEmbeddedEmulator,
 } from './embedded-emulator.ts';
+import { SIGNAL_EXIT } from './exit-codes.ts';
 import { makeClient } from './make-client.ts';
 import { checkOutDir } from './out-dir-check.ts';
 import type { ServiceFlags } from './service-config.ts';
@@ -58,9 +59,6 @@ export const SIGNAL_CHOICES = {
   /** After the second signal, the wind-down (journal writes, reports) gets this long before a hard exit. */
   secondSignalDeadlineMs: 1_500,
 } as const;
-
-/** Exit codes of a run or watch that ended on a signal (128 + the signal's number). */
-export const SIGNAL_EXIT: Readonly<Record<'SIGINT' | 'SIGTERM', number>> = { SIGINT: 130, SIGTERM: 143 };
 
 /** The journal's name for the embedded emulator's results. */
 export const EMBEDDED_IDENTITY = 'embedded-emulator';

@@ -1,10 +1,9 @@
 /**
  * genpipe's command line. The only place that reads argv and the environment and picks exit codes:
- * 0 success, 1 a failed call or batch item, 2 usage or configuration errors.
+ * the codes of exit-codes.ts.
  */
 import { Command, CommanderError } from 'commander';
-
-export const EXIT = { ok: 0, failed: 1, usage: 2, stoppedEarly: 3 } as const;
+import { EXIT } from './exit-codes.ts';
 
 type Register = (program: Command) => void;
 

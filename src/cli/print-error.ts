@@ -13,11 +13,9 @@ import {
   RateLimitError,
 } from '../client/index.ts';
 import { createRedactor, printable, type Redact, redactDeep } from '../pipeline/progress/index.ts';
+import { EXIT } from './exit-codes.ts';
 import { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
 import { UsageError } from './usage-error.ts';
-
-/** Exit codes of the commands: 0 ok, 1 a failed call, 2 a usage error, 130 interrupted (Ctrl-C). */
-export const EXIT_CODES = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
 /** Options of printError. */
 export interface PrintErrorOptions {
@@ -60,10 +58,10 @@ function isAbort(err: unknown): boolean {
  * @example exitCodeOf(new UsageError('--limit expects a number')) // 2
  */
 export function exitCodeOf(err: unknown): number {
-  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
-  if (err instanceof UsageError) return EXIT_CODES.usage;
-  if (isAbort(err)) return EXIT_CODES.interrupted;
-  return EXIT_CODES.failed;
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  if (err instanceof UsageError) return EXIT.usage;
+  if (isAbort(err)) return EXIT.interrupted;
+  return EXIT.failed;
 }
 
 /** The facts of an error as a plain object: toJSON() of client errors plus what their class adds. */

@@ -16,54 +16,49 @@
  * a second SIGINT / SIGTERM cut the wind-down short.
  */
 import { existsSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import {
   applyEvent,
-  type Batch,
   type BatchResult,
   checkWatchFolders,
   createProgress,
   createReadyQueue,
-  createRedactor,
   type Item,
   incompleteReason,
-  type Journal,
   newProgressState,
   ON_DONE_MODES,
   type OnDoneMode,
   type PipelineEvent,
-  POLL_DEFAULTS,
   type ProgressDisplay,
-  REPORT_HTML_FILE,
-  RUN_DEFAULTS,
+  type Redact,
+  type RunOptions,
   readyItem,
   recipeFiles,
   sameSignature,
   settleInput,
-  startBatch,
   startWatcher,
   WATCH_DEFAULTS,
   type Watcher,
 } from '../../pipeline/index.ts';
+import type { WatcherOptions } from '../../pipeline/watch/index.ts';
 import {
-  type BatchService,
-  checkBatchInputs,
-  connectService,
-  journalRunOptions,
-  openRunJournal,
-  SIGNAL_CHOICES,
-  SIGNAL_EXIT,
-  watchSignals,
-} from '../batch-setup.ts';
-import { addServiceOptions, intArg } from '../make-client.ts';
-import { printError } from '../print-error.ts';
+  type BatchCommand,
+  type BatchSetup,
+  executeBatch,
+  type Journaling,
+  type StopSignal,
+  shown,
+} from '../batch-command.ts';
+import { addSharedBatchOptions, type BatchFlags } from '../batch-options.ts';
+import { SIGNAL_CHOICES } from '../batch-setup.ts';
+import { EXIT } from '../exit-codes.ts';
+import { intArg } from '../make-client.ts';
 import { UsageError } from '../usage-error.ts';
-import { addBatchOptions, addJournalOptions, RUN_EXIT, type RunFlags, recordedFlags } from './run.ts';
-import { checksText, createSummaryLine, summaryText } from './watch-summary.ts';
+import { checksText, createSummaryLine, type SummaryLine, summaryText } from './watch-summary.ts';
 
 /** Flags of `genpipe watch`. */
-export interface WatchFlags extends RunFlags {
+export interface WatchFlags extends BatchFlags {
   /** chokidar in polling mode (network shares). */
   poll?: boolean;
   onDone?: OnDoneMode;
@@ -81,12 +76,6 @@ export interface WatchFlags extends RunFlags {
 /** How often report.json / report.html are rewritten while files finish (only when something changed). */
 export const WATCH_REPORT_INTERVAL_MS = 1_000;
 
-/** A display path: relative to the working directory when inside it. */
-function shown(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel && !rel.startsWith('..') ? rel : path;
-}
-
 /** succeeded / failed / skipped for --on-done, from a final item. */
 function outcomeOf(item: Item): 'succeeded' | 'failed' | 'skipped' | null {
   if (item.state === 'reported' || item.state === 'downloaded') return 'succeeded';
@@ -95,227 +84,219 @@ function outcomeOf(item: Item): 'succeeded' | 'failed' | 'skipped' | null {
   return null;
 }
 
+/** A pipeline error of the watch's setup, as a usage error (exit 2). */
+function asUsageError(err: unknown): UsageError {
+  return new UsageError(err instanceof Error ? err.message : String(err));
+}
+
+/**
+ * The runner's onItemDone under `--on-done move`: a final input goes to processed/ or failed/ beside
+ * the inbox (the watcher forgets it); a skipped or already gone input stays. A failed move is a note.
+ */
+function moveWhenDone(setup: BatchSetup, watcher: Watcher, onDone: OnDoneMode): RunOptions['onItemDone'] {
+  return async (item) => {
+    const outcome = outcomeOf(item);
+    if (onDone !== 'move' || outcome === null || outcome === 'skipped') return undefined;
+    const here = join(setup.inputDir, ...item.input.split('/'));
+    if (!existsSync(here)) return undefined; // gone already (vanished input)
+    try {
+      const { movedTo } = await settleInput({
+        mode: onDone,
+        inboxDir: setup.inputDir,
+        input: item.input,
+        outcome,
+      });
+      watcher.forget(item.input);
+      return movedTo ? { ...item, absPath: movedTo } : undefined;
+    } catch (err) {
+      setup.note(`could not move ${item.input}: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }
+  };
+}
+
+/**
+ * `watch`'s part of the batch body: the items come from a watcher of the inbox through a queue (files
+ * finished in an earlier session behind new ones) until a signal; a running summary line on stderr.
+ */
+class WatchCommand implements BatchCommand {
+  readonly name = 'watch';
+  private readonly summary: SummaryLine;
+  /** What the watcher hands over waits here until the batch takes it. */
+  private readonly queue = createReadyQueue<Item>();
+  private readonly counts = newProgressState();
+  /** Inputs the watcher handed over that failed its completeness check, and why. */
+  private readonly incomplete = new Map<string, string>();
+  private dir = '';
+  /** The watcher once started (kept for its stats after it closed). */
+  private started: Watcher | null = null;
+  /** The watcher while it runs. */
+  private watcher: Watcher | null = null;
+  private stopping = false;
+  private pausedBecause: string | null = null;
+  private tick: NodeJS.Timeout | undefined;
+
+  constructor(private readonly flags: WatchFlags) {
+    this.summary = createSummaryLine(process.stderr, { enabled: flags.quiet !== true });
+  }
+
+  print(line: string): void {
+    this.summary.print(line);
+  }
+
+  endDisplay(): void {
+    this.summary.end();
+  }
+
+  interruption(signal: StopSignal): { reason: string; note: string } {
+    return {
+      reason: `stopped (${signal})`,
+      note:
+        `${signal}: watching stopped; work already at the service gets ${SIGNAL_CHOICES.graceMs / 1000} s ` +
+        'to finish, then the journal keeps the rest for the next session (signal again to stop at once)',
+    };
+  }
+
+  async checkInputDir(inputDir: string): Promise<void> {
+    if (!existsSync(inputDir)) throw new UsageError(`input dir '${inputDir}' does not exist`);
+  }
+
+  /** An out dir inside the inbox is refused before the journal writes anything there. */
+  async checkFolders(inputDir: string, outDir: string): Promise<void> {
+    try {
+      await checkWatchFolders(inputDir, outDir);
+    } catch (err) {
+      throw asUsageError(err);
+    }
+  }
+
+  /** Starts the watcher (its refusals are usage errors); closed again at once after an early signal. */
+  async open(setup: BatchSetup): Promise<void> {
+    this.dir = setup.inputDir;
+    try {
+      this.started = await startWatcher(this.watcherOptions(setup));
+    } catch (err) {
+      throw asUsageError(err);
+    }
+    this.watcher = this.started;
+    if (this.stopping) await this.stopIntake();
+  }
+
+  private watcherOptions(setup: BatchSetup): WatcherOptions {
+    const { flags, queue, incomplete } = this;
+    // Files finished in an earlier session: found unchanged, they need no quiet period and no check.
+    const finished =
+      flags.force || flags.recheckFinished
+        ? new Map<string, { size: number; mtimeMs: number }>()
+        : setup.journal.finishedFiles();
+    return {
+      dir: setup.inputDir,
+      outDir: setup.outDir,
+      quietMs: flags.quietMs ?? WATCH_DEFAULTS.quietMs,
+      rescanMs: flags.rescanMs ?? WATCH_DEFAULTS.rescanMs,
+      poll: flags.poll === true,
+      skipFiles: recipeFiles(setup.recipe),
+      known: (file) => {
+        const was = finished.get(file.input);
+        return was !== undefined && sameSignature(was, file);
+      },
+      // Finished files wait behind new ones.
+      onReady: (file) => {
+        const why = incompleteReason(file);
+        if (why === null) incomplete.delete(file.input);
+        else incomplete.set(file.input, why);
+        if (file.known) queue.pushBehind(readyItem(file));
+        else queue.push(readyItem(file));
+      },
+      onPause: (message) => {
+        this.pausedBecause = message;
+        setup.note(message);
+      },
+      onResume: () => {
+        this.pausedBecause = null;
+        setup.note(`the watched folder ${shown(setup.inputDir)} is back; watching again`);
+      },
+      onProblem: setup.note,
+    };
+  }
+
+  createProgress(json: boolean, redact: Redact): ProgressDisplay {
+    const stream = { write: (chunk: string) => this.summary.above(() => process.stdout.write(chunk)) };
+    return createProgress({ json, isTTY: false, redact, stream });
+  }
+
+  runOptions(setup: BatchSetup, { vanished, ...journaling }: Journaling): Partial<RunOptions> {
+    // Work in flight for inputs no longer in the inbox is collected too; inputs still there are handed
+    // over by the watcher like any other file, and the journal resumes them.
+    for (const d of vanished?.((input) => existsSync(join(setup.inputDir, ...input.split('/')))) ?? []) {
+      this.queue.push({ ...d.item, journal: { action: d.action, reason: d.reason } });
+    }
+    this.tick = setInterval(() => this.summary.set(this.summaryText()), 1_000);
+    this.tick.unref();
+    return {
+      source: this.queue,
+      reportIntervalMs: WATCH_REPORT_INTERVAL_MS,
+      failAtCheck: (item) => this.incomplete.get(item.input) ?? null,
+      // A file that changed while it was processed is not sent: the watcher hands it over again once
+      // it is stable, and that item waits for this one.
+      inputChanged: 'source',
+      onItemDone: moveWhenDone(setup, this.started!, this.flags.onDone ?? 'keep'),
+      ...journaling,
+    };
+  }
+
+  observe(event: PipelineEvent): void {
+    applyEvent(this.counts, event);
+    if (event.type === 'batch_stopping' && !this.stopping) void this.stopIntake();
+  }
+
+  /** The queue ends and the watcher closes: no new files. */
+  async stopIntake(): Promise<void> {
+    this.stopping = true;
+    this.queue.end();
+    const closing = this.watcher;
+    this.watcher = null;
+    await closing?.close().catch(() => undefined);
+  }
+
+  async settle(): Promise<void> {
+    clearInterval(this.tick);
+    await this.stopIntake();
+  }
+
+  finishState(): 'stopped' {
+    return 'stopped';
+  }
+
+  closingLines(result: BatchResult): string[] {
+    this.summary.set(this.summaryText());
+    this.summary.end();
+    const lines = [checksText(this.started!.stats())];
+    if (result.stop && result.stop.cause !== 'interrupted') {
+      lines.push(`the watch stopped early: ${result.stop.reason}`);
+    }
+    return lines;
+  }
+
+  /** A signal is the normal end; a second one cut the wind-down short. */
+  exitCode(result: BatchResult, aborted: boolean): number {
+    if (aborted) return EXIT.interrupted;
+    return result.stop && result.stop.cause !== 'interrupted' ? EXIT.stoppedEarly : EXIT.ok;
+  }
+
+  private summaryText(): string {
+    return summaryText(shown(this.dir), this.counts, this.started!.stats(), this.pausedBecause);
+  }
+}
+
 /**
  * Watches a folder as `genpipe watch` does until a signal, and returns the exit code (errors are
  * printed, never thrown).
  *
  * @example process.exitCode = await executeWatch('inbox', { out: 'out', onDone: 'move' });
  */
-export async function executeWatch(inputDirArg: string, flags: WatchFlags): Promise<number> {
-  const json = flags.json === true;
-  const quiet = flags.quiet === true;
-  let secrets: string[] = [flags.apiKey ?? ''].filter(Boolean);
-  const summary = createSummaryLine(process.stderr, { enabled: !quiet });
-  const note = (text: string) => {
-    if (!quiet) summary.print(`genpipe: ${createRedactor(secrets)(text)}`);
-  };
-  let service: BatchService | null = null;
-  let journal: Journal | null = null;
-  let watcher: Watcher | null = null;
-  let batch: Batch | null = null;
-  const queue = createReadyQueue<Item>();
-  const controller = new AbortController();
-  let shuttingDown = false;
-  /** Stops the session: nothing new started, the queue ends, no new files (the watcher closes). */
-  const shutdown = async (reason: string | null): Promise<void> => {
-    if (reason !== null) batch?.stop(reason);
-    shuttingDown = true;
-    queue.end();
-    const closing = watcher;
-    watcher = null;
-    await closing?.close().catch(() => undefined);
-  };
-  let interrupted: string | null = null;
-  const signals = watchSignals({
-    first: (signal) => {
-      interrupted = `stopped (${signal})`;
-      note(
-        `${signal}: watching stopped; work already at the service gets ${SIGNAL_CHOICES.graceMs / 1000} s ` +
-          'to finish, then the journal keeps the rest for the next session (signal again to stop at once)',
-      );
-      if (!batch) controller.abort(new DOMException('interrupted', 'AbortError'));
-      void shutdown(interrupted);
-    },
-    second: () => {
-      note('stopping at once; the journal keeps how far each file got');
-      controller.abort(new DOMException('interrupted', 'AbortError'));
-    },
-    beforeHardExit: () => journal?.close(),
-  });
-  let progress: ProgressDisplay | null = null;
-  try {
-    if (!flags.out) throw new UsageError('--out <out-dir> is required: where the outputs and reports go');
-    const inputDir = resolve(inputDirArg);
-    const outDir = resolve(flags.out);
-    if (!existsSync(inputDir)) throw new UsageError(`input dir '${inputDir}' does not exist`);
-    const recipe = await checkBatchInputs(inputDir, flags, 'watch');
-    service = await connectService(flags, json, note);
-    secrets = service.secrets;
-
-    // An out dir inside the inbox is refused before the journal writes anything there.
-    try {
-      await checkWatchFolders(inputDir, outDir);
-    } catch (err) {
-      throw new UsageError(err instanceof Error ? err.message : String(err));
-    }
-    journal = openRunJournal({ outDir, ...(flags.journal ? { path: flags.journal } : {}) });
-    // Files finished in an earlier session: found unchanged, they need no quiet period and no check.
-    const finished =
-      flags.force || flags.recheckFinished
-        ? new Map<string, { size: number; mtimeMs: number }>()
-        : journal.finishedFiles();
-
-    // What the watcher hands over waits in the queue until the batch starts; finished files behind new ones.
-    const incomplete = new Map<string, string>();
-    const onDone: OnDoneMode = flags.onDone ?? 'keep';
-    let pausedBecause: string | null = null;
-    let w: Watcher;
-    try {
-      w = await startWatcher({
-        dir: inputDir,
-        outDir,
-        quietMs: flags.quietMs ?? WATCH_DEFAULTS.quietMs,
-        rescanMs: flags.rescanMs ?? WATCH_DEFAULTS.rescanMs,
-        poll: flags.poll === true,
-        skipFiles: recipeFiles(recipe),
-        known: (file) => {
-          const was = finished.get(file.input);
-          return was !== undefined && sameSignature(was, file);
-        },
-        onReady: (file) => {
-          const why = incompleteReason(file);
-          if (why === null) incomplete.delete(file.input);
-          else incomplete.set(file.input, why);
-          if (file.known) queue.pushBehind(readyItem(file));
-          else queue.push(readyItem(file));
-        },
-        onPause: (message) => {
-          pausedBecause = message;
-          note(message);
-        },
-        onResume: () => {
-          pausedBecause = null;
-          note(`the watched folder ${shown(inputDir)} is back; watching again`);
-        },
-        onProblem: note,
-      });
-    } catch (err) {
-      throw new UsageError(err instanceof Error ? err.message : String(err));
-    }
-    watcher = w;
-    if (shuttingDown) await shutdown(interrupted);
-
-    const { vanished, ...journaling } = journalRunOptions(journal, recipe, flags, {
-      inputDir,
-      service: service.identity,
-      options: recordedFlags('watch', flags),
-      embedded: service.emulator !== null,
-    });
-    // Work in flight for inputs no longer in the inbox is collected too; inputs still there are handed
-    // over by the watcher like any other file, and the journal resumes them.
-    for (const d of vanished?.((input) => existsSync(join(inputDir, ...input.split('/')))) ?? []) {
-      queue.push({ ...d.item, journal: { action: d.action, reason: d.reason } });
-    }
-
-    const redact = createRedactor(secrets);
-    progress = createProgress({
-      json,
-      isTTY: false,
-      redact,
-      stream: { write: (chunk: string) => summary.above(() => process.stdout.write(chunk)) },
-    });
-    const counts = newProgressState();
-    const display = quiet && !json ? null : progress;
-    const onEvent = (event: PipelineEvent) => {
-      applyEvent(counts, event);
-      if (event.type === 'batch_stopping' && !shuttingDown) void shutdown(null);
-      display?.sink(event);
-    };
-    const tick = setInterval(() => {
-      summary.set(summaryText(shown(inputDir), counts, w.stats(), pausedBecause));
-    }, 1_000);
-    tick.unref();
-
-    batch = startBatch({
-      inputDir,
-      outDir,
-      recipe,
-      client: service.client,
-      source: queue,
-      concurrency: flags.concurrency ?? RUN_DEFAULTS.concurrency,
-      pollIntervalMs: service.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
-      ...(service.filePollIntervalMs !== undefined ? { filePollIntervalMs: service.filePollIntervalMs } : {}),
-      ...(flags.retries !== undefined ? { maxResubmits: flags.retries } : {}),
-      signal: controller.signal,
-      onEvent,
-      redact,
-      emulator: service.emulator !== null,
-      stopGraceMs: SIGNAL_CHOICES.graceMs,
-      reportIntervalMs: WATCH_REPORT_INTERVAL_MS,
-      failAtCheck: (item) => incomplete.get(item.input) ?? null,
-      // A file that changed while it was processed is not sent: the watcher hands it over again once
-      // it is stable, and that item waits for this one.
-      inputChanged: 'source',
-      onItemDone: async (item) => {
-        const outcome = outcomeOf(item);
-        if (onDone !== 'move' || outcome === null || outcome === 'skipped') return undefined;
-        const here = join(inputDir, ...item.input.split('/'));
-        if (!existsSync(here)) return undefined; // gone already (vanished input)
-        try {
-          const { movedTo } = await settleInput({
-            mode: onDone,
-            inboxDir: inputDir,
-            input: item.input,
-            outcome,
-          });
-          w.forget(item.input);
-          return movedTo ? { ...item, absPath: movedTo } : undefined;
-        } catch (err) {
-          note(`could not move ${item.input}: ${err instanceof Error ? err.message : String(err)}`);
-          return undefined;
-        }
-      },
-      ...journaling,
-    });
-    if (interrupted !== null) batch.stop(interrupted);
-    let result: BatchResult;
-    try {
-      result = await batch.done;
-    } finally {
-      clearInterval(tick);
-      progress.close();
-      await shutdown(null);
-    }
-    journal.finishBatch('stopped');
-    summary.set(summaryText(shown(inputDir), counts, w.stats(), pausedBecause));
-    summary.end();
-    const t = result.report.totals;
-    const lines = [
-      `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
-        (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : ''),
-      checksText(w.stats()),
-    ];
-    if (result.stop && result.stop.cause !== 'interrupted') {
-      lines.push(`the watch stopped early: ${result.stop.reason}`);
-    }
-    lines.push(`report: ${shown(resolve(outDir, REPORT_HTML_FILE))}`);
-    if (service.emulator) lines.push('(these outputs came from the embedded EMULATOR, not the real service)');
-    for (const line of lines) process.stderr.write(`genpipe: ${redact(line)}\n`);
-    // A second signal cut the wind-down short.
-    if (controller.signal.aborted) return SIGNAL_EXIT[signals.received ?? 'SIGINT'];
-    if (result.stop && result.stop.cause !== 'interrupted') return RUN_EXIT.stoppedEarly;
-    return RUN_EXIT.ok;
-  } catch (err) {
-    summary.end();
-    const code = printError(err, { json, secrets });
-    return code === RUN_EXIT.interrupted && signals.received ? SIGNAL_EXIT[signals.received] : code;
-  } finally {
-    signals.dispose();
-    await shutdown(null);
-    journal?.close();
-    await service?.client.close();
-    await service?.emulator?.close();
-  }
+export function executeWatch(inputDirArg: string, flags: WatchFlags): Promise<number> {
+  return executeBatch(new WatchCommand(flags), { inputDir: inputDirArg, flags });
 }
 
 /** Registers `genpipe watch`. */
@@ -351,9 +332,7 @@ export function registerWatch(program: Command): void {
         'check files finished in an earlier session again (bench baseline)',
       ).hideHelp(),
     );
-  addBatchOptions(cmd);
-  addJournalOptions(cmd);
-  addServiceOptions(cmd);
+  addSharedBatchOptions(cmd);
   cmd.action(async (inputDir: string, flags: WatchFlags) => {
     process.exitCode = await executeWatch(inputDir, flags);
   });

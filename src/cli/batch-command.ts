@@ -1,0 +1,273 @@
+/**
+ * The one body of the batch commands, `genpipe run` and `genpipe watch` (and `genpipe demo` through
+ * run): resolve the options (resolveBatchOptions), connect the service, open the journal, wire
+ * SIGINT / SIGTERM, start the batch, print the closing summary, tear everything down and pick the exit
+ * code. What differs between the commands — how the input dir is checked, where the items come from,
+ * what a signal prints, the lines of their summary, what counts as success — is the BatchCommand a
+ * command hands in.
+ *
+ * SIGINT / SIGTERM once: no new work; what is already at the service gets SIGNAL_CHOICES.graceMs to
+ * finish, then the rest is left to the journal and the command exits; twice: everything is cancelled at
+ * once.
+ */
+import { relative, resolve } from 'node:path';
+import {
+  type Batch,
+  type BatchResult,
+  createRedactor,
+  type Journal,
+  type PipelineEvent,
+  POLL_DEFAULTS,
+  type ProgressDisplay,
+  REPORT_HTML_FILE,
+  type Redact,
+  type RunOptions,
+  startBatch,
+} from '../pipeline/index.ts';
+import { type BatchFlags, type BatchOptions, recordedFlags, resolveBatchOptions } from './batch-options.ts';
+import {
+  type BatchService,
+  connectService,
+  journalRunOptions,
+  openRunJournal,
+  SIGNAL_CHOICES,
+  type SignalWatch,
+  watchSignals,
+} from './batch-setup.ts';
+import { signalExit } from './exit-codes.ts';
+import { printError } from './print-error.ts';
+
+export type StopSignal = 'SIGINT' | 'SIGTERM';
+
+/** The runner options that wire the journal in (journalRunOptions). */
+export type Journaling = ReturnType<typeof journalRunOptions>;
+
+/** What a command's hooks get once the service is connected and the journal open. */
+export interface BatchSetup extends BatchOptions {
+  service: BatchService;
+  journal: Journal;
+  /** Prints a note on stderr, secrets masked (nothing with --quiet). */
+  note(text: string): void;
+}
+
+/** What one batch command does its own way; one per execution (it may hold the execution's state). */
+export interface BatchCommand {
+  /** The command's name: its words in refusals, and what the journal records. */
+  readonly name: 'run' | 'watch';
+  /** Prints a line of its own on stderr (watch: above its running summary line). */
+  print(line: string): void;
+  /** Ends the command's own display before an error is printed (called again: nothing). */
+  endDisplay(): void;
+  /** The first signal: the reason the batch stops for, and the note printed then (null: none). */
+  interruption(signal: StopSignal, started: boolean): { reason: string; note: string | null };
+  /** Refuses an input dir the command cannot take (a UsageError). */
+  checkInputDir(inputDir: string): Promise<void>;
+  /** With the service connected, before the journal is opened: the command's own refusals. */
+  checkFolders?(inputDir: string, outDir: string): Promise<void>;
+  /** With the journal open, before the batch is recorded in it: the command's source of items starts. */
+  open?(setup: BatchSetup): Promise<void>;
+  /** The progress display of the batch's events (stdout). */
+  createProgress(json: boolean, redact: Redact): ProgressDisplay;
+  /**
+   * The runner options that say where the items come from and what happens to them, from those that
+   * wire the journal in.
+   */
+  runOptions(setup: BatchSetup, journaling: Journaling): Partial<RunOptions>;
+  /** Sees every event of the batch before the progress display. */
+  observe?(event: PipelineEvent): void;
+  /** Stops taking in new items (more calls: nothing): on the first signal, the batch's end, the teardown. */
+  stopIntake?(): Promise<void>;
+  /** The batch is over (finished or failed): the command's own timers stop, its intake too. */
+  settle?(): Promise<void>;
+  /** How the journal records the batch's end. */
+  finishState(result: BatchResult): 'finished' | 'stopped';
+  /** Ends the command's own display and gives the closing summary's lines between the totals and the report. */
+  closingLines(result: BatchResult): string[];
+  /** The exit code of a batch that ended (`aborted`: a second signal cut its wind-down short). */
+  exitCode(result: BatchResult, aborted: boolean): number;
+}
+
+/** What executeBatch runs. */
+export interface BatchRequest {
+  inputDir: string;
+  flags: BatchFlags;
+  /** Printed last, after the report's path (demo's hint). */
+  epilogue?: (result: BatchResult, outDir: string) => string[];
+}
+
+/** One execution's shared state: what the signal handlers, the body and the teardown all see. */
+interface Session {
+  readonly cmd: BatchCommand;
+  readonly flags: BatchFlags;
+  readonly json: boolean;
+  readonly quiet: boolean;
+  readonly controller: AbortController;
+  /** Never printed: the key, once the service is connected its secrets. */
+  secrets: string[];
+  service: BatchService | null;
+  journal: Journal | null;
+  batch: Batch | null;
+  /** Set by the first signal. */
+  stopReason: string | null;
+  note(text: string): void;
+}
+
+/** A display path: relative to the working directory when inside it. */
+export function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+}
+
+/**
+ * Runs a batch command and returns its exit code (errors are printed, never thrown).
+ *
+ * @example process.exitCode = await executeBatch(runCommand(), { inputDir: 'photos', flags: { out: 'out' } });
+ */
+export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Promise<number> {
+  const { flags } = request;
+  const quiet = flags.quiet === true;
+  const session: Session = {
+    cmd,
+    flags,
+    json: flags.json === true,
+    quiet,
+    controller: new AbortController(),
+    secrets: [flags.apiKey ?? ''].filter(Boolean),
+    service: null,
+    journal: null,
+    batch: null,
+    stopReason: null,
+    note: (text) => {
+      if (!quiet) cmd.print(`genpipe: ${createRedactor(session.secrets)(text)}`);
+    },
+  };
+  const signals = wireSignals(session);
+  try {
+    return signalExit(await runBatch(session, request), signals.received);
+  } catch (err) {
+    cmd.endDisplay();
+    return signalExit(printError(err, { json: session.json, secrets: session.secrets }), signals.received);
+  } finally {
+    await tearDown(session, signals);
+  }
+}
+
+/** The two-step answer to SIGINT / SIGTERM (watchSignals). */
+function wireSignals(s: Session): SignalWatch {
+  return watchSignals({
+    first: (signal) => {
+      const { reason, note } = s.cmd.interruption(signal, s.batch !== null);
+      s.stopReason = reason;
+      if (note !== null) s.note(note);
+      if (!s.batch) s.controller.abort(new DOMException('interrupted', 'AbortError'));
+      s.batch?.stop(reason);
+      void s.cmd.stopIntake?.();
+    },
+    second: () => {
+      s.note('stopping at once; the journal keeps how far each file got');
+      s.controller.abort(new DOMException('interrupted', 'AbortError'));
+    },
+    beforeHardExit: () => s.journal?.close(),
+  });
+}
+
+/** The options resolved, the service connected, the journal open. */
+async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
+  const { cmd, flags } = s;
+  const options = await resolveBatchOptions(inputDirArg, flags, cmd.name, (dir) => cmd.checkInputDir(dir));
+  const service = await connectService(flags, s.json, s.note);
+  s.service = service;
+  s.secrets = service.secrets;
+  await cmd.checkFolders?.(options.inputDir, options.outDir);
+  const journal = openRunJournal({
+    outDir: options.outDir,
+    ...(flags.journal ? { path: flags.journal } : {}),
+  });
+  s.journal = journal;
+  const setup: BatchSetup = { ...options, service, journal, note: s.note };
+  await cmd.open?.(setup);
+  return setup;
+}
+
+/** Runs the batch to its end, prints the closing summary, and returns the command's exit code. */
+async function runBatch(s: Session, request: BatchRequest): Promise<number> {
+  const { cmd, flags } = s;
+  const setup = await setUp(s, request.inputDir);
+  const { service, journal } = setup;
+  const journaling = journalRunOptions(journal, setup.recipe, flags, {
+    inputDir: setup.inputDir,
+    service: service.identity,
+    options: recordedFlags(cmd.name, flags),
+    embedded: service.emulator !== null,
+  });
+  const redact = createRedactor(s.secrets);
+  const progress = cmd.createProgress(s.json, redact);
+  const display = s.quiet && !s.json ? null : progress;
+  s.batch = startBatch({
+    inputDir: setup.inputDir,
+    outDir: setup.outDir,
+    recipe: setup.recipe,
+    client: service.client,
+    concurrency: setup.concurrency,
+    pollIntervalMs: service.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
+    ...(service.filePollIntervalMs !== undefined ? { filePollIntervalMs: service.filePollIntervalMs } : {}),
+    ...(setup.maxResubmits !== undefined ? { maxResubmits: setup.maxResubmits } : {}),
+    signal: s.controller.signal,
+    onEvent: cmd.observe
+      ? (event) => {
+          cmd.observe?.(event);
+          display?.sink(event);
+        }
+      : display?.sink,
+    redact,
+    emulator: service.emulator !== null,
+    stopGraceMs: SIGNAL_CHOICES.graceMs,
+    ...cmd.runOptions(setup, journaling),
+  });
+  if (s.stopReason !== null) s.batch.stop(s.stopReason);
+  let result: BatchResult;
+  try {
+    result = await s.batch.done;
+  } finally {
+    progress.close();
+    await cmd.settle?.();
+  }
+  journal.finishBatch(cmd.finishState(result));
+  printClosing(s, setup, result, redact, request.epilogue);
+  return cmd.exitCode(result, s.controller.signal.aborted);
+}
+
+/**
+ * The closing summary on stderr, printed even with --quiet (it is the command's answer): the totals,
+ * the command's own lines, the report, the emulator's reminder, the epilogue.
+ */
+function printClosing(
+  s: Session,
+  setup: BatchSetup,
+  result: BatchResult,
+  redact: Redact,
+  epilogue: BatchRequest['epilogue'],
+): void {
+  const t = result.report.totals;
+  const lines = [
+    `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
+      (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : ''),
+    ...s.cmd.closingLines(result),
+    `report: ${shown(resolve(setup.outDir, REPORT_HTML_FILE))}`,
+  ];
+  if (setup.service.emulator) {
+    lines.push('(these outputs came from the embedded EMULATOR, not the real service)');
+  }
+  for (const line of [...lines, ...(epilogue?.(result, setup.outDir) ?? [])]) {
+    process.stderr.write(`genpipe: ${redact(line)}\n`);
+  }
+}
+
+/** Stops the intake, closes the journal, the client and the embedded emulator. */
+async function tearDown(s: Session, signals: SignalWatch): Promise<void> {
+  signals.dispose();
+  await s.cmd.stopIntake?.();
+  s.journal?.close();
+  await s.service?.client.close();
+  await s.service?.emulator?.close();
+}

@@ -1,0 +1,127 @@
+/**
+ * The options `genpipe run` and `genpipe watch` share — how a batch runs (concurrency, emulator,
+ * polling, retries), the journal, the service — and resolveBatchOptions, which applies their defaults
+ * and checks in one place before anything is sent or written.
+ */
+import { resolve } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import {
+  JOURNAL_CHOICES,
+  type OVERLAP_WORDS,
+  POLL_DEFAULTS,
+  type Recipe,
+  RUN_DEFAULTS,
+} from '../pipeline/index.ts';
+import { checkBatchInputs, type JournalFlags } from './batch-setup.ts';
+import { addServiceOptions, intArg } from './make-client.ts';
+import type { ServiceFlags } from './service-config.ts';
+import { UsageError } from './usage-error.ts';
+
+/** Flags of a batch command (`run`, `watch`). */
+export interface BatchFlags extends ServiceFlags, JournalFlags {
+  out?: string;
+  recipe?: string;
+  concurrency?: number;
+  json?: boolean;
+  quiet?: boolean;
+  emulator?: boolean;
+  /** Seconds between two reads of one job. */
+  pollInterval?: number;
+  /** Resubmissions of a retryably failed generation. */
+  retries?: number;
+}
+
+/** A batch's options once defaulted and checked. */
+export interface BatchOptions {
+  /** Absolute. */
+  inputDir: string;
+  /** Absolute. */
+  outDir: string;
+  /** The loaded, validated recipe. */
+  recipe: Recipe;
+  concurrency: number;
+  /** Unset: the runner's default. */
+  maxResubmits: number | undefined;
+}
+
+/**
+ * The options of a batch from its flags: --out given, the input dir as the command wants it, an out dir
+ * and a journal apart from the input tree, a poll interval the interface accepts, a recipe that loads
+ * (checkBatchInputs); every problem a usage error (exit 2).
+ *
+ * @param command - whose words the refusals use
+ * @param checkInputDir - the command's check of the (absolute) input dir
+ * @throws UsageError
+ */
+export async function resolveBatchOptions(
+  inputDirArg: string,
+  flags: BatchFlags,
+  command: keyof typeof OVERLAP_WORDS,
+  checkInputDir: (inputDir: string) => Promise<void>,
+): Promise<BatchOptions> {
+  if (!flags.out) throw new UsageError('--out <out-dir> is required: where the outputs and reports go');
+  const inputDir = resolve(inputDirArg);
+  const outDir = resolve(flags.out);
+  await checkInputDir(inputDir);
+  const recipe = await checkBatchInputs(inputDir, flags, command);
+  return {
+    inputDir,
+    outDir,
+    recipe,
+    concurrency: flags.concurrency ?? RUN_DEFAULTS.concurrency,
+    maxResubmits: flags.retries,
+  };
+}
+
+/** The flags of a run or watch as the journal records them (never the key or the token). */
+export function recordedFlags(command: string, flags: BatchFlags): Record<string, unknown> {
+  const { apiKey: _key, legacyToken: _token, ...rest } = flags;
+  return { command, ...rest };
+}
+
+function positiveSeconds(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
+    throw new InvalidArgumentError('expected a number of seconds greater than 0');
+  }
+  return n;
+}
+
+/**
+ * Adds the options every batch command has after its own: how the batch runs (concurrency, emulator,
+ * polling, retries), the journal (--journal, --force, --retry-failed, --resubmit-unknown), the service
+ * and the output (--json, --quiet).
+ */
+export function addSharedBatchOptions(cmd: Command): Command {
+  cmd
+    .option(
+      '--concurrency <n>',
+      `jobs in flight at most (default ${RUN_DEFAULTS.concurrency}; the service's own ceiling also applies)`,
+      intArg(1),
+    )
+    .option('--emulator', 'run against the embedded emulator instead of the service (said loudly)')
+    .option(
+      '--poll-interval <seconds>',
+      `time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service)`,
+      positiveSeconds,
+    )
+    .option(
+      '--retries <n>',
+      `resubmissions of a generation that failed with a retryable failure_code (default ${RUN_DEFAULTS.maxResubmits})`,
+      intArg(0),
+    )
+    .option(
+      `${JOURNAL_CHOICES.journalFlag} <path>`,
+      `the journal file, on a local disk (default <out-dir>/${JOURNAL_CHOICES.dirName}/${JOURNAL_CHOICES.fileName})`,
+    )
+    .option(JOURNAL_CHOICES.forceFlag, 'redo every file, even those an earlier run finished')
+    .option(
+      JOURNAL_CHOICES.retryFailedFlag,
+      "retry every file that failed in an earlier run, also those whose failure is the file's own (default: only failures that may pass now)",
+    )
+    .option(
+      JOURNAL_CHOICES.resubmitUnknownFlag,
+      'submit again the files whose create may have reached the service before an interruption (default: fail them, never pay twice)',
+    );
+  return addServiceOptions(cmd);
+}
