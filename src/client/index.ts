@@ -67,6 +67,7 @@ export {
   shouldRetry,
 } from './retry-policy.ts';
 export type { ClientHooks, RetryInfo } from './retrying-call.ts';
+export { abortReason, sleep, throwIfAborted } from './sleep.ts';
 export type {
   ApiFile,
   ApiFileList,

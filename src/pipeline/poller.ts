@@ -9,7 +9,7 @@
  * Reads go through the client's `generations.get`, which also tells the client's concurrency governor
  * about jobs that ended, so held creates are released as soon as a slot frees.
  */
-import { type Generation, RateLimitError } from '../client/index.ts';
+import { abortReason, type Generation, RateLimitError } from '../client/index.ts';
 import { TERMINAL_GENERATION_STATES } from '../spec/index.ts';
 
 /** Defaults of the poll loop, in one place. */
@@ -52,10 +52,6 @@ function isTerminal(state: string): boolean {
   return (TERMINAL_GENERATION_STATES as readonly string[]).includes(state);
 }
 
-function abortReasonOf(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
-}
-
 /** The shared poll loop (see the module comment). */
 export class GenerationPoller {
   readonly intervalMs: number;
@@ -77,7 +73,7 @@ export class GenerationPoller {
     this.gapMs = 1000 / Math.max(0.001, options.maxGetsPerSecond ?? POLL_DEFAULTS.maxGetsPerSecond);
     this.signal = options.signal;
     this.now = options.now ?? Date.now;
-    this.signal?.addEventListener('abort', () => this.close(abortReasonOf(this.signal as AbortSignal)), {
+    this.signal?.addEventListener('abort', () => this.close(abortReason(this.signal as AbortSignal)), {
       once: true,
     });
   }
@@ -97,7 +93,7 @@ export class GenerationPoller {
    */
   wait(id: string, signal?: AbortSignal): Promise<Generation> {
     if (this.closed) return Promise.reject(new Error('the poller is closed'));
-    if (signal?.aborted) return Promise.reject(abortReasonOf(signal));
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<Generation>((resolve, reject) => {
       let job = this.jobs.get(id);
       if (!job) {
@@ -120,7 +116,7 @@ export class GenerationPoller {
           j.waiters = j.waiters.filter((w) => w !== waiter);
           if (j.waiters.length === 0) this.jobs.delete(id);
         }
-        reject(abortReasonOf(signal as AbortSignal));
+        reject(abortReason(signal as AbortSignal));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       job.waiters.push(waiter);

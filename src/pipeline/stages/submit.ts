@@ -21,6 +21,7 @@ import {
   LostResponseError,
   PreflightError,
   RateLimitError,
+  sleep,
 } from '../../client/index.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, InputChangedError, sha256Of } from '../input-changed.ts';
@@ -48,21 +49,6 @@ export function lostAnswerReason(requestId: string): string {
     `not resubmitted, which could pay twice; the next run fails it again naming this request id, or ` +
     `submits it again with --resubmit-unknown`
   );
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**
