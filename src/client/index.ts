@@ -57,6 +57,15 @@ export { Pacer, type PacerOptions } from './pacer.ts';
 export { DEFAULT_POLL_SETTINGS, type PollSettings, pollDelay } from './poll-schedule.ts';
 export { preflightGeneration, preflightModify } from './preflight.ts';
 export {
+  createRedactor,
+  REDACTED,
+  REDACTOR_DEFAULTS,
+  type Redact,
+  type RedactorOptions,
+  redactDeep,
+  redactShapes,
+} from './redact.ts';
+export {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
   type DelayRange,
