@@ -21,7 +21,7 @@ import { inlineUrlMedia, type ReplayableBody, urlMediaPaths } from './inline-url
 import type { PaceOutcome, Pacer, PaceTicket } from './pacer.ts';
 import { type PollSettings, pollDelay } from './poll-schedule.ts';
 import { preflightGeneration } from './preflight.ts';
-import { backoffDelay } from './retry-policy.ts';
+import { type RetryPolicy, resubmitDelay } from './retry-policy.ts';
 import { retryingCall } from './retrying-call.ts';
 import { sleep } from './sleep.ts';
 import type { Generation, GenerationRequest } from './types.ts';
@@ -40,6 +40,11 @@ export interface CreateOptions {
   /** X-Request-Id to send (and to find the job by after a LostResponseError); a fresh UUID otherwise. */
   requestId?: string;
   signal?: AbortSignal;
+  /**
+   * This create's retry budget instead of the client's (e.g. `{ maxRateLimitRetries: 19 }` to wait out
+   * a rate limit rather than fail); delays stay the client's.
+   */
+  retry?: Partial<Pick<RetryPolicy, 'maxRetries' | 'maxRateLimitRetries'>>;
 }
 
 /** Options of wait(). */
@@ -69,6 +74,11 @@ export interface ResubmitOptions extends Omit<WaitOptions, 'throwOnFailure'> {
   }) => void | Promise<void>;
 }
 
+/** `o` without its undefined entries (so they do not override the client's policy). */
+function definedOnly<T extends object>(o: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
 function isTerminal(state: string): boolean {
   return (TERMINAL_GENERATION_STATES as readonly string[]).includes(state);
 }
@@ -86,6 +96,7 @@ export class Generations {
    * @param request - the POST /v1/generations body
    * @param options.requestId - the X-Request-Id to send (the same on every retry)
    * @param options.signal - cancels waits and the request
+   * @param options.retry - this create's retry budget (maxRetries, maxRateLimitRetries)
    * @returns the generation, in state queued
    * @throws PreflightError, the error class of the answer, LostResponseError, ConnectionError
    * @example const gen = await client.generations.create({ type: 'image', prompt: 'a red fox' });
@@ -103,7 +114,7 @@ export class Generations {
       return await retryingCall({
         what,
         retryClass: 'create',
-        policy: transport.settings.policy,
+        policy: { ...transport.settings.policy, ...definedOnly(options.retry) },
         signal,
         requestId,
         hooks: transport.settings.hooks,
@@ -298,6 +309,17 @@ export class Generations {
   }
 
   /**
+   * The wait before creating a generation again after its `attempt`-th create failed with a retryable
+   * failure_code (the client's resubmit range with backoff; see resubmitDelay in retry-policy.ts).
+   *
+   * @example await sleep(client.generations.resubmitDelay(1), signal); // 2–4 s by default
+   */
+  resubmitDelay(attempt: number): number {
+    const { policy, random } = this.deps.transport.settings;
+    return resubmitDelay(attempt, policy, random);
+  }
+
+  /**
    * Creates a generation and waits for it; when it fails with a retryable failure_code
    * (generation_failed, output_not_found, rate_limited) it is created again — as a new job with a new
    * request id — after a backoff, up to `maxAttempts` creates in all. Non-retryable failures are thrown
@@ -311,7 +333,6 @@ export class Generations {
    */
   async resubmit(request: GenerationRequest, options: ResubmitOptions = {}): Promise<Generation> {
     const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
-    const { policy, random } = this.deps.transport.settings;
     let attempt = 0;
     let failure: GenerationFailedError | null = options.failed
       ? new GenerationFailedError(options.failed)
@@ -320,7 +341,7 @@ export class Generations {
     for (;;) {
       if (failure) {
         if (!failure.retryable || attempt >= maxAttempts) throw failure;
-        const delayMs = backoffDelay(policy.resubmit, attempt, policy, random);
+        const delayMs = this.resubmitDelay(attempt);
         await options.onResubmit?.({ attempt, error: failure, delayMs });
         await sleep(delayMs, options.signal);
       }

@@ -69,9 +69,12 @@ export {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
   type DelayRange,
+  type RetryBudget,
   type RetryClass,
   type RetryPolicy,
   resolveRetryPolicy,
+  resubmitDelay,
+  retryBudget,
   retryDelay,
   shouldRetry,
 } from './retry-policy.ts';
