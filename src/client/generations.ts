@@ -16,6 +16,7 @@ import {
   TimeoutError,
   UpstreamError,
 } from './errors.ts';
+import { GenerationPoller } from './generation-poller.ts';
 import { type AttemptResponse, readSmallBody } from './http-attempt.ts';
 import { inlineUrlMedia, type ReplayableBody, urlMediaPaths } from './inline-url-media.ts';
 import type { PaceOutcome, Pacer, PaceTicket } from './pacer.ts';
@@ -258,29 +259,52 @@ export class Generations {
     const deadline =
       options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
     const random = this.deps.transport.settings.random;
-    let current = typeof generation === 'string' ? await this.get(id, { signal }) : generation;
+    const timeout = new AbortController();
     let lastState: string | null = null;
-    for (let n = 0; ; n++) {
+    /** Every generation seen: onUpdate on a change of state; past the deadline, the wait ends. */
+    const seen = (current: Generation): void => {
       if (current.state !== lastState) {
         lastState = current.state;
         options.onUpdate?.(current);
       }
-      if (isTerminal(current.state)) {
-        this.deps.governor.observe(current);
-        if (current.state === 'failed' && options.throwOnFailure !== false) {
-          throw new GenerationFailedError(current);
-        }
-        return current;
+      if (!isTerminal(current.state) && deadline - Date.now() <= 0) {
+        timeout.abort(
+          new TimeoutError(`Generation ${id} did not finish within ${options.timeoutMs} ms`, {
+            detail: `last state: ${current.state}`,
+          }),
+        );
       }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new TimeoutError(`Generation ${id} did not finish within ${options.timeoutMs} ms`, {
-          detail: `last state: ${current.state}`,
-        });
-      }
-      await sleep(Math.min(left, pollDelay(n, settings, random)), signal);
-      current = await this.get(id, { signal });
+    };
+    let done: Generation;
+    if (typeof generation !== 'string') {
+      seen(generation);
+      timeout.signal.throwIfAborted();
     }
+    if (typeof generation !== 'string' && isTerminal(generation.state)) {
+      done = generation;
+    } else {
+      // The client's poll loop, for this one job: no rate cap, the growing jittered interval (never
+      // past the deadline), a read refused with 429 after the retries thrown as it was.
+      const poller = new GenerationPoller({
+        get: (gid, o) => this.get(gid, o),
+        intervalMs: (n) => Math.min(Math.max(0, deadline - Date.now()), pollDelay(n, settings, random)),
+        maxGetsPerSecond: Number.POSITIVE_INFINITY,
+        rateLimitedReads: 'fail',
+        ...(signal ? { signal } : {}),
+      });
+      try {
+        done = await poller.wait(id, {
+          signal: timeout.signal,
+          readNow: typeof generation === 'string',
+          onRead: seen,
+        });
+      } finally {
+        poller.close();
+      }
+    }
+    this.deps.governor.observe(done);
+    if (done.state === 'failed' && options.throwOnFailure !== false) throw new GenerationFailedError(done);
+    return done;
   }
 
   /**

@@ -51,6 +51,12 @@ export {
   type UploadOptions,
   type UploadResult,
 } from './files.ts';
+export {
+  GenerationPoller,
+  POLLER_DEFAULTS,
+  type PollerOptions,
+  type PollWaitOptions,
+} from './generation-poller.ts';
 export { type CreateOptions, Generations, type ResubmitOptions, type WaitOptions } from './generations.ts';
 export { Legacy } from './legacy.ts';
 export { Pacer, type PacerOptions } from './pacer.ts';
