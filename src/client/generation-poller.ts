@@ -80,8 +80,8 @@ function isTerminal(state: string): boolean {
 
 /** The poll loop (see the module comment). */
 export class GenerationPoller {
-  /** Time between two reads of the same job (its first interval, for an interval function). */
-  readonly intervalMs: number;
+  /** Time between two reads of the same job (null when given as a function). */
+  readonly intervalMs: number | null;
   private readonly interval: (n: number) => number;
   private readonly gapMs: number;
   private readonly getFn: PollerOptions['get'];
@@ -105,7 +105,7 @@ export class GenerationPoller {
     } else {
       this.interval = (n) => Math.max(0, interval(n));
     }
-    this.intervalMs = typeof interval === 'number' ? Math.max(1, interval) : this.interval(0);
+    this.intervalMs = typeof interval === 'number' ? Math.max(1, interval) : null;
     this.gapMs = 1000 / Math.max(0.001, options.maxGetsPerSecond ?? POLLER_DEFAULTS.maxGetsPerSecond);
     this.failRateLimited = options.rateLimitedReads === 'fail';
     this.signal = options.signal;
