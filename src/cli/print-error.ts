@@ -5,14 +5,17 @@
  */
 import { CommanderError } from 'commander';
 import {
+  createRedactor,
   FileFailedError,
   GenerationFailedError,
   GenpipeError,
   LostResponseError,
   PreflightError,
   RateLimitError,
+  type Redact,
+  redactDeep,
 } from '../client/index.ts';
-import { createRedactor, printable, type Redact, redactDeep } from '../pipeline/progress/index.ts';
+import { printable } from '../pipeline/progress/index.ts';
 import { EXIT } from './exit-codes.ts';
 import { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
 import { UsageError } from './usage-error.ts';
@@ -41,10 +44,7 @@ export const EMULATOR_DEFAULT_KEY = 'svc-api-emulator-default-key';
  * default key (printed by `genpipe serve` and quoted in the set-up hint), unless it is in use.
  */
 function redactorFor(secrets: ReadonlyArray<string | null | undefined>): Redact {
-  const redact = createRedactor(secrets);
-  if (secrets.includes(EMULATOR_DEFAULT_KEY)) return redact;
-  const keep = '\u0000genpipe-default-key\u0000';
-  return (text) => redact(text.split(EMULATOR_DEFAULT_KEY).join(keep)).split(keep).join(EMULATOR_DEFAULT_KEY);
+  return createRedactor(secrets, { keep: [EMULATOR_DEFAULT_KEY] });
 }
 
 function isAbort(err: unknown): boolean {

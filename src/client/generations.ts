@@ -16,12 +16,13 @@ import {
   TimeoutError,
   UpstreamError,
 } from './errors.ts';
+import { GenerationPoller } from './generation-poller.ts';
 import { type AttemptResponse, readSmallBody } from './http-attempt.ts';
 import { inlineUrlMedia, type ReplayableBody, urlMediaPaths } from './inline-url-media.ts';
 import type { PaceOutcome, Pacer, PaceTicket } from './pacer.ts';
 import { type PollSettings, pollDelay } from './poll-schedule.ts';
 import { preflightGeneration } from './preflight.ts';
-import { backoffDelay } from './retry-policy.ts';
+import { type RetryPolicy, resubmitDelay } from './retry-policy.ts';
 import { retryingCall } from './retrying-call.ts';
 import { sleep } from './sleep.ts';
 import type { Generation, GenerationRequest } from './types.ts';
@@ -40,6 +41,11 @@ export interface CreateOptions {
   /** X-Request-Id to send (and to find the job by after a LostResponseError); a fresh UUID otherwise. */
   requestId?: string;
   signal?: AbortSignal;
+  /**
+   * This create's retry budget instead of the client's (e.g. `{ maxRateLimitRetries: 19 }` to wait out
+   * a rate limit rather than fail); delays stay the client's.
+   */
+  retry?: Partial<Pick<RetryPolicy, 'maxRetries' | 'maxRateLimitRetries'>>;
 }
 
 /** Options of wait(). */
@@ -69,6 +75,11 @@ export interface ResubmitOptions extends Omit<WaitOptions, 'throwOnFailure'> {
   }) => void | Promise<void>;
 }
 
+/** `o` without its undefined entries (so they do not override the client's policy). */
+function definedOnly<T extends object>(o: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
 function isTerminal(state: string): boolean {
   return (TERMINAL_GENERATION_STATES as readonly string[]).includes(state);
 }
@@ -86,6 +97,7 @@ export class Generations {
    * @param request - the POST /v1/generations body
    * @param options.requestId - the X-Request-Id to send (the same on every retry)
    * @param options.signal - cancels waits and the request
+   * @param options.retry - this create's retry budget (maxRetries, maxRateLimitRetries)
    * @returns the generation, in state queued
    * @throws PreflightError, the error class of the answer, LostResponseError, ConnectionError
    * @example const gen = await client.generations.create({ type: 'image', prompt: 'a red fox' });
@@ -103,7 +115,7 @@ export class Generations {
       return await retryingCall({
         what,
         retryClass: 'create',
-        policy: transport.settings.policy,
+        policy: { ...transport.settings.policy, ...definedOnly(options.retry) },
         signal,
         requestId,
         hooks: transport.settings.hooks,
@@ -247,29 +259,52 @@ export class Generations {
     const deadline =
       options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
     const random = this.deps.transport.settings.random;
-    let current = typeof generation === 'string' ? await this.get(id, { signal }) : generation;
+    const timeout = new AbortController();
     let lastState: string | null = null;
-    for (let n = 0; ; n++) {
+    /** Every generation seen: onUpdate on a change of state; past the deadline, the wait ends. */
+    const seen = (current: Generation): void => {
       if (current.state !== lastState) {
         lastState = current.state;
         options.onUpdate?.(current);
       }
-      if (isTerminal(current.state)) {
-        this.deps.governor.observe(current);
-        if (current.state === 'failed' && options.throwOnFailure !== false) {
-          throw new GenerationFailedError(current);
-        }
-        return current;
+      if (!isTerminal(current.state) && deadline - Date.now() <= 0) {
+        timeout.abort(
+          new TimeoutError(`Generation ${id} did not finish within ${options.timeoutMs} ms`, {
+            detail: `last state: ${current.state}`,
+          }),
+        );
       }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new TimeoutError(`Generation ${id} did not finish within ${options.timeoutMs} ms`, {
-          detail: `last state: ${current.state}`,
-        });
-      }
-      await sleep(Math.min(left, pollDelay(n, settings, random)), signal);
-      current = await this.get(id, { signal });
+    };
+    let done: Generation;
+    if (typeof generation !== 'string') {
+      seen(generation);
+      timeout.signal.throwIfAborted();
     }
+    if (typeof generation !== 'string' && isTerminal(generation.state)) {
+      done = generation;
+    } else {
+      // The client's poll loop, for this one job: no rate cap, the growing jittered interval (never
+      // past the deadline), a read refused with 429 after the retries thrown as it was.
+      const poller = new GenerationPoller({
+        get: (gid, o) => this.get(gid, o),
+        intervalMs: (n) => Math.min(Math.max(0, deadline - Date.now()), pollDelay(n, settings, random)),
+        maxGetsPerSecond: Number.POSITIVE_INFINITY,
+        rateLimitedReads: 'fail',
+        ...(signal ? { signal } : {}),
+      });
+      try {
+        done = await poller.wait(id, {
+          signal: timeout.signal,
+          readNow: typeof generation === 'string',
+          onRead: seen,
+        });
+      } finally {
+        poller.close();
+      }
+    }
+    this.deps.governor.observe(done);
+    if (done.state === 'failed' && options.throwOnFailure !== false) throw new GenerationFailedError(done);
+    return done;
   }
 
   /**
@@ -298,6 +333,17 @@ export class Generations {
   }
 
   /**
+   * The wait before creating a generation again after its `attempt`-th create failed with a retryable
+   * failure_code (the client's resubmit range with backoff; see resubmitDelay in retry-policy.ts).
+   *
+   * @example await sleep(client.generations.resubmitDelay(1), signal); // 2–4 s by default
+   */
+  resubmitDelay(attempt: number): number {
+    const { policy, random } = this.deps.transport.settings;
+    return resubmitDelay(attempt, policy, random);
+  }
+
+  /**
    * Creates a generation and waits for it; when it fails with a retryable failure_code
    * (generation_failed, output_not_found, rate_limited) it is created again — as a new job with a new
    * request id — after a backoff, up to `maxAttempts` creates in all. Non-retryable failures are thrown
@@ -311,7 +357,6 @@ export class Generations {
    */
   async resubmit(request: GenerationRequest, options: ResubmitOptions = {}): Promise<Generation> {
     const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
-    const { policy, random } = this.deps.transport.settings;
     let attempt = 0;
     let failure: GenerationFailedError | null = options.failed
       ? new GenerationFailedError(options.failed)
@@ -320,7 +365,7 @@ export class Generations {
     for (;;) {
       if (failure) {
         if (!failure.retryable || attempt >= maxAttempts) throw failure;
-        const delayMs = backoffDelay(policy.resubmit, attempt, policy, random);
+        const delayMs = this.resubmitDelay(attempt);
         await options.onResubmit?.({ attempt, error: failure, delayMs });
         await sleep(delayMs, options.signal);
       }

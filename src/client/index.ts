@@ -51,22 +51,41 @@ export {
   type UploadOptions,
   type UploadResult,
 } from './files.ts';
+export {
+  GenerationPoller,
+  POLLER_DEFAULTS,
+  type PollerOptions,
+  type PollWaitOptions,
+} from './generation-poller.ts';
 export { type CreateOptions, Generations, type ResubmitOptions, type WaitOptions } from './generations.ts';
 export { Legacy } from './legacy.ts';
 export { Pacer, type PacerOptions } from './pacer.ts';
 export { DEFAULT_POLL_SETTINGS, type PollSettings, pollDelay } from './poll-schedule.ts';
 export { preflightGeneration, preflightModify } from './preflight.ts';
 export {
+  createRedactor,
+  REDACTED,
+  REDACTOR_DEFAULTS,
+  type Redact,
+  type RedactorOptions,
+  redactDeep,
+  redactShapes,
+} from './redact.ts';
+export {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
   type DelayRange,
+  type RetryBudget,
   type RetryClass,
   type RetryPolicy,
   resolveRetryPolicy,
+  resubmitDelay,
+  retryBudget,
   retryDelay,
   shouldRetry,
 } from './retry-policy.ts';
 export type { ClientHooks, RetryInfo } from './retrying-call.ts';
+export { abortReason, sleep, throwIfAborted } from './sleep.ts';
 export type {
   ApiFile,
   ApiFileList,

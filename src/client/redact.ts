@@ -1,14 +1,110 @@
-/** Scrubbing secrets (the API key, the legacy token) out of texts that may echo them. */
+/**
+ * Keeping secrets (API keys, the legacy token, passwords) out of texts: the one redactor of genpipe.
+ * The client scrubs the service's details with it (`redact`); the pipeline and the CLI pass everything
+ * they print or write (progress lines, --json events, result.json, the reports, errors) through a
+ * redactor built with `createRedactor`, which also masks anything shaped like an API key or a bearer
+ * token.
+ */
+
+/** What a secret is replaced with. */
+export const REDACTED = '[redacted]';
+
+/** Replaces secrets in a text. */
+export type Redact = (text: string) => string;
+
+/** Settings of a redactor; the defaults are those of everything genpipe prints or writes. */
+export interface RedactorOptions {
+  /** Known secrets shorter than this are ignored (shorter strings would mask ordinary words). */
+  minSecretLength?: number;
+  /** Also mask anything shaped like an API key (`svc-api-…`) or a `Bearer <token>` credential. */
+  maskShapes?: boolean;
+  /**
+   * Texts left as they are although shaped like a key (the emulator's published default key); a
+   * known secret is masked all the same.
+   */
+  keep?: readonly string[];
+}
+
+/** Defaults of createRedactor, in one place. */
+export const REDACTOR_DEFAULTS = { minSecretLength: 6, maskShapes: true } as const;
+
+/** Anything shaped like an agents-surface API key (fixed prefix `svc-api-`) or a bearer credential. */
+const SECRET_SHAPES: readonly [RegExp, string][] = [
+  [/svc-api-[A-Za-z0-9._~+/=-]+/g, REDACTED],
+  [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
+];
+
+/** Stands for a kept text while the shapes are masked (no shape matches it). */
+const KEEP_MARK = (i: number) => `\u0000genpipe-kept-${i}\u0000`;
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 /**
- * Replaces every occurrence of a secret in a text with `[redacted]`.
+ * A redactor that replaces every occurrence of the given secrets (longest first), then — unless
+ * `maskShapes` is false — anything shaped like an API key (`svc-api-…`) or a `Bearer <token>` credential
+ * (8+ token characters), by `[redacted]`. Empty, missing and very short secrets (under
+ * `minSecretLength`, default 6 characters) are ignored rather than masking ordinary text.
+ *
+ * @param secrets the secrets known (API keys, tokens); null/undefined entries are ignored
+ * @param options minSecretLength, maskShapes, keep
+ * @example const redact = createRedactor([process.env.GENPIPE_API_KEY]); log(redact(message));
+ */
+export function createRedactor(
+  secrets: Iterable<string | null | undefined> = [],
+  options: RedactorOptions = {},
+): Redact {
+  const minLength = options.minSecretLength ?? REDACTOR_DEFAULTS.minSecretLength;
+  const maskShapes = options.maskShapes ?? REDACTOR_DEFAULTS.maskShapes;
+  const known = [...new Set([...secrets].filter((s): s is string => !!s && s.length >= minLength))];
+  known.sort((a, b) => b.length - a.length);
+  const knownRe = known.length > 0 ? new RegExp(known.map(escapeRegExp).join('|'), 'g') : null;
+  const keep = maskShapes ? (options.keep ?? []).filter((k) => k !== '' && !known.includes(k)) : [];
+  return (text: string): string => {
+    let out = knownRe ? text.replace(knownRe, REDACTED) : text;
+    if (!maskShapes) return out;
+    keep.forEach((k, i) => {
+      out = out.split(k).join(KEEP_MARK(i));
+    });
+    for (const [re, by] of SECRET_SHAPES) out = out.replace(re, by);
+    keep.forEach((k, i) => {
+      out = out.split(KEEP_MARK(i)).join(k);
+    });
+    return out;
+  };
+}
+
+/** The redactor with no known secrets: masks only key- and bearer-shaped strings. */
+export const redactShapes: Redact = createRedactor();
+
+/**
+ * Replaces every occurrence of a secret in a text with `[redacted]` (the client's scrubbing of the
+ * service's details: the known secrets only, not every key-shaped text).
  *
  * @param text - any text: a detail from the service, a message
  * @param secrets - the values to remove (values shorter than 4 characters are ignored)
  * @example redact("host 'svc-api-x.example'", ['svc-api-x']) // "host '[redacted].example'"
  */
 export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]');
-  return out;
+  return createRedactor(secrets, { minSecretLength: 4, maskShapes: false })(text);
+}
+
+/**
+ * A deep copy of JSON-like data with every string (values and keys alike) passed through `redact`.
+ *
+ * @example JSON.stringify(redactDeep(event, redact))
+ */
+export function redactDeep<T>(value: T, redact: Redact): T {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return redact(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === 'object' && v !== null) {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[redact(k)] = walk(x);
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
 }

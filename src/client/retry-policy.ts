@@ -10,6 +10,11 @@
  *   certainly did not act on it — 429, 502, 503, and a connection that failed before the request was
  *   written in full. Never after a lost response (see LostResponseError). 402 is certain too, but the
  *   interface calls it not retryable (add funds), so it is thrown at once.
+ *
+ * A 429 may be given a budget of its own (`maxRateLimitRetries`, counted on the same attempts): a
+ * caller that would rather wait out a rate limit than fail (the pipeline's submit) raises it per call.
+ * Resubmitting a generation that failed with a retryable failure_code — a new create, after the job
+ * failed — waits {@link resubmitDelay}, the same backoff computation.
  */
 import { ConnectionError, GenpipeError, RateLimitError, TimeoutError, UpstreamError } from './errors.ts';
 
@@ -23,6 +28,8 @@ export interface DelayRange {
 export interface RetryPolicy {
   /** Retries after the first attempt (so at most maxRetries + 1 attempts). */
   maxRetries: number;
+  /** Attempts after which a 429 is no longer retried (null: maxRetries, like every other error). */
+  maxRateLimitRetries: number | null;
   /** First wait after a 502: the interface's "5 to 10 seconds". */
   upstream: DelayRange;
   /** First wait after a 503 (image ingestion unavailable). */
@@ -42,6 +49,7 @@ export interface RetryPolicy {
 /** The defaults, in one place. */
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   maxRetries: 3,
+  maxRateLimitRetries: null,
   upstream: { minMs: 5_000, maxMs: 10_000 },
   ingestion: { minMs: 1_000, maxMs: 2_000 },
   connection: { minMs: 250, maxMs: 1_000 },
@@ -76,22 +84,34 @@ export function resolveRetryPolicy(
 /** Which retry rules a call follows. */
 export type RetryClass = 'idempotent' | 'create';
 
+/** The knobs of how many retries an error gets. */
+export type RetryBudget = Pick<RetryPolicy, 'maxRetries'> & Partial<Pick<RetryPolicy, 'maxRateLimitRetries'>>;
+
+/**
+ * Retries allowed after an attempt that failed with `error`: `maxRateLimitRetries` for a 429 when
+ * set, else `maxRetries`.
+ */
+export function retryBudget(error: unknown, policy: RetryBudget): number {
+  if (error instanceof RateLimitError) return policy.maxRateLimitRetries ?? policy.maxRetries;
+  return policy.maxRetries;
+}
+
 /**
  * Whether a failed attempt may be repeated.
  *
  * @param error - what the attempt threw
  * @param attempt - 1 for the first attempt
  * @param retryClass - `idempotent` or `create` (see the module comment)
- * @param policy - for maxRetries
+ * @param policy - for maxRetries (and maxRateLimitRetries)
  * @example shouldRetry(new UpstreamError(...502...), 1, 'create', DEFAULT_RETRY_POLICY) // true
  */
 export function shouldRetry(
   error: unknown,
   attempt: number,
   retryClass: RetryClass,
-  policy: Pick<RetryPolicy, 'maxRetries'>,
+  policy: RetryBudget,
 ): boolean {
-  if (attempt > policy.maxRetries) return false;
+  if (attempt > retryBudget(error, policy)) return false;
   if (!(error instanceof GenpipeError)) return false;
   if (error instanceof RateLimitError || error instanceof UpstreamError) return true;
   if (retryClass === 'idempotent') return error instanceof ConnectionError || error instanceof TimeoutError;
@@ -136,4 +156,19 @@ export function retryDelay(
     return backoffDelay(error.status === 502 ? policy.upstream : policy.ingestion, attempt, policy, random);
   }
   return backoffDelay(policy.connection, attempt, policy, random);
+}
+
+/**
+ * How long to wait before creating a generation again after its `attempt`-th create failed with a
+ * retryable failure_code: the resubmit range with backoff. Used by generations.resubmit and by the
+ * pipeline's resubmission alike.
+ *
+ * @example resubmitDelay(1, DEFAULT_RETRY_POLICY) // 2000–4000
+ */
+export function resubmitDelay(
+  attempt: number,
+  policy: Pick<RetryPolicy, 'resubmit' | 'backoffFactor' | 'maxDelayMs'>,
+  random: () => number = Math.random,
+): number {
+  return backoffDelay(policy.resubmit, attempt, policy, random);
 }

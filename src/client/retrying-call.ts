@@ -3,7 +3,7 @@
  * long to wait (shouldRetry / retryDelay), tell the hooks, wait (cancellably), go again.
  */
 import { GenpipeError } from './errors.ts';
-import { type RetryClass, type RetryPolicy, retryDelay, shouldRetry } from './retry-policy.ts';
+import { type RetryClass, type RetryPolicy, retryBudget, retryDelay, shouldRetry } from './retry-policy.ts';
 import { sleep, throwIfAborted } from './sleep.ts';
 
 /** What a retry hook hears before each wait. */
@@ -74,7 +74,7 @@ export async function retryingCall<T>(options: RetryingCallOptions<T>): Promise<
       };
       options.hooks?.log?.(
         `retrying ${info.what} in ${delayMs} ms after ${err.name}${err.status ? ` ${err.status}` : ''}` +
-          ` (attempt ${attempt} of ${policy.maxRetries + 1}${info.requestId ? `, request id ${info.requestId}` : ''})`,
+          ` (attempt ${attempt} of ${retryBudget(err, policy) + 1}${info.requestId ? `, request id ${info.requestId}` : ''})`,
       );
       await options.hooks?.onRetry?.(info);
       if (options.wait) await options.wait(err, delayMs, signal);

@@ -3,6 +3,7 @@
  * discovery never runs far ahead of the work) and on jobs in flight (--concurrency, held from a
  * submit until its job ends, across two stages — which a per-stage pool cannot express).
  */
+import { abortReason } from '../client/index.ts';
 
 /** Gives the slot back; calling it again does nothing. */
 export type Release = () => void;
@@ -32,7 +33,7 @@ export class Slots {
    * @param signal - aborting it leaves the queue and rejects with its reason
    */
   acquire(signal?: AbortSignal): Promise<Release> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     if (this.used < this.size && this.queue.length === 0) {
       this.used++;
       return Promise.resolve(this.releaser());
@@ -41,7 +42,7 @@ export class Slots {
       const onAbort = () => {
         const i = this.queue.indexOf(waiter);
         if (i !== -1) this.queue.splice(i, 1);
-        reject(signal?.reason);
+        reject(abortReason(signal as AbortSignal));
       };
       const waiter: Waiter = {
         grant: (release) => {

@@ -21,7 +21,8 @@
  *   `vanished` hands back journaled generations whose input is gone, so paid work is still collected.
  *   A journal that cannot be written stops the batch at once (cause `journal`).
  * - A generation that fails with a retryable failure_code is resubmitted up to `maxResubmits` times in
- *   each run (an item an earlier run failed and this one retries gets as many).
+ *   each run (an item an earlier run failed and this one retries gets as many), each after the
+ *   client's resubmit backoff (generations.resubmitDelay), its job slot free meanwhile.
  * - What is sent of a file is what was checked and journaled (input-changed.ts): each planned item
  *   carries its content hash (admit's key; hashed here without a journal), and a stage that finds the
  *   bytes it would send are others rejects with InputChangedError before anything is created from
@@ -40,7 +41,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import pLimit from 'p-limit';
-import { type GenpipeClient, GenpipeError } from '../client/index.ts';
+import { type GenpipeClient, GenpipeError, sleep } from '../client/index.ts';
 import { discover } from './discover.ts';
 import type { EventSink, PipelineEvent } from './events.ts';
 import { isRetryableFailureCode } from './failure-class.ts';
@@ -636,6 +637,8 @@ export function startBatch(options: RunOptions): Batch {
           const why = `resubmitting after ${next.reason} (attempt ${resubmits + 1} of ${maxResubmits + 1})`;
           item = resubmitted(next);
           await record(entry, item, step.name, why);
+          // A stop ends the wait; the item then ends stopped, its resubmission recorded.
+          await sleep(options.client.generations.resubmitDelay(resubmits), stopping.signal).catch(() => {});
           continue;
         }
         if (step.name === 'plan' && next.state === 'planned' && !options.admit) {

@@ -16,6 +16,7 @@ import {
   ConnectionError,
   type Generation,
   GenerationFailedError,
+  GenerationPoller,
   type GenpipeClient,
   NotFoundError,
   PreflightError,
@@ -107,6 +108,24 @@ describe('create, wait, download', () => {
     } finally {
       await unhold(emu, slow);
     }
+  });
+
+  it("wait's poll loop reads at once with readNow and numbers its waits for an interval function", async () => {
+    const gen = await client.generations.create(IMAGE);
+    const waits: number[] = [];
+    const reads: string[] = [];
+    const poller = new GenerationPoller({
+      get: (id, o) => client.generations.get(id, o),
+      intervalMs: (n) => {
+        waits.push(n);
+        return 5;
+      },
+    });
+    const done = await poller.wait(gen.id, { readNow: true, onRead: (g) => void reads.push(g.state) });
+    expect(done.state).toBe('completed');
+    expect(reads.at(-1)).toBe('completed');
+    // No wait before the first read, one after each read that found the job still running.
+    expect(waits).toEqual(reads.slice(0, -1).map((_, i) => i));
   });
 
   it('refuses to download a generation that has not completed', async () => {

@@ -16,6 +16,7 @@ import {
   parseRetryAfter,
   RateLimitError,
   type RetryInfo,
+  resubmitDelay,
   retryDelay,
   shouldRetry,
   UpstreamError,
@@ -142,6 +143,21 @@ describe('creates', () => {
     expect(retries[1]?.delayMs).toBeLessThanOrEqual(80);
     const rows = (await adminRows(emu)).filter((r) => r.request_id === 'retry-502-test');
     expect(rows.map((r) => r.id)).toEqual([gen.id]);
+  });
+
+  it("follow a create's own retry budget instead of the client's", async () => {
+    const retries: RetryInfo[] = [];
+    const client = clientFor(emu, { hooks: { onRetry: (info) => void retries.push(info) } });
+    await setFaults(emu, { http_502: 1 });
+    try {
+      await expect(
+        client.generations.create(IMAGE, { requestId: 'retry-budget-test', retry: { maxRetries: 1 } }),
+      ).rejects.toBeInstanceOf(UpstreamError);
+    } finally {
+      await setFaults(emu, {});
+      await client.close();
+    }
+    expect(retries.map((r) => r.attempt)).toEqual([1]);
   });
 
   it('are retried after 503 (nothing queued)', async () => {
@@ -334,6 +350,24 @@ describe('the policy, as pure functions', () => {
     expect(shouldRetry(cut, 1, 'idempotent', p)).toBe(true);
     expect(shouldRetry(lost, 1, 'create', p)).toBe(false);
     expect(shouldRetry(new UpstreamError('x', { status: 503 }), 1, 'create', p)).toBe(true);
+  });
+
+  it('a 429 may have a budget of its own, counted on the same attempts', () => {
+    const r429 = new RateLimitError('x', { status: 429, detail: 'Too many requests', retryAfterMs: null });
+    const p = { ...DEFAULT_RETRY_POLICY, maxRateLimitRetries: 19 };
+    expect(shouldRetry(r429, DEFAULT_RETRY_POLICY.maxRetries + 1, 'create', DEFAULT_RETRY_POLICY)).toBe(
+      false,
+    );
+    expect(shouldRetry(r429, 19, 'create', p)).toBe(true);
+    expect(shouldRetry(r429, 20, 'create', p)).toBe(false);
+    expect(shouldRetry(e502, p.maxRetries + 1, 'create', p)).toBe(false);
+  });
+
+  it('resubmitDelay: the resubmit range (2–4 s), doubling with each attempt', () => {
+    const p = DEFAULT_RETRY_POLICY;
+    expect(resubmitDelay(1, p, () => 0)).toBe(2_000);
+    expect(resubmitDelay(1, p, () => 0.999_999)).toBe(4_000);
+    expect(resubmitDelay(2, p, () => 0)).toBe(4_000);
   });
 
   it('retryDelay: 502 waits 5–10 s then doubles; 429 waits Retry-After as seconds or an HTTP date', () => {

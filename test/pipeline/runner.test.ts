@@ -123,6 +123,27 @@ describe('runner', () => {
     expect(admin.body.data).toHaveLength(2);
   });
 
+  it("waits the client's resubmit backoff before the new create", async () => {
+    emu = await startTestEmulator({ faults: { failure_codes: { generation_failed: 1 } } });
+    client = createClient({
+      apiKey: KEY,
+      baseUrl: emu.url,
+      polling: { intervalMs: 20, floorMs: 10 },
+      retry: { resubmit: { minMs: 700, maxMs: 700 } },
+    });
+    const dir = await promptFolder(1);
+    const events: PipelineEvent[] = [];
+    await runBatch(await options(dir, client, { maxResubmits: 1, onEvent: (e) => void events.push(e) }));
+    const states = events.filter((e) => e.type === 'item_state');
+    const resubmitting = states.findIndex(
+      (e) => e.state === 'uploaded' && e.reason?.startsWith('resubmitting'),
+    );
+    const next = states.slice(resubmitting + 1).find((e) => e.state === 'submitted');
+    expect(resubmitting).toBeGreaterThan(-1);
+    // A lower bound only: the wait is at least the policy's (no upper bound on a loaded machine).
+    expect(next!.at - states[resubmitting]!.at).toBeGreaterThanOrEqual(700);
+  });
+
   it('does not resubmit a non-retryable failure', async () => {
     const c = await setUp({ blocked_words: ['wolf'] });
     const dir = join(root, 'in');

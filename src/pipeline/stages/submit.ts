@@ -16,12 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import {
-  type GenerationRequest,
-  LostResponseError,
-  PreflightError,
-  RateLimitError,
-} from '../../client/index.ts';
+import { type GenerationRequest, LostResponseError, PreflightError } from '../../client/index.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, InputChangedError, sha256Of } from '../input-changed.ts';
 import type { Item } from '../item.ts';
@@ -31,10 +26,12 @@ import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advance, expectState, failItem } from '../stage.ts';
 import { INLINE_INPUT_DATA } from './upload.ts';
 
-/** Times a create refused with 429 beyond the client's own retries is tried again before the item fails. */
-export const SUBMIT_RATE_LIMIT_ROUNDS = 5;
-/** Wait before such a round when the 429 carried no Retry-After. */
-const RATE_LIMIT_FALLBACK_MS = 1_000;
+/**
+ * The create's retry budget for a 429: a rate limit is waited out (each time its Retry-After) rather
+ * than failing the item, up to 20 sends of the same request (a 429 queued nothing, so the same
+ * request id may be sent again); other errors keep the client's budget.
+ */
+export const SUBMIT_RETRY = { maxRateLimitRetries: 19 } as const;
 
 /**
  * The reason of an item whose create answer was lost: what is known (the job may exist; the service
@@ -48,21 +45,6 @@ export function lostAnswerReason(requestId: string): string {
     `not resubmitted, which could pay twice; the next run fails it again naming this request id, or ` +
     `submits it again with --resubmit-unknown`
   );
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**
@@ -118,23 +100,20 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
   const requestId = randomUUID();
   const pending: Item = { ...item, requestId, generationId: null, attempts: item.attempts + 1 };
   await ctx.persist(pending);
-  for (let round = 1; ; round++) {
-    try {
-      const generation = await ctx.client.generations.create(body, { requestId, signal: ctx.signal });
-      return advance(pending, 'submitted', { generationId: generation.id });
-    } catch (err) {
-      if (isRunnersToHandle(err, ctx.signal)) throw err;
-      if (err instanceof RateLimitError && round < SUBMIT_RATE_LIMIT_ROUNDS) {
-        // A 429 means nothing was queued: the same request id may be sent again.
-        await sleep(err.retryAfterMs ?? RATE_LIMIT_FALLBACK_MS, ctx.signal);
-        continue;
-      }
-      if (err instanceof LostResponseError) return failItem(pending, 'submit', lostAnswerReason(requestId));
-      // Nothing was sent: the request id was never used.
-      if (err instanceof PreflightError) {
-        return failItem(pending, 'submit', err.detail, { requestId: null, failure: failureOfError(err) });
-      }
-      return failItem(pending, 'submit', reasonOf(err), { failure: failureOfError(err) });
+  try {
+    const generation = await ctx.client.generations.create(body, {
+      requestId,
+      signal: ctx.signal,
+      retry: SUBMIT_RETRY,
+    });
+    return advance(pending, 'submitted', { generationId: generation.id });
+  } catch (err) {
+    if (isRunnersToHandle(err, ctx.signal)) throw err;
+    if (err instanceof LostResponseError) return failItem(pending, 'submit', lostAnswerReason(requestId));
+    // Nothing was sent: the request id was never used.
+    if (err instanceof PreflightError) {
+      return failItem(pending, 'submit', err.detail, { requestId: null, failure: failureOfError(err) });
     }
+    return failItem(pending, 'submit', reasonOf(err), { failure: failureOfError(err) });
   }
 }
