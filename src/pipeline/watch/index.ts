@@ -5,6 +5,7 @@
 export { type CompleteVerdict, checkComplete } from './complete-check.ts';
 export { containerVerdict } from './container-complete.ts';
 export { WATCH_DEFAULTS, WATCH_TEXTS } from './defaults.ts';
+export { checkWatchFolders } from './folders.ts';
 export {
   type InputOutcome,
   moveNoClobber,
@@ -15,16 +16,9 @@ export {
   type SettleResult,
   settleInput,
 } from './on-done.ts';
+export type { WatcherOptions } from './options.ts';
+export { incompleteReason, type ReadyFile, readyItem } from './ready-file.ts';
 export { createReadyQueue, type ReadyQueue } from './ready-queue.ts';
 export type { RescanResult } from './rescan.ts';
 export { sameSignature } from './stability.ts';
-export {
-  checkWatchFolders,
-  incompleteReason,
-  type ReadyFile,
-  readyItem,
-  startWatcher,
-  type Watcher,
-  type WatcherOptions,
-  type WatcherStats,
-} from './watcher.ts';
+export { startWatcher, type Watcher, type WatcherStats } from './watcher.ts';
