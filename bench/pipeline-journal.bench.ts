@@ -27,7 +27,7 @@ function quantile(sorted: readonly number[], q: number): number {
 }
 
 /** One item's lifecycle through the journal; returns its duration in ms. */
-function lifecycle(j: Journal, n: number, outDir: string): number {
+async function lifecycle(j: Journal, n: number, outDir: string): Promise<number> {
   const name = `in/file-${n}.png`;
   const base: Item = {
     ...newItem(name, `/bench/${name}`, 1234, 1),
@@ -50,23 +50,23 @@ function lifecycle(j: Journal, n: number, outDir: string): number {
   writeFileSync(join(outDir, output), 'x'.repeat(64));
   const t1 = performance.now();
   let it: Item = { ...base, state: 'checked', media: { width: 64, height: 64, bytes: 1234 } };
-  j.save(it);
+  await j.save(it);
   it = { ...it, state: 'uploaded', upload: { mode: 'inline', fileId: `file-${n}`, sha256: null } };
-  j.save(it);
+  await j.save(it);
   it = { ...it, requestId: `req-${n}`, attempts: 1 };
-  j.recordSubmitting(it);
+  await j.recordIntent(it);
   it = { ...it, state: 'submitted', generationId: `gen-${n}` };
-  j.recordSubmitted(it);
+  await j.recordSubmitted(it);
   it = {
     ...it,
     state: 'completed',
     generation: { state: 'completed', failure_code: null, failure_reason: null },
   };
-  j.save(it);
+  await j.save(it);
   it = { ...it, state: 'downloaded', outputs: [output] };
-  j.save(it);
+  await j.save(it);
   it = { ...it, state: 'reported' };
-  j.save(it);
+  await j.save(it);
   return planned + (performance.now() - t1);
 }
 
@@ -79,7 +79,7 @@ export async function benchJournalOverhead(): Promise<{ rows: BenchRow[]; data: 
     NORMAL: openJournal({ outDir: join(root, 'normal'), synchronous: 'NORMAL' }),
   };
   try {
-    for (const j of Object.values(journals)) j.startBatch({ inputDir: root, service: 'bench' });
+    for (const j of Object.values(journals)) await j.startBatch({ inputDir: root, service: 'bench' });
     const perRound = Math.ceil(ITEMS / ROUNDS);
     let next = 0;
     for (let round = 0; round < ROUNDS; round++) {
@@ -89,13 +89,13 @@ export async function benchJournalOverhead(): Promise<{ rows: BenchRow[]; data: 
         const j = journals[mode];
         const outDir = j.outDir;
         for (let n = first; n < Math.min(ITEMS, first + perRound); n++)
-          samples[mode].push(lifecycle(j, n, outDir));
+          samples[mode].push(await lifecycle(j, n, outDir));
       }
       next = Math.min(ITEMS, first + perRound);
     }
-    for (const j of Object.values(journals)) j.finishBatch('finished');
+    for (const j of Object.values(journals)) await j.finishBatch('finished');
   } finally {
-    for (const j of Object.values(journals)) j.close();
+    for (const j of Object.values(journals)) await j.close();
     rmSync(root, { recursive: true, force: true });
   }
 

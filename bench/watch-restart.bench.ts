@@ -134,10 +134,10 @@ async function prepare(
   const items: Item[] = [];
   try {
     const row = journal.get(name(0));
-    const service = journal.batches().at(-1)?.service ?? url;
+    const service = (await journal.batches()).at(-1)?.service ?? url;
     if (row?.phase !== 'reported') throw new Error('bench watch-restart: the first run did not finish');
     const outputs = row.item.outputs.map((p) => p.slice(name(0).length + 1));
-    journal.startBatch({ inputDir: inbox, service, options: { bench: 'watch-restart' } });
+    await journal.startBatch({ inputDir: inbox, service, options: { bench: 'watch-restart' } });
     items.push(row.item);
     await journal.hashFile(template);
     for (let i = 1; i < N; i++) {
@@ -160,13 +160,13 @@ async function prepare(
         { ...item, state: 'planned' },
         { contentHash: row.contentHash, recipeHash: row.recipeHash },
       );
-      journal.save(item);
+      await journal.save(item);
       await journal.hashFile(abs);
       items.push(item);
     }
-    journal.finishBatch('finished');
+    await journal.finishBatch('finished');
   } finally {
-    journal.close();
+    await journal.close();
   }
   // The reports and thumbnails the session that finished them would have left.
   await writeReports(out, items, { startedAt: Date.now(), finishedAt: Date.now(), inputDir: inbox });

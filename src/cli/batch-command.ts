@@ -15,19 +15,20 @@ import {
   type Batch,
   type BatchResult,
   createRedactor,
-  type Journal,
   type PipelineEvent,
   POLL_DEFAULTS,
   type ProgressDisplay,
   REPORT_HTML_FILE,
   type Redact,
   type RunOptions,
+  type Store,
   startBatch,
 } from '../pipeline/index.ts';
 import { type BatchFlags, type BatchOptions, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
   type BatchService,
   connectService,
+  type JournalRunOptions,
   journalRunOptions,
   openRunJournal,
   SIGNAL_CHOICES,
@@ -40,12 +41,12 @@ import { printError } from './print-error.ts';
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
 /** The runner options that wire the journal in (journalRunOptions). */
-export type Journaling = ReturnType<typeof journalRunOptions>;
+export type Journaling = JournalRunOptions;
 
 /** What a command's hooks get once the service is connected and the journal open. */
 export interface BatchSetup extends BatchOptions {
   service: BatchService;
-  journal: Journal;
+  journal: Store;
   /** Prints a note on stderr, secrets masked (nothing with --quiet). */
   note(text: string): void;
 }
@@ -72,7 +73,7 @@ export interface BatchCommand {
    * The runner options that say where the items come from and what happens to them, from those that
    * wire the journal in.
    */
-  runOptions(setup: BatchSetup, journaling: Journaling): Partial<RunOptions>;
+  runOptions(setup: BatchSetup, journaling: Journaling): Partial<RunOptions> | Promise<Partial<RunOptions>>;
   /** Sees every event of the batch before the progress display. */
   observe?(event: PipelineEvent): void;
   /** Stops taking in new items (more calls: nothing): on the first signal, the batch's end, the teardown. */
@@ -105,7 +106,7 @@ interface Session {
   /** Never printed: the key, once the service is connected its secrets. */
   secrets: string[];
   service: BatchService | null;
-  journal: Journal | null;
+  journal: Store | null;
   batch: Batch | null;
   /** Set by the first signal. */
   stopReason: string | null;
@@ -167,7 +168,8 @@ function wireSignals(s: Session): SignalWatch {
       s.note('stopping at once; the journal keeps how far each file got');
       s.controller.abort(new DOMException('interrupted', 'AbortError'));
     },
-    beforeHardExit: () => s.journal?.close(),
+    // The journal's close is done when called (its promise only reports it): nothing is lost by the exit.
+    beforeHardExit: () => void s.journal?.close(),
   });
 }
 
@@ -194,7 +196,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
   const { cmd, flags } = s;
   const setup = await setUp(s, request.inputDir);
   const { service, journal } = setup;
-  const journaling = journalRunOptions(journal, setup.recipe, flags, {
+  const journaling = await journalRunOptions(journal, setup.recipe, flags, {
     inputDir: setup.inputDir,
     service: service.identity,
     options: recordedFlags(cmd.name, flags),
@@ -222,7 +224,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     redact,
     emulator: service.emulator !== null,
     stopGraceMs: SIGNAL_CHOICES.graceMs,
-    ...cmd.runOptions(setup, journaling),
+    ...(await cmd.runOptions(setup, journaling)),
   });
   if (s.stopReason !== null) s.batch.stop(s.stopReason);
   let result: BatchResult;
@@ -232,7 +234,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     progress.close();
     await cmd.settle?.();
   }
-  journal.finishBatch(cmd.finishState(result));
+  await journal.finishBatch(cmd.finishState(result));
   printClosing(s, setup, result, redact, request.epilogue);
   return cmd.exitCode(result, s.controller.signal.aborted);
 }
@@ -267,7 +269,7 @@ function printClosing(
 async function tearDown(s: Session, signals: SignalWatch): Promise<void> {
   signals.dispose();
   await s.cmd.stopIntake?.();
-  s.journal?.close();
+  await s.journal?.close();
   await s.service?.client.close();
   await s.service?.emulator?.close();
 }

@@ -21,6 +21,7 @@ import {
   overlapRefusal,
   type Recipe,
   type RunOptions,
+  type Store,
 } from '../pipeline/index.ts';
 import {
   EMBEDDED_CLIENT_SETTINGS,
@@ -164,21 +165,27 @@ export function openRunJournal(opts: { outDir: string; path?: string; mountInfo?
   }
 }
 
+/** The runner options that wire a store into a batch (journalRunOptions). */
+export type JournalRunOptions = Pick<
+  RunOptions,
+  'persist' | 'admit' | 'vanished' | 'placeFor' | 'referenceMemory' | 'journal'
+>;
+
 /**
- * The runner options that wire a journal into a batch (persist, admit, vanished, the shared references'
+ * The runner options that wire a store (the journal) into a batch (persist, admit, vanished, the shared references'
  * memory, the report's journal note), after recording the batch in it.
  *
  * @param options - the run's flags as recorded in the journal (never secrets)
  */
-export function journalRunOptions(
-  journal: Journal,
+export async function journalRunOptions(
+  store: Store,
   recipe: Recipe,
   flags: JournalFlags,
   batch: { inputDir: string; service: string; options: Record<string, unknown>; embedded?: boolean },
-): Pick<RunOptions, 'persist' | 'admit' | 'vanished' | 'placeFor' | 'referenceMemory' | 'journal'> {
+): Promise<JournalRunOptions> {
   const { embedded = false, ...info } = batch;
-  journal.startBatch(info);
-  const hooks = journalRunHooks(journal, recipe, {
+  await store.startBatch(info);
+  const hooks = journalRunHooks(store, recipe, {
     force: flags.force === true,
     resubmitUnknown: flags.resubmitUnknown === true,
     retryFailed: flags.retryFailed === true,
@@ -204,14 +211,14 @@ export function journalRunOptions(
           };
         }
       : hooks.admit,
-    vanished: embedded ? () => [] : hooks.vanished,
+    vanished: embedded ? async () => [] : hooks.vanished,
     placeFor: hooks.placeFor,
     // --force redoes everything, the shared references' uploads included.
     ...(flags.force || embedded
       ? {}
       : { referenceMemory: { fileId: hooks.referenceFileId, uploaded: hooks.referenceUploaded } }),
     journal: {
-      file: journal.path,
+      file: store.location,
       policy: flags.resubmitUnknown ? 'resubmit' : 'fail',
       note: flags.resubmitUnknown ? JOURNAL_TEXTS.policyResubmit : JOURNAL_TEXTS.policyFail,
     },

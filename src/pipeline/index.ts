@@ -93,6 +93,13 @@ export { isScratchName, sweepBatchScratch, sweepItemScratch } from './runner-swe
 export { STAGES, type StageStep, stepFor } from './stage-list.ts';
 export { BASE64_MAX_BYTES, INLINE_INPUT_DATA } from './stages/upload.ts';
 export {
+  keyFingerprint,
+  type QuotaState,
+  type QuotaStateInput,
+  type Store,
+  type StoreDecision,
+} from './store/index.ts';
+export {
   checkWatchFolders,
   createReadyQueue,
   incompleteReason,

@@ -130,7 +130,7 @@ export interface RunOptions {
   /** Receives every event of the batch. */
   onEvent?: EventSink;
   /** Called with the item after every transition (and by submit before it sends); awaited. */
-  persist?: (item: Item) => void | Promise<void>;
+  persist?: (item: Item) => Promise<void>;
   /** Masks secrets in what is written (default: key- and bearer-shaped strings). */
   redact?: Redact;
   /** The batch runs against the embedded emulator (said in the report). */
@@ -151,13 +151,13 @@ export interface RunOptions {
    * Called once the items ran out (unless the batch stopped): journaled work whose input was not seen
    * in this batch (`seen`), each to be driven from its state so a paid generation is still collected.
    */
-  vanished?: (seen: (input: string) => boolean) => AdmitDecision[];
+  vanished?: (seen: (input: string) => boolean) => Promise<AdmitDecision[]>;
   /**
    * The place (out folder) of an item `admit` never decided on — skipped, or failed or stopped before
    * it was planned — for its result.json and its report entry (the journal's: never a folder holding
    * the service's work for another version of the file). Without it such an item uses its input path.
    */
-  placeFor?: (item: Item) => string;
+  placeFor?: (item: Item) => Promise<string>;
   /** A reason to fail an item at check instead of checking it (watch: a file that never became complete). */
   failAtCheck?: (item: Item) => string | null;
   /**
@@ -252,7 +252,7 @@ export function startBatch(options: RunOptions): Batch {
   const changedAgainMax = Math.max(0, options.changedAgainMax ?? RUN_DEFAULTS.changedAgainMax);
   const reportIntervalMs = options.reportIntervalMs ?? RUN_DEFAULTS.reportIntervalMs;
   const redact = options.redact ?? createRedactor();
-  const persistHook = options.persist ?? (() => undefined);
+  const persistHook = options.persist ?? (async () => undefined);
   const startedAt = Date.now();
 
   // Cancellation: `abort` cancels in-flight work; `stopping` only stops new work.
@@ -376,10 +376,10 @@ export function startBatch(options: RunOptions): Batch {
   };
 
   /** A final item admit never decided on, with the place `placeFor` gives it. */
-  const placed = (item: Item): Item => {
+  const placed = async (item: Item): Promise<Item> => {
     if (item.place !== undefined || !options.placeFor || !FINAL_ITEM_STATES.includes(item.state)) return item;
     try {
-      return { ...item, place: options.placeFor(item) };
+      return { ...item, place: await options.placeFor(item) };
     } catch {
       return item; // the journal failed: the input path, as without one
     }
@@ -642,18 +642,18 @@ export function startBatch(options: RunOptions): Batch {
           continue;
         }
         if (step.name === 'plan' && next.state === 'planned' && !options.admit) {
-          item = placed(await hashed(next));
+          item = await placed(await hashed(next));
           await record(entry, item, item.state === 'stopped' ? null : step.name);
           continue;
         }
         if (step.name === 'plan' && next.state === 'planned' && options.admit) {
           const a = await admitted(next);
-          item = placed(a.item);
+          item = await placed(a.item);
           await record(entry, item, item.state === 'stopped' ? null : step.name, a.reason);
           job ??= await slotForResumed(item);
           continue;
         }
-        item = placed(next);
+        item = await placed(next);
         await record(entry, item, item.state === 'stopped' ? null : step.name);
       }
       if (item.state === 'failed' || item.state === 'skipped') {
@@ -740,7 +740,7 @@ export function startBatch(options: RunOptions): Batch {
             if (!active.has(found.input)) {
               // Saved as found first, as start does: a new look at the file, not the earlier item's row.
               await ctx.persist(found).catch(() => undefined);
-              await record(++lastEntry, placed(stoppedItem(found)), null);
+              await record(++lastEntry, await placed(stoppedItem(found)), null);
             }
             continue;
           }
@@ -756,7 +756,7 @@ export function startBatch(options: RunOptions): Batch {
       if (options.vanished && !stop) {
         let back: AdmitDecision[] = [];
         try {
-          back = options.vanished((input) => seen.has(input));
+          back = await options.vanished((input) => seen.has(input));
         } catch (err) {
           journalFailed(err);
         }

@@ -118,12 +118,12 @@ async function storedPng(width: number, height: number): Promise<Buffer> {
 const elided = (bytes: Buffer) => `<${Math.ceil(bytes.length / 3) * 4} base64 characters elided>`;
 
 /** The active journal row of `input` in `out`, read without taking the out dir. */
-function journalRow(out: string, input: string) {
+async function journalRow(out: string, input: string) {
   const journal = openJournal({ outDir: out, lock: false });
   try {
     return journal.get(input);
   } finally {
-    journal.close();
+    await journal.close();
   }
 }
 
@@ -200,7 +200,7 @@ describe('a file changed after its check, before it is sent (genpipe run)', () =
     ]);
     expect(lastStates(child.events).get('i6.png')).toBe('reported');
     // The journal holds the output under the content hash it was made from.
-    const row = journalRow(out, 'i6.png');
+    const row = await journalRow(out, 'i6.png');
     expect(row).toMatchObject({ contentHash: bufferHash(green), phase: 'reported' });
     expect(row?.item.generationId).toBe(gens[0]!.id);
 
@@ -234,7 +234,7 @@ describe('a file changed after its check, before it is sent (genpipe run)', () =
     expect(statesOf(child.events, 'i6.png', 'discovered').map((e) => e.reason)).toEqual([
       INPUT_CHANGED_TEXTS.again,
     ]);
-    const row = journalRow(out, 'i6.png');
+    const row = await journalRow(out, 'i6.png');
     expect(row).toMatchObject({ contentHash: bufferHash(green), phase: 'reported' });
     expect(row?.item.upload?.fileId).toBe(files[1]!.id);
   }, 60_000);
@@ -273,7 +273,7 @@ describe('a file changed after its check, before it is sent (genpipe run)', () =
     expect(statesOf(child.events, 'big.png', 'discovered').map((e) => e.reason)).toEqual([
       INPUT_CHANGED_TEXTS.again,
     ]);
-    expect(journalRow(out, 'big.png')).toMatchObject({
+    expect(await journalRow(out, 'big.png')).toMatchObject({
       contentHash: bufferHash(await readFile(path)),
       phase: 'reported',
     });
@@ -334,7 +334,7 @@ describe('a file changed after its check, before it is sent (genpipe watch)', ()
     // Done once the journal holds the new bytes' result.
     await until(
       async () => {
-        const row = journalRow(out, 'i6.png');
+        const row = await journalRow(out, 'i6.png');
         return row?.contentHash === bufferHash(green) && row.phase === 'reported';
       },
       30_000,

@@ -38,7 +38,7 @@ for (let i = 0; i < count; i++) {
   j.plan(it, { contentHash: 'c' + i, recipeHash: 'r' });
   it = { ...it, state: 'checked' }; j.save(it);
   it = { ...it, state: 'uploaded', upload: { mode: 'inline', fileId: 'file-' + i, sha256: null } }; j.save(it);
-  it = { ...it, requestId: 'req-' + i, attempts: 1 }; j.recordSubmitting(it);
+  it = { ...it, requestId: 'req-' + i, attempts: 1 }; j.recordIntent(it);
   it = { ...it, state: 'submitted', generationId: 'gen-' + i }; j.recordSubmitted(it);
   process.stdout.write('saved ' + i + '\\n');
   if (i === killAt) process.kill(process.pid, 'SIGKILL');
@@ -160,7 +160,7 @@ describe('durability', () => {
 
     const j = openJournal({ outDir, mountInfo: null }); // the dead child's lock is taken over
     try {
-      expect(j.db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(j.testOnlyDatabase().pragma('integrity_check', { simple: true })).toBe('ok');
       const rows = j.rows();
       expect(rows).toHaveLength(25);
       for (let i = 0; i < 25; i++) {
@@ -170,9 +170,9 @@ describe('durability', () => {
         expect(row?.item.requestId).toBe(`req-${i}`);
         expect(row?.item.upload?.fileId).toBe(`file-${i}`);
       }
-      expect(j.batches()[0]?.status).toBe('running'); // never finished: interrupted
+      expect((await j.batches())[0]?.status).toBe('running'); // never finished: interrupted
     } finally {
-      j.close();
+      await j.close();
     }
   });
 
@@ -186,7 +186,7 @@ describe('durability', () => {
 
     const j = openJournal({ outDir, mountInfo: null });
     try {
-      expect(j.db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(j.testOnlyDatabase().pragma('integrity_check', { simple: true })).toBe('ok');
       for (let i = 0; i < printed; i++) {
         expect(j.get(`f${i}.png`)?.item.generationId).toBe(`gen-${i}`);
       }
@@ -198,7 +198,7 @@ describe('durability', () => {
       }
       expect(j.rows().length).toBeLessThanOrEqual(printed + 1);
     } finally {
-      j.close();
+      await j.close();
     }
   });
 });
@@ -223,13 +223,13 @@ describe('two processes', () => {
     // A reader that takes no lock may look.
     const reader = openJournal({ outDir, mountInfo: null, lock: false });
     expect(reader.rows()).toEqual([]);
-    reader.close();
+    await reader.close();
 
     holder.proc.kill('SIGKILL');
     await holder.exited;
     const j = openJournal({ outDir, mountInfo: null });
-    expect(j.db.open).toBe(true);
-    j.close();
+    expect(j.testOnlyDatabase().open).toBe(true);
+    await j.close();
   });
 
   it('lets a second runner in once the first is killed, even while it is an unreaped zombie', async () => {
@@ -241,14 +241,14 @@ describe('two processes', () => {
     expect(() => process.kill(pid, 0)).not.toThrow(); // the dead runner's pid still answers
     const j = openJournal({ outDir, mountInfo: null });
     try {
-      expect(j.db.open).toBe(true);
+      expect(j.testOnlyDatabase().open).toBe(true);
       // A third runner is refused again, naming the new holder: this process.
       const refused = runChild(HOLDER, { OUT: outDir });
       const exit = await refused.exited;
       expect(exit.code).not.toBe(0);
       expect(exit.stderr).toContain(`another genpipe (pid ${process.pid},`);
     } finally {
-      j.close();
+      await j.close();
     }
   });
 
@@ -291,7 +291,7 @@ describe('two processes', () => {
         expect(rows).toHaveLength(150);
         expect(rows.every((r) => r.phase === 'submitted')).toBe(true);
       } finally {
-        j.close();
+        await j.close();
       }
     }
   });

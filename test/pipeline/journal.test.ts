@@ -42,14 +42,14 @@ function journal(opts: Partial<Parameters<typeof openJournal>[0]> = {}): Journal
   return j;
 }
 
-function session(opts: Partial<Parameters<typeof openJournal>[0]> = {}): Journal {
+async function session(opts: Partial<Parameters<typeof openJournal>[0]> = {}): Promise<Journal> {
   const j = journal(opts);
-  j.startBatch({ inputDir: inDir, service: 'http://svc.test', options: { concurrency: 2 } });
+  await j.startBatch({ inputDir: inDir, service: 'http://svc.test', options: { concurrency: 2 } });
   return j;
 }
 
-function reopen(j: Journal): Journal {
-  j.close();
+async function reopen(j: Journal): Promise<Journal> {
+  await j.close();
   return session();
 }
 
@@ -60,8 +60,8 @@ beforeEach(() => {
   mkdirSync(inDir);
 });
 
-afterEach(() => {
-  for (const j of open.splice(0)) j.close();
+afterEach(async () => {
+  for (const j of open.splice(0)) await j.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -79,49 +79,57 @@ function planned(name: string, bytes = 'hello'): Item {
 }
 
 /** Runs an item to `reported` through the journal, writing one output file; returns the final item. */
-function finish(j: Journal, start: Item, outputBytes = 'PNGDATA'): Item {
+async function finish(j: Journal, start: Item, outputBytes = 'PNGDATA'): Promise<Item> {
   let it: Item = { ...start, state: 'checked' };
-  j.save(it);
+  await j.save(it);
   it = { ...it, state: 'uploaded', upload: { mode: 'inline', fileId: `file-${it.input}`, sha256: null } };
-  j.save(it);
+  await j.save(it);
   it = { ...it, requestId: `req-${it.input}`, attempts: 1 };
-  j.save(it);
+  await j.save(it);
   it = { ...it, state: 'submitted', generationId: `gen-${it.input}` };
-  j.save(it);
+  await j.save(it);
   it = {
     ...it,
     state: 'completed',
     generation: { state: 'completed', failure_code: null, failure_reason: null },
   };
-  j.save(it);
+  await j.save(it);
   const place = it.place ?? it.input;
   const out = `${place}/output-0.png`;
   mkdirSync(join(outDir, place), { recursive: true });
   writeFileSync(join(outDir, out), outputBytes);
   it = { ...it, state: 'downloaded', outputs: [out] };
-  j.save(it);
+  await j.save(it);
   writeFileSync(join(outDir, place, 'result.json'), '{}');
   it = { ...it, state: 'reported' };
-  j.save(it);
+  await j.save(it);
   return it;
 }
 
 describe('opening', () => {
-  it('lives in <out>/.genpipe/journal.db in WAL mode with synchronous=FULL', () => {
+  it('lives in <out>/.genpipe/journal.db in WAL mode with synchronous=FULL', async () => {
     const j = journal();
     expect(j.path).toBe(join(outDir, '.genpipe', 'journal.db'));
     expect(existsSync(j.path)).toBe(true);
-    expect(j.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(j.db.pragma('synchronous', { simple: true })).toBe(2); // 2 = FULL
-    expect(j.db.pragma('user_version', { simple: true })).toBe(2);
-    const tables = j.db
+    expect(j.testOnlyDatabase().pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(j.testOnlyDatabase().pragma('synchronous', { simple: true })).toBe(2); // 2 = FULL
+    expect(j.testOnlyDatabase().pragma('user_version', { simple: true })).toBe(3);
+    const tables = j
+      .testOnlyDatabase()
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
       .all()
       .map((r) => (r as { name: string }).name);
-    expect(tables).toEqual(['batches', 'content_hashes', 'items', 'runner_locks', 'shared_references']);
+    expect(tables).toEqual([
+      'batches',
+      'content_hashes',
+      'items',
+      'quota_states',
+      'runner_locks',
+      'shared_references',
+    ]);
   });
 
-  it('takes another place with path (--journal)', () => {
+  it('takes another place with path (--journal)', async () => {
     const path = join(dir, 'elsewhere', 'j.db');
     const j = journal({ path });
     expect(j.path).toBe(path);
@@ -129,7 +137,7 @@ describe('opening', () => {
     expect(existsSync(join(outDir, '.genpipe', 'journal.db'))).toBe(false);
   });
 
-  it('refuses a network filesystem with a message that says why and where else', () => {
+  it('refuses a network filesystem with a message that says why and where else', async () => {
     const mountInfo = [
       '27 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
       `40 27 0:50 / ${dir} rw,relatime - nfs4 fileserver:/export rw,vers=4.2`,
@@ -151,23 +159,23 @@ describe('opening', () => {
       mountInfo,
       path: join(tmpdir(), `genpipe-local-${process.pid}-${Date.now()}.db`),
     });
-    expect(local.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    local.close();
+    expect(local.testOnlyDatabase().pragma('journal_mode', { simple: true })).toBe('wal');
+    await local.close();
     rmSync(local.path, { force: true });
     rmSync(`${local.path}-wal`, { force: true });
     rmSync(`${local.path}-shm`, { force: true });
   });
 
-  it('refuses a second runner on the same out dir, and lets it in once the first closed', () => {
+  it('refuses a second runner on the same out dir, and lets it in once the first closed', async () => {
     const first = journal();
     expect(() => journal()).toThrow(JournalLockedError);
     expect(() => journal()).toThrow(`already working on the out dir ${outDir}`);
-    first.close();
+    await first.close();
     const second = journal();
-    expect(second.db.open).toBe(true);
+    expect(second.testOnlyDatabase().open).toBe(true);
   });
 
-  it('holds the out dir through <out>/.genpipe/runner.lock, which stays empty and blocks nothing once closed', () => {
+  it('holds the out dir through <out>/.genpipe/runner.lock, which stays empty and blocks nothing once closed', async () => {
     const first = journal();
     const lock = join(outDir, '.genpipe', 'runner.lock');
     expect(readdirSync(join(outDir, '.genpipe')).sort()).toEqual([
@@ -179,18 +187,18 @@ describe('opening', () => {
     expect(statSync(lock).size).toBe(0);
     // A reader takes no lock, and leaves the holder's alone.
     const reader = journal({ lock: false });
-    reader.close();
+    await reader.close();
     expect(() => journal()).toThrow(JournalLockedError);
     // A holder in another container (another host name) is named with its host.
-    first.db.prepare("UPDATE runner_locks SET host = 'other-box'").run();
+    first.testOnlyDatabase().prepare("UPDATE runner_locks SET host = 'other-box'").run();
     expect(() => journal()).toThrow(`another genpipe (pid ${process.pid} on host other-box, running since `);
-    first.close();
+    await first.close();
     expect(existsSync(lock)).toBe(true); // left behind, and it holds nothing
-    journal().close();
+    await journal().close();
     expect(statSync(lock).size).toBe(0);
   });
 
-  it('holds the out dir whichever journal file each runner uses (--journal)', () => {
+  it('holds the out dir whichever journal file each runner uses (--journal)', async () => {
     const first = journal({ path: join(dir, 'a.db') });
     let err: unknown;
     try {
@@ -204,11 +212,11 @@ describe('opening', () => {
     expect(() => journal()).toThrow(JournalLockedError); // the out dir's own journal
     // The same journal file names the holder.
     expect(() => journal({ path: join(dir, 'a.db') })).toThrow(`another genpipe (pid ${process.pid},`);
-    first.close();
+    await first.close();
     journal({ path: join(dir, 'b.db') }).close();
   });
 
-  it('says so when the runner lock is not a lock file or cannot be made', () => {
+  it('says so when the runner lock is not a lock file or cannot be made', async () => {
     const lock = join(outDir, '.genpipe', 'runner.lock');
     mkdirSync(join(outDir, '.genpipe'), { recursive: true });
     writeFileSync(lock, 'not a database, but long enough to hold a SQLite header and then some more bytes');
@@ -231,10 +239,10 @@ describe('opening', () => {
     );
   });
 
-  it('records batches with their options', () => {
-    const j = session();
-    j.finishBatch('finished');
-    const [b] = j.batches();
+  it('records batches with their options', async () => {
+    const j = await session();
+    await j.finishBatch('finished');
+    const [b] = await j.batches();
     expect(b).toMatchObject({
       status: 'finished',
       service: 'http://svc.test',
@@ -247,12 +255,12 @@ describe('opening', () => {
 
 describe('re-running', () => {
   it('skips a finished item whose outputs are complete', async () => {
-    let j = session();
+    let j = await session();
     const a = planned('a.png');
     const key = await j.keyOf(a);
     expect(j.plan(a, key).action).toBe('fresh');
-    const done = finish(j, a);
-    j = reopen(j);
+    const done = await finish(j, a);
+    j = await reopen(j);
     const d = await j.admit(planned('a.png'), { references: {} });
     expect(d.action).toBe('done');
     expect(d.item.state).toBe('reported');
@@ -261,12 +269,12 @@ describe('re-running', () => {
   });
 
   it('downloads again when an output is missing or cut short, polling the same generation', async () => {
-    let j = session();
+    let j = await session();
     const a = planned('a.png');
     j.plan(a, await j.keyOf(a));
-    finish(j, a, '0123456789');
+    await finish(j, a, '0123456789');
     truncateSync(join(outDir, 'a.png', 'output-0.png'), 4);
-    j = reopen(j);
+    j = await reopen(j);
     const d = await j.admit(planned('a.png'), { references: {} });
     expect(d.action).toBe('resume');
     expect(d.item.state).toBe('submitted');
@@ -276,25 +284,25 @@ describe('re-running', () => {
 
     // The run downloads them again; then the whole folder goes.
     let it: Item = { ...d.item, state: 'completed' };
-    j.save(it);
+    await j.save(it);
     writeFileSync(join(outDir, 'a.png', 'output-0.png'), '0123456789');
     it = { ...it, state: 'downloaded', outputs: ['a.png/output-0.png'] };
-    j.save(it);
-    j.save({ ...it, state: 'reported' });
+    await j.save(it);
+    await j.save({ ...it, state: 'reported' });
     expect(j.get('a.png')?.outputs).toEqual([{ path: 'a.png/output-0.png', bytes: 10 }]);
     rmSync(join(outDir, 'a.png'), { recursive: true });
-    j = reopen(j);
+    j = await reopen(j);
     const again = await j.admit(planned('a.png'), { references: {} });
     expect(again.action).toBe('resume');
     expect(again.reason).toContain('a.png/output-0.png is missing');
   });
 
   it('redoes an item whose file changed, in a new row, keeping the old one as history', async () => {
-    let j = session();
+    let j = await session();
     const a = planned('a.png', 'version one');
     j.plan(a, await j.keyOf(a));
-    finish(j, a);
-    j = reopen(j);
+    await finish(j, a);
+    j = await reopen(j);
     const changed = planned('a.png', 'version two!');
     const d = await j.admit(changed, { references: {} });
     expect(d).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.contentChanged });
@@ -315,20 +323,20 @@ describe('re-running', () => {
       return { ...p, request: { ...p.request, image_ref: [{ file_id: '$ref:style' }] } };
     };
     const recipe = { references: { style: { absPath: style } } };
-    let j = session();
+    let j = await session();
     const a = withRef('a.png');
     expect((await j.admit(a, recipe)).action).toBe('fresh');
-    finish(j, a);
-    j = reopen(j);
+    await finish(j, a);
+    j = await reopen(j);
     expect((await j.admit(withRef('a.png'), recipe)).action).toBe('done');
     const prompt = { ...withRef('a.png'), request: { ...withRef('a.png').request, prompt: 'oil paint' } };
-    j = reopen(j);
+    j = await reopen(j);
     expect(await j.admit(prompt, recipe)).toMatchObject({
       action: 'fresh',
       reason: JOURNAL_TEXTS.recipeChanged,
     });
-    finish(j, prompt);
-    j = reopen(j);
+    await finish(j, prompt);
+    j = await reopen(j);
     writeFileSync(style, 'style v2');
     expect(await j.admit(prompt, recipe)).toMatchObject({
       action: 'fresh',
@@ -337,13 +345,13 @@ describe('re-running', () => {
   });
 
   it('redoes everything with --force', async () => {
-    let j = session();
+    let j = await session();
     for (const name of ['a.png', 'b.png']) {
       const it = planned(name);
       j.plan(it, await j.keyOf(it));
-      finish(j, it);
+      await finish(j, it);
     }
-    j = reopen(j);
+    j = await reopen(j);
     for (const name of ['a.png', 'b.png']) {
       const d = await j.admit(planned(name), { references: {} }, { force: true });
       expect(d).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.forced });
@@ -353,14 +361,14 @@ describe('re-running', () => {
   });
 
   it('resumes a submitted generation instead of submitting it again', async () => {
-    let j = session();
+    let j = await session();
     const a = planned('a.png');
     j.plan(a, await j.keyOf(a));
     const up: Item = { ...a, state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } };
-    j.save(up);
-    j.save({ ...up, requestId: 'req-1', attempts: 1 });
-    j.save({ ...up, requestId: 'req-1', attempts: 1, state: 'submitted', generationId: 'gen-1' });
-    j.save({
+    await j.save(up);
+    await j.save({ ...up, requestId: 'req-1', attempts: 1 });
+    await j.save({ ...up, requestId: 'req-1', attempts: 1, state: 'submitted', generationId: 'gen-1' });
+    await j.save({
       ...up,
       requestId: 'req-1',
       attempts: 1,
@@ -368,7 +376,7 @@ describe('re-running', () => {
       generationId: 'gen-1',
       reason: 'stopped',
     });
-    j = reopen(j);
+    j = await reopen(j);
     expect(j.inFlight().map((r) => r.item.generationId)).toEqual(['gen-1']);
     const d = await j.admit(planned('a.png'), { references: {} });
     expect(d.action).toBe('resume');
@@ -382,11 +390,11 @@ describe('re-running', () => {
   });
 
   it('redoes local work (skipped, or failed by a local stage) every run', async () => {
-    let j = session();
+    let j = await session();
     const a = planned('a.png');
     j.plan(a, await j.keyOf(a));
-    j.save({ ...a, state: 'failed', failedAt: 'check', reason: 'too big' });
-    j = reopen(j);
+    await j.save({ ...a, state: 'failed', failedAt: 'check', reason: 'too big' });
+    j = await reopen(j);
     const d = await j.admit(planned('a.png'), { references: {} });
     expect(d).toMatchObject({ action: 'fresh', reason: null });
     expect(j.history('a.png')).toHaveLength(1);
@@ -395,13 +403,13 @@ describe('re-running', () => {
 
 describe('files a stopped run did not finish', () => {
   it('continues a file planned by a run that stopped or died before anything was sent for it', async () => {
-    let j = session();
+    let j = await session();
     const a = planned('a.png');
     const first = j.plan(a, await j.keyOf(a));
-    j.save({ ...first.item, state: 'checked' }); // then killed
+    await j.save({ ...first.item, state: 'checked' }); // then killed
     const b = planned('b.png');
-    j.save({ ...j.plan(b, await j.keyOf(b)).item, state: 'stopped', reason: 'not processed' });
-    j = reopen(j);
+    await j.save({ ...j.plan(b, await j.keyOf(b)).item, state: 'stopped', reason: 'not processed' });
+    j = await reopen(j);
     for (const name of ['a.png', 'b.png']) {
       const d = await j.admit(planned(name), { references: {} });
       expect(d, name).toMatchObject({
@@ -414,17 +422,21 @@ describe('files a stopped run did not finish', () => {
   });
 
   it('notes a file a stopped run never planned, and continues it on the next run', async () => {
-    let j = session();
+    let j = await session();
     const seen = { ...newItem('c.png', join(inDir, 'c.png'), 5, 1), state: 'stopped' as const };
     writeFileSync(join(inDir, 'c.png'), 'hello');
-    j.save({ ...seen, place: 'c.png', reason: 'not processed: the batch stopped early (x)' });
+    await j.save({ ...seen, place: 'c.png', reason: 'not processed: the batch stopped early (x)' });
     expect(j.rows().map((r) => [r.input, r.place, r.phase, r.contentHash])).toEqual([
       ['c.png', 'c.png', 'local', ''],
     ]);
     // A file the journal already has a row of is left as it is.
-    finish(j, j.plan(planned('d.png'), await j.keyOf(planned('d.png'))).item);
-    j = reopen(j);
-    j.save({ ...newItem('d.png', join(inDir, 'd.png'), 5, 1), state: 'stopped', reason: 'not processed' });
+    await finish(j, j.plan(planned('d.png'), await j.keyOf(planned('d.png'))).item);
+    j = await reopen(j);
+    await j.save({
+      ...newItem('d.png', join(inDir, 'd.png'), 5, 1),
+      state: 'stopped',
+      reason: 'not processed',
+    });
     expect(j.get('d.png')?.phase).toBe('reported');
 
     const c = planned('c.png');
@@ -434,27 +446,27 @@ describe('files a stopped run did not finish', () => {
     expect(j.history('c.png').map((r) => [r.contentHash, r.recipeHash])).toEqual([
       [key.contentHash, key.recipeHash],
     ]);
-    j = reopen(j);
+    j = await reopen(j);
     expect(await j.admit(planned('d.png'), { references: {} })).toMatchObject({ action: 'done' });
   });
 });
 
 describe('finished files', () => {
   it('lists inputs reported or failed at the service, with the size and mtime their file had', async () => {
-    const j = session();
+    const j = await session();
     const done = planned('done.png', 'done bytes');
     j.plan(done, await j.keyOf(done));
-    finish(j, done);
+    await finish(j, done);
     const rejected = planned('rejected.png');
     j.plan(rejected, await j.keyOf(rejected));
-    j.save({ ...rejected, state: 'failed', failedAt: 'submit', reason: 'rejected by the service' });
+    await j.save({ ...rejected, state: 'failed', failedAt: 'submit', reason: 'rejected by the service' });
     const local = planned('local.png');
     j.plan(local, await j.keyOf(local));
-    j.save({ ...local, state: 'failed', failedAt: 'check', reason: 'too big' });
+    await j.save({ ...local, state: 'failed', failedAt: 'check', reason: 'too big' });
     const inFlight = planned('in-flight.png');
     j.plan(inFlight, await j.keyOf(inFlight));
-    j.save({ ...inFlight, state: 'submitted', requestId: 'r1', generationId: 'g1', attempts: 1 });
-    expect(j.finishedFiles()).toEqual(
+    await j.save({ ...inFlight, state: 'submitted', requestId: 'r1', generationId: 'g1', attempts: 1 });
+    expect(await j.finishedFiles()).toEqual(
       new Map([
         ['done.png', { size: 10, mtimeMs: 1 }],
         ['rejected.png', { size: 5, mtimeMs: 1 }],
@@ -465,19 +477,19 @@ describe('finished files', () => {
 
 describe('the crash policy through the journal', () => {
   async function leaveSubmitting(): Promise<Journal> {
-    const j = session();
+    const j = await session();
     const a = planned('a.png');
     j.plan(a, await j.keyOf(a));
     const up: Item = { ...a, state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } };
-    j.save(up);
-    j.recordSubmitting({ ...up, requestId: 'req-1', attempts: 1 });
+    await j.save(up);
+    await j.recordIntent({ ...up, requestId: 'req-1', attempts: 1 });
     return j;
   }
 
   it('by default fails the item for good, and records the verdict at once', async () => {
     let j = await leaveSubmitting();
     expect(j.get('a.png')).toMatchObject({ phase: 'submitting', outcomeUnknown: true });
-    j = reopen(j);
+    j = await reopen(j);
     const d = await j.admit(planned('a.png'), { references: {} });
     expect(d.action).toBe('fail');
     expect(d.item).toMatchObject({
@@ -486,15 +498,15 @@ describe('the crash policy through the journal', () => {
       reason: JOURNAL_TEXTS.unknownOutcome('req-1'),
     });
     expect(j.get('a.png')?.item.state).toBe('failed');
-    j = reopen(j);
+    j = await reopen(j);
     expect((await j.admit(planned('a.png'), { references: {} })).action).toBe('fail');
   });
 
   it('with --resubmit-unknown submits again, even after an earlier run failed it', async () => {
     let j = await leaveSubmitting();
-    j = reopen(j);
+    j = await reopen(j);
     await j.admit(planned('a.png'), { references: {} }); // default: failed
-    j = reopen(j);
+    j = await reopen(j);
     const d = await j.admit(planned('a.png'), { references: {} }, { resubmitUnknown: true });
     expect(d.action).toBe('resume');
     expect(d.item).toMatchObject({ state: 'uploaded', requestId: null, upload: { fileId: 'f1' } });
@@ -505,7 +517,7 @@ describe('the crash policy through the journal', () => {
   it('keeps the request id when a stop interrupts a create (the create may have been sent)', async () => {
     const j = await leaveSubmitting();
     const a = j.get('a.png')!.item;
-    j.save({ ...a, state: 'stopped', requestId: null, reason: 'not processed: interrupted' });
+    await j.save({ ...a, state: 'stopped', requestId: null, reason: 'not processed: interrupted' });
     expect(j.get('a.png')).toMatchObject({ phase: 'submitting', liveState: 'uploaded' });
     expect(j.get('a.png')?.item.requestId).toBe('req-1');
   });
@@ -517,15 +529,15 @@ describe('places: an out folder per distinct input', () => {
   const output = (place: string) => readFileSync(join(outDir, place, 'output-0.png'), 'utf8');
 
   it('gives a changed file a folder of its own when the earlier one left outputs, and keeps them', async () => {
-    let j = session();
+    let j = await session();
     const first = await admit(j, 'a.png', 'version one');
     expect(first.item.place).toBe('a.png');
-    finish(j, first.item, 'first output');
-    j = reopen(j);
+    await finish(j, first.item, 'first output');
+    j = await reopen(j);
     const second = await admit(j, 'a.png', 'version two');
     expect(second).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.contentChanged });
     expect(second.item.place).toBe('a-1.png');
-    finish(j, second.item, 'second output');
+    await finish(j, second.item, 'second output');
     expect(output('a.png')).toBe('first output');
     expect(output('a-1.png')).toBe('second output');
     expect(j.history('a.png').map((r) => [r.place, r.supersededAt === null])).toEqual([
@@ -533,25 +545,25 @@ describe('places: an out folder per distinct input', () => {
       ['a-1.png', true],
     ]);
     // Unchanged on the next run: done, in its own folder.
-    j = reopen(j);
+    j = await reopen(j);
     expect(await admit(j, 'a.png', 'version two')).toMatchObject({
       action: 'done',
       item: { place: 'a-1.png', outputs: ['a-1.png/output-0.png'] },
     });
     // --force redoes it in a third folder; the first two stay.
-    j = reopen(j);
+    j = await reopen(j);
     expect(
       (await j.admit(planned('a.png', 'version two'), { references: {} }, { force: true })).item.place,
     ).toBe('a-2.png');
   });
 
   it('takes the first version back, in its folder, when its bytes come back: nothing is redone', async () => {
-    let j = session();
+    let j = await session();
     const one = await admit(j, 'a.png', 'version one');
-    finish(j, one.item, 'first output');
-    j = reopen(j);
-    finish(j, (await admit(j, 'a.png', 'version two')).item, 'second output');
-    j = reopen(j);
+    await finish(j, one.item, 'first output');
+    j = await reopen(j);
+    await finish(j, (await admit(j, 'a.png', 'version two')).item, 'second output');
+    j = await reopen(j);
     const back = await admit(j, 'a.png', 'version one');
     expect(back).toMatchObject({
       action: 'done',
@@ -561,7 +573,7 @@ describe('places: an out folder per distinct input', () => {
     expect(j.get('a.png')?.id).toBe(j.history('a.png')[0]?.id);
     expect(j.history('a.png').filter((r) => r.supersededAt === null)).toHaveLength(1);
     // And the second version again is the second row again.
-    j = reopen(j);
+    j = await reopen(j);
     expect(await admit(j, 'a.png', 'version two')).toMatchObject({
       action: 'done',
       item: { place: 'a-1.png' },
@@ -570,19 +582,19 @@ describe('places: an out folder per distinct input', () => {
   });
 
   it('reuses the folder of an earlier version that the service made nothing for', async () => {
-    let j = session();
+    let j = await session();
     const a = await admit(j, 'a.png', 'too big');
-    j.save({ ...a.item, state: 'failed', failedAt: 'check', reason: 'too big' });
+    await j.save({ ...a.item, state: 'failed', failedAt: 'check', reason: 'too big' });
     mkdirSync(join(outDir, 'a.png'), { recursive: true });
     writeFileSync(join(outDir, 'a.png', 'result.json'), '{}');
-    j = reopen(j);
+    j = await reopen(j);
     const fixed = await admit(j, 'a.png', 'fixed');
     expect(fixed).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.contentChanged });
     expect(fixed.item.place).toBe('a.png');
   });
 
   it('keeps the folder of a version whose generation failed at the service; one refused at upload gives it up', async () => {
-    let j = session();
+    let j = await session();
     // A generation was made and failed (moderated): the service did work for it.
     const moderated = await admit(j, 'a.png', 'a cow');
     let it: Item = {
@@ -590,12 +602,12 @@ describe('places: an out folder per distinct input', () => {
       state: 'uploaded',
       upload: { mode: 'inline', fileId: 'file-1', sha256: null },
     };
-    j.save(it);
+    await j.save(it);
     it = { ...it, requestId: 'req-1', attempts: 1 };
-    j.save(it);
+    await j.save(it);
     it = { ...it, state: 'submitted', generationId: 'gen-1' };
-    j.save(it);
-    j.save({
+    await j.save(it);
+    await j.save({
       ...it,
       state: 'failed',
       failedAt: 'wait',
@@ -605,12 +617,12 @@ describe('places: an out folder per distinct input', () => {
     });
     mkdirSync(join(outDir, 'a.png'), { recursive: true });
     writeFileSync(join(outDir, 'a.png', 'result.json'), '{}');
-    j = reopen(j);
+    j = await reopen(j);
     const horse = await admit(j, 'a.png', 'a horse');
     expect(horse).toMatchObject({ action: 'fresh', item: { place: 'a-1.png' } });
-    finish(j, horse.item);
+    await finish(j, horse.item);
     // The moderated version again is that version: failed, its own, not sent again, in its folder.
-    j = reopen(j);
+    j = await reopen(j);
     expect(await admit(j, 'a.png', 'a cow')).toMatchObject({
       action: 'done',
       reason: JOURNAL_TEXTS.failedNotRetried('content_moderated'),
@@ -619,7 +631,7 @@ describe('places: an out folder per distinct input', () => {
 
     // An upload the service refused made nothing: the next version takes its folder.
     const b = await admit(j, 'b.png', 'refused');
-    j.save({
+    await j.save({
       ...b.item,
       state: 'failed',
       failedAt: 'upload',
@@ -628,16 +640,16 @@ describe('places: an out folder per distinct input', () => {
     });
     mkdirSync(join(outDir, 'b.png'), { recursive: true });
     writeFileSync(join(outDir, 'b.png', 'result.json'), '{}');
-    j = reopen(j);
+    j = await reopen(j);
     expect((await admit(j, 'b.png', 'accepted')).item.place).toBe('b.png');
   });
 
   it("never takes another input's folder, nor a folder holding files it does not know", async () => {
-    let j = session();
-    finish(j, (await admit(j, 'a.png', 'one')).item);
-    j = reopen(j);
-    finish(j, (await admit(j, 'a.png', 'two')).item); // a-1.png
-    j = reopen(j);
+    let j = await session();
+    await finish(j, (await admit(j, 'a.png', 'one')).item);
+    j = await reopen(j);
+    await finish(j, (await admit(j, 'a.png', 'two')).item); // a-1.png
+    j = await reopen(j);
     // A file really named a-1.png, seen for the first time.
     expect((await admit(j, 'a-1.png', 'three')).item.place).toBe('a-1-1.png');
     // A folder left by a journal kept elsewhere.
@@ -645,17 +657,17 @@ describe('places: an out folder per distinct input', () => {
     writeFileSync(join(outDir, 'b.png', 'output-0.png'), 'not ours');
     expect((await admit(j, 'b.png', 'four')).item.place).toBe('b-1.png');
     // A file the journal does not plan (skipped, failed before planning) writes beside, not into, them.
-    expect(j.placeFor('a.png')).toBe('a-2.png');
-    expect(j.placeFor('c.png')).toBe('c.png');
+    expect(await j.placeFor('a.png')).toBe('a-2.png');
+    expect(await j.placeFor('c.png')).toBe('c.png');
   });
 
   it('does not let a new look at a file overwrite the row an earlier look finished', async () => {
-    const j = session();
+    const j = await session();
     const a = await admit(j, 'a.png', 'bytes');
-    const done = finish(j, a.item);
+    const done = await finish(j, a.item);
     // watch hands the same file over again: discovered, sniffed, then planned.
-    j.save({ ...planned('a.png', 'bytes'), state: 'discovered' });
-    j.save({ ...planned('a.png', 'bytes'), state: 'sniffed' });
+    await j.save({ ...planned('a.png', 'bytes'), state: 'discovered' });
+    await j.save({ ...planned('a.png', 'bytes'), state: 'sniffed' });
     expect(j.get('a.png')).toMatchObject({ phase: 'reported', item: { generationId: done.generationId } });
     expect(await admit(j, 'a.png', 'bytes')).toMatchObject({ action: 'done', reason: JOURNAL_TEXTS.done });
   });
@@ -664,99 +676,99 @@ describe('places: an out folder per distinct input', () => {
   const downgrade = () => {
     const old = new Database(defaultJournalPath(outDir));
     old.exec(
-      "DROP INDEX items_place; ALTER TABLE items DROP COLUMN place; UPDATE items SET item = json_remove(item, '$.place')",
+      "DROP TABLE quota_states; DROP INDEX items_place; ALTER TABLE items DROP COLUMN place; UPDATE items SET item = json_remove(item, '$.place')",
     );
     old.pragma('user_version = 1');
     old.close();
   };
 
   it('does not take back an old version whose folder a later one overwrote before places existed', async () => {
-    let j = session();
-    finish(j, (await admit(j, 'a.png', 'version one')).item);
-    j = reopen(j);
-    finish(j, (await admit(j, 'a.png', 'version two')).item);
-    j.close();
+    let j = await session();
+    await finish(j, (await admit(j, 'a.png', 'version one')).item);
+    j = await reopen(j);
+    await finish(j, (await admit(j, 'a.png', 'version two')).item);
+    await j.close();
     downgrade(); // both rows now name a.png, as they did then
-    j = session();
+    j = await session();
     const back = await admit(j, 'a.png', 'version one');
     expect(back).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.contentChanged });
     expect(back.item.place).not.toBe('a.png');
   });
 
   it('opens a journal of schema 1, giving its rows their input path as place', async () => {
-    let j = session();
+    let j = await session();
     const a = await admit(j, 'a.png', 'version one');
-    finish(j, a.item, 'old output');
-    j.close();
+    await finish(j, a.item, 'old output');
+    await j.close();
     downgrade();
 
-    j = session();
-    expect(j.db.pragma('user_version', { simple: true })).toBe(2);
+    j = await session();
+    expect(j.testOnlyDatabase().pragma('user_version', { simple: true })).toBe(3);
     expect(j.get('a.png')).toMatchObject({ place: 'a.png', phase: 'reported' });
     expect(await admit(j, 'a.png', 'version one')).toMatchObject({
       action: 'done',
       item: { place: 'a.png' },
     });
-    j = reopen(j);
+    j = await reopen(j);
     expect((await admit(j, 'a.png', 'version two')).item.place).toBe('a-1.png');
     expect(output('a.png')).toBe('old output');
   });
 });
 
 describe('saving', () => {
-  it('ignores an unplanned item with nothing at the service, and refuses one holding service work', () => {
-    const j = session();
+  it('ignores an unplanned item with nothing at the service, and refuses one holding service work', async () => {
+    const j = await session();
     const a = planned('a.png');
-    expect(() => j.save({ ...a, state: 'discovered' })).not.toThrow();
+    await expect(j.save({ ...a, state: 'discovered' })).resolves.toBeUndefined();
     expect(j.rows()).toHaveLength(0);
-    expect(() => j.save({ ...a, state: 'submitted', generationId: 'g' })).toThrow(
+    await expect(j.save({ ...a, state: 'submitted', generationId: 'g' })).rejects.toThrow(
       /before the journal planned it/,
     );
   });
 
   it('writes nothing when only the journal note changed (a restart over finished files)', async () => {
     let clock = 1_000;
-    let j = session({ now: () => clock });
+    let j = await session({ now: () => clock });
     const a = planned('a.png');
     const first = j.plan(a, await j.keyOf(a));
-    finish(j, { ...first.item, journal: { action: 'fresh', reason: null } });
+    await finish(j, { ...first.item, journal: { action: 'fresh', reason: null } });
     const before = j.get('a.png')!;
-    j.close();
-    j = session({ now: () => clock });
+    await j.close();
+    j = await session({ now: () => clock });
     clock += 5_000;
     const d = await j.admit(planned('a.png'), { references: {} });
     expect(d.action).toBe('done');
-    j.save({ ...d.item, journal: { action: 'done', reason: d.reason } });
+    await j.save({ ...d.item, journal: { action: 'done', reason: d.reason } });
     expect(j.get('a.png')).toEqual(before);
     // Anything else is written as before.
-    j.save({ ...d.item, reason: 'looked at again' });
+    await j.save({ ...d.item, reason: 'looked at again' });
     expect(j.get('a.png')).toMatchObject({ updatedAt: 6_000, item: { reason: 'looked at again' } });
   });
 
   it('records output sizes when the item is downloaded', async () => {
-    const j = session();
+    const j = await session();
     const a = planned('a.png');
     j.plan(a, await j.keyOf(a));
-    finish(j, a, 'twelve bytes');
+    await finish(j, a, 'twelve bytes');
     expect(j.get('a.png')?.outputs).toEqual([{ path: 'a.png/output-0.png', bytes: 12 }]);
   });
 
   it('collects generations in flight whose input has gone', async () => {
-    let j = session();
+    let j = await session();
     const a = planned('a.png');
     j.plan(a, await j.keyOf(a));
     const up: Item = { ...a, state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } };
-    j.save({ ...up, state: 'submitted', requestId: 'r', generationId: 'gen-gone' });
+    await j.save({ ...up, state: 'submitted', requestId: 'r', generationId: 'gen-gone' });
     const b = planned('b.png');
     j.plan(b, await j.keyOf(b));
-    j.save({ ...b, state: 'submitted', upload: up.upload, requestId: 'r2', generationId: 'gen-b' });
+    await j.save({ ...b, state: 'submitted', upload: up.upload, requestId: 'r2', generationId: 'gen-b' });
     rmSync(a.absPath);
-    j = reopen(j);
+    j = await reopen(j);
     await j.admit(planned('b.png'), { references: {} });
-    const vanished = j.vanishedInFlight();
+    const vanished = await j.vanishedInFlight();
     expect(vanished.map((d) => d.item.generationId)).toEqual(['gen-gone']);
     expect(vanished[0]?.item.state).toBe('submitted');
-    expect(() => j.save({ ...vanished[0]!.item, state: 'completed' })).not.toThrow();
+    await expect(j.save({ ...vanished[0]!.item, state: 'completed' })).resolves.toBeUndefined();
   });
 });
 
@@ -768,7 +780,10 @@ describe('content hashes and references', () => {
     writeFileSync(path, bytes);
     const expected = createHash('sha256').update(bytes).digest('hex');
     expect(await j.hashFile(path)).toBe(expected);
-    const cached = j.db.prepare('SELECT hash FROM content_hashes WHERE path = ?').get(path) as {
+    const cached = j
+      .testOnlyDatabase()
+      .prepare('SELECT hash FROM content_hashes WHERE path = ?')
+      .get(path) as {
       hash: string;
     };
     expect(cached.hash).toBe(expected);
@@ -777,15 +792,15 @@ describe('content hashes and references', () => {
     expect(await j.hashFile(path)).toBe(createHash('sha256').update('other').digest('hex'));
   });
 
-  it('keeps shared reference uploads per service, for a resumed batch to reuse', () => {
-    let j = session();
-    j.saveReference('style', 'h1', 'file-style');
-    expect(j.reference('style', 'h1')).toBe('file-style');
-    expect(j.reference('style', 'h2')).toBeNull();
-    j = reopen(j);
-    expect(j.reference('style', 'h1')).toBe('file-style');
-    j.startBatch({ inputDir: inDir, service: 'http://other.test' });
-    expect(j.reference('style', 'h1')).toBeNull();
+  it('keeps shared reference uploads per service, for a resumed batch to reuse', async () => {
+    let j = await session();
+    await j.saveReference('style', 'h1', 'file-style');
+    expect(await j.reference('style', 'h1')).toBe('file-style');
+    expect(await j.reference('style', 'h2')).toBeNull();
+    j = await reopen(j);
+    expect(await j.reference('style', 'h1')).toBe('file-style');
+    await j.startBatch({ inputDir: inDir, service: 'http://other.test' });
+    expect(await j.reference('style', 'h1')).toBeNull();
   });
 });
 
@@ -794,20 +809,20 @@ describe('run hooks', () => {
     const style = join(inDir, 'style.png');
     writeFileSync(style, 'style bytes');
     const recipe = { references: { style: { absPath: style } } };
-    let j = session();
+    let j = await session();
     let hooks = journalRunHooks(j, recipe);
     const a = planned('a.png');
     const d = await hooks.admit(a);
     expect(d.action).toBe('fresh');
-    hooks.persist({ ...a, state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } });
+    await hooks.persist({ ...a, state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } });
     expect(await hooks.referenceFileId('style')).toBeNull();
     await hooks.referenceUploaded('style', 'file-style');
     expect(await hooks.referenceFileId('style')).toBe('file-style');
-    j = reopen(j);
+    j = await reopen(j);
     hooks = journalRunHooks(j, recipe, { force: true });
     expect(await hooks.referenceFileId('style')).toBe('file-style');
     expect((await hooks.admit(planned('a.png'))).reason).toBe(JOURNAL_TEXTS.forced);
-    expect(hooks.vanished()).toEqual([]);
+    expect(await hooks.vanished()).toEqual([]);
     writeFileSync(style, 'new style bytes');
     expect(await hooks.referenceFileId('style')).toBeNull();
   });

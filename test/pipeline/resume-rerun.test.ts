@@ -175,7 +175,7 @@ describe('where the journal lives, and when it is refused', () => {
       expect(r.child.stderr()).toContain(`another genpipe (pid ${process.pid}`);
       expect(await generationsOf(emu, 'rerun')).toHaveLength(before);
     } finally {
-      held.close();
+      await held.close();
     }
   }, 30_000);
 

@@ -126,7 +126,7 @@ describe('one runner per out dir', () => {
       for (const r of runners) await r.until(() => hasOpen(r.proc.pid!, journalPath), 'the journal opened');
     } finally {
       door.exec('COMMIT');
-      door.close();
+      await door.close();
     }
     const exits = await Promise.all(runners.map((r) => r.exited));
     const codes = exits.map((e) => e.code).sort();

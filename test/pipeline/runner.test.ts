@@ -174,7 +174,7 @@ describe('runner', () => {
     const c = await setUp();
     const dir = await promptFolder(2);
     const seen: Item[] = [];
-    const result = await runBatch(await options(dir, c, { persist: (i) => void seen.push(i) }));
+    const result = await runBatch(await options(dir, c, { persist: async (i) => void seen.push(i) }));
     for (const item of result.items) {
       const mine = seen.filter((s) => s.input === item.input);
       const before = mine.findIndex((s) => s.state === 'uploaded' && s.requestId === item.requestId);

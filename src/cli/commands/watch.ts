@@ -174,7 +174,7 @@ class WatchCommand implements BatchCommand {
   async open(setup: BatchSetup): Promise<void> {
     this.dir = setup.inputDir;
     try {
-      this.started = await startWatcher(this.watcherOptions(setup));
+      this.started = await startWatcher(await this.watcherOptions(setup));
     } catch (err) {
       throw asUsageError(err);
     }
@@ -182,13 +182,13 @@ class WatchCommand implements BatchCommand {
     if (this.stopping) await this.stopIntake();
   }
 
-  private watcherOptions(setup: BatchSetup): WatcherOptions {
+  private async watcherOptions(setup: BatchSetup): Promise<WatcherOptions> {
     const { flags, queue, incomplete } = this;
     // Files finished in an earlier session: found unchanged, they need no quiet period and no check.
     const finished =
       flags.force || flags.recheckFinished
         ? new Map<string, { size: number; mtimeMs: number }>()
-        : setup.journal.finishedFiles();
+        : await setup.journal.finishedFiles();
     return {
       dir: setup.inputDir,
       outDir: setup.outDir,
@@ -225,10 +225,11 @@ class WatchCommand implements BatchCommand {
     return createProgress({ json, isTTY: false, redact, stream });
   }
 
-  runOptions(setup: BatchSetup, { vanished, ...journaling }: Journaling): Partial<RunOptions> {
+  async runOptions(setup: BatchSetup, { vanished, ...journaling }: Journaling): Promise<Partial<RunOptions>> {
     // Work in flight for inputs no longer in the inbox is collected too; inputs still there are handed
     // over by the watcher like any other file, and the journal resumes them.
-    for (const d of vanished?.((input) => existsSync(join(setup.inputDir, ...input.split('/')))) ?? []) {
+    const inbox = (input: string) => existsSync(join(setup.inputDir, ...input.split('/')));
+    for (const d of (await vanished?.(inbox)) ?? []) {
       this.queue.push({ ...d.item, journal: { action: d.action, reason: d.reason } });
     }
     this.tick = setInterval(() => this.summary.set(this.summaryText()), 1_000);

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import type { FileIdentity } from '../store/store.ts';
 import { JOURNAL_CHOICES } from './texts.ts';
 
 /**
@@ -22,19 +23,7 @@ export async function sha256File(path: string, signal?: AbortSignal): Promise<st
   return hash.digest('hex');
 }
 
-/**
- * What identifies one version of a file without reading it: device, inode, size, and the modification
- * and change times in nanoseconds. The change time (ctime) moves on every write and cannot be set back
- * by a user (unlike mtime, which `touch -d` or `cp -p` can), so an unchanged identity means unchanged
- * bytes for any practical purpose.
- */
-export interface FileIdentity {
-  dev: string;
-  ino: string;
-  size: number;
-  mtimeNs: string;
-  ctimeNs: string;
-}
+export type { FileIdentity };
 
 /** The identity of the file at `path` now. */
 export async function fileIdentity(path: string): Promise<FileIdentity> {
@@ -57,4 +46,27 @@ export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
     a.mtimeNs === b.mtimeNs &&
     a.ctimeNs === b.ctimeNs
   );
+}
+
+/** Where hashes are cached by file identity (a Store fits). */
+export interface HashCache {
+  cachedHash(path: string, identity: FileIdentity): Promise<string | null>;
+  saveHash(path: string, identity: FileIdentity, hash: string): Promise<void>;
+}
+
+/**
+ * The sha256 of a file's bytes, streamed; taken from `cache` when the file's identity (device, inode,
+ * size, mtime, ctime) is the one it was hashed at. A file that changes while it is read is hashed but
+ * not cached.
+ *
+ * @example await hashWithCache(store, '/in/clip.mp4')
+ */
+export async function hashWithCache(cache: HashCache, path: string, signal?: AbortSignal): Promise<string> {
+  const before = await fileIdentity(path);
+  const cached = await cache.cachedHash(path, before);
+  if (cached !== null) return cached;
+  const hash = await sha256File(path, signal);
+  const after = await fileIdentity(path);
+  if (sameIdentity(before, after)) await cache.saveHash(path, after, hash);
+  return hash;
 }

@@ -1,9 +1,9 @@
 /**
- * The journal of issue 5: the crash-safe record of every item's progress (see journal.ts for how a
- * run uses it, resume-decision.ts for what a re-run does with each file, crash-policy.ts for a create
+ * The journal: the crash-safe record of every item's progress, the SQLite implementation of the Store
+ * (../store; see journal.ts for how a run uses it, resume-decision.ts for what a re-run does with each file, crash-policy.ts for a create
  * whose outcome is unknown).
  */
-export { fileIdentity, sha256File } from './content-hash.ts';
+export { fileIdentity, type HashCache, hashWithCache, sha256File } from './content-hash.ts';
 export { type UnknownSubmissionOutcome, unknownSubmissionPolicy } from './crash-policy.ts';
 export {
   type BatchInfo,

@@ -39,9 +39,6 @@ export function holdsPlace(phase: JournalPhase, generationId: string | null): bo
   return PLACE_HOLDING_PHASES.includes(phase) || (phase === 'failed' && generationId !== null);
 }
 
-/** holdsPlace as an SQL condition on the items table's `phase` and `generation_id`. */
-export const HOLDS_PLACE_SQL = `(phase IN (${PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join(', ')}) OR (phase = 'failed' AND generation_id IS NOT NULL))`;
-
 /**
  * The first free place for `input`: the input path itself, else `<stem>-1<ext>`, `<stem>-2<ext>`, …
  *

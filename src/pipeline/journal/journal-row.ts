@@ -4,7 +4,7 @@
  * create may have reached the service without its answer being recorded.
  */
 import type { Item, ItemState, StageName } from '../item.ts';
-import { lostAnswerReason } from '../stages/submit.ts';
+import { lostAnswerReason } from '../outcome-texts.ts';
 import type { RecordedOutput } from './outputs-check.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
 

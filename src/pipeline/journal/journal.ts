@@ -1,13 +1,19 @@
 /**
- * The journal: the crash-safe record that makes genpipe never pay twice and never lose a result. A
- * SQLite file (better-sqlite3, used synchronously) in WAL mode with `synchronous = FULL`, on a local
- * disk, by default `<out>/.genpipe/journal.db`.
+ * The journal: the crash-safe record that makes genpipe never pay twice and never lose a result, and
+ * the first implementation of the Store interface (../store/store.ts, its contract in
+ * ../store/README.md). A SQLite file (better-sqlite3: each call is done when the promise is made, and
+ * the promise only reports it) in WAL mode with `synchronous = FULL`, on a local disk, by default
+ * `<out>/.genpipe/journal.db`.
+ *
+ * This class coordinates; the tables are its parts (item-rows.ts, batch-rows.ts, reference-rows.ts,
+ * hash-rows.ts, quota-rows.ts, runner-lock.ts), all of their SQL text is in sqlite-plans.ts, and the
+ * decisions are pure functions (resume-decision.ts, crash-policy.ts, item-place.ts).
  *
  * How a run uses it:
  *
  * ```ts
  * const journal = openJournal({ outDir });                  // refuses a network fs or a second runner
- * journal.startBatch({ inputDir, service: baseUrl, options });
+ * await journal.startBatch({ inputDir, service: baseUrl, options });
  * // per file, once planned (state `planned`):
  * const d = await journal.admit(item, recipe, { force, resubmitUnknown, retryFailed });
  * //   d.item.place is the file's out folder (item-place.ts): its own, never another version's
@@ -15,16 +21,16 @@
  * //   d.action 'resume' → run the stages from d.item.state (`uploaded`, `submitted` or `downloaded`)
  * //   d.action 'done'   → d.item is final; report it
  * //   d.action 'fail'   → d.item failed at submit by the crash policy (outcome unknown); report it
- * journal.save(item);                                       // after every transition: durable on return
+ * await journal.save(item);                                 // after every transition: durable on return
  * // after discovery: generations in flight whose input is gone are still collected
- * for (const d of journal.vanishedInFlight()) …
+ * for (const d of await journal.vanishedInFlight()) …
  * // a file skipped or failed before it was planned: where its result.json goes
- * journal.placeFor(item.input);
- * journal.finishBatch('finished'); journal.close();
+ * await journal.placeFor(item.input);
+ * await journal.finishBatch('finished'); await journal.close();
  * ```
  *
  * Intent before action: every write that matters is committed (fsynced) before the action it precedes.
- * submit journals the item with its new X-Request-Id (save) before the create is sent, and the runner
+ * submit journals the item with its new X-Request-Id (save or recordIntent) before the create is sent, and the runner
  * saves the generation id as soon as the 201 arrives; an upload's file_id is saved before the create
  * that uses it; outputs are recorded with their sizes when the item reaches `downloaded`. A row found
  * with a request id and no generation id after a crash goes through the crash policy (crash-policy.ts).
@@ -32,25 +38,35 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Item, ItemState } from '../item.ts';
-import { fileIdentity, sameIdentity, sha256File } from './content-hash.ts';
-import { choosePlace, folderInUse, HOLDS_PLACE_SQL } from './item-place.ts';
-import {
-  isOutcomeUnknown,
-  type JournalKey,
-  type JournalPhase,
-  type JournalRow,
-  liveStateOf,
-  phaseOf,
-  UNHASHED,
-} from './journal-row.ts';
+import type { Item } from '../item.ts';
+import type {
+  BatchInfo,
+  BatchRow,
+  FileIdentity,
+  FinishedFile,
+  LockHolder,
+  PlanOptions,
+  QuotaState,
+  QuotaStateInput,
+  RecipeFiles,
+  Store,
+} from '../store/store.ts';
+import { BatchRows } from './batch-rows.ts';
+import { type HashCache, hashWithCache } from './content-hash.ts';
+import { HashRows } from './hash-rows.ts';
+import { ItemRows } from './item-rows.ts';
+import { type JournalKey, type JournalPhase, type JournalRow, UNHASHED } from './journal-row.ts';
 import { assertLocalDisk, realLocation } from './local-disk.ts';
-import { checkOutputs, measureOutputs, type OutputCheck, type RecordedOutput } from './outputs-check.ts';
+import { checkOutputs, type OutputCheck } from './outputs-check.ts';
+import { QuotaRows } from './quota-rows.ts';
 import { recipeHash, referencesUsed } from './recipe-hash.ts';
-import { decide, type JournalDecision } from './resume-decision.ts';
-import { acquireRunnerLock, type RunnerLock, releaseRunnerLock } from './runner-lock.ts';
+import { ReferenceRows } from './reference-rows.ts';
+import { type DecideInput, decide, type JournalDecision } from './resume-decision.ts';
+import { acquireRunnerLock, lockHolder, type RunnerLock, releaseRunnerLock } from './runner-lock.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
+
+export type { BatchInfo, BatchRow, PlanOptions, RecipeFiles };
 
 /** Options of openJournal. */
 export interface OpenJournalOptions {
@@ -59,9 +75,9 @@ export interface OpenJournalOptions {
   /** The journal file (`--journal PATH`); default `<outDir>/.genpipe/journal.db`. */
   path?: string;
   /**
-   * Take the out dir's runner lock (default true). Without it the journal can be read (a status
-   * command; runner.lock is then not touched) but plan and save must not be used while a runner holds
-   * the out dir.
+   * Take the out dir's runner lock at once (default true). Without it the journal can be read (a
+   * status command; runner.lock is then not touched) but plan and save must not be used while a runner
+   * holds the out dir; acquireLock takes it later.
    */
   lock?: boolean;
   /** Clock, ms since the epoch (tests). */
@@ -72,105 +88,6 @@ export interface OpenJournalOptions {
   synchronous?: SynchronousMode;
 }
 
-/** What a batch row records. */
-export interface BatchInfo {
-  inputDir: string;
-  /**
-   * Who produces the results: the service's base URL (or `emulator`). Part of every recipe hash (a
-   * result from another service is not this one's) and of the shared-reference uploads' key.
-   */
-  service?: string;
-  /** The run's options as given (flags), for the record. Never put secrets here. */
-  options?: Record<string, unknown>;
-}
-
-/** What the journal reads of a recipe: the files of its shared references (a Recipe fits). */
-export interface RecipeFiles {
-  references: Readonly<Record<string, { absPath: string }>>;
-}
-
-/** The crash policy flag, --retry-failed and --force. */
-export interface PlanOptions {
-  /** Redo every item (--force). */
-  force?: boolean;
-  /** Resubmit items whose submission outcome is unknown (--resubmit-unknown); default: fail them. */
-  resubmitUnknown?: boolean;
-  /**
-   * Retry every item that failed at the service (--retry-failed); default: only those whose failure
-   * may pass now (a retryable failure_code, a 5xx, 429s, the network).
-   */
-  retryFailed?: boolean;
-}
-
-/** A batch row. */
-export interface BatchRow {
-  id: number;
-  startedAt: number;
-  finishedAt: number | null;
-  status: 'running' | 'finished' | 'stopped';
-  inputDir: string;
-  outDir: string;
-  service: string | null;
-  options: Record<string, unknown>;
-  pid: number;
-}
-
-interface ItemRowSql {
-  id: number;
-  out_dir: string;
-  input: string;
-  place: string | null;
-  content_hash: string;
-  recipe_hash: string;
-  live_state: string;
-  phase: string;
-  outcome_unknown: number;
-  item: string;
-  outputs: string | null;
-  uploaded_at: number | null;
-  batch_id: number | null;
-  created_at: number;
-  updated_at: number;
-  superseded_at: number | null;
-}
-
-interface BatchRowSql {
-  id: number;
-  started_at: number;
-  finished_at: number | null;
-  status: string;
-  input_dir: string;
-  out_dir: string;
-  service: string | null;
-  options: string;
-  pid: number;
-}
-
-const ITEM_COLUMNS =
-  'id, out_dir, input, place, content_hash, recipe_hash, live_state, phase, outcome_unknown, item, outputs, uploaded_at, batch_id, created_at, updated_at, superseded_at';
-
-function toRow(r: ItemRowSql): JournalRow {
-  const place = r.place ?? r.input;
-  return {
-    id: r.id,
-    outDir: r.out_dir,
-    input: r.input,
-    place,
-    contentHash: r.content_hash,
-    recipeHash: r.recipe_hash,
-    item: { ...(JSON.parse(r.item) as Item), place },
-    liveState: r.live_state as ItemState,
-    phase: r.phase as JournalPhase,
-    outcomeUnknown: r.outcome_unknown === 1,
-    uploadedAt: r.uploaded_at,
-    outputs: r.outputs === null ? null : (JSON.parse(r.outputs) as RecordedOutput[]),
-    batchId: r.batch_id,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    supersededAt: r.superseded_at,
-  };
-}
-
 /** True when the item holds anything the service did for it (a save of it may not be dropped). */
 function holdsServiceWork(item: Item): boolean {
   return !!(item.upload?.fileId || item.requestId || item.generationId || item.outputs.length > 0);
@@ -179,14 +96,6 @@ function holdsServiceWork(item: Item): boolean {
 /** True when the row is the work of this key. */
 function hasKey(row: JournalRow, key: JournalKey): boolean {
   return row.contentHash === key.contentHash && row.recipeHash === key.recipeHash;
-}
-
-/** True when `item` is the stored item (JSON text) but for its `journal` note. */
-function sameButNote(stored: string, item: Item): boolean {
-  if (stored === JSON.stringify(item)) return true;
-  const { journal: _stored, ...was } = JSON.parse(stored) as Item;
-  const { journal: _now, ...now } = item;
-  return JSON.stringify(was) === JSON.stringify(now);
 }
 
 /** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
@@ -208,21 +117,40 @@ export function openJournal(opts: OpenJournalOptions): Journal {
   return new Journal(opts);
 }
 
+/** Opens the SQLite file: pragmas set, schema brought up to date. */
+function openDatabase(path: string, synchronous: SynchronousMode): Database.Database {
+  let db: Database.Database | null = null;
+  try {
+    db = new Database(path);
+    applyPragmas(db, path, synchronous);
+    migrate(db, path);
+    return db;
+  } catch (err) {
+    db?.close();
+    if (err instanceof JournalFileError) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new JournalFileError(JOURNAL_TEXTS.notAJournal(path, message));
+  }
+}
+
 /** See the module comment. Not safe to share between threads; one per process and out dir. */
-export class Journal {
+export class Journal implements Store {
   /** The journal file. */
   readonly path: string;
   /** The out dir's real path (the rows' `out_dir`). */
   readonly outDir: string;
-  /** The connection (tests and the bench read pragmas through it). */
-  readonly db: Database.Database;
+  private readonly db: Database.Database;
   private readonly now: () => number;
   private lock: RunnerLock | null = null;
   private batch: { id: number; service: string | undefined } | null = null;
   /** input → id of the row this session plans and saves it in. */
   private readonly bound = new Map<string, number>();
   private closed = false;
-  private readonly sql: ReturnType<Journal['prepare']>;
+  private readonly items: ItemRows;
+  private readonly batchRows: BatchRows;
+  private readonly references: ReferenceRows;
+  private readonly hashes: HashRows;
+  private readonly quotas: QuotaRows;
 
   constructor(opts: OpenJournalOptions) {
     this.outDir = realLocation(opts.outDir);
@@ -230,22 +158,16 @@ export class Journal {
     this.now = opts.now ?? Date.now;
     assertLocalDisk(this.path, opts.mountInfo);
     mkdirSync(dirname(this.path), { recursive: true });
-    let db: Database.Database | null = null;
-    try {
-      db = new Database(this.path);
-      applyPragmas(db, this.path, opts.synchronous ?? 'FULL');
-      migrate(db, this.path);
-    } catch (err) {
-      db?.close();
-      if (err instanceof JournalFileError) throw err;
-      const message = err instanceof Error ? err.message : String(err);
-      throw new JournalFileError(JOURNAL_TEXTS.notAJournal(this.path, message));
-    }
+    const db = openDatabase(this.path, opts.synchronous ?? 'FULL');
     this.db = db;
-    this.sql = this.prepare();
+    this.items = new ItemRows(db, this.outDir, this.now);
+    this.batchRows = new BatchRows(db, this.outDir);
+    this.references = new ReferenceRows(db);
+    this.hashes = new HashRows(db);
+    this.quotas = new QuotaRows(db);
     if (opts.lock !== false) {
       try {
-        this.lock = acquireRunnerLock(db, this.path, this.outDir, this.now());
+        this.takeLock();
       } catch (err) {
         db.close();
         throw err;
@@ -253,86 +175,17 @@ export class Journal {
     }
   }
 
-  private prepare() {
-    const db = this.db;
-    return {
-      active: db.prepare<[string, string], ItemRowSql>(
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? AND superseded_at IS NULL`,
-      ),
-      byId: db.prepare<[number], ItemRowSql>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`),
-      allActive: db.prepare<[string], ItemRowSql>(
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND superseded_at IS NULL ORDER BY input`,
-      ),
-      byPhase: db.prepare<[string, string], ItemRowSql>(
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND phase = ? AND superseded_at IS NULL ORDER BY input`,
-      ),
-      finished: db.prepare<[string], { input: string; size: unknown; mtime_ms: unknown }>(
-        `SELECT input, json_extract(item, '$.size') AS size, json_extract(item, '$.mtimeMs') AS mtime_ms
-         FROM items WHERE out_dir = ? AND phase IN ('reported', 'failed') AND superseded_at IS NULL`,
-      ),
-      history: db.prepare<[string, string], ItemRowSql>(
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? ORDER BY id`,
-      ),
-      // The latest earlier row of an input with this key that holds its place (see item-place.ts).
-      earlier: db.prepare<[string, string, string, string], ItemRowSql>(
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? AND content_hash = ? AND recipe_hash = ?
-           AND superseded_at IS NOT NULL AND ${HOLDS_PLACE_SQL} ORDER BY id DESC LIMIT 1`,
-      ),
-      placeTaken: db.prepare<[string, string, string], { one: number }>(
-        `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ?
-           AND (${HOLDS_PLACE_SQL} OR (superseded_at IS NULL AND input <> ?)) LIMIT 1`,
-      ),
-      placeHeldByOther: db.prepare<[string, string, number], { one: number }>(
-        `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ? AND id <> ? AND ${HOLDS_PLACE_SQL} LIMIT 1`,
-      ),
-      insert: db.prepare(
-        `INSERT INTO items (out_dir, input, place, content_hash, recipe_hash, state, live_state, phase, reason, failed_at,
-           upload_file_id, generation_id, request_id, attempts, outcome_unknown, item, outputs, uploaded_at, batch_id,
-           created_at, updated_at)
-         VALUES (@out_dir, @input, @place, @content_hash, @recipe_hash, @state, @live_state, @phase, @reason, @failed_at,
-           @upload_file_id, @generation_id, @request_id, @attempts, @outcome_unknown, @item, @outputs, @uploaded_at,
-           @batch_id, @now, @now)`,
-      ),
-      update: db.prepare(
-        `UPDATE items SET state = @state, live_state = @live_state, phase = @phase, reason = @reason,
-           failed_at = @failed_at, upload_file_id = @upload_file_id, generation_id = @generation_id,
-           request_id = @request_id, attempts = @attempts, outcome_unknown = @outcome_unknown, item = @item,
-           outputs = @outputs, uploaded_at = @uploaded_at, batch_id = @batch_id, updated_at = @now
-         WHERE id = @id`,
-      ),
-      supersede: db.prepare('UPDATE items SET superseded_at = ? WHERE id = ?'),
-      setKey: db.prepare('UPDATE items SET content_hash = ?, recipe_hash = ? WHERE id = ?'),
-      reactivate: db.prepare('UPDATE items SET superseded_at = NULL WHERE id = ?'),
-      insertBatch: db.prepare(
-        `INSERT INTO batches (started_at, input_dir, out_dir, service, options, pid)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-      ),
-      finishBatch: db.prepare('UPDATE batches SET finished_at = ?, status = ? WHERE id = ?'),
-      batches: db.prepare<[string], BatchRowSql>('SELECT * FROM batches WHERE out_dir = ? ORDER BY id'),
-      reference: db.prepare<[string, string, string], { file_id: string; uploaded_at: number }>(
-        'SELECT file_id, uploaded_at FROM shared_references WHERE service = ? AND name = ? AND content_hash = ?',
-      ),
-      saveReference: db.prepare(
-        `INSERT INTO shared_references (service, name, content_hash, file_id, uploaded_at, batch_id)
-         VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT(service, name, content_hash) DO UPDATE SET file_id = excluded.file_id,
-           uploaded_at = excluded.uploaded_at, batch_id = excluded.batch_id`,
-      ),
-      forgetReference: db.prepare(
-        'DELETE FROM shared_references WHERE service = ? AND name = ? AND content_hash = ?',
-      ),
-      hashGet: db.prepare<
-        [string],
-        { dev: string; ino: string; size: number; mtime_ns: string; ctime_ns: string; hash: string }
-      >('SELECT dev, ino, size, mtime_ns, ctime_ns, hash FROM content_hashes WHERE path = ?'),
-      hashPut: db.prepare(
-        `INSERT INTO content_hashes (path, dev, ino, size, mtime_ns, ctime_ns, hash, hashed_at)
-         VALUES (@path, @dev, @ino, @size, @mtimeNs, @ctimeNs, @hash, @now)
-         ON CONFLICT(path) DO UPDATE SET dev = excluded.dev, ino = excluded.ino, size = excluded.size,
-           mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, hash = excluded.hash,
-           hashed_at = excluded.hashed_at`,
-      ),
-    };
+  /** The journal file (Store.location). */
+  get location(): string {
+    return this.path;
+  }
+
+  /**
+   * TEST ONLY: the SQLite connection, for tests and the bench that read pragmas or poke rows. Nothing
+   * of genpipe's own may use it: the journal's writes go through its parts.
+   */
+  testOnlyDatabase(): Database.Database {
+    return this.db;
   }
 
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (committed, and fsynced, when it returns). */
@@ -352,41 +205,24 @@ export class Journal {
    *
    * @returns the batch id
    */
-  startBatch(info: BatchInfo): number {
+  async startBatch(info: BatchInfo): Promise<number> {
     this.assertOpen();
-    const result = this.sql.insertBatch.run(
-      this.now(),
-      realLocation(info.inputDir),
-      this.outDir,
-      info.service ?? null,
-      JSON.stringify(info.options ?? {}),
-      process.pid,
-    );
-    const id = Number(result.lastInsertRowid);
+    const id = this.batchRows.insert({ ...info, inputDir: realLocation(info.inputDir) }, this.now());
     this.batch = { id, service: info.service };
     return id;
   }
 
   /** Records the end of the current batch: `finished`, or `stopped` when it stopped early. */
-  finishBatch(status: 'finished' | 'stopped' = 'finished'): void {
+  async finishBatch(status: 'finished' | 'stopped' = 'finished'): Promise<void> {
     this.assertOpen();
     if (!this.batch) return;
-    this.sql.finishBatch.run(this.now(), status, this.batch.id);
+    this.batchRows.finish(this.batch.id, status, this.now());
   }
 
   /** The batches run on this out dir, oldest first (a `running` one whose pid is gone was interrupted). */
-  batches(): BatchRow[] {
-    return this.sql.batches.all(this.outDir).map((b) => ({
-      id: b.id,
-      startedAt: b.started_at,
-      finishedAt: b.finished_at,
-      status: b.status as BatchRow['status'],
-      inputDir: b.input_dir,
-      outDir: b.out_dir,
-      service: b.service,
-      options: JSON.parse(b.options) as Record<string, unknown>,
-      pid: b.pid,
-    }));
+  async batches(): Promise<BatchRow[]> {
+    this.assertOpen();
+    return this.batchRows.list();
   }
 
   private requireBatch(): { id: number; service: string | undefined } {
@@ -396,35 +232,33 @@ export class Journal {
 
   // ---- keys -----------------------------------------------------------------------------------
 
+  /** The content-hash cache: the hash of `path` recorded at `identity`, or null. */
+  async cachedHash(path: string, identity: FileIdentity): Promise<string | null> {
+    this.assertOpen();
+    return this.hashes.get(path, identity);
+  }
+
+  /** Records the hash of `path` at `identity`. */
+  async saveHash(path: string, identity: FileIdentity, hash: string): Promise<void> {
+    this.assertOpen();
+    this.hashes.put(path, identity, hash, this.now());
+  }
+
   /**
-   * The sha256 of a file's bytes, streamed; taken from the cache when the file's identity (device,
-   * inode, size, mtime, ctime) is the one it was hashed at. A file that changes while it is read is
-   * hashed but not cached.
+   * The sha256 of a file's bytes, streamed, through the content-hash cache (hashWithCache). A journal
+   * closed while the file was read just does not cache it.
    *
    * @example await journal.hashFile('/in/clip.mp4')
    */
   async hashFile(path: string, signal?: AbortSignal): Promise<string> {
     this.assertOpen();
-    const before = await fileIdentity(path);
-    const cached = this.sql.hashGet.get(path);
-    if (
-      cached &&
-      sameIdentity(before, {
-        dev: cached.dev,
-        ino: cached.ino,
-        size: cached.size,
-        mtimeNs: cached.mtime_ns,
-        ctimeNs: cached.ctime_ns,
-      })
-    ) {
-      return cached.hash;
-    }
-    const hash = await sha256File(path, signal);
-    const after = await fileIdentity(path);
-    if (sameIdentity(before, after) && !this.closed) {
-      this.sql.hashPut.run({ path, ...after, hash, now: this.now() });
-    }
-    return hash;
+    const cache: HashCache = {
+      cachedHash: (p, identity) => this.cachedHash(p, identity),
+      saveHash: async (p, identity, hash) => {
+        if (!this.closed) this.hashes.put(p, identity, hash, this.now());
+      },
+    };
+    return hashWithCache(cache, path, signal);
   }
 
   /**
@@ -449,6 +283,21 @@ export class Journal {
 
   // ---- planning -------------------------------------------------------------------------------
 
+  /** What decide reads of a row besides the row, the item and the key. */
+  private decideInput(
+    row: JournalRow | null,
+    needsOutputs: boolean,
+  ): Omit<DecideInput, 'row' | 'fresh' | 'key'> {
+    return {
+      force: false,
+      resubmitUnknown: false,
+      retryFailed: false,
+      now: this.now(),
+      uploadReuseMaxAgeMs: JOURNAL_CHOICES.uploadReuseMaxAgeMs,
+      outputs: row !== null && needsOutputs ? this.outputsCheck(row) : null,
+    };
+  }
+
   /**
    * What to do with a planned file (see resume-decision.ts): fresh, resume or done. The row is
    * created, replaced (content or recipe changed, --force) or brought up to date in the same
@@ -461,49 +310,48 @@ export class Journal {
    * its own place: its work is reused, never paid twice, and its failure is judged as a re-run judges
    * any (retried when it may pass now or with --retry-failed, else reported failed again).
    *
+   * SQLite journal only (synchronous; the Store's way in is admit).
+   *
    * @example const d = journal.plan(item, await journal.keyOf(item, recipe.references), { force: false });
    */
   plan(item: Item, key: JournalKey, opts: PlanOptions = {}): JournalDecision {
     const batch = this.requireBatch();
     const force = opts.force ?? false;
     return this.tx(() => {
-      const activeSql = this.sql.active.get(this.outDir, item.input);
-      let active = activeSql ? toRow(activeSql) : null;
+      let active = this.items.active(item.input);
       if (active && active.contentHash === UNHASHED) {
         // Noted by a run that stopped before planning the file (noteStopped): this is its key.
-        this.sql.setKey.run(key.contentHash, key.recipeHash, active.id);
+        this.items.setKey(active.id, key);
         active = { ...active, ...key };
       }
-      const earlier = active && !force && !hasKey(active, key) ? this.earlierRow(item.input, key) : null;
+      const earlier = active && !force && !hasKey(active, key) ? this.items.earlier(item.input, key) : null;
       const row = earlier ?? active;
       const needsOutputs =
         row !== null && hasKey(row, key) && (row.phase === 'downloaded' || row.phase === 'reported');
       const decision = decide({
+        ...this.decideInput(row, needsOutputs),
         row,
         fresh: item,
         key,
         force,
         resubmitUnknown: opts.resubmitUnknown ?? false,
         retryFailed: opts.retryFailed ?? false,
-        now: this.now(),
-        uploadReuseMaxAgeMs: JOURNAL_CHOICES.uploadReuseMaxAgeMs,
-        outputs: needsOutputs ? this.outputsCheck(row) : null,
       });
       let id: number;
       let next: Item;
       if (!row || decision.supersede) {
-        if (active) this.sql.supersede.run(this.now(), active.id);
-        next = { ...decision.item, place: this.freePlace(item.input) };
-        id = this.insertRow(next, key, batch.id);
+        if (active) this.items.supersede(active.id);
+        next = { ...decision.item, place: this.items.freePlace(item.input) };
+        id = this.items.insert(next, key, batch.id);
       } else {
         id = row.id;
         next = { ...decision.item, place: row.place };
         if (row !== active) {
-          if (active) this.sql.supersede.run(this.now(), active.id);
-          this.sql.reactivate.run(row.id);
+          if (active) this.items.supersede(active.id);
+          this.items.reactivate(row.id);
         }
-        if (decision.action === 'fresh') this.writeItem(id, next, null, batch.id);
-        else if (JSON.stringify(next) !== JSON.stringify(row.item)) this.writeItem(id, next, row, batch.id);
+        if (decision.action === 'fresh') this.items.write(id, next, null, batch.id);
+        else if (JSON.stringify(next) !== JSON.stringify(row.item)) this.items.write(id, next, row, batch.id);
       }
       this.bound.set(item.input, id);
       return {
@@ -520,32 +368,11 @@ export class Journal {
    * result.json in: the place a new row of `input` would get now, so it never lands in a folder holding
    * the service's work for another version of the file.
    *
-   * @example journal.placeFor('scan.png') // 'scan-1.png' while scan.png/ holds a finished generation
+   * @example await journal.placeFor('scan.png') // 'scan-1.png' while scan.png/ holds a finished generation
    */
-  placeFor(input: string): string {
+  async placeFor(input: string): Promise<string> {
     this.assertOpen();
-    return this.freePlace(input);
-  }
-
-  /** The first free place for a new row of `input` (see item-place.ts). */
-  private freePlace(input: string): string {
-    return choosePlace(
-      input,
-      (place) =>
-        this.sql.placeTaken.get(this.outDir, place, input) !== undefined || folderInUse(this.outDir, place),
-    );
-  }
-
-  /**
-   * The latest replaced row of `input` with this key whose generation was created (it exists or may
-   * exist, or it failed at the service: item-place.ts's holdsPlace), when its place is still its own
-   * alone (rows of a journal older than places all share the input's folder).
-   */
-  private earlierRow(input: string, key: JournalKey): JournalRow | null {
-    const sqlRow = this.sql.earlier.get(this.outDir, input, key.contentHash, key.recipeHash);
-    if (!sqlRow) return null;
-    const row = toRow(sqlRow);
-    return this.sql.placeHeldByOther.get(this.outDir, row.place, row.id) === undefined ? row : null;
+    return this.items.freePlace(input);
   }
 
   /**
@@ -576,7 +403,7 @@ export class Journal {
   // ---- saving ---------------------------------------------------------------------------------
 
   /**
-   * Records the item's new state; committed and fsynced when it returns. An item the journal has not
+   * Records the item's new state; committed and fsynced when it resolves. An item the journal has not
    * planned is ignored while nothing was done for it at the service (discovered, sniffed, skipped or
    * failed by plan: those are redone on every run anyway).
    *
@@ -598,7 +425,7 @@ export class Journal {
    * @throws Error when an unplanned item holds service work (a wiring error: it would be lost)
    * @example await ctx.persist(item) // → journal.save(item)
    */
-  save(item: Item): void {
+  async save(item: Item): Promise<void> {
     this.assertOpen();
     if (item.state === 'discovered' || item.state === 'sniffed') this.bound.delete(item.input);
     const id = this.bound.get(item.input);
@@ -608,10 +435,9 @@ export class Journal {
       return;
     }
     this.tx(() => {
-      const prevSql = this.sql.byId.get(id);
-      if (prevSql && sameButNote(prevSql.item, item)) return;
-      const prev = prevSql ? toRow(prevSql) : null;
-      this.writeItem(id, item, prev, this.batch?.id ?? prev?.batchId ?? null);
+      const { row: prev, sameButNote } = this.items.byId(id, item);
+      if (sameButNote) return;
+      this.items.write(id, item, prev, this.batch?.id ?? prev?.batchId ?? null);
     });
   }
 
@@ -619,97 +445,52 @@ export class Journal {
   private noteStopped(item: Item): void {
     const batch = this.batch;
     // Most such files have a row (a watch stopped with thousands of finished files queued): read first.
-    if (!batch || this.sql.active.get(this.outDir, item.input)) return;
+    if (!batch || this.items.hasActive(item.input)) return;
     this.tx(() => {
-      if (this.sql.active.get(this.outDir, item.input)) return;
-      const noted: Item = { ...item, place: item.place ?? this.freePlace(item.input) };
-      this.insertRow(noted, { contentHash: UNHASHED, recipeHash: UNHASHED }, batch.id);
+      if (this.items.hasActive(item.input)) return;
+      const noted: Item = { ...item, place: item.place ?? this.items.freePlace(item.input) };
+      this.items.insert(noted, { contentHash: UNHASHED, recipeHash: UNHASHED }, batch.id);
     });
   }
 
-  /** Alias of save for the moment the create is about to be sent (the item holds its new request id). */
-  recordSubmitting(item: Item): void {
-    if (!item.requestId) throw new Error(`journal: recordSubmitting(${item.input}) without a request id`);
-    this.save(item);
+  /** save for the moment the create is about to be sent (the item holds its new request id). */
+  async recordIntent(item: Item): Promise<void> {
+    if (!item.requestId) throw new Error(`journal: recordIntent(${item.input}) without a request id`);
+    await this.save(item);
   }
 
-  /** Alias of save for the moment the 201 arrived (the item holds its generation id). */
-  recordSubmitted(item: Item): void {
+  /** save for the moment the 201 arrived (the item holds its generation id). */
+  async recordSubmitted(item: Item): Promise<void> {
     if (!item.generationId)
       throw new Error(`journal: recordSubmitted(${item.input}) without a generation id`);
-    this.save(item);
+    await this.save(item);
   }
 
-  private columns(item: Item, prev: JournalRow | null) {
-    let it = item;
-    // A stop may interrupt a create after it was sent: the request id stays until an answer is known.
-    if (
-      item.state === 'stopped' &&
-      prev?.phase === 'submitting' &&
-      !item.generationId &&
-      !item.requestId &&
-      prev.item.requestId
-    ) {
-      it = { ...item, requestId: prev.item.requestId };
-    }
-    const liveState = liveStateOf(it, prev?.liveState ?? null);
-    const phase = phaseOf(it, liveState);
-    const uploadedAt = phase === 'local' ? null : (prev?.uploadedAt ?? this.now());
-    let outputs: string | null = null;
-    if (phase === 'downloaded' || phase === 'reported') {
-      outputs = JSON.stringify(prev?.outputs ?? measureOutputs(this.outDir, it));
-    }
-    return {
-      state: it.state,
-      live_state: liveState,
-      phase,
-      reason: it.reason,
-      failed_at: it.failedAt,
-      upload_file_id: it.upload?.fileId ?? null,
-      generation_id: it.generationId,
-      request_id: it.requestId,
-      attempts: it.attempts,
-      outcome_unknown: isOutcomeUnknown(it, liveState) ? 1 : 0,
-      item: JSON.stringify(it),
-      outputs,
-      uploaded_at: uploadedAt,
-      now: this.now(),
-    };
-  }
-
-  private insertRow(item: Item, key: JournalKey, batchId: number): number {
-    const result = this.sql.insert.run({
-      out_dir: this.outDir,
-      input: item.input,
-      place: item.place ?? item.input,
-      content_hash: key.contentHash,
-      recipe_hash: key.recipeHash,
-      batch_id: batchId,
-      ...this.columns(item, null),
-    });
-    return Number(result.lastInsertRowid);
-  }
-
-  private writeItem(id: number, item: Item, prev: JournalRow | null, batchId: number | null): void {
-    this.sql.update.run({ id, batch_id: batchId, ...this.columns(item, prev) });
-  }
-
-  // ---- reading --------------------------------------------------------------------------------
+  // ---- reading (the SQLite journal's own, synchronous: tests and inspection) --------------------
 
   /** The active row of `input` in this out dir, or null. */
   get(input: string): JournalRow | null {
-    const r = this.sql.active.get(this.outDir, input);
-    return r ? toRow(r) : null;
+    return this.items.active(input);
   }
 
   /** Every row `input` has had in this out dir, oldest first (superseded ones included). */
   history(input: string): JournalRow[] {
-    return this.sql.history.all(this.outDir, input).map(toRow);
+    return this.items.history(input);
   }
 
   /** The active row of every input of this out dir, by input path (one per input). */
   rows(): JournalRow[] {
-    return this.sql.allActive.all(this.outDir).map(toRow);
+    return this.items.allActive();
+  }
+
+  /** Active rows of this out dir in `phase`. */
+  rowsIn(phase: JournalPhase): JournalRow[] {
+    return this.items.inPhase(phase);
+  }
+
+  /** Rows whose generation was submitted and whose outputs are not yet downloaded (to be polled). */
+  inFlight(): JournalRow[] {
+    return this.rowsIn('submitted');
   }
 
   /**
@@ -717,26 +498,11 @@ export class Journal {
    * service — with the size and mtime their file had then. `watch` hands such a file, found unchanged,
    * straight to the runner (whose admit reports it done) instead of checking it again.
    *
-   * @example journal.finishedFiles().get('a.png') // { size: 51234, mtimeMs: 1763772000000.123 }
+   * @example (await journal.finishedFiles()).get('a.png') // { size: 51234, mtimeMs: 1763772000000.123 }
    */
-  finishedFiles(): Map<string, { size: number; mtimeMs: number }> {
-    const out = new Map<string, { size: number; mtimeMs: number }>();
-    for (const r of this.sql.finished.iterate(this.outDir)) {
-      if (typeof r.size === 'number' && typeof r.mtime_ms === 'number') {
-        out.set(r.input, { size: r.size, mtimeMs: r.mtime_ms });
-      }
-    }
-    return out;
-  }
-
-  /** Active rows of this out dir in `phase`. */
-  rowsIn(phase: JournalPhase): JournalRow[] {
-    return this.sql.byPhase.all(this.outDir, phase).map(toRow);
-  }
-
-  /** Rows whose generation was submitted and whose outputs are not yet downloaded (to be polled). */
-  inFlight(): JournalRow[] {
-    return this.rowsIn('submitted');
+  async finishedFiles(): Promise<Map<string, FinishedFile>> {
+    this.assertOpen();
+    return this.items.finished();
   }
 
   /**
@@ -749,25 +515,22 @@ export class Journal {
    * @param skip - inputs to leave alone although unplanned (the runner's: seen in this batch, but
    *   skipped or failed before planning; watch's: still in the inbox, to be handed over by the watcher)
    */
-  vanishedInFlight(skip?: (input: string) => boolean): JournalDecision[] {
+  async vanishedInFlight(skip?: (input: string) => boolean): Promise<JournalDecision[]> {
     const batch = this.requireBatch();
+    this.assertOpen();
     const out: JournalDecision[] = [];
     for (const phase of ['submitted', 'downloaded'] as const) {
       for (const row of this.rowsIn(phase)) {
         if (this.bound.has(row.input) || skip?.(row.input)) continue;
+        const key = { contentHash: row.contentHash, recipeHash: row.recipeHash };
         const decision = decide({
+          ...this.decideInput(row, phase === 'downloaded'),
           row,
           fresh: row.item,
-          key: { contentHash: row.contentHash, recipeHash: row.recipeHash },
-          force: false,
-          resubmitUnknown: false,
-          retryFailed: false,
-          now: this.now(),
-          uploadReuseMaxAgeMs: JOURNAL_CHOICES.uploadReuseMaxAgeMs,
-          outputs: phase === 'downloaded' ? this.outputsCheck(row) : null,
+          key,
         });
         if (decision.action !== 'resume') continue;
-        this.tx(() => this.writeItem(row.id, decision.item, row, batch.id));
+        this.tx(() => this.items.write(row.id, decision.item, row, batch.id));
         this.bound.set(row.input, row.id);
         out.push({ action: decision.action, item: decision.item, reason: decision.reason });
       }
@@ -781,39 +544,78 @@ export class Journal {
    * The file_id of an earlier upload of shared reference `name` with these bytes for the current
    * batch's service, when recent enough to reuse; else null.
    */
-  reference(name: string, contentHash: string): string | null {
-    const row = this.sql.reference.get(this.batch?.service ?? '', name, contentHash);
-    if (!row || this.now() - row.uploaded_at > JOURNAL_CHOICES.uploadReuseMaxAgeMs) return null;
-    return row.file_id;
+  async reference(name: string, contentHash: string): Promise<string | null> {
+    this.assertOpen();
+    const notBefore = this.now() - JOURNAL_CHOICES.uploadReuseMaxAgeMs;
+    return this.references.get(this.batch?.service ?? '', name, contentHash, notBefore);
   }
 
   /** Records the upload of shared reference `name` (durable on return). */
-  saveReference(name: string, contentHash: string, fileId: string): void {
+  async saveReference(name: string, contentHash: string, fileId: string): Promise<void> {
     this.assertOpen();
-    this.sql.saveReference.run(
-      this.batch?.service ?? '',
-      name,
-      contentHash,
-      fileId,
-      this.now(),
-      this.batch?.id ?? null,
-    );
+    const service = this.batch?.service ?? '';
+    this.references.save(service, name, contentHash, fileId, this.now(), this.batch?.id ?? null);
   }
 
   /** Forgets a recorded reference upload (the service no longer has the file). */
-  forgetReference(name: string, contentHash: string): void {
+  async forgetReference(name: string, contentHash: string): Promise<void> {
     this.assertOpen();
-    this.sql.forgetReference.run(this.batch?.service ?? '', name, contentHash);
+    this.references.forget(this.batch?.service ?? '', name, contentHash);
+  }
+
+  // ---- quota state ----------------------------------------------------------------------------
+
+  /** The quota state recorded for `service` and the key of `keyFingerprint`, or null. */
+  async quotaState(service: string, keyFingerprint: string): Promise<QuotaState | null> {
+    this.assertOpen();
+    return this.quotas.get(service, keyFingerprint);
+  }
+
+  /** Records the quota state of `service` and the key of `keyFingerprint` (durable on return). */
+  async saveQuotaState(service: string, keyFingerprint: string, state: QuotaStateInput): Promise<void> {
+    this.assertOpen();
+    this.quotas.save(service, keyFingerprint, state, this.now());
+  }
+
+  // ---- the runner lock ------------------------------------------------------------------------
+
+  private takeLock(): void {
+    if (this.lock) return;
+    this.lock = acquireRunnerLock(this.db, this.path, this.outDir, this.now());
+  }
+
+  /** Takes the out dir's runner lock (runner-lock.ts); nothing when this journal holds it already. */
+  async acquireLock(): Promise<void> {
+    this.assertOpen();
+    this.takeLock();
+  }
+
+  /** Gives the out dir's runner lock back (nothing when not held). */
+  async releaseLock(): Promise<void> {
+    this.assertOpen();
+    const lock = this.lock;
+    this.lock = null;
+    if (lock) releaseRunnerLock(this.db, this.outDir, lock);
+  }
+
+  /** Who holds the out dir, as this journal records it. */
+  async lockHolder(): Promise<LockHolder | null> {
+    this.assertOpen();
+    return lockHolder(this.db, this.outDir);
   }
 
   // ---- closing --------------------------------------------------------------------------------
 
-  /** Releases the out dir and closes the file (a checkpoint folds the WAL into the database). */
-  close(): void {
+  /**
+   * Releases the out dir and closes the file (a checkpoint folds the WAL into the database). Done by
+   * the time the call returns (the promise only reports it), so a hard exit right after it loses nothing.
+   */
+  async close(): Promise<void> {
     if (this.closed) return;
     try {
       if (this.lock) releaseRunnerLock(this.db, this.outDir, this.lock);
     } finally {
+      this.lock = null;
       this.closed = true;
       this.db.close();
     }

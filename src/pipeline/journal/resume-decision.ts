@@ -29,31 +29,17 @@
  */
 import { failureOf } from '../failure-class.ts';
 import type { Item, ItemAttempt } from '../item.ts';
+import type { AdmitAction, StoreDecision } from '../store/store.ts';
 import { unknownSubmissionPolicy } from './crash-policy.ts';
 import type { JournalKey, JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
 
-/**
- * - `fresh`: process the file from its current state (the item given to plan), as if never seen;
- * - `resume`: continue with the returned item from its state (the next stage is the one that takes it);
- *   a file an earlier run stopped before anything was sent for it continues from the start;
- * - `done`: nothing to do; the returned item is final (reported, or failed) and goes into the report;
- * - `fail`: the crash policy failed the file in this run (its submission outcome is unknown): the
- *   returned item is final, failed at `submit`, and is a failure of this run, not earlier work.
- */
-export type JournalAction = 'fresh' | 'resume' | 'done' | 'fail';
+/** The actions of a decision (see store/store.ts's AdmitAction). */
+export type JournalAction = AdmitAction;
 
-/** The decision for one file. */
-export interface JournalDecision {
-  action: JournalAction;
-  /** The item to continue with (fresh: the one given; resume/done: the journaled one, brought up to date). */
-  item: Item;
-  /** Why, in plain words (for a progress line); null for a file never seen before. */
-  reason: string | null;
-  /** The item failed in an earlier run and is tried again (fresh or resume); absent otherwise. */
-  retried?: true;
-}
+/** The decision for one file (store/store.ts's StoreDecision). */
+export type JournalDecision = StoreDecision;
 
 /** The decision plus what the journal does with the row. */
 export interface RowDecision extends JournalDecision {
@@ -120,6 +106,94 @@ function uploadIsRecent(row: JournalRow, now: number, maxAgeMs: number): boolean
   return row.uploadedAt !== null && now - row.uploadedAt <= maxAgeMs;
 }
 
+const freshly = (fresh: Item, reason: string | null, supersede: boolean): RowDecision => ({
+  action: 'fresh',
+  item: fresh,
+  reason,
+  supersede,
+});
+const resume = (item: Item, reason: string): RowDecision => ({
+  action: 'resume',
+  item,
+  reason,
+  supersede: false,
+});
+const done = (item: Item, reason: string): RowDecision => ({
+  action: 'done',
+  item,
+  reason,
+  supersede: false,
+});
+
+/** A row whose create's outcome is unknown: the crash policy's. */
+function decideSubmitting(input: DecideInput, row: JournalRow, stored: Item): RowDecision {
+  const { fresh } = input;
+  const policy = unknownSubmissionPolicy({ item: stored, liveState: row.liveState }, input.resubmitUnknown);
+  if (!policy) return freshly(fresh, null, false); // not reachable: the phase says the outcome is unknown
+  if (policy.action === 'fail') {
+    return { action: 'fail', item: policy.item, reason: policy.reason, supersede: false };
+  }
+  if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs)) {
+    return {
+      ...freshly(fresh, `${policy.reason}; ${JOURNAL_TEXTS.uploadTooOld}`, false),
+      item: { ...fresh, earlierAttempts: policy.item.earlierAttempts },
+    };
+  }
+  return resume(policy.item, policy.reason);
+}
+
+/** A row whose outputs were downloaded (and maybe reported): done, or what is missing is redone. */
+function decideDownloaded(input: DecideInput, row: JournalRow, stored: Item): RowDecision {
+  const check = input.outputs;
+  if (!check?.complete) {
+    const problems = check?.problems ?? ['not checked'];
+    return resume(
+      backToSubmitted(stored),
+      JOURNAL_TEXTS.resumeRedownload(stored.generationId ?? '?', problems),
+    );
+  }
+  if (row.phase === 'reported' && stored.state === 'reported' && check.resultPresent) {
+    return done(stored, JOURNAL_TEXTS.done);
+  }
+  return resume({ ...stored, state: 'downloaded', reason: null, failedAt: null }, JOURNAL_TEXTS.resumeReport);
+}
+
+/** A row that failed at the service: retried (its failure may pass now, or --retry-failed), or done. */
+function decideFailed(input: DecideInput, row: JournalRow, stored: Item): RowDecision {
+  const { fresh } = input;
+  const failure = failureOf(stored);
+  const kind = failure?.kind ?? null;
+  if (!failure?.retryable && !input.retryFailed) return done(stored, JOURNAL_TEXTS.failedNotRetried(kind));
+  const reason = JOURNAL_TEXTS.retried(kind, failure?.retryable ? 'retryable' : 'flag');
+  const earlierAttempts = attemptsOf(stored);
+  const kept = earlierAttempts ? { earlierAttempts } : {};
+  // A failed upload left nothing to reuse; an old one may be gone.
+  if (stored.failedAt === 'upload')
+    return { ...freshly(fresh, reason, false), item: { ...fresh, ...kept }, retried: true };
+  if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs)) {
+    return {
+      ...freshly(fresh, `${reason}; ${JOURNAL_TEXTS.uploadTooOld}`, false),
+      item: { ...fresh, ...kept },
+      retried: true,
+    };
+  }
+  const again: Item = {
+    ...stored,
+    ...kept,
+    state: 'uploaded',
+    reason: null,
+    failedAt: null,
+    failure: null,
+    requestId: null,
+    generationId: null,
+    generation: null,
+    outputs: [],
+    composite: null,
+    layers: [],
+  };
+  return { ...resume(again, reason), retried: true };
+}
+
 /**
  * Decides what to do with a file (see the module comment's table). Pure.
  *
@@ -128,115 +202,34 @@ function uploadIsRecent(row: JournalRow, now: number, maxAgeMs: number): boolean
  */
 export function decide(input: DecideInput): RowDecision {
   const { row, fresh, key } = input;
-  const freshly = (reason: string | null, supersede: boolean): RowDecision => ({
-    action: 'fresh',
-    item: fresh,
-    reason,
-    supersede,
-  });
-  if (!row) return freshly(null, false);
-  if (input.force) return freshly(JOURNAL_TEXTS.forced, true);
-  if (row.contentHash !== key.contentHash) return freshly(JOURNAL_TEXTS.contentChanged, true);
-  if (row.recipeHash !== key.recipeHash) return freshly(JOURNAL_TEXTS.recipeChanged, true);
+  if (!row) return freshly(fresh, null, false);
+  if (input.force) return freshly(fresh, JOURNAL_TEXTS.forced, true);
+  if (row.contentHash !== key.contentHash) return freshly(fresh, JOURNAL_TEXTS.contentChanged, true);
+  if (row.recipeHash !== key.recipeHash) return freshly(fresh, JOURNAL_TEXTS.recipeChanged, true);
 
   const stored = current(row.item, fresh);
-  const resume = (item: Item, reason: string): RowDecision => ({
-    action: 'resume',
-    item,
-    reason,
-    supersede: false,
-  });
-  const done = (item: Item, reason: string): RowDecision => ({
-    action: 'done',
-    item,
-    reason,
-    supersede: false,
-  });
-
   switch (row.phase) {
     case 'local':
       // Nothing at the service yet. A local failure or skip is simply checked again (its reason is
       // judged anew); a file the earlier run never finished is continued, which is a resume.
-      if (row.item.state === 'failed' || row.item.state === 'skipped') return freshly(null, false);
+      if (row.item.state === 'failed' || row.item.state === 'skipped') return freshly(fresh, null, false);
       return resume(fresh, JOURNAL_TEXTS.continued);
     case 'uploaded': {
       if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs))
-        return freshly(JOURNAL_TEXTS.uploadTooOld, false);
+        return freshly(fresh, JOURNAL_TEXTS.uploadTooOld, false);
       return resume(
         { ...stored, state: 'uploaded', reason: null, failedAt: null, requestId: null, generationId: null },
         JOURNAL_TEXTS.resumeUploaded,
       );
     }
-    case 'submitting': {
-      const policy = unknownSubmissionPolicy(
-        { item: stored, liveState: row.liveState },
-        input.resubmitUnknown,
-      );
-      if (!policy) return freshly(null, false); // not reachable: the phase says the outcome is unknown
-      if (policy.action === 'fail') {
-        return { action: 'fail', item: policy.item, reason: policy.reason, supersede: false };
-      }
-      if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs)) {
-        return {
-          ...freshly(`${policy.reason}; ${JOURNAL_TEXTS.uploadTooOld}`, false),
-          item: { ...fresh, earlierAttempts: policy.item.earlierAttempts },
-        };
-      }
-      return resume(policy.item, policy.reason);
-    }
+    case 'submitting':
+      return decideSubmitting(input, row, stored);
     case 'submitted':
       return resume(backToSubmitted(stored), JOURNAL_TEXTS.resumeSubmitted(stored.generationId ?? '?'));
     case 'downloaded':
-    case 'reported': {
-      const check = input.outputs;
-      if (!check?.complete) {
-        const problems = check?.problems ?? ['not checked'];
-        return resume(
-          backToSubmitted(stored),
-          JOURNAL_TEXTS.resumeRedownload(stored.generationId ?? '?', problems),
-        );
-      }
-      if (row.phase === 'reported' && stored.state === 'reported' && check.resultPresent) {
-        return done(stored, JOURNAL_TEXTS.done);
-      }
-      return resume(
-        { ...stored, state: 'downloaded', reason: null, failedAt: null },
-        JOURNAL_TEXTS.resumeReport,
-      );
-    }
-    case 'failed': {
-      const failure = failureOf(stored);
-      const kind = failure?.kind ?? null;
-      if (!failure?.retryable && !input.retryFailed)
-        return done(stored, JOURNAL_TEXTS.failedNotRetried(kind));
-      const reason = JOURNAL_TEXTS.retried(kind, failure?.retryable ? 'retryable' : 'flag');
-      const earlierAttempts = attemptsOf(stored);
-      const kept = earlierAttempts ? { earlierAttempts } : {};
-      // A failed upload left nothing to reuse; an old one may be gone.
-      if (stored.failedAt === 'upload')
-        return { ...freshly(reason, false), item: { ...fresh, ...kept }, retried: true };
-      if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs)) {
-        return {
-          ...freshly(`${reason}; ${JOURNAL_TEXTS.uploadTooOld}`, false),
-          item: { ...fresh, ...kept },
-          retried: true,
-        };
-      }
-      const again: Item = {
-        ...stored,
-        ...kept,
-        state: 'uploaded',
-        reason: null,
-        failedAt: null,
-        failure: null,
-        requestId: null,
-        generationId: null,
-        generation: null,
-        outputs: [],
-        composite: null,
-        layers: [],
-      };
-      return { ...resume(again, reason), retried: true };
-    }
+    case 'reported':
+      return decideDownloaded(input, row, stored);
+    case 'failed':
+      return decideFailed(input, row, stored);
   }
 }

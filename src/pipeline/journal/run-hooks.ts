@@ -1,34 +1,35 @@
 /**
- * The journal as the runner's hooks: one object with the few functions `genpipe run` and `genpipe
- * watch` call, so wiring the journal into a runner is a handful of lines (see each member).
+ * A store as the runner's hooks: one object with the few functions `genpipe run` and `genpipe watch`
+ * call, so wiring the journal (or any Store) into a runner is a handful of lines (see each member).
+ * Every hook is asynchronous and the runner awaits each.
  */
 import type { Item } from '../item.ts';
-import type { Journal, PlanOptions, RecipeFiles } from './journal.ts';
-import type { JournalDecision } from './resume-decision.ts';
+import type { PlanOptions, RecipeFiles, Store, StoreDecision } from '../store/store.ts';
+import { hashWithCache } from './content-hash.ts';
 
 /** What a runner calls (see journalRunHooks). */
 export interface JournalRunHooks {
   /**
    * RunOptions.persist: after every transition, and by submit before it sends the create. Durable when
-   * it returns; throws when an item holding service work was never admitted (a wiring error).
+   * it resolves; rejects when an item holding service work was never admitted (a wiring error).
    */
-  persist(item: Item): void;
+  persist(item: Item): Promise<void>;
   /**
    * Once per item, when it is `planned` (before check): the item to continue with. `fresh` and
    * `resume` continue from `decision.item.state` through the usual stage list; `done` is final.
    */
-  admit(item: Item, signal?: AbortSignal): Promise<JournalDecision>;
+  admit(item: Item, signal?: AbortSignal): Promise<StoreDecision>;
   /**
    * After discovery ended: generations in flight (or downloaded, not reported) whose input is gone;
    * drive each from its state so that the paid result is still collected and reported. Inputs for
    * which `skip` is true are left alone (RunOptions.vanished passes the inputs seen in the batch).
    */
-  vanished(skip?: (input: string) => boolean): JournalDecision[];
+  vanished(skip?: (input: string) => boolean): Promise<StoreDecision[]>;
   /**
-   * RunOptions.placeFor: the out folder of an item the journal did not plan (skipped, or failed or
+   * RunOptions.placeFor: the out folder of an item the store did not plan (skipped, or failed or
    * stopped before planning), never one holding the service's work for another version of the file.
    */
-  placeFor(item: Item): string;
+  placeFor(item: Item): Promise<string>;
   /** For SharedReferences: the file_id of a recent upload of reference `name` with its current bytes, or null. */
   referenceFileId(name: string, signal?: AbortSignal): Promise<string | null>;
   /** For SharedReferences: records the upload of reference `name` (call before using the file_id). */
@@ -36,34 +37,30 @@ export interface JournalRunHooks {
 }
 
 /**
- * The hooks of a journal for one batch (startBatch must have been called).
+ * The hooks of a store for one batch (startBatch must have been called).
  *
  * @param opts - `force` (--force), `resubmitUnknown` (--resubmit-unknown), `retryFailed` (--retry-failed)
  * @example
  * const hooks = journalRunHooks(journal, recipe, { force, resubmitUnknown });
  * startBatch({ …, persist: hooks.persist, admit: hooks.admit, vanished: hooks.vanished });
  */
-export function journalRunHooks(
-  journal: Journal,
-  recipe: RecipeFiles,
-  opts: PlanOptions = {},
-): JournalRunHooks {
+export function journalRunHooks(store: Store, recipe: RecipeFiles, opts: PlanOptions = {}): JournalRunHooks {
   const refHash = (name: string, signal?: AbortSignal): Promise<string | null> => {
     const ref = recipe.references[name];
-    return ref ? journal.hashFile(ref.absPath, signal) : Promise.resolve(null);
+    return ref ? hashWithCache(store, ref.absPath, signal) : Promise.resolve(null);
   };
   return {
-    persist: (item) => journal.save(item),
-    admit: (item, signal) => journal.admit(item, recipe, { ...opts, signal }),
-    vanished: (skip) => journal.vanishedInFlight(skip),
-    placeFor: (item) => journal.placeFor(item.input),
+    persist: (item) => store.save(item),
+    admit: (item, signal) => store.admit(item, recipe, { ...opts, signal }),
+    vanished: (skip) => store.vanishedInFlight(skip),
+    placeFor: (item) => store.placeFor(item.input),
     referenceFileId: async (name, signal) => {
       const hash = await refHash(name, signal);
-      return hash === null ? null : journal.reference(name, hash);
+      return hash === null ? null : store.reference(name, hash);
     },
     referenceUploaded: async (name, fileId, signal) => {
       const hash = await refHash(name, signal);
-      if (hash !== null) journal.saveReference(name, hash, fileId);
+      if (hash !== null) await store.saveReference(name, hash, fileId);
     },
   };
 }

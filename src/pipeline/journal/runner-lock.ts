@@ -26,18 +26,12 @@ import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import type { LockHolder } from '../store/store.ts';
 import { JournalFileError } from './schema.ts';
+import { LOCK_SQL, PRAGMAS } from './sqlite-plans.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
 
-/** Who holds an out dir (as its journal row records it). */
-export interface LockHolder {
-  pid: number;
-  /** Start time of the process (field 22 of /proc/<pid>/stat), when known. */
-  procStart: string | null;
-  host: string;
-  /** ms since the epoch */
-  acquiredAt: number;
-}
+export type { LockHolder };
 
 /** Another runner holds the out dir. */
 export class JournalLockedError extends Error {
@@ -132,7 +126,7 @@ function openLockFile(path: string): Database.Database {
     mkdirSync(dirname(path), { recursive: true });
     file = new Database(path);
     accessSync(path, constants.W_OK);
-    file.pragma('busy_timeout = 0');
+    file.pragma(PRAGMAS.lockFile.noWait);
     return file;
   } catch (err) {
     file?.close();
@@ -147,10 +141,10 @@ function openLockFile(path: string): Database.Database {
  */
 function tryLock(file: Database.Database, path: string): boolean {
   try {
-    file.pragma('locking_mode = EXCLUSIVE');
+    file.pragma(PRAGMAS.lockFile.exclusive);
     // Nothing is written: no rollback journal file either. Reads the file, so it may find it locked.
-    file.pragma('journal_mode = MEMORY');
-    file.exec('BEGIN EXCLUSIVE');
+    file.pragma(PRAGMAS.lockFile.memoryJournal);
+    file.exec(PRAGMAS.lockFile.begin);
     return true;
   } catch (err) {
     if ((err as { code?: unknown }).code === 'SQLITE_BUSY') return false;
@@ -176,11 +170,7 @@ export function acquireRunnerLock(
   const path = runnerLockPath(outDir);
   const file = openLockFile(path);
   const token = randomUUID();
-  const upsert = journal.prepare(
-    `INSERT INTO runner_locks (out_dir, pid, proc_start, host, acquired_at, token) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT(out_dir) DO UPDATE SET pid = excluded.pid, proc_start = excluded.proc_start,
-       host = excluded.host, acquired_at = excluded.acquired_at, token = excluded.token`,
-  );
+  const upsert = journal.prepare(LOCK_SQL.upsert);
   try {
     journal
       .transaction(() => {
@@ -200,7 +190,7 @@ export function acquireRunnerLock(
 /** Forgets this runner's row (a row since written by another runner is left alone) and drops the lock. */
 export function releaseRunnerLock(journal: Database.Database, outDir: string, lock: RunnerLock): void {
   try {
-    journal.prepare('DELETE FROM runner_locks WHERE out_dir = ? AND token = ?').run(outDir, lock.token);
+    journal.prepare(LOCK_SQL.release).run(outDir, lock.token);
   } finally {
     lock.file.close();
   }
@@ -208,11 +198,7 @@ export function releaseRunnerLock(journal: Database.Database, outDir: string, lo
 
 /** The holder of `outDir`'s lock as `journal` records it (a runner killed while holding it included), or null. */
 export function lockHolder(journal: Database.Database, outDir: string): LockHolder | null {
-  const row = journal
-    .prepare<[string], LockRow>(
-      'SELECT pid, proc_start, host, acquired_at, token FROM runner_locks WHERE out_dir = ?',
-    )
-    .get(outDir);
+  const row = journal.prepare<[string], LockRow>(LOCK_SQL.holder).get(outDir);
   return row
     ? { pid: row.pid, procStart: row.proc_start, host: row.host, acquiredAt: row.acquired_at }
     : null;

@@ -11,8 +11,8 @@ export const JOURNAL_CHOICES = {
   fileName: 'journal.db',
   /** The out dir's runner lock inside that folder, wherever the journal is: `<out>/.genpipe/runner.lock`. */
   lockFileName: 'runner.lock',
-  /** Schema version kept in `PRAGMA user_version` (see schema.ts's MIGRATIONS). */
-  schemaVersion: 2,
+  /** Schema version kept in `PRAGMA user_version` (see sqlite-plans.ts's MIGRATIONS). */
+  schemaVersion: 3,
   /** How long a write waits for another process's write on the same journal file. */
   busyTimeoutMs: 10_000,
   /**

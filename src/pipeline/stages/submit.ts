@@ -20,6 +20,7 @@ import { type GenerationRequest, LostResponseError, PreflightError } from '../..
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, InputChangedError, sha256Of } from '../input-changed.ts';
 import type { Item } from '../item.ts';
+import { lostAnswerReason } from '../outcome-texts.ts';
 import type { Json } from '../recipe-request.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
@@ -33,19 +34,7 @@ import { INLINE_INPUT_DATA } from './upload.ts';
  */
 export const SUBMIT_RETRY = { maxRateLimitRetries: 19 } as const;
 
-/**
- * The reason of an item whose create answer was lost: what is known (the job may exist; the service
- * cannot be asked about a job by its request id) and what a later run does (the crash policy: it fails
- * the file again naming the request id, or submits it again with --resubmit-unknown).
- */
-export function lostAnswerReason(requestId: string): string {
-  return (
-    `the answer to the create request was lost after it was sent (X-Request-Id ${requestId}): the job ` +
-    `may exist at the service, and the service cannot be asked about a job by its request id. It was ` +
-    `not resubmitted, which could pay twice; the next run fails it again naming this request id, or ` +
-    `submits it again with --resubmit-unknown`
-  );
-}
+export { lostAnswerReason } from '../outcome-texts.ts';
 
 /**
  * The request body as sent: the planned request with an inline input image's bytes read from disk as

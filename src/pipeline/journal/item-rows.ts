@@ -1,0 +1,231 @@
+/**
+ * The journal's items table: one row per attempt at an input's work (see schema.ts), read as
+ * JournalRow and written from an Item (its indexed columns derived here: the live state, the phase,
+ * whether the create's outcome is unknown, the outputs recorded on reaching `downloaded`).
+ */
+import type Database from 'better-sqlite3';
+import type { Item, ItemState } from '../item.ts';
+import { choosePlace, folderInUse } from './item-place.ts';
+import {
+  isOutcomeUnknown,
+  type JournalKey,
+  type JournalPhase,
+  type JournalRow,
+  liveStateOf,
+  phaseOf,
+} from './journal-row.ts';
+import { measureOutputs, type RecordedOutput } from './outputs-check.ts';
+import { ITEM_SQL } from './sqlite-plans.ts';
+
+interface ItemRowSql {
+  id: number;
+  out_dir: string;
+  input: string;
+  place: string | null;
+  content_hash: string;
+  recipe_hash: string;
+  live_state: string;
+  phase: string;
+  outcome_unknown: number;
+  item: string;
+  outputs: string | null;
+  uploaded_at: number | null;
+  batch_id: number | null;
+  created_at: number;
+  updated_at: number;
+  superseded_at: number | null;
+}
+
+function toRow(r: ItemRowSql): JournalRow {
+  const place = r.place ?? r.input;
+  return {
+    id: r.id,
+    outDir: r.out_dir,
+    input: r.input,
+    place,
+    contentHash: r.content_hash,
+    recipeHash: r.recipe_hash,
+    item: { ...(JSON.parse(r.item) as Item), place },
+    liveState: r.live_state as ItemState,
+    phase: r.phase as JournalPhase,
+    outcomeUnknown: r.outcome_unknown === 1,
+    uploadedAt: r.uploaded_at,
+    outputs: r.outputs === null ? null : (JSON.parse(r.outputs) as RecordedOutput[]),
+    batchId: r.batch_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    supersededAt: r.superseded_at,
+  };
+}
+
+/** True when `item` is the stored item (JSON text) but for its `journal` note. */
+function sameButNote(stored: string, item: Item): boolean {
+  if (stored === JSON.stringify(item)) return true;
+  const { journal: _stored, ...was } = JSON.parse(stored) as Item;
+  const { journal: _now, ...now } = item;
+  return JSON.stringify(was) === JSON.stringify(now);
+}
+
+/** The item rows of one out dir. */
+export class ItemRows {
+  private readonly sql;
+
+  constructor(
+    db: Database.Database,
+    private readonly outDir: string,
+    private readonly now: () => number,
+  ) {
+    this.sql = {
+      active: db.prepare<[string, string], ItemRowSql>(ITEM_SQL.active),
+      byId: db.prepare<[number], ItemRowSql>(ITEM_SQL.byId),
+      allActive: db.prepare<[string], ItemRowSql>(ITEM_SQL.allActive),
+      byPhase: db.prepare<[string, string], ItemRowSql>(ITEM_SQL.byPhase),
+      finished: db.prepare<[string], { input: string; size: unknown; mtime_ms: unknown }>(ITEM_SQL.finished),
+      history: db.prepare<[string, string], ItemRowSql>(ITEM_SQL.history),
+      earlier: db.prepare<[string, string, string, string], ItemRowSql>(ITEM_SQL.earlier),
+      placeTaken: db.prepare<[string, string, string], { one: number }>(ITEM_SQL.placeTaken),
+      placeHeldByOther: db.prepare<[string, string, number], { one: number }>(ITEM_SQL.placeHeldByOther),
+      insert: db.prepare(ITEM_SQL.insert),
+      update: db.prepare(ITEM_SQL.update),
+      supersede: db.prepare(ITEM_SQL.supersede),
+      setKey: db.prepare(ITEM_SQL.setKey),
+      reactivate: db.prepare(ITEM_SQL.reactivate),
+    };
+  }
+
+  // ---- reading
+
+  /** The active row of `input`, or null. */
+  active(input: string): JournalRow | null {
+    const r = this.sql.active.get(this.outDir, input);
+    return r ? toRow(r) : null;
+  }
+
+  /** True when `input` has an active row. */
+  hasActive(input: string): boolean {
+    return this.sql.active.get(this.outDir, input) !== undefined;
+  }
+
+  /** Row `id`, and whether `item` is what it holds but for the item's `journal` note. */
+  byId(id: number, item: Item): { row: JournalRow | null; sameButNote: boolean } {
+    const r = this.sql.byId.get(id);
+    return { row: r ? toRow(r) : null, sameButNote: r !== undefined && sameButNote(r.item, item) };
+  }
+
+  /** Every row `input` has had, oldest first. */
+  history(input: string): JournalRow[] {
+    return this.sql.history.all(this.outDir, input).map(toRow);
+  }
+
+  /** The active row of every input, by input path. */
+  allActive(): JournalRow[] {
+    return this.sql.allActive.all(this.outDir).map(toRow);
+  }
+
+  /** Active rows in `phase`, by input path. */
+  inPhase(phase: JournalPhase): JournalRow[] {
+    return this.sql.byPhase.all(this.outDir, phase).map(toRow);
+  }
+
+  /** Inputs whose active row is reported or failed, with the size and mtime their item recorded. */
+  finished(): Map<string, { size: number; mtimeMs: number }> {
+    const out = new Map<string, { size: number; mtimeMs: number }>();
+    for (const r of this.sql.finished.iterate(this.outDir)) {
+      if (typeof r.size === 'number' && typeof r.mtime_ms === 'number') {
+        out.set(r.input, { size: r.size, mtimeMs: r.mtime_ms });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The latest replaced row of `input` with this key whose generation was created (item-place.ts's
+   * holdsPlace), when its place is still its own alone (rows of a journal older than places all share
+   * the input's folder).
+   */
+  earlier(input: string, key: JournalKey): JournalRow | null {
+    const sqlRow = this.sql.earlier.get(this.outDir, input, key.contentHash, key.recipeHash);
+    if (!sqlRow) return null;
+    const row = toRow(sqlRow);
+    return this.sql.placeHeldByOther.get(this.outDir, row.place, row.id) === undefined ? row : null;
+  }
+
+  /** The first free place for a new row of `input` (see item-place.ts). */
+  freePlace(input: string): string {
+    return choosePlace(
+      input,
+      (place) =>
+        this.sql.placeTaken.get(this.outDir, place, input) !== undefined || folderInUse(this.outDir, place),
+    );
+  }
+
+  // ---- writing (inside the journal's transactions)
+
+  /** A new row of `item` (its place set) with `key`; its id. */
+  insert(item: Item, key: JournalKey, batchId: number): number {
+    const result = this.sql.insert.run({
+      out_dir: this.outDir,
+      input: item.input,
+      place: item.place ?? item.input,
+      content_hash: key.contentHash,
+      recipe_hash: key.recipeHash,
+      batch_id: batchId,
+      ...this.columns(item, null),
+    });
+    return Number(result.lastInsertRowid);
+  }
+
+  /** Row `id` now holds `item` (`prev`: the row as it was, null when it is started over). */
+  write(id: number, item: Item, prev: JournalRow | null, batchId: number | null): void {
+    this.sql.update.run({ id, batch_id: batchId, ...this.columns(item, prev) });
+  }
+
+  supersede(id: number): void {
+    this.sql.supersede.run(this.now(), id);
+  }
+
+  reactivate(id: number): void {
+    this.sql.reactivate.run(id);
+  }
+
+  setKey(id: number, key: JournalKey): void {
+    this.sql.setKey.run(key.contentHash, key.recipeHash, id);
+  }
+
+  private columns(item: Item, prev: JournalRow | null) {
+    let it = item;
+    // A stop may interrupt a create after it was sent: the request id stays until an answer is known.
+    if (
+      item.state === 'stopped' &&
+      prev?.phase === 'submitting' &&
+      !item.generationId &&
+      !item.requestId &&
+      prev.item.requestId
+    ) {
+      it = { ...item, requestId: prev.item.requestId };
+    }
+    const liveState = liveStateOf(it, prev?.liveState ?? null);
+    const phase = phaseOf(it, liveState);
+    const uploadedAt = phase === 'local' ? null : (prev?.uploadedAt ?? this.now());
+    let outputs: string | null = null;
+    if (phase === 'downloaded' || phase === 'reported') {
+      outputs = JSON.stringify(prev?.outputs ?? measureOutputs(this.outDir, it));
+    }
+    return {
+      state: it.state,
+      live_state: liveState,
+      phase,
+      reason: it.reason,
+      failed_at: it.failedAt,
+      upload_file_id: it.upload?.fileId ?? null,
+      generation_id: it.generationId,
+      request_id: it.requestId,
+      attempts: it.attempts,
+      outcome_unknown: isOutcomeUnknown(it, liveState) ? 1 : 0,
+      item: JSON.stringify(it),
+      outputs,
+      uploaded_at: uploadedAt,
+      now: this.now(),
+    };
+  }
+}

@@ -1,0 +1,16 @@
+/** The store interface (store.ts; its contract in README.md) and what goes with it. */
+export { keyFingerprint } from './key-fingerprint.ts';
+export type {
+  AdmitAction,
+  BatchInfo,
+  BatchRow,
+  FileIdentity,
+  FinishedFile,
+  LockHolder,
+  PlanOptions,
+  QuotaState,
+  QuotaStateInput,
+  RecipeFiles,
+  Store,
+  StoreDecision,
+} from './store.ts';

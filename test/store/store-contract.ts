@@ -1,0 +1,323 @@
+/**
+ * The Store contract (src/pipeline/store/README.md) as vitest tests, for any implementation: call
+ * defineStoreContract with a factory that opens a store of an out dir, and each test opens what it needs
+ * in a fresh pair of folders. Reopening (close, then open the same out dir) stands for a crash and a
+ * re-run: whatever a resolved write recorded must be there.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Item, newItem } from '../../src/pipeline/item.ts';
+import { fileIdentity } from '../../src/pipeline/journal/content-hash.ts';
+import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
+import type { Store } from '../../src/pipeline/store/store.ts';
+
+/** What the contract needs of an implementation. */
+export interface StoreFactory {
+  /** A store of `outDir` (created when missing), NOT holding the out dir's lock yet. */
+  open(outDir: string): Promise<Store>;
+}
+
+const NO_REFERENCES = { references: {} } as const;
+const SERVICE = 'http://svc.test';
+
+/** Defines the contract's tests for the stores `factory` opens. */
+export function defineStoreContract(name: string, factory: StoreFactory): void {
+  describe(`Store contract: ${name}`, () => {
+    let dir: string;
+    let inDir: string;
+    let outDir: string;
+    const opened: Store[] = [];
+
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'genpipe-store-'));
+      inDir = join(dir, 'in');
+      outDir = join(dir, 'out');
+      mkdirSync(inDir);
+      mkdirSync(outDir);
+    });
+
+    afterEach(async () => {
+      for (const s of opened.splice(0)) await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** A store of the out dir with a batch started (a run). */
+    const session = async (service = SERVICE): Promise<Store> => {
+      const s = await factory.open(outDir);
+      opened.push(s);
+      await s.startBatch({ inputDir: inDir, service, options: { concurrency: 2 } });
+      return s;
+    };
+    const reopen = async (s: Store): Promise<Store> => {
+      await s.close();
+      return session();
+    };
+
+    /** A planned item for `name` (its file written with `bytes`). */
+    const planned = (name: string, bytes = 'hello'): Item => {
+      const abs = join(inDir, name);
+      writeFileSync(abs, bytes);
+      return {
+        ...newItem(name, abs, Buffer.byteLength(bytes), 1),
+        state: 'planned',
+        rule: { index: 0, match: '*' },
+        inputAs: 'source',
+        request: { type: 'image_edit', prompt: 'watercolor', source: { file_id: '$input' } },
+      };
+    };
+    const uploaded = (it: Item): Item => ({
+      ...it,
+      state: 'uploaded',
+      upload: { mode: 'inline', fileId: `file-${it.input}`, sha256: null },
+    });
+    const submitted = (it: Item): Item => ({
+      ...it,
+      state: 'submitted',
+      requestId: `req-${it.input}`,
+      generationId: `gen-${it.input}`,
+      attempts: 1,
+    });
+
+    /** Takes an admitted item to `reported`, its output and result.json written in its place. */
+    const finish = async (s: Store, start: Item): Promise<Item> => {
+      let it = uploaded({ ...start, state: 'checked' });
+      await s.save(it);
+      it = { ...it, requestId: `req-${it.input}`, attempts: 1 };
+      await s.recordIntent(it);
+      it = submitted(it);
+      await s.save(it);
+      const place = it.place ?? it.input;
+      mkdirSync(join(outDir, place), { recursive: true });
+      writeFileSync(join(outDir, place, 'output-0.png'), 'PNGDATA');
+      it = { ...it, state: 'downloaded', outputs: [`${place}/output-0.png`] };
+      await s.save(it);
+      writeFileSync(join(outDir, place, 'result.json'), '{}');
+      it = { ...it, state: 'reported' };
+      await s.save(it);
+      return it;
+    };
+
+    describe('admit', () => {
+      it('admits a file never seen fresh, in its own input path, keyed by its content hash', async () => {
+        const s = await session();
+        const d = await s.admit(planned('a.png'), NO_REFERENCES);
+        expect(d).toMatchObject({
+          action: 'fresh',
+          reason: null,
+          item: { place: 'a.png', state: 'planned' },
+        });
+        expect(d.item.contentHash).toMatch(/^[0-9a-f]{64}$/);
+      });
+
+      it('reports a finished file done after a restart, and a file left uploaded resumed there', async () => {
+        let s = await session();
+        await finish(s, (await s.admit(planned('a.png'), NO_REFERENCES)).item);
+        const b = (await s.admit(planned('b.png'), NO_REFERENCES)).item;
+        await s.save(uploaded({ ...b, state: 'checked' }));
+        s = await reopen(s);
+        expect(await s.admit(planned('a.png'), NO_REFERENCES)).toMatchObject({
+          action: 'done',
+          item: { state: 'reported', generationId: 'gen-a.png' },
+        });
+        expect(await s.admit(planned('b.png'), NO_REFERENCES)).toMatchObject({
+          action: 'resume',
+          item: { state: 'uploaded', upload: { fileId: 'file-b.png' } },
+        });
+      });
+
+      it('resumes a submitted generation at submitted: it is polled, never created again', async () => {
+        let s = await session();
+        const a = (await s.admit(planned('a.png'), NO_REFERENCES)).item;
+        await s.save(uploaded(a));
+        await s.save(submitted(uploaded(a)));
+        s = await reopen(s);
+        expect(await s.admit(planned('a.png'), NO_REFERENCES)).toMatchObject({
+          action: 'resume',
+          item: { state: 'submitted', generationId: 'gen-a.png' },
+        });
+      });
+
+      it('redoes a file whose bytes changed, in a place of its own while the old one holds work', async () => {
+        let s = await session();
+        await finish(s, (await s.admit(planned('a.png', 'version one'), NO_REFERENCES)).item);
+        s = await reopen(s);
+        expect(await s.placeFor('a.png')).toBe('a-1.png');
+        expect(await s.placeFor('c.png')).toBe('c.png');
+        const two = await s.admit(planned('a.png', 'version two'), NO_REFERENCES);
+        expect(two).toMatchObject({ action: 'fresh', item: { place: 'a-1.png' } });
+        // The first version comes back: its finished work, in its own place.
+        s = await reopen(s);
+        expect(await s.admit(planned('a.png', 'version one'), NO_REFERENCES)).toMatchObject({
+          action: 'done',
+          item: { place: 'a.png' },
+        });
+      });
+    });
+
+    describe('intent before action', () => {
+      it('a create recorded as intended with no generation id after it is an outcome unknown', async () => {
+        let s = await session();
+        const a = uploaded((await s.admit(planned('a.png'), NO_REFERENCES)).item);
+        await s.save(a);
+        await s.recordIntent({ ...a, requestId: 'req-lost', attempts: 1 });
+        s = await reopen(s); // killed while the create was on the wire
+        const d = await s.admit(planned('a.png'), NO_REFERENCES);
+        expect(d).toMatchObject({ action: 'fail', item: { state: 'failed', failedAt: 'submit' } });
+        expect(d.reason).toContain('req-lost');
+        // Failed by the policy, it stays failed: the next run reports it again, never resubmits.
+        s = await reopen(s);
+        expect((await s.admit(planned('a.png'), NO_REFERENCES)).action).not.toBe('resume');
+      });
+
+      it('resubmits such a create only when asked to, keeping the earlier request id', async () => {
+        let s = await session();
+        const a = uploaded((await s.admit(planned('a.png'), NO_REFERENCES)).item);
+        await s.save(a);
+        await s.recordIntent({ ...a, requestId: 'req-lost', attempts: 1 });
+        s = await reopen(s);
+        const d = await s.admit(planned('a.png'), NO_REFERENCES, { resubmitUnknown: true });
+        expect(d).toMatchObject({ action: 'resume', item: { state: 'uploaded', requestId: null } });
+        expect(d.item.earlierAttempts?.map((x) => x.request_id)).toEqual(['req-lost']);
+      });
+
+      it('refuses an intent without a request id, and a save of service work never admitted', async () => {
+        const s = await session();
+        const a = uploaded((await s.admit(planned('a.png'), NO_REFERENCES)).item);
+        await expect(s.recordIntent(a)).rejects.toThrow(/request id/);
+        await expect(s.save(submitted(planned('z.png')))).rejects.toThrow();
+      });
+    });
+
+    describe('work whose input vanished', () => {
+      it('hands back a submitted generation whose input this batch did not admit, unless skipped', async () => {
+        let s = await session();
+        const b = (await s.admit(planned('b.png'), NO_REFERENCES)).item;
+        await s.save(submitted(uploaded(b)));
+        const a = (await s.admit(planned('a.png'), NO_REFERENCES)).item;
+        await s.save(uploaded(a)); // uploaded only: nothing to collect
+        s = await reopen(s);
+        expect(await s.vanishedInFlight((input) => input === 'b.png')).toEqual([]);
+        const back = await s.vanishedInFlight();
+        expect(back.map((d) => [d.action, d.item.input, d.item.state])).toEqual([
+          ['resume', 'b.png', 'submitted'],
+        ]);
+        // It is bound for save: its progress is recorded.
+        await s.save({ ...back[0]!.item, state: 'completed' });
+        expect(await s.vanishedInFlight()).toEqual([]);
+      });
+
+      it('lists finished files with the size and mtime their item had', async () => {
+        const s = await session();
+        const a = await finish(s, (await s.admit(planned('a.png', 'four'), NO_REFERENCES)).item);
+        const b = (await s.admit(planned('b.png'), NO_REFERENCES)).item;
+        await s.save(submitted(uploaded(b)));
+        expect(await s.finishedFiles()).toEqual(new Map([['a.png', { size: 4, mtimeMs: a.mtimeMs }]]));
+      });
+    });
+
+    describe('batches', () => {
+      it('records each batch with its options and how it ended', async () => {
+        let s = await session();
+        await s.finishBatch('stopped');
+        s = await reopen(s);
+        const rows = await s.batches();
+        expect(rows.map((b) => b.status)).toEqual(['stopped', 'running']);
+        expect(rows[0]).toMatchObject({ service: SERVICE, options: { concurrency: 2 }, pid: process.pid });
+        expect(rows[0]!.finishedAt).not.toBeNull();
+        await s.finishBatch();
+        expect((await s.batches())[1]!.status).toBe('finished');
+      });
+    });
+
+    describe('shared references', () => {
+      it('keeps an upload per service, name and bytes until forgotten', async () => {
+        let s = await session();
+        await s.saveReference('style', 'h1', 'file-style');
+        expect(await s.reference('style', 'h1')).toBe('file-style');
+        expect(await s.reference('style', 'h2')).toBeNull();
+        expect(await s.reference('other', 'h1')).toBeNull();
+        s = await reopen(s);
+        expect(await s.reference('style', 'h1')).toBe('file-style');
+        await s.forgetReference('style', 'h1');
+        expect(await s.reference('style', 'h1')).toBeNull();
+        await s.saveReference('style', 'h1', 'file-again');
+        await s.close();
+        const elsewhere = await session('http://other.test');
+        expect(await elsewhere.reference('style', 'h1')).toBeNull();
+      });
+    });
+
+    describe('the content-hash cache', () => {
+      it('gives a hash back only for the file identity it was taken at', async () => {
+        let s = await session();
+        const path = join(inDir, 'big.mp4');
+        writeFileSync(path, 'video');
+        const identity = await fileIdentity(path);
+        expect(await s.cachedHash(path, identity)).toBeNull();
+        await s.saveHash(path, identity, 'h-video');
+        s = await reopen(s);
+        expect(await s.cachedHash(path, identity)).toBe('h-video');
+        expect(await s.cachedHash(path, { ...identity, size: identity.size + 1 })).toBeNull();
+        expect(await s.cachedHash(path, { ...identity, ctimeNs: `${identity.ctimeNs}1` })).toBeNull();
+        expect(await s.cachedHash(join(inDir, 'other.mp4'), identity)).toBeNull();
+      });
+    });
+
+    describe('the out dir lock', () => {
+      it('is exclusive, says who holds it, and is released on close', async () => {
+        const first = await factory.open(outDir);
+        const second = await factory.open(outDir);
+        opened.push(first, second);
+        await first.acquireLock();
+        await first.acquireLock(); // holding it already: nothing
+        await expect(second.acquireLock()).rejects.toMatchObject({ code: 'journal_locked' });
+        expect(await second.lockHolder()).toMatchObject({ pid: process.pid });
+        await first.close();
+        await second.acquireLock();
+        await second.releaseLock();
+        const third = await factory.open(outDir);
+        opened.push(third);
+        await third.acquireLock();
+      });
+    });
+
+    describe('quota state', () => {
+      it('round-trips per service and key fingerprint, the later save replacing the earlier', async () => {
+        let s = await session();
+        const key = keyFingerprint('sk-test-secret');
+        expect(key).not.toContain('sk-test-secret');
+        expect(keyFingerprint('sk-test-secret')).toBe(key);
+        expect(keyFingerprint('sk-other')).not.toBe(key);
+        expect(await s.quotaState(SERVICE, key)).toBeNull();
+        const state = {
+          jobCeiling: 4,
+          requestLimit: 60,
+          windowMs: 60_000,
+          blockedUntil: 1_763_772_000_000,
+          recentRequests: [1_763_771_990_000, 1_763_771_995_500],
+        };
+        await s.saveQuotaState(SERVICE, key, state);
+        s = await reopen(s);
+        const back = await s.quotaState(SERVICE, key);
+        expect(back).toMatchObject(state);
+        expect(back!.updatedAt).toBeGreaterThan(0);
+        expect(await s.quotaState(SERVICE, keyFingerprint('sk-other'))).toBeNull();
+        expect(await s.quotaState('http://other.test', key)).toBeNull();
+        await s.saveQuotaState(SERVICE, key, { ...state, jobCeiling: null, recentRequests: [] });
+        expect(await s.quotaState(SERVICE, key)).toMatchObject({ jobCeiling: null, recentRequests: [] });
+      });
+    });
+
+    describe('closing', () => {
+      it('refuses calls once closed (close again: nothing)', async () => {
+        const s = await session();
+        await s.close();
+        await s.close();
+        await expect(s.batches()).rejects.toThrow();
+        await expect(s.save(planned('a.png'))).rejects.toThrow();
+      });
+    });
+  });
+}
