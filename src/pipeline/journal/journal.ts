@@ -32,8 +32,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Item, ItemState } from '../item.ts';
+import { currentStep, type Item, type ItemState, withStep } from '../item.ts';
 import { fileIdentity, sameIdentity, sha256File } from './content-hash.ts';
+import { itemFromJson } from './item-json.ts';
 import { choosePlace, folderInUse, HOLDS_PLACE_SQL } from './item-place.ts';
 import {
   isOutcomeUnknown,
@@ -158,7 +159,7 @@ function toRow(r: ItemRowSql): JournalRow {
     place,
     contentHash: r.content_hash,
     recipeHash: r.recipe_hash,
-    item: { ...(JSON.parse(r.item) as Item), place },
+    item: { ...itemFromJson(r.item), place },
     liveState: r.live_state as ItemState,
     phase: r.phase as JournalPhase,
     outcomeUnknown: r.outcome_unknown === 1,
@@ -173,7 +174,9 @@ function toRow(r: ItemRowSql): JournalRow {
 
 /** True when the item holds anything the service did for it (a save of it may not be dropped). */
 function holdsServiceWork(item: Item): boolean {
-  return !!(item.upload?.fileId || item.requestId || item.generationId || item.outputs.length > 0);
+  return item.steps.some(
+    (s) => !!(s.upload?.fileId || s.requestId || s.generationId || s.outputs.length > 0),
+  );
 }
 
 /** True when the row is the work of this key. */
@@ -184,7 +187,7 @@ function hasKey(row: JournalRow, key: JournalKey): boolean {
 /** True when `item` is the stored item (JSON text) but for its `journal` note. */
 function sameButNote(stored: string, item: Item): boolean {
   if (stored === JSON.stringify(item)) return true;
-  const { journal: _stored, ...was } = JSON.parse(stored) as Item;
+  const { journal: _stored, ...was } = itemFromJson(stored);
   const { journal: _now, ...now } = item;
   return JSON.stringify(was) === JSON.stringify(now);
 }
@@ -440,7 +443,7 @@ export class Journal {
   ): Promise<JournalKey> {
     const contentHash = await this.hashFile(item.absPath, signal);
     const refHashes: Record<string, string> = {};
-    for (const name of referencesUsed(item.request)) {
+    for (const name of referencesUsed(currentStep(item)?.request ?? null)) {
       const ref = references[name];
       if (ref) refHashes[name] = await this.hashFile(ref.absPath, signal);
     }
@@ -629,29 +632,34 @@ export class Journal {
 
   /** Alias of save for the moment the create is about to be sent (the item holds its new request id). */
   recordSubmitting(item: Item): void {
-    if (!item.requestId) throw new Error(`journal: recordSubmitting(${item.input}) without a request id`);
+    if (!currentStep(item)?.requestId) {
+      throw new Error(`journal: recordSubmitting(${item.input}) without a request id`);
+    }
     this.save(item);
   }
 
   /** Alias of save for the moment the 201 arrived (the item holds its generation id). */
   recordSubmitted(item: Item): void {
-    if (!item.generationId)
+    if (!currentStep(item)?.generationId)
       throw new Error(`journal: recordSubmitted(${item.input}) without a generation id`);
     this.save(item);
   }
 
   private columns(item: Item, prev: JournalRow | null) {
     let it = item;
+    const step = currentStep(item);
+    const prevRequestId = prev ? currentStep(prev.item)?.requestId : null;
     // A stop may interrupt a create after it was sent: the request id stays until an answer is known.
     if (
       item.state === 'stopped' &&
       prev?.phase === 'submitting' &&
-      !item.generationId &&
-      !item.requestId &&
-      prev.item.requestId
+      !step?.generationId &&
+      !step?.requestId &&
+      prevRequestId
     ) {
-      it = { ...item, requestId: prev.item.requestId };
+      it = withStep(item, { requestId: prevRequestId });
     }
+    const now = currentStep(it);
     const liveState = liveStateOf(it, prev?.liveState ?? null);
     const phase = phaseOf(it, liveState);
     const uploadedAt = phase === 'local' ? null : (prev?.uploadedAt ?? this.now());
@@ -665,10 +673,10 @@ export class Journal {
       phase,
       reason: it.reason,
       failed_at: it.failedAt,
-      upload_file_id: it.upload?.fileId ?? null,
-      generation_id: it.generationId,
-      request_id: it.requestId,
-      attempts: it.attempts,
+      upload_file_id: now?.upload?.fileId ?? null,
+      generation_id: now?.generationId ?? null,
+      request_id: now?.requestId ?? null,
+      attempts: now?.attempts ?? 0,
       outcome_unknown: isOutcomeUnknown(it, liveState) ? 1 : 0,
       item: JSON.stringify(it),
       outputs,

@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import { type GenpipeClient, sleep } from '../../client/index.ts';
 import type { PipelineEvent } from '../events.ts';
 import { INPUT_CHANGED_TEXTS, InputChangedError } from '../input-changed.ts';
-import { FINAL_ITEM_STATES, type Item, newItem, type StageName } from '../item.ts';
+import { currentStep, FINAL_ITEM_STATES, type Item, newItem, type StageName } from '../item.ts';
 import { unprocessedReason } from '../report/index.ts';
 import { writeResultJson } from '../report/result-json.ts';
 import type { RunContext } from '../run-context.ts';
@@ -77,9 +77,10 @@ export class ItemDriver implements StepEnv {
     const stop = this.stops.stop;
     const base = unprocessedReason(stop ? { reason: stop.reason } : null);
     const later = this.run.options.admit ? '; the next run continues it from the journal' : '';
+    const generationId = currentStep(item)?.generationId;
     const reason =
-      item.generationId && item.state !== 'failed'
-        ? `${base}; generation ${item.generationId} was submitted, but its outcome was not collected${later}`
+      generationId && item.state !== 'failed'
+        ? `${base}; generation ${generationId} was submitted, but its outcome was not collected${later}`
         : base;
     return { ...item, state: 'stopped', reason };
   }

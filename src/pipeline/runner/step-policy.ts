@@ -9,7 +9,7 @@
  */
 import { type GenpipeClient, GenpipeError } from '../../client/index.ts';
 import { isRetryableFailureCode } from '../failure-class.ts';
-import type { Item, ItemJournalNote } from '../item.ts';
+import { currentStep, type Item, type ItemJournalNote, stepOf, withStep } from '../item.ts';
 import { sha256File } from '../journal/content-hash.ts';
 import { JOURNAL_TEXTS } from '../journal/texts.ts';
 import { itemPlace } from '../report/index.ts';
@@ -87,11 +87,12 @@ export const SUBMIT_POLICY: StepPolicy = {
 /** wait: a retryably failed generation goes back to submit, its attempt kept, after a backoff. */
 export const WAIT_POLICY: StepPolicy = {
   async after(next, env, drive) {
+    const generation = currentStep(next)?.generation;
     if (
       next.state !== 'failed' ||
       env.stopped ||
-      next.generation?.state !== 'failed' ||
-      !isRetryableFailureCode(next.generation.failure_code) ||
+      generation?.state !== 'failed' ||
+      !isRetryableFailureCode(generation.failure_code) ||
       drive.resubmits >= env.run.maxResubmits
     ) {
       return undefined;
@@ -118,25 +119,23 @@ export const PLAN_POLICY: StepPolicy = {
 
 /** The item sent back to submit after a retryable generation failure, its attempt kept. */
 function resubmitted(item: Item): Item {
-  return {
-    ...item,
+  const step = stepOf(item);
+  const again = withStep(item, {
     state: 'uploaded',
-    reason: null,
-    failedAt: null,
-    failure: null,
     earlierAttempts: [
-      ...(item.earlierAttempts ?? []),
+      ...(step.earlierAttempts ?? []),
       {
-        generation_id: item.generationId,
-        request_id: item.requestId,
-        failure_code: item.generation?.failure_code ?? null,
-        failure_reason: item.generation?.failure_reason ?? null,
+        generation_id: step.generationId,
+        request_id: step.requestId,
+        failure_code: step.generation?.failure_code ?? null,
+        failure_reason: step.generation?.failure_reason ?? null,
       },
     ],
     generationId: null,
     requestId: null,
     generation: null,
-  };
+  });
+  return { ...again, state: 'uploaded', reason: null, failedAt: null, failure: null };
 }
 
 /**
@@ -198,11 +197,11 @@ async function checkedUploads(planned: Item, decision: AdmitDecision, env: StepE
     return decision;
   }
   if (gone.length === 0) return decision;
-  const earlier = decision.item.earlierAttempts;
+  const earlier = currentStep(decision.item)?.earlierAttempts;
   return {
     ...decision,
     action: 'fresh',
-    item: earlier ? { ...planned, earlierAttempts: earlier } : planned,
+    item: earlier ? withStep(planned, { earlierAttempts: earlier }) : planned,
     reason: decision.reason ? `${decision.reason}; ${JOURNAL_TEXTS.uploadGone}` : JOURNAL_TEXTS.uploadGone,
   };
 }
