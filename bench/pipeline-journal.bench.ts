@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Item, newItem } from '../src/pipeline/item.ts';
 import { type Journal, openJournal, type SynchronousMode } from '../src/pipeline/journal/index.ts';
+import { patchItem } from '../test/helpers/item-patch.ts';
 import type { BenchRow } from './lib.ts';
 
 const ITEMS = Number(process.env.BENCH_JOURNAL_ITEMS ?? 2000);
@@ -29,8 +30,7 @@ function quantile(sorted: readonly number[], q: number): number {
 /** One item's lifecycle through the journal; returns its duration in ms. */
 async function lifecycle(j: Journal, n: number, outDir: string): Promise<number> {
   const name = `in/file-${n}.png`;
-  const base: Item = {
-    ...newItem(name, `/bench/${name}`, 1234, 1),
+  const base: Item = patchItem(newItem(name, `/bench/${name}`, 1234, 1), {
     state: 'planned',
     rule: { index: 0, match: '**/*.png' },
     inputAs: 'source',
@@ -40,7 +40,7 @@ async function lifecycle(j: Journal, n: number, outDir: string): Promise<number>
       prompt: 'watercolor, soft light',
       source: { file_id: '$input' },
     },
-  };
+  });
   const t0 = performance.now();
   const place = j.plan(base, { contentHash: `c${n}`, recipeHash: 'r' }).item.place ?? name;
   // The download's output, in the item's place, written outside the timing.
@@ -51,19 +51,18 @@ async function lifecycle(j: Journal, n: number, outDir: string): Promise<number>
   const t1 = performance.now();
   let it: Item = { ...base, state: 'checked', media: { width: 64, height: 64, bytes: 1234 } };
   await j.save(it);
-  it = { ...it, state: 'uploaded', upload: { mode: 'inline', fileId: `file-${n}`, sha256: null } };
+  it = patchItem(it, { state: 'uploaded', upload: { mode: 'inline', fileId: `file-${n}`, sha256: null } });
   await j.save(it);
-  it = { ...it, requestId: `req-${n}`, attempts: 1 };
+  it = patchItem(it, { requestId: `req-${n}`, attempts: 1 });
   await j.recordIntent(it);
-  it = { ...it, state: 'submitted', generationId: `gen-${n}` };
+  it = patchItem(it, { state: 'submitted', generationId: `gen-${n}` });
   await j.recordSubmitted(it);
-  it = {
-    ...it,
+  it = patchItem(it, {
     state: 'completed',
     generation: { state: 'completed', failure_code: null, failure_reason: null },
-  };
+  });
   await j.save(it);
-  it = { ...it, state: 'downloaded', outputs: [output] };
+  it = patchItem(it, { state: 'downloaded', outputs: [output] });
   await j.save(it);
   it = { ...it, state: 'reported' };
   await j.save(it);

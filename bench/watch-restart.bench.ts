@@ -39,9 +39,10 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import type { Item } from '../src/pipeline/item.ts';
+import { type Item, stepOf } from '../src/pipeline/item.ts';
 import { openJournal } from '../src/pipeline/journal/index.ts';
 import { writeReports } from '../src/pipeline/report/index.ts';
+import { patchItem } from '../test/helpers/item-patch.ts';
 import { type BenchRow, ROOT, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 
 const KEY = 'svc-api-bench-watch-restart';
@@ -136,7 +137,7 @@ async function prepare(
     const row = journal.get(name(0));
     const service = (await journal.batches()).at(-1)?.service ?? url;
     if (row?.phase !== 'reported') throw new Error('bench watch-restart: the first run did not finish');
-    const outputs = row.item.outputs.map((p) => p.slice(name(0).length + 1));
+    const outputs = stepOf(row.item).outputs.map((p) => p.slice(name(0).length + 1));
     await journal.startBatch({ inputDir: inbox, service, options: { bench: 'watch-restart' } });
     items.push(row.item);
     await journal.hashFile(template);
@@ -148,14 +149,13 @@ async function prepare(
       for (const rel of [...outputs, 'result.json'])
         await link(join(out, name(0), rel), join(out, input, rel));
       const st = await stat(abs);
-      const item: Item = {
-        ...row.item,
+      const item: Item = patchItem(row.item, {
         input,
         absPath: abs,
         size: st.size,
         mtimeMs: st.mtimeMs,
         outputs: outputs.map((rel) => `${input}/${rel}`),
-      };
+      });
       journal.plan(
         { ...item, state: 'planned' },
         { contentHash: row.contentHash, recipeHash: row.recipeHash },

@@ -18,7 +18,7 @@ import {
   TimeoutError,
 } from '../client/index.ts';
 import { FAILURE_CODES, type FailureCode } from '../spec/index.ts';
-import type { Item, ItemFailure } from './item.ts';
+import { currentStep, type Item, type ItemFailure } from './item.ts';
 
 /**
  * failure_codes the interface does not call retryable (resubmitting the same request at once does not
@@ -73,6 +73,7 @@ export function failureOfError(err: unknown): ItemFailure {
  */
 export function failureOf(item: Item): ItemFailure | null {
   if (item.failure) return item.failure;
-  const code = item.generation?.state === 'failed' ? item.generation.failure_code : null;
+  const generation = currentStep(item)?.generation;
+  const code = generation?.state === 'failed' ? generation.failure_code : null;
   return code ? failureOfCode(code) : null;
 }

@@ -77,6 +77,7 @@ export {
   writeReports,
 } from './report/index.ts';
 export type { RunContext, RunSettings, RunStage } from './run-context.ts';
+export { isScratchName, sweepBatchScratch, sweepItemScratch } from './runner/scratch-sweep.ts';
 export {
   type AdmitDecision,
   type Batch,
@@ -89,7 +90,6 @@ export {
   startBatch,
 } from './runner.ts';
 export { batchStopReason, isBatchStopping } from './runner-errors.ts';
-export { isScratchName, sweepBatchScratch, sweepItemScratch } from './runner-sweep.ts';
 export { STAGES, type StageStep, stepFor } from './stage-list.ts';
 export { BASE64_MAX_BYTES, INLINE_INPUT_DATA } from './stages/upload.ts';
 export {

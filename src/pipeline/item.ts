@@ -111,13 +111,56 @@ export interface Item {
   rule: { index: number; match: string } | null;
   inputAs: InputAs | null;
   /**
+   * The generations the item's rule asks for, each a step record (a single-request rule: one step,
+   * named MAIN_STEP). Empty until the item is planned (the request is known at plan).
+   */
+  steps: StepRecord[];
+  timings: Partial<Record<StageName, StageTiming>>;
+  /**
+   * How the item's failure is judged for a later run, set by the stage that failed it at the service
+   * (upload, submit, wait; see failure-class.ts); absent for a local failure and for items that did
+   * not fail (null once a retry cleared it).
+   */
+  failure?: ItemFailure | null;
+  /**
+   * What the journal decided for this item in this run (absent without a journal): `fresh` (processed
+   * from the start), `resume` (continued from where an earlier run left it), `done` (finished by an
+   * earlier run and reported as it was) or `fail` (failed by the crash policy: its submission outcome is
+   * unknown), with the reason in words (null for a file never seen before).
+   */
+  journal?: ItemJournalNote;
+}
+
+/** The name of the one step of a single-request rule. */
+export const MAIN_STEP = 'main';
+
+/**
+ * The states of one step: `planned` (its request known), `uploaded` (the media it sends are at the
+ * service), `submitted` (a generation exists), `completed`, `downloaded` (its outputs on disk), or
+ * `failed`. An item that stops leaves its steps where they were.
+ */
+export type StepState = 'planned' | 'uploaded' | 'submitted' | 'completed' | 'downloaded' | 'failed';
+
+/** How a step's media (the item's own) were sent. */
+export interface StepUpload {
+  mode: 'inline' | 'presigned' | 'base64';
+  fileId: string | null;
+  sha256: string | null;
+}
+
+/** One generation an item's rule asks for: its request and what became of it. */
+export interface StepRecord {
+  /** The step's name (MAIN_STEP for a single-request rule). */
+  name: string;
+  state: StepState;
+  /**
    * The planned request, as it will be sent, except that the item's own media is referenced by the
    * placeholder `{ file_id: '$input' }` until uploaded, and shared recipe references by
    * `{ file_id: '$ref:<name>' }` until the batch uploads them.
    */
-  request: Record<string, unknown> | null;
+  request: Record<string, unknown>;
   /** How the item's own media was uploaded. */
-  upload: { mode: 'inline' | 'presigned' | 'base64'; fileId: string | null; sha256: string | null } | null;
+  upload: StepUpload | null;
   generationId: string | null;
   /** X-Request-Id the create was sent with. */
   requestId: string | null;
@@ -134,24 +177,49 @@ export interface Item {
   layers?: ItemLayer[];
   attempts: number;
   /**
-   * Earlier generations of this item that failed with a retryable failure_code and were resubmitted
+   * Earlier generations of this step that failed with a retryable failure_code and were resubmitted
    * (oldest first); absent when the first generation was the last.
    */
   earlierAttempts?: ItemAttempt[];
-  timings: Partial<Record<StageName, StageTiming>>;
-  /**
-   * How the item's failure is judged for a later run, set by the stage that failed it at the service
-   * (upload, submit, wait; see failure-class.ts); absent for a local failure and for items that did
-   * not fail (null once a retry cleared it).
-   */
-  failure?: ItemFailure | null;
-  /**
-   * What the journal decided for this item in this run (absent without a journal): `fresh` (processed
-   * from the start), `resume` (continued from where an earlier run left it), `done` (finished by an
-   * earlier run and reported as it was) or `fail` (failed by the crash policy: its submission outcome is
-   * unknown), with the reason in words (null for a file never seen before).
-   */
-  journal?: ItemJournalNote;
+}
+
+/** A new step of `name` for `request`, nothing done yet. */
+export function newStep(name: string, request: Record<string, unknown>): StepRecord {
+  return {
+    name,
+    state: 'planned',
+    request,
+    upload: null,
+    generationId: null,
+    requestId: null,
+    generation: null,
+    outputs: [],
+    composite: null,
+    layers: [],
+    attempts: 0,
+  };
+}
+
+/**
+ * The step the item is at: the first one not yet downloaded, else the last (a single-request rule's
+ * only step); undefined before the item is planned.
+ */
+export function currentStep(item: Pick<Item, 'steps'>): StepRecord | undefined {
+  return item.steps.find((s) => s.state !== 'downloaded') ?? item.steps.at(-1);
+}
+
+/** The step the item is at (see currentStep); throws for an item not planned: the runner's wiring error. */
+export function stepOf(item: Pick<Item, 'steps' | 'input'>): StepRecord {
+  const step = currentStep(item);
+  if (!step) throw new Error(`the item has no step yet (${item.input})`);
+  return step;
+}
+
+/** The item with its current step patched (unchanged when it has no step). */
+export function withStep(item: Item, patch: Partial<StepRecord>): Item {
+  const step = currentStep(item);
+  if (!step) return item;
+  return { ...item, steps: item.steps.map((s) => (s === step ? { ...s, ...patch } : s)) };
 }
 
 /** See Item.journal. */
@@ -190,15 +258,7 @@ export function newItem(input: string, absPath: string, size: number, mtimeMs: n
     media: null,
     rule: null,
     inputAs: null,
-    request: null,
-    upload: null,
-    generationId: null,
-    requestId: null,
-    generation: null,
-    outputs: [],
-    composite: null,
-    layers: [],
-    attempts: 0,
+    steps: [],
     timings: {},
   };
 }

@@ -2,10 +2,18 @@
  * THE order of the pipeline: the one place it is written. Each step names the stage, the item state
  * it takes (one state per stage, so the next step of any item — fresh, or resumed from a journal — is
  * found from its state alone), the runner pool it runs in, and whether it still runs once the batch
- * is stopping (work already at the service is finished; nothing new is started).
+ * is stopping (work already at the service is finished; nothing new is started), and the runner's
+ * policy particular to the stage (runner/step-policy.ts).
  */
 import type { ItemState, StageName } from './item.ts';
 import type { RunStage } from './run-context.ts';
+import {
+  CHECK_POLICY,
+  PLAN_POLICY,
+  type StepPolicy,
+  SUBMIT_POLICY,
+  WAIT_POLICY,
+} from './runner/step-policy.ts';
 import { check } from './stages/check.ts';
 import { download } from './stages/download.ts';
 import { plan } from './stages/plan.ts';
@@ -31,16 +39,25 @@ export interface StageStep {
   pool: PoolName;
   /** Runs while the batch is stopping: true for work the service already has. */
   whileStopping: boolean;
+  /** What the runner does around this stage besides running it (admission, resubmission, ...). */
+  policy?: StepPolicy;
 }
 
 /** The pipeline, in order. */
 export const STAGES: readonly StageStep[] = [
   { name: 'sniff', takes: 'discovered', run: sniff, pool: 'local', whileStopping: false },
-  { name: 'plan', takes: 'sniffed', run: plan, pool: 'local', whileStopping: false },
-  { name: 'check', takes: 'planned', run: check, pool: 'local', whileStopping: false },
+  { name: 'plan', takes: 'sniffed', run: plan, pool: 'local', whileStopping: false, policy: PLAN_POLICY },
+  { name: 'check', takes: 'planned', run: check, pool: 'local', whileStopping: false, policy: CHECK_POLICY },
   { name: 'upload', takes: 'checked', run: upload, pool: 'upload', whileStopping: false },
-  { name: 'submit', takes: 'uploaded', run: submit, pool: 'jobs', whileStopping: false },
-  { name: 'wait', takes: 'submitted', run: wait, pool: 'poll', whileStopping: true },
+  {
+    name: 'submit',
+    takes: 'uploaded',
+    run: submit,
+    pool: 'jobs',
+    whileStopping: false,
+    policy: SUBMIT_POLICY,
+  },
+  { name: 'wait', takes: 'submitted', run: wait, pool: 'poll', whileStopping: true, policy: WAIT_POLICY },
   { name: 'download', takes: 'completed', run: download, pool: 'download', whileStopping: true },
   { name: 'report', takes: 'downloaded', run: report, pool: 'report', whileStopping: true },
 ];

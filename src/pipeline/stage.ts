@@ -3,7 +3,14 @@
  * state, skip it, or fail it with a plain reason. Stages own nothing but their step: concurrency,
  * timings, retries, persistence and cancellation policy belong to the runner.
  */
-import type { Item, ItemState, StageName } from './item.ts';
+import {
+  type Item,
+  type ItemState,
+  type StageName,
+  type StepRecord,
+  type StepState,
+  withStep,
+} from './item.ts';
 import type { Recipe } from './recipe.ts';
 
 /**
@@ -36,6 +43,36 @@ export type Stage = (item: Item, ctx: StageContext) => Promise<Item>;
  */
 export function advance(item: Item, state: ItemState, patch: Partial<Item> = {}): Item {
   return { ...item, ...patch, state };
+}
+
+/**
+ * The item moved to `state` with its current step (stepOf): the step takes `state` too, with `step`
+ * applied; `patch` applies to the item.
+ *
+ * @example return advanceStep(item, 'submitted', { generationId: g.id });
+ */
+export function advanceStep(
+  item: Item,
+  state: ItemState & StepState,
+  step: Partial<StepRecord> = {},
+  patch: Partial<Item> = {},
+): Item {
+  return { ...withStep(item, { ...step, state }), ...patch, state };
+}
+
+/**
+ * The item failed by `stage` at its current step: the step is `failed` too, with `step` applied.
+ *
+ * @example return failStep(item, 'wait', reason, { generation: { state: 'failed', ... } });
+ */
+export function failStep(
+  item: Item,
+  stage: StageName,
+  reason: string,
+  step: Partial<StepRecord> = {},
+  patch: Partial<Item> = {},
+): Item {
+  return failItem(withStep(item, { ...step, state: 'failed' }), stage, reason, patch);
 }
 
 /**

@@ -5,7 +5,7 @@
  * instead.
  */
 import { type GenpipeClient, NotFoundError } from '../client/index.ts';
-import type { Item } from './item.ts';
+import { currentStep, type Item } from './item.ts';
 import { fillReferences } from './references.ts';
 
 /**
@@ -16,7 +16,7 @@ import { fillReferences } from './references.ts';
  */
 export async function uploadsGone(item: Item, client: GenpipeClient, signal: AbortSignal): Promise<string[]> {
   const ids = new Set<string>();
-  fillReferences(item.request ?? {}, (id) => {
+  fillReferences(currentStep(item)?.request ?? {}, (id) => {
     ids.add(id);
     return undefined;
   });

@@ -18,11 +18,13 @@ import { createClient } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import type { PipelineEvent } from '../../src/pipeline/events.ts';
 import { INPUT_CHANGED_TEXTS } from '../../src/pipeline/input-changed.ts';
+import { stepOf } from '../../src/pipeline/item.ts';
 import { JOURNAL_TEXTS, openJournal } from '../../src/pipeline/journal/index.ts';
 import { plainLine } from '../../src/pipeline/progress/plain.ts';
 import { loadRecipe } from '../../src/pipeline/recipe.ts';
 import { RUN_DEFAULTS, runBatch } from '../../src/pipeline/runner.ts';
 import { call, startTestEmulator, until } from '../helpers/emulator.ts';
+import { flatView } from '../helpers/item-patch.ts';
 import {
   type ChildEvent,
   envFor,
@@ -202,7 +204,7 @@ describe('a file changed after its check, before it is sent (genpipe run)', () =
     // The journal holds the output under the content hash it was made from.
     const row = await journalRow(out, 'i6.png');
     expect(row).toMatchObject({ contentHash: bufferHash(green), phase: 'reported' });
-    expect(row?.item.generationId).toBe(gens[0]!.id);
+    expect(stepOf(row!.item).generationId).toBe(gens[0]!.id);
 
     // A re-run finds it done: nothing is paid again.
     const again = await runToEnd(runArgs(input, out), envFor(proxy.url, keyOf('replaced')));
@@ -236,7 +238,7 @@ describe('a file changed after its check, before it is sent (genpipe run)', () =
     ]);
     const row = await journalRow(out, 'i6.png');
     expect(row).toMatchObject({ contentHash: bufferHash(green), phase: 'reported' });
-    expect(row?.item.upload?.fileId).toBe(files[1]!.id);
+    expect(stepOf(row!.item).upload?.fileId).toBe(files[1]!.id);
   }, 60_000);
 
   /**
@@ -393,7 +395,7 @@ describe('a file that changes every time it is processed again (the runner, with
       );
       expect(reasons).toEqual(Array(RUN_DEFAULTS.changedAgainMax).fill(INPUT_CHANGED_TEXTS.again));
       expect(result.items).toHaveLength(1);
-      expect(result.items[0]).toMatchObject({
+      expect(flatView(result.items[0]!)).toMatchObject({
         state: 'failed',
         failedAt: 'submit',
         reason: INPUT_CHANGED_TEXTS.tooOften(RUN_DEFAULTS.changedAgainMax + 1),

@@ -6,9 +6,10 @@ import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Item, type ItemLayer, newItem } from '../../src/pipeline/item.ts';
+import { type Item, type ItemLayer, newItem, stepOf } from '../../src/pipeline/item.ts';
 import { COMPOSITE_FAILED, composite } from '../../src/pipeline/stages/composite.ts';
 import { call, startTestEmulator, until } from '../helpers/emulator.ts';
+import { patchItem } from '../helpers/item-patch.ts';
 
 /** An RGBA image as raw bytes. */
 interface Raw {
@@ -87,12 +88,7 @@ async function stackItem(
     });
   }
   const item = newItem(input, join('/in', input), 1, 0);
-  return {
-    ...item,
-    state: 'downloaded',
-    layers: itemLayers,
-    outputs: itemLayers.map((l) => l.path),
-  };
+  return patchItem(item, { state: 'downloaded', layers: itemLayers, outputs: itemLayers.map((l) => l.path) });
 }
 
 describe('composite', () => {
@@ -117,7 +113,7 @@ describe('composite', () => {
 
     expect(done.state).toBe('downloaded');
     expect(done.reason).toBeNull();
-    expect(done.composite).toBe('photo.jpg/composite.png');
+    expect(stepOf(done).composite).toBe('photo.jpg/composite.png');
     const expected = rawImage(W, H, () => [0, 0, 0, 0]);
     paste(expected, background, 0, 0);
     paste(expected, middle, 3, 2);
@@ -145,7 +141,7 @@ describe('composite', () => {
 
     const done = await composite(item, outDir);
 
-    expect(done.composite).toBe('nested/dir/cut.png/composite.png');
+    expect(stepOf(done).composite).toBe('nested/dir/cut.png/composite.png');
     const expected = rawImage(W, H, () => [0, 0, 0, 0]);
     paste(expected, b, 4, 2);
     paste(expected, a, 0, 0);
@@ -167,7 +163,7 @@ describe('composite', () => {
     paste(expected, bg, 0, 0);
     paste(expected, fg, 0, 0);
     const got = await readRaw(join(outDir, 'nobounds.png/composite.png'));
-    expect(done.composite).toBe('nobounds.png/composite.png');
+    expect(stepOf(done).composite).toBe('nobounds.png/composite.png');
     expect(got.data.equals(expected.data)).toBe(true);
   });
 
@@ -179,12 +175,16 @@ describe('composite', () => {
   it('fails the item with a plain reason when a layer is missing or the canvases disagree', async () => {
     const img = rawImage(2, 2, () => [1, 2, 3, 255]);
     const missing = await stackItem('missing.png', [{ img, x: 0, y: 0, canvas: [2, 2] }]);
-    missing.layers!.push({ ...missing.layers![0]!, path: 'missing.png/layer-9.png', index: 9 });
+    stepOf(missing).layers!.push({
+      ...stepOf(missing).layers![0]!,
+      path: 'missing.png/layer-9.png',
+      index: 9,
+    });
     const failed = await composite(missing, outDir);
     expect(failed.state).toBe('failed');
     expect(failed.failedAt).toBe('download');
     expect(failed.reason).toBe(`${COMPOSITE_FAILED}: layer-9.png: image file not found`);
-    expect(failed.composite).toBeNull();
+    expect(stepOf(failed).composite).toBeNull();
 
     const disagree = await stackItem('disagree.png', [
       { img, x: 0, y: 0, canvas: [2, 2] },
@@ -199,7 +199,7 @@ describe('composite', () => {
   it('refuses a layer path outside the out dir', async () => {
     const img = rawImage(1, 1, () => [1, 2, 3, 255]);
     const item = await stackItem('escape.png', [{ img, x: 0, y: 0, canvas: [1, 1] }]);
-    item.layers![0]!.path = '../elsewhere/layer-0.png';
+    stepOf(item).layers![0]!.path = '../elsewhere/layer-0.png';
     const failed = await composite(item, outDir);
     expect(failed.state).toBe('failed');
     expect(failed.reason).toContain('is not inside the out dir');
@@ -241,9 +241,9 @@ describe('composite of a layer stack made by the emulator', () => {
         layers.push({ path: rel, ...o.layer });
       }
       expect(layers.length).toBeGreaterThanOrEqual(2);
-      const item: Item = { ...newItem(input, '/in/x', 1, 0), state: 'downloaded', layers };
+      const item: Item = patchItem(newItem(input, '/in/x', 1, 0), { state: 'downloaded', layers });
       const result = await composite(item, outDir);
-      expect(result.composite).toBe(`${input}/composite.png`);
+      expect(stepOf(result).composite).toBe(`${input}/composite.png`);
       const got = await readRaw(join(outDir, input, 'composite.png'));
       expect([got.width, got.height]).toEqual([W, H]);
       expect(got.data.equals(source.data)).toBe(true);

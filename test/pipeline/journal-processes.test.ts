@@ -10,12 +10,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stepOf } from '../../src/pipeline/item.ts';
 import { JournalLockedError, openJournal } from '../../src/pipeline/journal/index.ts';
 import { killToZombie, underNonReapingParent } from '../helpers/processes.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const JOURNAL_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/journal/index.ts')).href;
 const ITEM_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/item.ts')).href;
+const PATCH_MODULE = pathToFileURL(join(ROOT, 'test/helpers/item-patch.ts')).href;
 
 /**
  * Child: opens the journal of OUT (at JOURNAL when set), then runs items f<i> through a lifecycle of
@@ -27,6 +29,7 @@ const ITEM_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/item.ts')).href;
 const WRITER = `
 const { openJournal } = await import(process.env.JOURNAL_MODULE);
 const { newItem } = await import(process.env.ITEM_MODULE);
+const { patchItem } = await import(process.env.PATCH_MODULE);
 const j = openJournal({ outDir: process.env.OUT, path: process.env.JOURNAL || undefined, mountInfo: null });
 j.startBatch({ inputDir: process.env.OUT });
 if (process.env.WAIT_GO) { process.stdout.write('ready\\n'); await new Promise((r) => process.stdin.once('data', r)); }
@@ -36,10 +39,10 @@ for (let i = 0; i < count; i++) {
   const name = 'f' + i + '.png';
   let it = { ...newItem(name, '/in/' + name, 1, 0), state: 'planned' };
   j.plan(it, { contentHash: 'c' + i, recipeHash: 'r' });
-  it = { ...it, state: 'checked' }; j.save(it);
-  it = { ...it, state: 'uploaded', upload: { mode: 'inline', fileId: 'file-' + i, sha256: null } }; j.save(it);
-  it = { ...it, requestId: 'req-' + i, attempts: 1 }; j.recordIntent(it);
-  it = { ...it, state: 'submitted', generationId: 'gen-' + i }; j.recordSubmitted(it);
+  it = patchItem(it, { state: 'checked' }); j.save(it);
+  it = patchItem(it, { state: 'uploaded', request: {}, upload: { mode: 'inline', fileId: 'file-' + i, sha256: null } }); j.save(it);
+  it = patchItem(it, { requestId: 'req-' + i, attempts: 1 }); j.recordIntent(it);
+  it = patchItem(it, { state: 'submitted', generationId: 'gen-' + i }); j.recordSubmitted(it);
   process.stdout.write('saved ' + i + '\\n');
   if (i === killAt) process.kill(process.pid, 'SIGKILL');
 }
@@ -89,7 +92,7 @@ function runChild(
   const proc = spawn(command, args, {
     cwd: ROOT,
     ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
-    env: { ...process.env, JOURNAL_MODULE, ITEM_MODULE, ...env },
+    env: { ...process.env, JOURNAL_MODULE, ITEM_MODULE, PATCH_MODULE, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.push(proc);
@@ -166,9 +169,9 @@ describe('durability', () => {
       for (let i = 0; i < 25; i++) {
         const row = j.get(`f${i}.png`);
         expect(row?.phase).toBe('submitted');
-        expect(row?.item.generationId).toBe(`gen-${i}`);
-        expect(row?.item.requestId).toBe(`req-${i}`);
-        expect(row?.item.upload?.fileId).toBe(`file-${i}`);
+        expect(stepOf(row!.item).generationId).toBe(`gen-${i}`);
+        expect(stepOf(row!.item).requestId).toBe(`req-${i}`);
+        expect(stepOf(row!.item).upload?.fileId).toBe(`file-${i}`);
       }
       expect((await j.batches())[0]?.status).toBe('running'); // never finished: interrupted
     } finally {
@@ -188,13 +191,13 @@ describe('durability', () => {
     try {
       expect(j.testOnlyDatabase().pragma('integrity_check', { simple: true })).toBe('ok');
       for (let i = 0; i < printed; i++) {
-        expect(j.get(`f${i}.png`)?.item.generationId).toBe(`gen-${i}`);
+        expect(stepOf(j.get(`f${i}.png`)!.item).generationId).toBe(`gen-${i}`);
       }
       // The item being written when the kill came is in one of its committed states, whole.
       const last = j.get(`f${printed}.png`);
       if (last) {
         expect(['local', 'uploaded', 'submitting', 'submitted']).toContain(last.phase);
-        if (last.phase === 'submitting') expect(last.item.requestId).toBe(`req-${printed}`);
+        if (last.phase === 'submitting') expect(stepOf(last.item).requestId).toBe(`req-${printed}`);
       }
       expect(j.rows().length).toBeLessThanOrEqual(printed + 1);
     } finally {

@@ -3,7 +3,7 @@
  * recipe hash and the network-filesystem detection (with a fake mountinfo text).
  */
 import { describe, expect, it } from 'vitest';
-import { type Item, newItem } from '../../src/pipeline/item.ts';
+import { type Item, newItem, stepOf, withStep } from '../../src/pipeline/item.ts';
 import {
   canonicalJson,
   decide,
@@ -19,12 +19,18 @@ import {
   unknownSubmissionPolicy,
 } from '../../src/pipeline/journal/index.ts';
 import { lostAnswerReason } from '../../src/pipeline/stages/submit.ts';
+import { flatView, type ItemPatch, patchItem } from '../helpers/item-patch.ts';
 
 const NOW = 1_800_000_000_000;
 const KEY = { contentHash: 'c1', recipeHash: 'r1' };
 
-function item(patch: Partial<Item> = {}): Item {
-  return { ...newItem('a/photo.jpg', '/in/a/photo.jpg', 10, 1), state: 'planned', ...patch };
+/** A planned item (its request planned) with `patch` applied. */
+function item(patch: ItemPatch = {}): Item {
+  const request = { type: 'image_edit', prompt: 'p', source: { file_id: '$input' } };
+  return patchItem(
+    { ...newItem('a/photo.jpg', '/in/a/photo.jpg', 10, 1), state: 'planned' },
+    { request, ...patch },
+  );
 }
 
 function row(it: Item, patch: Partial<JournalRow> = {}): JournalRow {
@@ -51,14 +57,13 @@ function row(it: Item, patch: Partial<JournalRow> = {}): JournalRow {
 }
 
 const uploaded = item({ state: 'uploaded', upload: { mode: 'inline', fileId: 'file-1', sha256: null } });
-const submitting = { ...uploaded, requestId: 'req-1', attempts: 1 };
-const submitted = { ...submitting, state: 'submitted' as const, generationId: 'gen-1' };
-const reported = {
-  ...submitted,
+const submitting = patchItem(uploaded, { requestId: 'req-1', attempts: 1 });
+const submitted = patchItem(submitting, { state: 'submitted', generationId: 'gen-1' });
+const reported = patchItem(submitted, {
   state: 'reported' as const,
   generation: { state: 'completed', failure_code: null, failure_reason: null },
   outputs: ['a/photo.jpg/output-0.png'],
-};
+});
 
 function decideFor(r: JournalRow | null, over: Partial<Parameters<typeof decide>[0]> = {}) {
   return decide({
@@ -81,7 +86,7 @@ describe('crash policy: a create whose outcome is unknown', () => {
     expect(out?.action).toBe('fail');
     expect(out?.item.state).toBe('failed');
     expect(out?.item.failedAt).toBe('submit');
-    expect(out?.item.requestId).toBe('req-1');
+    expect(stepOf(out!.item).requestId).toBe('req-1');
     expect(out?.item.reason).toBe(JOURNAL_TEXTS.unknownOutcome('req-1'));
     expect(out?.item.reason).toContain('req-1');
     expect(out?.item.reason).toContain('--resubmit-unknown');
@@ -91,10 +96,10 @@ describe('crash policy: a create whose outcome is unknown', () => {
     const out = unknownSubmissionPolicy({ item: submitting, liveState: 'uploaded' }, true);
     expect(out?.action).toBe('resubmit');
     expect(out?.item.state).toBe('uploaded');
-    expect(out?.item.requestId).toBeNull();
-    expect(out?.item.generationId).toBeNull();
-    expect(out?.item.upload?.fileId).toBe('file-1');
-    expect(out?.item.earlierAttempts).toEqual([
+    expect(stepOf(out!.item).requestId).toBeNull();
+    expect(stepOf(out!.item).generationId).toBeNull();
+    expect(stepOf(out!.item).upload?.fileId).toBe('file-1');
+    expect(stepOf(out!.item).earlierAttempts).toEqual([
       {
         generation_id: null,
         request_id: 'req-1',
@@ -190,7 +195,7 @@ describe('resume decisions', () => {
     const d = decideFor(row({ ...submitted, state: 'stopped' }, { liveState: 'submitted' }));
     expect(d.action).toBe('resume');
     expect(d.item.state).toBe('submitted');
-    expect(d.item.generationId).toBe('gen-1');
+    expect(stepOf(d.item).generationId).toBe('gen-1');
     expect(d.item.absPath).toBe('/moved/a/photo.jpg');
   });
 
@@ -198,7 +203,7 @@ describe('resume decisions', () => {
     const d = decideFor(row(uploaded));
     expect(d.action).toBe('resume');
     expect(d.item.state).toBe('uploaded');
-    expect(d.item.upload?.fileId).toBe('file-1');
+    expect(stepOf(d.item).upload?.fileId).toBe('file-1');
     const old = decideFor(row(uploaded, { uploadedAt: NOW - 25 * 3600_000 }));
     expect(old).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.uploadTooOld });
   });
@@ -212,7 +217,7 @@ describe('resume decisions', () => {
     const resubmit = decideFor(r, { resubmitUnknown: true });
     expect(resubmit.action).toBe('resume');
     expect(resubmit.item.state).toBe('uploaded');
-    expect(resubmit.item.requestId).toBeNull();
+    expect(stepOf(resubmit.item).requestId).toBeNull();
   });
 
   it('skips a finished item whose outputs are complete, and downloads again when they are not', () => {
@@ -231,8 +236,8 @@ describe('resume decisions', () => {
     });
     expect(partial.action).toBe('resume');
     expect(partial.item.state).toBe('submitted');
-    expect(partial.item.outputs).toEqual([]);
-    expect(partial.item.generationId).toBe('gen-1');
+    expect(stepOf(partial.item).outputs).toEqual([]);
+    expect(stepOf(partial.item).generationId).toBe('gen-1');
     expect(partial.reason).toContain('has 2 bytes, 5 expected');
   });
 
@@ -246,8 +251,7 @@ describe('resume decisions', () => {
 });
 
 describe('the decision table: a failed item on a re-run', () => {
-  const generationFailed = {
-    ...submitted,
+  const generationFailed = patchItem(submitted, {
     state: 'failed' as const,
     failedAt: 'wait' as const,
     reason: 'generation_failed: internal model error',
@@ -257,9 +261,8 @@ describe('the decision table: a failed item on a re-run', () => {
       failure_reason: 'internal model error',
     },
     failure: { kind: 'generation_failed', retryable: true },
-  };
-  const moderated = {
-    ...generationFailed,
+  });
+  const moderated = patchItem(generationFailed, {
     reason: 'content_moderated: the prompt was refused',
     generation: {
       state: 'failed',
@@ -267,7 +270,7 @@ describe('the decision table: a failed item on a re-run', () => {
       failure_reason: 'the prompt was refused',
     },
     failure: { kind: 'content_moderated', retryable: false },
-  };
+  });
   const rateLimitedAtSubmit = {
     ...submitting,
     state: 'failed' as const,
@@ -373,11 +376,12 @@ describe('the decision table: a failed item on a re-run', () => {
     },
     {
       name: 'budget_exhausted (the account’s problem, not the file’s)',
-      row: row({
-        ...generationFailed,
-        failure: undefined,
-        generation: { state: 'failed', failure_code: 'budget_exhausted', failure_reason: 'funds ran out' },
-      }),
+      row: row(
+        patchItem(generationFailed, {
+          failure: undefined,
+          generation: { state: 'failed', failure_code: 'budget_exhausted', failure_reason: 'funds ran out' },
+        }),
+      ),
       action: 'resume',
       reason: JOURNAL_TEXTS.retried('budget_exhausted', 'retryable'),
       retried: true,
@@ -411,9 +415,9 @@ describe('the decision table: a failed item on a re-run', () => {
 
   it('resubmits from the upload with a new create, keeping the failed attempt', () => {
     const d = decideFor(
-      row({ ...generationFailed, earlierAttempts: [{ ...attempt, generation_id: 'gen-0' }] }),
+      row(patchItem(generationFailed, { earlierAttempts: [{ ...attempt, generation_id: 'gen-0' }] })),
     );
-    expect(d.item).toMatchObject({
+    expect(flatView(d.item)).toMatchObject({
       state: 'uploaded',
       upload: { fileId: 'file-1' },
       requestId: null,
@@ -424,20 +428,24 @@ describe('the decision table: a failed item on a re-run', () => {
       failure: null,
       absPath: '/moved/a/photo.jpg',
     });
-    expect(d.item.earlierAttempts).toEqual([{ ...attempt, generation_id: 'gen-0' }, attempt]);
+    expect(stepOf(d.item).earlierAttempts).toEqual([{ ...attempt, generation_id: 'gen-0' }, attempt]);
   });
 
   it('starts afresh, keeping the failed attempt, when the upload is too old', () => {
     const d = decideFor(row(generationFailed, { uploadedAt: NOW - 25 * 3600_000 }));
     expect(d.item.state).toBe('planned');
-    expect(d.item.generationId).toBeNull();
-    expect(d.item.earlierAttempts).toEqual([attempt]);
+    expect(stepOf(d.item).generationId).toBeNull();
+    expect(stepOf(d.item).earlierAttempts).toEqual([attempt]);
   });
 
   it('keeps the item as it was when it is not retried', () => {
     const d = decideFor(row(moderated));
-    expect(d.item).toMatchObject({ state: 'failed', generationId: 'gen-1', reason: moderated.reason });
-    expect(d.item.earlierAttempts).toBeUndefined();
+    expect(flatView(d.item)).toMatchObject({
+      state: 'failed',
+      generationId: 'gen-1',
+      reason: moderated.reason,
+    });
+    expect(stepOf(d.item).earlierAttempts).toBeUndefined();
   });
 });
 
@@ -454,22 +462,23 @@ describe('recipe hash', () => {
 
   it('is the same for the same request written in another key order', () => {
     expect(canonicalJson({ b: 1, a: [2, { d: 3, c: 4 }] })).toBe('{"a":[2,{"c":4,"d":3}],"b":1}');
-    const reordered = {
-      ...planned,
+    const reordered = patchItem(planned, {
       request: {
         image_ref: [{ file_id: '$ref:style' }],
         source: { file_id: '$input' },
         prompt: 'watercolor',
         type: 'image_edit',
       },
-    };
+    });
     expect(recipeHash(reordered, { style: 's1' })).toBe(recipeHash(planned, { style: 's1' }));
   });
 
   it('changes with the request, input_as, a reference’s bytes and the service, not with the rule', () => {
     const base = recipeHash(planned, { style: 's1' });
     expect(
-      recipeHash({ ...planned, request: { ...planned.request, prompt: 'oil' } }, { style: 's1' }),
+      recipeHash(withStep(planned, { request: { ...stepOf(planned).request, prompt: 'oil' } }), {
+        style: 's1',
+      }),
     ).not.toBe(base);
     expect(recipeHash({ ...planned, inputAs: 'image_ref' }, { style: 's1' })).not.toBe(base);
     expect(recipeHash(planned, { style: 's2' })).not.toBe(base);

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Item, newItem } from '../../src/pipeline/item.ts';
+import { type Item, newItem, stepOf, withStep } from '../../src/pipeline/item.ts';
 import {
   defaultJournalPath,
   JOURNAL_TEXTS,
@@ -30,6 +30,7 @@ import {
   NetworkFilesystemError,
   openJournal,
 } from '../../src/pipeline/journal/index.ts';
+import { flatView, patchItem, withFlatItem } from '../helpers/item-patch.ts';
 
 let dir: string;
 let inDir: string;
@@ -69,36 +70,37 @@ afterEach(async () => {
 function planned(name: string, bytes = 'hello'): Item {
   const abs = join(inDir, name);
   writeFileSync(abs, bytes);
-  return {
-    ...newItem(name, abs, Buffer.byteLength(bytes), 1),
+  return patchItem(newItem(name, abs, Buffer.byteLength(bytes), 1), {
     state: 'planned',
     rule: { index: 0, match: '*' },
     inputAs: 'source',
     request: { type: 'image_edit', prompt: 'watercolor', source: { file_id: '$input' } },
-  };
+  });
 }
 
 /** Runs an item to `reported` through the journal, writing one output file; returns the final item. */
 async function finish(j: Journal, start: Item, outputBytes = 'PNGDATA'): Promise<Item> {
   let it: Item = { ...start, state: 'checked' };
   await j.save(it);
-  it = { ...it, state: 'uploaded', upload: { mode: 'inline', fileId: `file-${it.input}`, sha256: null } };
+  it = patchItem(it, {
+    state: 'uploaded',
+    upload: { mode: 'inline', fileId: `file-${it.input}`, sha256: null },
+  });
   await j.save(it);
-  it = { ...it, requestId: `req-${it.input}`, attempts: 1 };
+  it = patchItem(it, { requestId: `req-${it.input}`, attempts: 1 });
   await j.save(it);
-  it = { ...it, state: 'submitted', generationId: `gen-${it.input}` };
+  it = patchItem(it, { state: 'submitted', generationId: `gen-${it.input}` });
   await j.save(it);
-  it = {
-    ...it,
+  it = patchItem(it, {
     state: 'completed',
     generation: { state: 'completed', failure_code: null, failure_reason: null },
-  };
+  });
   await j.save(it);
   const place = it.place ?? it.input;
   const out = `${place}/output-0.png`;
   mkdirSync(join(outDir, place), { recursive: true });
   writeFileSync(join(outDir, out), outputBytes);
-  it = { ...it, state: 'downloaded', outputs: [out] };
+  it = patchItem(it, { state: 'downloaded', outputs: [out] });
   await j.save(it);
   writeFileSync(join(outDir, place, 'result.json'), '{}');
   it = { ...it, state: 'reported' };
@@ -264,7 +266,7 @@ describe('re-running', () => {
     const d = await j.admit(planned('a.png'), { references: {} });
     expect(d.action).toBe('done');
     expect(d.item.state).toBe('reported');
-    expect(d.item.generationId).toBe(done.generationId);
+    expect(stepOf(d.item).generationId).toBe(stepOf(done).generationId);
     expect(j.history('a.png')).toHaveLength(1);
   });
 
@@ -278,7 +280,7 @@ describe('re-running', () => {
     const d = await j.admit(planned('a.png'), { references: {} });
     expect(d.action).toBe('resume');
     expect(d.item.state).toBe('submitted');
-    expect(d.item.generationId).toBe('gen-a.png');
+    expect(stepOf(d.item).generationId).toBe('gen-a.png');
     expect(d.reason).toContain('a.png/output-0.png has 4 bytes, 10 expected');
     expect(j.get('a.png')?.phase).toBe('submitted');
 
@@ -286,7 +288,7 @@ describe('re-running', () => {
     let it: Item = { ...d.item, state: 'completed' };
     await j.save(it);
     writeFileSync(join(outDir, 'a.png', 'output-0.png'), '0123456789');
-    it = { ...it, state: 'downloaded', outputs: ['a.png/output-0.png'] };
+    it = patchItem(it, { state: 'downloaded', outputs: ['a.png/output-0.png'] });
     await j.save(it);
     await j.save({ ...it, state: 'reported' });
     expect(j.get('a.png')?.outputs).toEqual([{ path: 'a.png/output-0.png', bytes: 10 }]);
@@ -309,7 +311,7 @@ describe('re-running', () => {
     const history = j.history('a.png');
     expect(history).toHaveLength(2);
     expect(history[0]?.supersededAt).not.toBeNull();
-    expect(history[0]?.item.generationId).toBe('gen-a.png');
+    expect(stepOf(history[0]!.item).generationId).toBe('gen-a.png');
     expect(history[1]?.supersededAt).toBeNull();
     expect(history[1]?.contentHash).toBe(createHash('sha256').update('version two!').digest('hex'));
     expect(j.get('a.png')?.phase).toBe('local');
@@ -320,7 +322,7 @@ describe('re-running', () => {
     writeFileSync(style, 'style v1');
     const withRef = (name: string): Item => {
       const p = planned(name);
-      return { ...p, request: { ...p.request, image_ref: [{ file_id: '$ref:style' }] } };
+      return withStep(p, { request: { ...stepOf(p).request, image_ref: [{ file_id: '$ref:style' }] } });
     };
     const recipe = { references: { style: { absPath: style } } };
     let j = await session();
@@ -329,7 +331,9 @@ describe('re-running', () => {
     await finish(j, a);
     j = await reopen(j);
     expect((await j.admit(withRef('a.png'), recipe)).action).toBe('done');
-    const prompt = { ...withRef('a.png'), request: { ...withRef('a.png').request, prompt: 'oil paint' } };
+    const prompt = withStep(withRef('a.png'), {
+      request: { ...stepOf(withRef('a.png')).request, prompt: 'oil paint' },
+    });
     j = await reopen(j);
     expect(await j.admit(prompt, recipe)).toMatchObject({
       action: 'fresh',
@@ -364,23 +368,29 @@ describe('re-running', () => {
     let j = await session();
     const a = planned('a.png');
     j.plan(a, await j.keyOf(a));
-    const up: Item = { ...a, state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } };
-    await j.save(up);
-    await j.save({ ...up, requestId: 'req-1', attempts: 1 });
-    await j.save({ ...up, requestId: 'req-1', attempts: 1, state: 'submitted', generationId: 'gen-1' });
-    await j.save({
-      ...up,
-      requestId: 'req-1',
-      attempts: 1,
-      state: 'stopped',
-      generationId: 'gen-1',
-      reason: 'stopped',
+    const up: Item = patchItem(a, {
+      state: 'uploaded',
+      upload: { mode: 'inline', fileId: 'f1', sha256: null },
     });
+    await j.save(up);
+    await j.save(patchItem(up, { requestId: 'req-1', attempts: 1 }));
+    await j.save(
+      patchItem(up, { requestId: 'req-1', attempts: 1, state: 'submitted', generationId: 'gen-1' }),
+    );
+    await j.save(
+      patchItem(up, {
+        requestId: 'req-1',
+        attempts: 1,
+        state: 'stopped',
+        generationId: 'gen-1',
+        reason: 'stopped',
+      }),
+    );
     j = await reopen(j);
-    expect(j.inFlight().map((r) => r.item.generationId)).toEqual(['gen-1']);
+    expect(j.inFlight().map((r) => stepOf(r.item).generationId)).toEqual(['gen-1']);
     const d = await j.admit(planned('a.png'), { references: {} });
     expect(d.action).toBe('resume');
-    expect(d.item).toMatchObject({
+    expect(flatView(d.item)).toMatchObject({
       state: 'submitted',
       generationId: 'gen-1',
       requestId: 'req-1',
@@ -465,7 +475,9 @@ describe('finished files', () => {
     await j.save({ ...local, state: 'failed', failedAt: 'check', reason: 'too big' });
     const inFlight = planned('in-flight.png');
     j.plan(inFlight, await j.keyOf(inFlight));
-    await j.save({ ...inFlight, state: 'submitted', requestId: 'r1', generationId: 'g1', attempts: 1 });
+    await j.save(
+      patchItem(inFlight, { state: 'submitted', requestId: 'r1', generationId: 'g1', attempts: 1 }),
+    );
     expect(await j.finishedFiles()).toEqual(
       new Map([
         ['done.png', { size: 10, mtimeMs: 1 }],
@@ -480,9 +492,12 @@ describe('the crash policy through the journal', () => {
     const j = await session();
     const a = planned('a.png');
     j.plan(a, await j.keyOf(a));
-    const up: Item = { ...a, state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } };
+    const up: Item = patchItem(a, {
+      state: 'uploaded',
+      upload: { mode: 'inline', fileId: 'f1', sha256: null },
+    });
     await j.save(up);
-    await j.recordIntent({ ...up, requestId: 'req-1', attempts: 1 });
+    await j.recordIntent(patchItem(up, { requestId: 'req-1', attempts: 1 }));
     return j;
   }
 
@@ -509,17 +524,17 @@ describe('the crash policy through the journal', () => {
     j = await reopen(j);
     const d = await j.admit(planned('a.png'), { references: {} }, { resubmitUnknown: true });
     expect(d.action).toBe('resume');
-    expect(d.item).toMatchObject({ state: 'uploaded', requestId: null, upload: { fileId: 'f1' } });
-    expect(d.item.earlierAttempts?.[0]?.request_id).toBe('req-1');
+    expect(flatView(d.item)).toMatchObject({ state: 'uploaded', requestId: null, upload: { fileId: 'f1' } });
+    expect(stepOf(d.item).earlierAttempts?.[0]?.request_id).toBe('req-1');
     expect(j.get('a.png')?.phase).toBe('uploaded');
   });
 
   it('keeps the request id when a stop interrupts a create (the create may have been sent)', async () => {
     const j = await leaveSubmitting();
     const a = j.get('a.png')!.item;
-    await j.save({ ...a, state: 'stopped', requestId: null, reason: 'not processed: interrupted' });
+    await j.save(patchItem(a, { state: 'stopped', requestId: null, reason: 'not processed: interrupted' }));
     expect(j.get('a.png')).toMatchObject({ phase: 'submitting', liveState: 'uploaded' });
-    expect(j.get('a.png')?.item.requestId).toBe('req-1');
+    expect(stepOf(j.get('a.png')!.item).requestId).toBe('req-1');
   });
 });
 
@@ -546,7 +561,7 @@ describe('places: an out folder per distinct input', () => {
     ]);
     // Unchanged on the next run: done, in its own folder.
     j = await reopen(j);
-    expect(await admit(j, 'a.png', 'version two')).toMatchObject({
+    expect(withFlatItem(await admit(j, 'a.png', 'version two'))).toMatchObject({
       action: 'done',
       item: { place: 'a-1.png', outputs: ['a-1.png/output-0.png'] },
     });
@@ -565,7 +580,7 @@ describe('places: an out folder per distinct input', () => {
     await finish(j, (await admit(j, 'a.png', 'version two')).item, 'second output');
     j = await reopen(j);
     const back = await admit(j, 'a.png', 'version one');
-    expect(back).toMatchObject({
+    expect(withFlatItem(back)).toMatchObject({
       action: 'done',
       reason: JOURNAL_TEXTS.done,
       item: { place: 'a.png', generationId: 'gen-a.png', outputs: ['a.png/output-0.png'] },
@@ -574,7 +589,7 @@ describe('places: an out folder per distinct input', () => {
     expect(j.history('a.png').filter((r) => r.supersededAt === null)).toHaveLength(1);
     // And the second version again is the second row again.
     j = await reopen(j);
-    expect(await admit(j, 'a.png', 'version two')).toMatchObject({
+    expect(withFlatItem(await admit(j, 'a.png', 'version two'))).toMatchObject({
       action: 'done',
       item: { place: 'a-1.png' },
     });
@@ -597,24 +612,24 @@ describe('places: an out folder per distinct input', () => {
     let j = await session();
     // A generation was made and failed (moderated): the service did work for it.
     const moderated = await admit(j, 'a.png', 'a cow');
-    let it: Item = {
-      ...moderated.item,
+    let it: Item = patchItem(moderated.item, {
       state: 'uploaded',
       upload: { mode: 'inline', fileId: 'file-1', sha256: null },
-    };
-    await j.save(it);
-    it = { ...it, requestId: 'req-1', attempts: 1 };
-    await j.save(it);
-    it = { ...it, state: 'submitted', generationId: 'gen-1' };
-    await j.save(it);
-    await j.save({
-      ...it,
-      state: 'failed',
-      failedAt: 'wait',
-      reason: 'moderated',
-      generation: { state: 'failed', failure_code: 'content_moderated', failure_reason: 'moderated' },
-      failure: { kind: 'content_moderated', retryable: false },
     });
+    await j.save(it);
+    it = patchItem(it, { requestId: 'req-1', attempts: 1 });
+    await j.save(it);
+    it = patchItem(it, { state: 'submitted', generationId: 'gen-1' });
+    await j.save(it);
+    await j.save(
+      patchItem(it, {
+        state: 'failed',
+        failedAt: 'wait',
+        reason: 'moderated',
+        generation: { state: 'failed', failure_code: 'content_moderated', failure_reason: 'moderated' },
+        failure: { kind: 'content_moderated', retryable: false },
+      }),
+    );
     mkdirSync(join(outDir, 'a.png'), { recursive: true });
     writeFileSync(join(outDir, 'a.png', 'result.json'), '{}');
     j = await reopen(j);
@@ -623,7 +638,7 @@ describe('places: an out folder per distinct input', () => {
     await finish(j, horse.item);
     // The moderated version again is that version: failed, its own, not sent again, in its folder.
     j = await reopen(j);
-    expect(await admit(j, 'a.png', 'a cow')).toMatchObject({
+    expect(withFlatItem(await admit(j, 'a.png', 'a cow'))).toMatchObject({
       action: 'done',
       reason: JOURNAL_TEXTS.failedNotRetried('content_moderated'),
       item: { place: 'a.png', generationId: 'gen-1', state: 'failed' },
@@ -668,7 +683,10 @@ describe('places: an out folder per distinct input', () => {
     // watch hands the same file over again: discovered, sniffed, then planned.
     await j.save({ ...planned('a.png', 'bytes'), state: 'discovered' });
     await j.save({ ...planned('a.png', 'bytes'), state: 'sniffed' });
-    expect(j.get('a.png')).toMatchObject({ phase: 'reported', item: { generationId: done.generationId } });
+    expect(withFlatItem(j.get('a.png')!)).toMatchObject({
+      phase: 'reported',
+      item: { generationId: stepOf(done).generationId },
+    });
     expect(await admit(j, 'a.png', 'bytes')).toMatchObject({ action: 'done', reason: JOURNAL_TEXTS.done });
   });
 
@@ -721,7 +739,7 @@ describe('saving', () => {
     const a = planned('a.png');
     await expect(j.save({ ...a, state: 'discovered' })).resolves.toBeUndefined();
     expect(j.rows()).toHaveLength(0);
-    await expect(j.save({ ...a, state: 'submitted', generationId: 'g' })).rejects.toThrow(
+    await expect(j.save(patchItem(a, { state: 'submitted', generationId: 'g' }))).rejects.toThrow(
       /before the journal planned it/,
     );
   });
@@ -757,16 +775,21 @@ describe('saving', () => {
     let j = await session();
     const a = planned('a.png');
     j.plan(a, await j.keyOf(a));
-    const up: Item = { ...a, state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } };
-    await j.save({ ...up, state: 'submitted', requestId: 'r', generationId: 'gen-gone' });
+    const up: Item = patchItem(a, {
+      state: 'uploaded',
+      upload: { mode: 'inline', fileId: 'f1', sha256: null },
+    });
+    await j.save(patchItem(up, { state: 'submitted', requestId: 'r', generationId: 'gen-gone' }));
     const b = planned('b.png');
     j.plan(b, await j.keyOf(b));
-    await j.save({ ...b, state: 'submitted', upload: up.upload, requestId: 'r2', generationId: 'gen-b' });
+    await j.save(
+      patchItem(b, { state: 'submitted', upload: stepOf(up).upload, requestId: 'r2', generationId: 'gen-b' }),
+    );
     rmSync(a.absPath);
     j = await reopen(j);
     await j.admit(planned('b.png'), { references: {} });
     const vanished = await j.vanishedInFlight();
-    expect(vanished.map((d) => d.item.generationId)).toEqual(['gen-gone']);
+    expect(vanished.map((d) => stepOf(d.item).generationId)).toEqual(['gen-gone']);
     expect(vanished[0]?.item.state).toBe('submitted');
     await expect(j.save({ ...vanished[0]!.item, state: 'completed' })).resolves.toBeUndefined();
   });
@@ -814,7 +837,9 @@ describe('run hooks', () => {
     const a = planned('a.png');
     const d = await hooks.admit(a);
     expect(d.action).toBe('fresh');
-    await hooks.persist({ ...a, state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } });
+    await hooks.persist(
+      patchItem(a, { state: 'uploaded', upload: { mode: 'inline', fileId: 'f1', sha256: null } }),
+    );
     expect(await hooks.referenceFileId('style')).toBeNull();
     await hooks.referenceUploaded('style', 'file-style');
     expect(await hooks.referenceFileId('style')).toBe('file-style');

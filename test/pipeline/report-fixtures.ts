@@ -6,7 +6,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { runFfmpeg } from '../../src/media/index.ts';
-import { type Item, newItem, type StageName } from '../../src/pipeline/item.ts';
+import { type Item, type ItemAttempt, newItem, type StageName } from '../../src/pipeline/item.ts';
+import { patchItem } from '../helpers/item-patch.ts';
 
 export const T0 = Date.UTC(2026, 0, 2, 12, 0, 0);
 export const SECRET = 'svc-api-super-secret-key-123';
@@ -28,7 +29,7 @@ function base(input: string, inDir: string, size = 100): Item {
 
 /** The batch's items (no files are made). */
 /** The attempts photos/moderated.jpg had before its last generation (one reason holds markup). */
-export const EARLIER_ATTEMPTS: NonNullable<Item['earlierAttempts']> = [
+export const EARLIER_ATTEMPTS: ItemAttempt[] = [
   {
     generation_id: 'gen-mod-0',
     request_id: 'req-mod-0',
@@ -44,8 +45,7 @@ export const EARLIER_ATTEMPTS: NonNullable<Item['earlierAttempts']> = [
 ];
 
 export function batchItems(inDir = '/in'): Item[] {
-  const ok: Item = {
-    ...base('photos/a.jpg', inDir),
+  const ok: Item = patchItem(base('photos/a.jpg', inDir), {
     state: 'reported',
     sniff: { mime: 'image/png', ext: 'png', kind: 'image' },
     media: { width: 16, height: 12, bytes: 100 },
@@ -73,9 +73,8 @@ export function batchItems(inDir = '/in'): Item[] {
       ['download', 1500, 1600],
       ['report', 1600, 1610],
     ]),
-  };
-  const stack: Item = {
-    ...base('photos/stack.png', inDir),
+  });
+  const stack: Item = patchItem(base('photos/stack.png', inDir), {
     state: 'reported',
     sniff: { mime: 'image/png', ext: 'png', kind: 'image' },
     inputAs: 'source',
@@ -108,7 +107,7 @@ export function batchItems(inDir = '/in'): Item[] {
       ['wait', 70, 1900],
       ['download', 1900, 2000],
     ]),
-  };
+  });
   const empty: Item = {
     ...base('bad/empty.png', inDir, 0),
     state: 'failed',
@@ -120,8 +119,7 @@ export function batchItems(inDir = '/in'): Item[] {
       ['check', 2, 3],
     ]),
   };
-  const moderated: Item = {
-    ...base('photos/moderated.jpg', inDir),
+  const moderated: Item = patchItem(base('photos/moderated.jpg', inDir), {
     state: 'failed',
     failedAt: 'wait',
     reason: 'The prompt or an input image violated the content guidelines.',
@@ -136,7 +134,7 @@ export function batchItems(inDir = '/in'): Item[] {
     },
     earlierAttempts: EARLIER_ATTEMPTS,
     timings: timed([['wait', 80, 900]]),
-  };
+  });
   const xss: Item = {
     ...base(`weird/${XSS_NAME}`, inDir),
     state: 'failed',
@@ -149,8 +147,7 @@ export function batchItems(inDir = '/in'): Item[] {
     state: 'skipped',
     reason: "no recipe rule matches 'notes/readme.md'",
   };
-  const prompt: Item = {
-    ...base('prompts/sunset.txt', inDir),
+  const prompt: Item = patchItem(base('prompts/sunset.txt', inDir), {
     state: 'reported',
     sniff: { mime: 'text/plain', ext: 'txt', kind: 'text' },
     inputAs: 'prompt',
@@ -165,9 +162,8 @@ export function batchItems(inDir = '/in'): Item[] {
       ['wait', 30, 1200],
       ['download', 1200, 1250],
     ]),
-  };
-  const video: Item = {
-    ...base('clips/v.mp4', inDir),
+  });
+  const video: Item = patchItem(base('clips/v.mp4', inDir), {
     state: 'reported',
     sniff: { mime: 'video/mp4', ext: 'mp4', kind: 'video' },
     media: { width: 64, height: 36, durationSeconds: 1, bytes: 100 },
@@ -182,18 +178,17 @@ export function batchItems(inDir = '/in'): Item[] {
       ['wait', 120, 2500],
       ['download', 2500, 2600],
     ]),
-  };
+  });
   const unprocessed: Item = {
     ...base('later/b.jpg', inDir),
     state: 'stopped',
     reason: null,
   };
-  const pending: Item = {
-    ...base('later/c.jpg', inDir),
+  const pending: Item = patchItem(base('later/c.jpg', inDir), {
     state: 'submitted',
     generationId: 'gen-pending',
     timings: timed([['wait', 2000, undefined]]),
-  };
+  });
   return [ok, stack, empty, moderated, xss, skipped, prompt, video, unprocessed, pending];
 }
 

@@ -10,11 +10,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, type GenpipeClient } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import type { PipelineEvent } from '../../src/pipeline/events.ts';
-import type { Item } from '../../src/pipeline/item.ts';
+import { type Item, stepOf } from '../../src/pipeline/item.ts';
 import { loadRecipe } from '../../src/pipeline/recipe.ts';
 import { type RunOptions, runBatch, startBatch } from '../../src/pipeline/runner.ts';
 import { CHOICES, FILE_FAILURE_REASONS } from '../../src/spec/index.ts';
 import { call, hold, KEY, startTestEmulator, until } from '../helpers/emulator.ts';
+import { flatView } from '../helpers/item-patch.ts';
 import { makeImage } from '../media/fixtures.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
@@ -115,10 +116,10 @@ describe('runner', () => {
     expect(item.state).toBe('failed');
     expect(item.failedAt).toBe('wait');
     expect(item.reason).toBe(`generation_failed: ${CHOICES.failureReasons.generation_failed}`);
-    expect(item.attempts).toBe(2);
-    expect(item.earlierAttempts).toHaveLength(1);
-    expect(item.earlierAttempts![0]!.failure_code).toBe('generation_failed');
-    expect(item.earlierAttempts![0]!.generation_id).not.toBe(item.generationId);
+    expect(stepOf(item).attempts).toBe(2);
+    expect(stepOf(item).earlierAttempts).toHaveLength(1);
+    expect(stepOf(item).earlierAttempts![0]!.failure_code).toBe('generation_failed');
+    expect(stepOf(item).earlierAttempts![0]!.generation_id).not.toBe(stepOf(item).generationId);
     const admin = await call(emu!, 'GET', '/_emulator/generations');
     expect(admin.body.data).toHaveLength(2);
   });
@@ -150,8 +151,8 @@ describe('runner', () => {
     await put(dir, 'genpipe.yaml', PROMPT_RECIPE);
     await put(dir, 'w.txt', 'a grey wolf');
     const result = await runBatch(await options(dir, c, { maxResubmits: 3 }));
-    expect(result.items[0]).toMatchObject({ state: 'failed', attempts: 1 });
-    expect(result.items[0]!.generation?.failure_code).toBe('content_moderated');
+    expect(flatView(result.items[0]!)).toMatchObject({ state: 'failed', attempts: 1 });
+    expect(stepOf(result.items[0]!).generation?.failure_code).toBe('content_moderated');
   });
 
   it('fails an item whose create answer was lost, with its request id, and never resends it', async () => {
@@ -161,12 +162,12 @@ describe('runner', () => {
     const result = await runBatch(await options(dir, c));
     const [item] = result.items as [Item];
     expect(item).toMatchObject({ state: 'failed', failedAt: 'submit' });
-    expect(item.requestId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(item.reason).toContain(`X-Request-Id ${item.requestId}`);
+    expect(stepOf(item).requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(item.reason).toContain(`X-Request-Id ${stepOf(item).requestId}`);
     expect(item.reason).toContain('not resubmitted');
     const admin = await call(emu!, 'GET', '/_emulator/generations');
     expect(admin.body.data).toHaveLength(1);
-    expect(admin.body.data[0].request_id).toBe(item.requestId);
+    expect(admin.body.data[0].request_id).toBe(stepOf(item).requestId);
     expect(result.stop).toBeNull();
   });
 
@@ -177,7 +178,9 @@ describe('runner', () => {
     const result = await runBatch(await options(dir, c, { persist: async (i) => void seen.push(i) }));
     for (const item of result.items) {
       const mine = seen.filter((s) => s.input === item.input);
-      const before = mine.findIndex((s) => s.state === 'uploaded' && s.requestId === item.requestId);
+      const before = mine.findIndex(
+        (s) => s.state === 'uploaded' && stepOf(s).requestId === stepOf(item).requestId,
+      );
       const after = mine.findIndex((s) => s.state === 'submitted');
       expect(before).toBeGreaterThanOrEqual(0);
       expect(after).toBeGreaterThan(before);
@@ -200,7 +203,7 @@ describe('runner', () => {
     expect(bad).toMatchObject({ input: 'forbidden.png', state: 'failed', failedAt: 'upload' });
     expect(bad.reason).toBe(FILE_FAILURE_REASONS.moderated);
     expect(good).toMatchObject({ input: 'fine.png', state: 'reported' });
-    expect(good.upload?.mode).toBe('presigned');
+    expect(stepOf(good).upload?.mode).toBe('presigned');
     const r = await readJson(join(root, 'out', 'forbidden.png', 'result.json'));
     expect(r).toMatchObject({ status: 'failed', failed_stage: 'upload', failure_reason: bad.reason });
   });
@@ -265,8 +268,8 @@ describe('runner', () => {
     expect(['queued', 'processing']).toContain(job.state);
     expect(result.stop?.cause).toBe('aborted');
     expect(result.report.totals.unprocessed).toBe(2);
-    const submitted = result.items.find((i) => i.generationId !== null);
-    expect(submitted?.reason).toContain(`generation ${submitted?.generationId} was submitted`);
+    const submitted = result.items.find((i) => stepOf(i).generationId !== null);
+    expect(submitted?.reason).toContain(`generation ${stepOf(submitted!).generationId} was submitted`);
     const report = await readJson(join(root, 'out', 'report.json'));
     expect(report.totals.unprocessed).toBe(2);
   });

@@ -1,6 +1,7 @@
 import { copyFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stepOf } from '../../src/pipeline/item.ts';
 import type { StageContext } from '../../src/pipeline/stage.ts';
 import { check } from '../../src/pipeline/stages/check.ts';
 import { plan } from '../../src/pipeline/stages/plan.ts';
@@ -139,6 +140,6 @@ describe('stage check: prompt files', () => {
     await put(dir, 'idea.txt', 'a lighthouse at dawn');
     const item = await runLocalStages(ctx, 'idea.txt');
     expect(item).toMatchObject({ state: 'checked', inputAs: 'prompt', media: { bytes: 20 } });
-    expect(item.request?.prompt).toBe('a lighthouse at dawn');
+    expect(stepOf(item).request?.prompt).toBe('a lighthouse at dawn');
   });
 });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Item } from '../../src/pipeline/item.ts';
+import { type Item, stepOf } from '../../src/pipeline/item.ts';
 import type { StageContext } from '../../src/pipeline/stage.ts';
 import { PLAN_REASONS, plan } from '../../src/pipeline/stages/plan.ts';
 import { sniff } from '../../src/pipeline/stages/sniff.ts';
@@ -67,7 +67,7 @@ describe('stage plan places the file by input_as', () => {
   it('source of image_edit, with the shared reference as a placeholder', async () => {
     const item = await planned('edit/a.png');
     expect(item).toMatchObject({ state: 'planned', inputAs: 'source', rule: { index: 0, match: 'edit/**' } });
-    expect(item.request).toEqual({
+    expect(stepOf(item).request).toEqual({
       type: 'image_edit',
       model: 'uni-1',
       prompt: 'watercolor',
@@ -79,7 +79,7 @@ describe('stage plan places the file by input_as', () => {
   it('source of video_reframe by default, with media_type from the sniff', async () => {
     const item = await planned('reframe/clip.mp4');
     expect(item.inputAs).toBe('source');
-    expect(item.request).toEqual({
+    expect(stepOf(item).request).toEqual({
       type: 'video_reframe',
       aspect_ratio: '9:16',
       source: { file_id: '$input', media_type: 'video/mp4' },
@@ -87,12 +87,12 @@ describe('stage plan places the file by input_as', () => {
   });
 
   it('start_frame and end_frame of video', async () => {
-    expect((await planned('start/a.png')).request).toEqual({
+    expect(stepOf(await planned('start/a.png')).request).toEqual({
       type: 'video',
       prompt: 'take off',
       video: { start_frame: { file_id: '$input' } },
     });
-    expect((await planned('end/a.png')).request).toEqual({
+    expect(stepOf(await planned('end/a.png')).request).toEqual({
       type: 'video',
       prompt: 'land',
       video: { resolution: '540p', end_frame: { file_id: '$input' } },
@@ -102,14 +102,14 @@ describe('stage plan places the file by input_as', () => {
   it('image_ref: appended after the request’s own references', async () => {
     const item = await planned('like/a.png');
     expect(item.inputAs).toBe('image_ref');
-    expect(item.request?.image_ref).toEqual([{ file_id: '$ref:style' }, { file_id: '$input' }]);
+    expect(stepOf(item).request?.image_ref).toEqual([{ file_id: '$ref:style' }, { file_id: '$input' }]);
   });
 
   it('prompt: the trimmed text of the file becomes the prompt', async () => {
     await put(dir, 'prompts/sunset.txt', '\ufeff  a red sunset over the sea, 水彩 \n\n');
     const item = await planned('prompts/sunset.txt');
     expect(item).toMatchObject({ state: 'planned', inputAs: 'prompt' });
-    expect(item.request).toEqual({
+    expect(stepOf(item).request).toEqual({
       type: 'image',
       aspect_ratio: '16:9',
       prompt: 'a red sunset over the sea, 水彩',
@@ -120,11 +120,11 @@ describe('stage plan places the file by input_as', () => {
     await put(dir, 'mixed/notes.txt', 'make it blue');
     await put(dir, 'mixed/b.png.json', '{ "prompt": "make it green" }');
     await put(dir, 'mixed/b.png', await png());
-    expect((await planned('mixed/notes.txt')).request).toEqual({
+    expect(stepOf(await planned('mixed/notes.txt')).request).toEqual({
       type: 'image_edit',
       prompt: 'make it blue',
     });
-    expect((await planned('mixed/b.png')).request).toEqual({
+    expect(stepOf(await planned('mixed/b.png')).request).toEqual({
       type: 'image_edit',
       prompt: 'make it green',
       source: { file_id: '$input' },
@@ -158,7 +158,7 @@ describe('stage plan: rules and sidecars', () => {
     );
     const item = await planned('edit/side.png');
     expect(item.state).toBe('planned');
-    expect(item.request).toEqual({
+    expect(stepOf(item).request).toEqual({
       type: 'image_edit',
       prompt: 'ink',
       image_ref: [],
@@ -168,7 +168,7 @@ describe('stage plan: rules and sidecars', () => {
     });
     await put(dir, 'end/side.png', await png());
     await put(dir, 'end/side.png.json', '{"video": {"duration": "10s"}}');
-    expect((await planned('end/side.png')).request).toEqual({
+    expect(stepOf(await planned('end/side.png')).request).toEqual({
       type: 'video',
       prompt: 'land',
       video: { resolution: '540p', duration: '10s', end_frame: { file_id: '$input' } },

@@ -10,7 +10,7 @@
  * - `--resubmit-unknown`: the item is submitted again with a new request id; the earlier request id is
  *   kept in `earlierAttempts`. If the first create did reach the service, the item is paid twice.
  */
-import type { Item } from '../item.ts';
+import { currentStep, type Item, withStep } from '../item.ts';
 import { isOutcomeUnknown, type JournalRow } from './journal-row.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
 
@@ -44,8 +44,9 @@ export function unknownSubmissionPolicy(
   resubmitUnknown: boolean,
 ): UnknownSubmissionOutcome | null {
   const { item } = row;
-  if (!isOutcomeUnknown(item, row.liveState) || item.requestId === null) return null;
-  const requestId = item.requestId;
+  const step = currentStep(item);
+  if (!isOutcomeUnknown(item, row.liveState) || !step?.requestId) return null;
+  const requestId = step.requestId;
   if (!resubmitUnknown) {
     const reason = JOURNAL_TEXTS.unknownOutcome(requestId);
     return { action: 'fail', reason, item: { ...item, state: 'failed', failedAt: 'submit', reason } };
@@ -54,22 +55,24 @@ export function unknownSubmissionPolicy(
     action: 'resubmit',
     reason: JOURNAL_TEXTS.resubmitUnknown(requestId),
     item: {
-      ...item,
+      ...withStep(item, {
+        state: 'uploaded',
+        generationId: null,
+        requestId: null,
+        generation: null,
+        earlierAttempts: [
+          ...(step.earlierAttempts ?? []),
+          {
+            generation_id: null,
+            request_id: requestId,
+            failure_code: null,
+            failure_reason: JOURNAL_TEXTS.resubmittedUnknown,
+          },
+        ],
+      }),
       state: 'uploaded',
       reason: null,
       failedAt: null,
-      generationId: null,
-      requestId: null,
-      generation: null,
-      earlierAttempts: [
-        ...(item.earlierAttempts ?? []),
-        {
-          generation_id: null,
-          request_id: requestId,
-          failure_code: null,
-          failure_reason: JOURNAL_TEXTS.resubmittedUnknown,
-        },
-      ],
     },
   };
 }

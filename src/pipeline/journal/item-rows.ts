@@ -4,7 +4,8 @@
  * whether the create's outcome is unknown, the outputs recorded on reaching `downloaded`).
  */
 import type Database from 'better-sqlite3';
-import type { Item, ItemState } from '../item.ts';
+import { currentStep, type Item, type ItemState, withStep } from '../item.ts';
+import { itemFromJson } from './item-json.ts';
 import { choosePlace, folderInUse } from './item-place.ts';
 import {
   isOutcomeUnknown,
@@ -45,7 +46,7 @@ function toRow(r: ItemRowSql): JournalRow {
     place,
     contentHash: r.content_hash,
     recipeHash: r.recipe_hash,
-    item: { ...(JSON.parse(r.item) as Item), place },
+    item: { ...itemFromJson(r.item), place },
     liveState: r.live_state as ItemState,
     phase: r.phase as JournalPhase,
     outcomeUnknown: r.outcome_unknown === 1,
@@ -61,7 +62,7 @@ function toRow(r: ItemRowSql): JournalRow {
 /** True when `item` is the stored item (JSON text) but for its `journal` note. */
 function sameButNote(stored: string, item: Item): boolean {
   if (stored === JSON.stringify(item)) return true;
-  const { journal: _stored, ...was } = JSON.parse(stored) as Item;
+  const { journal: _stored, ...was } = itemFromJson(stored);
   const { journal: _now, ...now } = item;
   return JSON.stringify(was) === JSON.stringify(now);
 }
@@ -194,16 +195,19 @@ export class ItemRows {
 
   private columns(item: Item, prev: JournalRow | null) {
     let it = item;
+    const step = currentStep(item);
+    const prevRequestId = prev ? currentStep(prev.item)?.requestId : null;
     // A stop may interrupt a create after it was sent: the request id stays until an answer is known.
     if (
       item.state === 'stopped' &&
       prev?.phase === 'submitting' &&
-      !item.generationId &&
-      !item.requestId &&
-      prev.item.requestId
+      !step?.generationId &&
+      !step?.requestId &&
+      prevRequestId
     ) {
-      it = { ...item, requestId: prev.item.requestId };
+      it = withStep(item, { requestId: prevRequestId });
     }
+    const now = currentStep(it);
     const liveState = liveStateOf(it, prev?.liveState ?? null);
     const phase = phaseOf(it, liveState);
     const uploadedAt = phase === 'local' ? null : (prev?.uploadedAt ?? this.now());
@@ -217,10 +221,10 @@ export class ItemRows {
       phase,
       reason: it.reason,
       failed_at: it.failedAt,
-      upload_file_id: it.upload?.fileId ?? null,
-      generation_id: it.generationId,
-      request_id: it.requestId,
-      attempts: it.attempts,
+      upload_file_id: now?.upload?.fileId ?? null,
+      generation_id: now?.generationId ?? null,
+      request_id: now?.requestId ?? null,
+      attempts: now?.attempts ?? 0,
       outcome_unknown: isOutcomeUnknown(it, liveState) ? 1 : 0,
       item: JSON.stringify(it),
       outputs,

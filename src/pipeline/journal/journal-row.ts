@@ -3,7 +3,7 @@
  * state the item really reached (through a `stopped`), which phase that is for resuming, and whether a
  * create may have reached the service without its answer being recorded.
  */
-import type { Item, ItemState, StageName } from '../item.ts';
+import { currentStep, type Item, type ItemState, type StageName } from '../item.ts';
 import { lostAnswerReason } from '../outcome-texts.ts';
 import type { RecordedOutput } from './outputs-check.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
@@ -92,10 +92,11 @@ export function liveStateOf(item: Pick<Item, 'state'>, previousLive: ItemState |
  *   default crash policy (texts.unknownOutcome), in today's words or earlier ones.
  */
 export function isOutcomeUnknown(item: Item, liveState: ItemState): boolean {
-  if (item.generationId || !item.requestId) return false;
+  const step = currentStep(item);
+  if (!step || step.generationId || !step.requestId) return false;
   if (item.state === 'failed') {
     if (item.failedAt !== 'submit' || item.reason === null) return false;
-    const id = item.requestId;
+    const id = step.requestId;
     return (
       item.reason === lostAnswerReason(id) ||
       item.reason === JOURNAL_TEXTS.unknownOutcome(id) ||
@@ -108,16 +109,17 @@ export function isOutcomeUnknown(item: Item, liveState: ItemState): boolean {
 /**
  * The phase of an item for resuming (see JournalPhase).
  *
- * @example phaseOf({ ...item, state: 'stopped', generationId: 'g1' }, 'submitted') // 'submitted'
+ * @example phaseOf(stoppedItemWithGeneration, 'submitted') // 'submitted'
  */
 export function phaseOf(item: Item, liveState: ItemState): JournalPhase {
   if (isOutcomeUnknown(item, liveState)) return 'submitting';
+  const generationId = currentStep(item)?.generationId ?? null;
   if (item.state === 'skipped') return 'local';
   if (item.state === 'failed') {
     if (item.failedAt === null || LOCAL_STAGES.has(item.failedAt)) return 'local';
     // Work the service did is never thrown away: a failed download or result write is resumed.
-    if (item.failedAt === 'download' && item.generationId) return 'submitted';
-    if (item.failedAt === 'report' && item.generationId) return 'downloaded';
+    if (item.failedAt === 'download' && generationId) return 'submitted';
+    if (item.failedAt === 'report' && generationId) return 'downloaded';
     return 'failed';
   }
   if (LOCAL_STATES.has(liveState)) return 'local';
@@ -126,7 +128,7 @@ export function phaseOf(item: Item, liveState: ItemState): JournalPhase {
       return 'uploaded';
     case 'submitted':
     case 'completed':
-      return item.generationId ? 'submitted' : 'uploaded';
+      return generationId ? 'submitted' : 'uploaded';
     case 'downloaded':
       return 'downloaded';
     case 'reported':

@@ -38,7 +38,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Item } from '../item.ts';
+import { currentStep, type Item } from '../item.ts';
 import type {
   BatchInfo,
   BatchRow,
@@ -90,7 +90,9 @@ export interface OpenJournalOptions {
 
 /** True when the item holds anything the service did for it (a save of it may not be dropped). */
 function holdsServiceWork(item: Item): boolean {
-  return !!(item.upload?.fileId || item.requestId || item.generationId || item.outputs.length > 0);
+  return item.steps.some(
+    (s) => !!(s.upload?.fileId || s.requestId || s.generationId || s.outputs.length > 0),
+  );
 }
 
 /** True when the row is the work of this key. */
@@ -274,7 +276,7 @@ export class Journal implements Store {
   ): Promise<JournalKey> {
     const contentHash = await this.hashFile(item.absPath, signal);
     const refHashes: Record<string, string> = {};
-    for (const name of referencesUsed(item.request)) {
+    for (const name of item.steps.flatMap((s) => referencesUsed(s.request))) {
       const ref = references[name];
       if (ref) refHashes[name] = await this.hashFile(ref.absPath, signal);
     }
@@ -455,13 +457,15 @@ export class Journal implements Store {
 
   /** save for the moment the create is about to be sent (the item holds its new request id). */
   async recordIntent(item: Item): Promise<void> {
-    if (!item.requestId) throw new Error(`journal: recordIntent(${item.input}) without a request id`);
+    if (!currentStep(item)?.requestId) {
+      throw new Error(`journal: recordIntent(${item.input}) without a request id`);
+    }
     await this.save(item);
   }
 
   /** save for the moment the 201 arrived (the item holds its generation id). */
   async recordSubmitted(item: Item): Promise<void> {
-    if (!item.generationId)
+    if (!currentStep(item)?.generationId)
       throw new Error(`journal: recordSubmitted(${item.input}) without a generation id`);
     await this.save(item);
   }

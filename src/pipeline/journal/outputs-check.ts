@@ -27,10 +27,13 @@ export interface OutputCheck {
 }
 
 /** The local files an item names, relative to the out dir, in a stable order without repeats. */
-export function outputPathsOf(item: Pick<Item, 'outputs' | 'composite' | 'layers'>): string[] {
-  const paths = new Set<string>(item.outputs);
-  for (const layer of item.layers ?? []) paths.add(layer.path);
-  if (item.composite) paths.add(item.composite);
+export function outputPathsOf(item: Pick<Item, 'steps'>): string[] {
+  const paths = new Set<string>();
+  for (const step of item.steps) {
+    for (const output of step.outputs) paths.add(output);
+    for (const layer of step.layers ?? []) paths.add(layer.path);
+    if (step.composite) paths.add(step.composite);
+  }
   return [...paths];
 }
 
@@ -52,10 +55,7 @@ function absOf(outDir: string, rel: string): string {
  *
  * @example measureOutputs('/out', item) // [{ path: 'a.jpg/output-0.png', bytes: 51234 }]
  */
-export function measureOutputs(
-  outDir: string,
-  item: Pick<Item, 'outputs' | 'composite' | 'layers'>,
-): RecordedOutput[] {
+export function measureOutputs(outDir: string, item: Pick<Item, 'steps'>): RecordedOutput[] {
   return outputPathsOf(item).map((path) => ({ path, bytes: sizeOf(absOf(outDir, path)) }));
 }
 

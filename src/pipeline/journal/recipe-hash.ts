@@ -90,12 +90,16 @@ export function referencesUsed(request: unknown): string[] {
  * @example recipeHash(plannedItem, { style: 'ab12…' }, 'https://api.example.com')
  */
 export function recipeHash(
-  item: Pick<Item, 'request' | 'inputAs'>,
+  item: Pick<Item, 'steps' | 'inputAs'>,
   referenceHashes: Readonly<Record<string, string>> = {},
   service?: string,
 ): string {
+  // One step (a single-request rule) hashes as its request alone, as items did before they had steps.
+  const request = item.steps.length <= 1 ? (item.steps[0]?.request ?? null) : null;
+  const steps =
+    item.steps.length > 1 ? item.steps.map((s) => ({ name: s.name, request: s.request })) : undefined;
   const references: Record<string, string> = {};
-  for (const name of referencesUsed(item.request)) {
+  for (const name of item.steps.flatMap((s) => referencesUsed(s.request))) {
     const hash = referenceHashes[name];
     if (hash === undefined) throw new Error(`recipeHash: no content hash for shared reference '${name}'`);
     references[name] = hash;
@@ -103,7 +107,8 @@ export function recipeHash(
   return sha256Text(
     canonicalJson({
       v: RECIPE_HASH_VERSION,
-      request: item.request ?? null,
+      request,
+      ...(steps ? { steps } : {}),
       input_as: item.inputAs ?? null,
       references,
       service,

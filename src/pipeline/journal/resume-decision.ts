@@ -28,7 +28,7 @@
  * A create whose outcome is unknown is the crash policy's (`submitting`), never retried here.
  */
 import { failureOf } from '../failure-class.ts';
-import type { Item, ItemAttempt } from '../item.ts';
+import { currentStep, type Item, type ItemAttempt, withStep } from '../item.ts';
 import type { AdmitAction, StoreDecision } from '../store/store.ts';
 import { unknownSubmissionPolicy } from './crash-policy.ts';
 import type { JournalKey, JournalRow } from './journal-row.ts';
@@ -75,30 +75,34 @@ function current(stored: Item, fresh: Item): Item {
 
 /** The item sent back to wait for its generation, its earlier outputs forgotten. */
 function backToSubmitted(item: Item): Item {
-  return {
-    ...item,
+  const again = withStep(item, {
     state: 'submitted',
-    reason: null,
-    failedAt: null,
     generation: null,
     outputs: [],
     composite: null,
     layers: [],
-  };
+  });
+  return { ...again, state: 'submitted', reason: null, failedAt: null };
 }
 
 /** The attempts of a failed item with its last one added (unchanged when nothing was sent). */
 function attemptsOf(item: Item): ItemAttempt[] | undefined {
-  if (!item.requestId && !item.generationId) return item.earlierAttempts;
+  const step = currentStep(item);
+  if (!step?.requestId && !step?.generationId) return step?.earlierAttempts;
   return [
-    ...(item.earlierAttempts ?? []),
+    ...(step.earlierAttempts ?? []),
     {
-      generation_id: item.generationId,
-      request_id: item.requestId,
-      failure_code: item.generation?.failure_code ?? null,
-      failure_reason: item.generation?.failure_reason ?? item.reason,
+      generation_id: step.generationId,
+      request_id: step.requestId,
+      failure_code: step.generation?.failure_code ?? null,
+      failure_reason: step.generation?.failure_reason ?? item.reason,
     },
   ];
+}
+
+/** The generation id of the item's current step, for a text ('?' when none was recorded). */
+function generationIdOf(item: Item): string {
+  return currentStep(item)?.generationId ?? '?';
 }
 
 /** The row's uploads (its own media and the references in its request) are young enough to reuse. */
@@ -136,7 +140,7 @@ function decideSubmitting(input: DecideInput, row: JournalRow, stored: Item): Ro
   if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs)) {
     return {
       ...freshly(fresh, `${policy.reason}; ${JOURNAL_TEXTS.uploadTooOld}`, false),
-      item: { ...fresh, earlierAttempts: policy.item.earlierAttempts },
+      item: withStep(fresh, { earlierAttempts: currentStep(policy.item)?.earlierAttempts }),
     };
   }
   return resume(policy.item, policy.reason);
@@ -147,15 +151,13 @@ function decideDownloaded(input: DecideInput, row: JournalRow, stored: Item): Ro
   const check = input.outputs;
   if (!check?.complete) {
     const problems = check?.problems ?? ['not checked'];
-    return resume(
-      backToSubmitted(stored),
-      JOURNAL_TEXTS.resumeRedownload(stored.generationId ?? '?', problems),
-    );
+    return resume(backToSubmitted(stored), JOURNAL_TEXTS.resumeRedownload(generationIdOf(stored), problems));
   }
   if (row.phase === 'reported' && stored.state === 'reported' && check.resultPresent) {
     return done(stored, JOURNAL_TEXTS.done);
   }
-  return resume({ ...stored, state: 'downloaded', reason: null, failedAt: null }, JOURNAL_TEXTS.resumeReport);
+  const again = withStep(stored, { state: 'downloaded' });
+  return resume({ ...again, state: 'downloaded', reason: null, failedAt: null }, JOURNAL_TEXTS.resumeReport);
 }
 
 /** A row that failed at the service: retried (its failure may pass now, or --retry-failed), or done. */
@@ -169,29 +171,28 @@ function decideFailed(input: DecideInput, row: JournalRow, stored: Item): RowDec
   const kept = earlierAttempts ? { earlierAttempts } : {};
   // A failed upload left nothing to reuse; an old one may be gone.
   if (stored.failedAt === 'upload')
-    return { ...freshly(fresh, reason, false), item: { ...fresh, ...kept }, retried: true };
+    return { ...freshly(fresh, reason, false), item: withStep(fresh, kept), retried: true };
   if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs)) {
     return {
       ...freshly(fresh, `${reason}; ${JOURNAL_TEXTS.uploadTooOld}`, false),
-      item: { ...fresh, ...kept },
+      item: withStep(fresh, kept),
       retried: true,
     };
   }
-  const again: Item = {
-    ...stored,
+  const again = withStep(stored, {
     ...kept,
     state: 'uploaded',
-    reason: null,
-    failedAt: null,
-    failure: null,
     requestId: null,
     generationId: null,
     generation: null,
     outputs: [],
     composite: null,
     layers: [],
+  });
+  return {
+    ...resume({ ...again, state: 'uploaded', reason: null, failedAt: null, failure: null }, reason),
+    retried: true,
   };
-  return { ...resume(again, reason), retried: true };
 }
 
 /**
@@ -217,15 +218,16 @@ export function decide(input: DecideInput): RowDecision {
     case 'uploaded': {
       if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs))
         return freshly(fresh, JOURNAL_TEXTS.uploadTooOld, false);
+      const again = withStep(stored, { state: 'uploaded', requestId: null, generationId: null });
       return resume(
-        { ...stored, state: 'uploaded', reason: null, failedAt: null, requestId: null, generationId: null },
+        { ...again, state: 'uploaded', reason: null, failedAt: null },
         JOURNAL_TEXTS.resumeUploaded,
       );
     }
     case 'submitting':
       return decideSubmitting(input, row, stored);
     case 'submitted':
-      return resume(backToSubmitted(stored), JOURNAL_TEXTS.resumeSubmitted(stored.generationId ?? '?'));
+      return resume(backToSubmitted(stored), JOURNAL_TEXTS.resumeSubmitted(generationIdOf(stored)));
     case 'downloaded':
     case 'reported':
       return decideDownloaded(input, row, stored);

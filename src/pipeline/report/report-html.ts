@@ -6,7 +6,7 @@
  * (file names, prompts, reasons) is escaped, and the page passes through the redactor.
  */
 import { join } from 'node:path';
-import { type Item, STAGE_NAMES, type StageName } from '../item.ts';
+import { currentStep, type Item, STAGE_NAMES, type StageName } from '../item.ts';
 import { formatBytes, formatDuration } from '../progress/format.ts';
 import { type Redact, redactShapes } from '../progress/redact.ts';
 import { esc, relUrl } from './html-escape.ts';
@@ -164,7 +164,8 @@ function figure(
 }
 
 function inputFigure(item: Item | undefined, line: ReportItem, thumbs: Thumbnails): string {
-  const prompt = typeof item?.request?.prompt === 'string' ? item.request.prompt : null;
+  const request = item ? currentStep(item)?.request : undefined;
+  const prompt = typeof request?.prompt === 'string' ? request.prompt : null;
   if (item?.inputAs === 'prompt' || (item?.sniff?.kind === 'text' && prompt !== null)) {
     const text = prompt ?? '';
     const shown = text.length > PROMPT_SHOWN_CHARS ? `${text.slice(0, PROMPT_SHOWN_CHARS)}…` : text;
@@ -191,7 +192,7 @@ function outputFigures(item: Item | undefined, line: ReportItem, outDir: string,
       figure(thumbOf(line.composite), `composite of ${line.input}`, 'composite', { href: line.composite }),
     );
   }
-  const layerPaths = new Set((item?.layers ?? []).map((l) => l.path));
+  const layerPaths = new Set(((item && currentStep(item)?.layers) ?? []).map((l) => l.path));
   for (const rel of line.outputs) {
     const isLayer = layerPaths.has(rel);
     figs.push(
@@ -207,7 +208,7 @@ function outputFigures(item: Item | undefined, line: ReportItem, outDir: string,
 }
 
 function requestFacts(item: Item | undefined): string {
-  const r = item?.request;
+  const r = item ? currentStep(item)?.request : undefined;
   if (!r) return '';
   const what = [r.type, r.model].filter((v): v is string => typeof v === 'string').join(' · ');
   const prompt = typeof r.prompt === 'string' ? r.prompt : null;
@@ -267,7 +268,8 @@ function card(
   if (line.status === 'failed' && line.stage) facts.push(`<dt>failed at</dt><dd>${esc(line.stage)}</dd>`);
   if (line.failure_code) facts.push(`<dt>failure code</dt><dd class="mono">${esc(line.failure_code)}</dd>`);
   if (line.generation_id) facts.push(`<dt>generation</dt><dd class="mono">${esc(line.generation_id)}</dd>`);
-  if (item?.requestId) facts.push(`<dt>request id</dt><dd class="mono">${esc(item.requestId)}</dd>`);
+  const requestId = item ? currentStep(item)?.requestId : null;
+  if (requestId) facts.push(`<dt>request id</dt><dd class="mono">${esc(requestId)}</dd>`);
   if (line.journal) facts.push(`<dt>journal</dt><dd>${esc(line.journal)}</dd>`);
   const took = itemTime(item);
   if (took !== null) facts.push(`<dt>time</dt><dd>${esc(formatDuration(took))}</dd>`);

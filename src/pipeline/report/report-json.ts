@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { itemStatus, type ReportStatus } from '../events.ts';
-import type { Item, ItemAttempt, StageName } from '../item.ts';
+import { currentStep, type Item, type ItemAttempt, type StageName } from '../item.ts';
 import { JOURNAL_CHOICES } from '../journal/texts.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
@@ -177,10 +177,11 @@ export function uniqueItems(items: Iterable<Item>): Item[] {
  * state is reported as unprocessed.
  */
 export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'stoppedEarly'>): ReportItem {
+  const step = currentStep(item);
   let status = itemStatus(item);
   if (status === 'pending' && meta.finishedAt != null) status = 'unprocessed';
   let reason: string | null = null;
-  if (status === 'failed') reason = item.reason ?? item.generation?.failure_reason ?? 'failed';
+  if (status === 'failed') reason = item.reason ?? step?.generation?.failure_reason ?? 'failed';
   else if (status === 'skipped') reason = item.reason ?? 'skipped';
   else if (status === 'unprocessed') reason = item.reason ?? unprocessedReason(meta.stoppedEarly);
   const hasResult = status === 'succeeded' || status === 'failed' || status === 'skipped';
@@ -190,11 +191,11 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
     place,
     status,
     reason,
-    generation_id: item.generationId,
-    outputs: [...item.outputs],
-    composite: item.composite,
+    generation_id: step?.generationId ?? null,
+    outputs: [...(step?.outputs ?? [])],
+    composite: step?.composite ?? null,
     stage: status === 'failed' ? item.failedAt : null,
-    failure_code: item.generation?.failure_code ?? null,
+    failure_code: step?.generation?.failure_code ?? null,
     result: hasResult ? `${place}/${RESULT_FILE}` : null,
     earlier_attempts: earlierAttemptsJson(item),
   };

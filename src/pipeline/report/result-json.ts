@@ -4,7 +4,14 @@
  */
 import { join } from 'node:path';
 import { itemStatus, type ReportStatus } from '../events.ts';
-import { type Item, type ItemAttempt, STAGE_NAMES, type StageName } from '../item.ts';
+import {
+  currentStep,
+  type Item,
+  type ItemAttempt,
+  type ItemLayer,
+  STAGE_NAMES,
+  type StageName,
+} from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { itemFolder, itemPlace, RESULT_FILE } from './item-paths.ts';
 import { writeFileAtomic } from './write-atomic.ts';
@@ -47,7 +54,7 @@ export interface ResultJson {
   /** composite.png of a layer stack. */
   composite: string | null;
   /** The layers of a layer stack with the service's layer metadata (front to back). */
-  layers: NonNullable<Item['layers']>;
+  layers: ItemLayer[];
   /** How the item's own media was uploaded. */
   upload: { mode: string; file_id: string | null } | null;
   /**
@@ -94,7 +101,7 @@ export function elideInlineData<T>(value: T): T {
 
 /** The item's earlier attempts as reported (a copy, oldest first; empty when none). */
 export function earlierAttemptsJson(item: Item): ItemAttempt[] {
-  return (item.earlierAttempts ?? []).map((a) => ({
+  return (currentStep(item)?.earlierAttempts ?? []).map((a) => ({
     generation_id: a.generation_id,
     request_id: a.request_id,
     failure_code: a.failure_code,
@@ -124,7 +131,8 @@ export function timingsJson(item: Item): Partial<Record<StageName, StageTimingJs
  */
 export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): ResultJson {
   const status = itemStatus(item);
-  const generation = item.generation;
+  const step = currentStep(item);
+  const generation = step?.generation ?? null;
   const result: ResultJson = {
     input: item.input,
     place: itemPlace(item),
@@ -132,17 +140,17 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
     item_state: item.state,
     reason: status === 'succeeded' ? null : item.reason,
     failed_stage: item.state === 'failed' ? item.failedAt : null,
-    request: item.request ? elideInlineData(item.request) : null,
-    request_sent: item.requestId !== null || item.generationId !== null,
-    generation_id: item.generationId,
-    request_id: item.requestId,
+    request: step ? elideInlineData(step.request) : null,
+    request_sent: (step?.requestId ?? null) !== null || (step?.generationId ?? null) !== null,
+    generation_id: step?.generationId ?? null,
+    request_id: step?.requestId ?? null,
     state: generation?.state ?? null,
     failure_code: generation?.failure_code ?? null,
     failure_reason: generation?.failure_reason ?? (item.state === 'failed' ? item.reason : null),
-    outputs: [...item.outputs],
-    composite: item.composite,
-    layers: item.layers ?? [],
-    upload: item.upload ? { mode: item.upload.mode, file_id: item.upload.fileId } : null,
+    outputs: [...(step?.outputs ?? [])],
+    composite: step?.composite ?? null,
+    layers: step?.layers ?? [],
+    upload: step?.upload ? { mode: step.upload.mode, file_id: step.upload.fileId } : null,
     earlier_attempts: earlierAttemptsJson(item),
     timings: timingsJson(item),
   };

@@ -12,7 +12,7 @@ import { extname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import sharp from 'sharp';
 import { probeVideo, runFfmpeg } from '../../media/index.ts';
-import type { Item } from '../item.ts';
+import { currentStep, type Item } from '../item.ts';
 
 /** Folder of the thumbnails, inside the out dir. */
 export const THUMBS_DIR = '.thumbs';
@@ -173,7 +173,9 @@ export function thumbSources(item: Item, outDir: string): { file: string; kind: 
         ? thumbKindOfName(item.input)
         : null;
   if (kind) out.push({ file: item.absPath, kind });
-  for (const rel of [...item.outputs, ...(item.composite ? [item.composite] : [])]) {
+  const step = currentStep(item);
+  const made = step ? [...step.outputs, ...(step.composite ? [step.composite] : [])] : [];
+  for (const rel of made) {
     const k = thumbKindOfName(rel);
     if (k) out.push({ file: join(outDir, ...rel.split('/')), kind: k });
   }

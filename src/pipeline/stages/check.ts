@@ -13,7 +13,7 @@
  *
  * The `<path>` of the texts is the request position the file takes (`source`, `image_ref[1]`, …).
  */
-import type { Item } from '../item.ts';
+import { type Item, stepOf } from '../item.ts';
 import { checkMediaFile, VIDEO_MAX_BYTES } from '../media-check.ts';
 import { referenceFacts } from '../recipe.ts';
 import { INPUT_FILE_ID, type Json, validatePlanned } from '../recipe-request.ts';
@@ -39,7 +39,7 @@ function sitePathOf(request: Json): string {
 export async function check(item: Item, ctx: StageContext): Promise<Item> {
   expectState(item, 'check', 'planned');
   ctx.signal.throwIfAborted();
-  const request = (item.request ?? {}) as Json;
+  const request = stepOf(item).request as Json;
   const refs = referenceFacts(ctx.recipe);
   const verdict = await checkMediaFile(item.absPath, item.sniff, {
     limits: (facts) => {

@@ -9,8 +9,8 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import sharp from 'sharp';
 import { imageErrorFrom, readImageHeader } from '../../media/index.ts';
-import type { Item, LayerBounds } from '../item.ts';
-import { failItem } from '../stage.ts';
+import { currentStep, type Item, type LayerBounds, withStep } from '../item.ts';
+import { failStep } from '../stage.ts';
 
 /** File name of a layer stack's composite, written next to the layers. */
 export const COMPOSITE_FILE = 'composite.png';
@@ -173,26 +173,26 @@ function insideOut(outDir: string, rel: string): string {
 }
 
 /**
- * Composites an item's layer stack (`item.layers`, in the service's order, front to back) into
- * `composite.png` next to the first layer, and records it in `item.composite` (relative to the out
+ * Composites the layer stack of an item's current step (its `layers`, in the service's order, front to back) into
+ * `composite.png` next to the first layer, and records it in the step's `composite` (relative to the out
  * dir). An item without layers is returned unchanged. When the stack cannot be composited the item
  * fails at the download stage with the reason "layer stack could not be composited: <why>".
  *
- * @param item a downloaded item; `item.layers[].path` are relative to `outDir`
+ * @param item a downloaded item; its step's `layers[].path` are relative to `outDir`
  * @param outDir the batch's out dir
  * @returns a new item (the input is not modified)
  * @example item = await composite(item, '/data/out');
  */
 export async function composite(item: Item, outDir: string): Promise<Item> {
-  const layers = item.layers ?? [];
+  const layers = currentStep(item)?.layers ?? [];
   if (layers.length === 0) return item;
   try {
     const toPaste = layers.map((l) => ({ file: insideOut(outDir, l.path), bounds: l.bounds ?? null }));
     const outPath = join(dirname(toPaste[0]!.file), COMPOSITE_FILE);
     await compositeLayers(toPaste, outPath);
-    return { ...item, composite: relative(resolve(outDir), outPath).split(sep).join('/') };
+    return withStep(item, { composite: relative(resolve(outDir), outPath).split(sep).join('/') });
   } catch (err) {
     const why = err instanceof CompositeError ? err.message : imageErrorFrom(err).message;
-    return failItem(item, 'download', `${COMPOSITE_FAILED}: ${why}`);
+    return failStep(item, 'download', `${COMPOSITE_FAILED}: ${why}`);
   }
 }

@@ -5,11 +5,11 @@
  * layers are recorded with the service's metadata (item.layers) and composited into `composite.png`.
  */
 import { relative, sep } from 'node:path';
-import type { Item, ItemLayer } from '../item.ts';
+import { type Item, type ItemLayer, stepOf } from '../item.ts';
 import { itemFolder } from '../report/item-paths.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
-import { advance, expectState, failItem } from '../stage.ts';
+import { advanceStep, expectState, failStep } from '../stage.ts';
 import { composite } from './composite.ts';
 
 /**
@@ -22,8 +22,8 @@ import { composite } from './composite.ts';
 export async function download(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'download', 'completed');
   ctx.signal.throwIfAborted();
-  const id = item.generationId;
-  if (!id) return failItem(item, 'download', 'no generation id was recorded for this item');
+  const id = stepOf(item).generationId;
+  if (!id) return failStep(item, 'download', 'no generation id was recorded for this item');
   const dir = itemFolder(ctx.outDir, item);
   const rel = (abs: string) => relative(ctx.outDir, abs).split(sep).join('/');
   try {
@@ -42,10 +42,10 @@ export async function download(item: Item, ctx: RunContext): Promise<Item> {
           bounds: bounds ? { ...bounds } : null,
         };
       });
-    const next = advance(item, 'downloaded', { outputs, layers, composite: null });
+    const next = advanceStep(item, 'downloaded', { outputs, layers, composite: null });
     return await composite(next, ctx.outDir);
   } catch (err) {
     if (isRunnersToHandle(err, ctx.signal)) throw err;
-    return failItem(item, 'download', `the outputs could not be downloaded: ${reasonOf(err)}`);
+    return failStep(item, 'download', `the outputs could not be downloaded: ${reasonOf(err)}`);
   }
 }

@@ -19,12 +19,12 @@ import { readFile } from 'node:fs/promises';
 import { type GenerationRequest, LostResponseError, PreflightError } from '../../client/index.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, InputChangedError, sha256Of } from '../input-changed.ts';
-import type { Item } from '../item.ts';
+import { type Item, stepOf, withStep } from '../item.ts';
 import { lostAnswerReason } from '../outcome-texts.ts';
 import type { Json } from '../recipe-request.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
-import { advance, expectState, failItem } from '../stage.ts';
+import { advanceStep, expectState, failStep } from '../stage.ts';
 import { INLINE_INPUT_DATA } from './upload.ts';
 
 /**
@@ -45,9 +45,10 @@ export { lostAnswerReason } from '../outcome-texts.ts';
  * @throws InputChangedError when they are not
  */
 async function wireRequest(item: Item): Promise<GenerationRequest> {
-  const request = (item.request ?? {}) as Json;
-  if (item.upload?.mode !== 'base64') {
-    const { fileId, sha256 } = item.upload ?? {};
+  const step = stepOf(item);
+  const request = step.request as Json;
+  if (step.upload?.mode !== 'base64') {
+    const { fileId, sha256 } = step.upload ?? {};
     if (fileId && sha256) assertCheckedBytes(item, sha256, `upload ${fileId}`);
     return request as GenerationRequest;
   }
@@ -81,13 +82,16 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
     body = await wireRequest(item);
   } catch (err) {
     if (err instanceof InputChangedError) throw err;
-    return failItem(item, 'submit', `the input could not be read again: ${reasonOf(err)}`, {
-      requestId: null,
-      failure: { kind: 'input unreadable', retryable: false },
-    });
+    return failStep(
+      item,
+      'submit',
+      `the input could not be read again: ${reasonOf(err)}`,
+      { requestId: null },
+      { failure: { kind: 'input unreadable', retryable: false } },
+    );
   }
   const requestId = randomUUID();
-  const pending: Item = { ...item, requestId, generationId: null, attempts: item.attempts + 1 };
+  const pending = withStep(item, { requestId, generationId: null, attempts: stepOf(item).attempts + 1 });
   await ctx.persist(pending);
   try {
     const generation = await ctx.client.generations.create(body, {
@@ -95,14 +99,14 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
       signal: ctx.signal,
       retry: SUBMIT_RETRY,
     });
-    return advance(pending, 'submitted', { generationId: generation.id });
+    return advanceStep(pending, 'submitted', { generationId: generation.id });
   } catch (err) {
     if (isRunnersToHandle(err, ctx.signal)) throw err;
-    if (err instanceof LostResponseError) return failItem(pending, 'submit', lostAnswerReason(requestId));
+    if (err instanceof LostResponseError) return failStep(pending, 'submit', lostAnswerReason(requestId));
     // Nothing was sent: the request id was never used.
     if (err instanceof PreflightError) {
-      return failItem(pending, 'submit', err.detail, { requestId: null, failure: failureOfError(err) });
+      return failStep(pending, 'submit', err.detail, { requestId: null }, { failure: failureOfError(err) });
     }
-    return failItem(pending, 'submit', reasonOf(err), { failure: failureOfError(err) });
+    return failStep(pending, 'submit', reasonOf(err), {}, { failure: failureOfError(err) });
   }
 }

@@ -25,12 +25,12 @@ import { FileFailedError, SizeMismatchError, type UploadMode } from '../../clien
 import type { ImageRef } from '../../spec/index.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, InputChangedError } from '../input-changed.ts';
-import type { Item } from '../item.ts';
+import { type Item, stepOf } from '../item.ts';
 import { INPUT_FILE_ID, type Json, REF_FILE_ID_PREFIX } from '../recipe-request.ts';
 import { fillReferences, ReferenceUploadError, referenceNamesIn } from '../references.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
-import { advance, expectState, failItem } from '../stage.ts';
+import { advanceStep, expectState, failStep } from '../stage.ts';
 
 /** The `data` of a request whose input image travels inline: filled with the base64 bytes at submit. */
 export const INLINE_INPUT_DATA = '$input';
@@ -70,14 +70,14 @@ async function uploadedAsChecked(item: Item, fileId: string, sha256: string, ctx
 export async function upload(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'upload', 'checked');
   ctx.signal.throwIfAborted();
-  let request = (item.request ?? {}) as Json;
+  let request = stepOf(item).request as Json;
 
   const refIds = new Map<string, string>();
   try {
     for (const name of referenceNamesIn(request)) refIds.set(name, await ctx.references.fileId(name));
   } catch (err) {
     if (err instanceof ReferenceUploadError) {
-      return failItem(item, 'upload', err.message, { failure: err.failure });
+      return failStep(item, 'upload', err.message, {}, { failure: err.failure });
     }
     throw err;
   }
@@ -86,7 +86,7 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
     return fileId ? { file_id: fileId } : undefined;
   });
 
-  if (!holdsInput(request)) return advance(item, 'uploaded', { request, upload: null });
+  if (!holdsInput(request)) return advanceStep(item, 'uploaded', { request, upload: null });
 
   const rule = item.rule ? ctx.recipe.rules[item.rule.index] : undefined;
   const preference = rule?.upload ?? 'auto';
@@ -97,7 +97,7 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
     (item.media?.bytes ?? item.size) <= ctx.settings.base64MaxBytes
   ) {
     const inline: ImageRef = { data: INLINE_INPUT_DATA, media_type: sniffed.mime };
-    return advance(item, 'uploaded', {
+    return advanceStep(item, 'uploaded', {
       request: fillReferences(request, (id) => (id === INPUT_FILE_ID ? inline : undefined)),
       upload: { mode: 'base64', fileId: null, sha256: null },
     });
@@ -118,7 +118,7 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
       signal: ctx.signal,
       pollIntervalMs: ctx.settings.filePollIntervalMs,
     });
-    return advance(item, 'uploaded', {
+    return advanceStep(item, 'uploaded', {
       request: fillReferences(request, (id) => (id === INPUT_FILE_ID ? { file_id: fileId } : undefined)),
       upload: { mode: result.mode, fileId, sha256: result.sha256 },
     });
@@ -129,8 +129,8 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
     const failure = failureOfError(err);
     if (err instanceof FileFailedError) {
       const reason = err.failureReason ?? `the service marked file ${err.fileId} failed`;
-      return failItem(item, 'upload', reason, { failure });
+      return failStep(item, 'upload', reason, {}, { failure });
     }
-    return failItem(item, 'upload', reasonOf(err), { failure });
+    return failStep(item, 'upload', reasonOf(err), {}, { failure });
   }
 }

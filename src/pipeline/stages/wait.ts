@@ -6,10 +6,10 @@
  */
 import { NotFoundError } from '../../client/index.ts';
 import { failureOfCode, failureOfError } from '../failure-class.ts';
-import type { Item } from '../item.ts';
+import { type Item, stepOf } from '../item.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
-import { advance, expectState, failItem } from '../stage.ts';
+import { advanceStep, expectState, failStep } from '../stage.ts';
 
 /**
  * The reason of an item whose generation failed: `<failure_code>: <failure_reason>`.
@@ -32,23 +32,41 @@ export function failureReasonOf(g: { failure_code: string | null; failure_reason
 export async function wait(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'wait', 'submitted');
   ctx.signal.throwIfAborted();
-  const id = item.generationId;
-  if (!id) return failItem(item, 'wait', 'no generation id was recorded for this item');
+  const id = stepOf(item).generationId;
+  if (!id) return failStep(item, 'wait', 'no generation id was recorded for this item');
   try {
     const g = await ctx.poller.wait(id, ctx.signal);
     const generation = { state: g.state, failure_code: g.failure_code, failure_reason: g.failure_reason };
-    if (g.state === 'completed') return advance(item, 'completed', { generation });
-    return failItem(item, 'wait', failureReasonOf(g), { generation, failure: failureOfCode(g.failure_code) });
+    if (g.state === 'completed') return advanceStep(item, 'completed', { generation });
+    return failStep(
+      item,
+      'wait',
+      failureReasonOf(g),
+      { generation },
+      { failure: failureOfCode(g.failure_code) },
+    );
   } catch (err) {
     if (isRunnersToHandle(err, ctx.signal)) throw err;
     if (err instanceof NotFoundError) {
       // Not the file's problem: a new generation may well succeed.
-      return failItem(item, 'wait', `generation ${id} is unknown to the service (${reasonOf(err)})`, {
-        failure: { kind: 'generation unknown to the service', retryable: true },
-      });
+      return failStep(
+        item,
+        'wait',
+        `generation ${id} is unknown to the service (${reasonOf(err)})`,
+        {},
+        {
+          failure: { kind: 'generation unknown to the service', retryable: true },
+        },
+      );
     }
-    return failItem(item, 'wait', `generation ${id} could not be read: ${reasonOf(err)}`, {
-      failure: failureOfError(err),
-    });
+    return failStep(
+      item,
+      'wait',
+      `generation ${id} could not be read: ${reasonOf(err)}`,
+      {},
+      {
+        failure: failureOfError(err),
+      },
+    );
   }
 }

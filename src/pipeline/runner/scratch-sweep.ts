@@ -9,7 +9,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { itemOutDir, THUMBS_DIR } from './report/index.ts';
+import { itemOutDir, THUMBS_DIR } from '../report/index.ts';
 
 /** True for the name of a scratch file of an item's out folder. */
 export function isScratchName(name: string): boolean {

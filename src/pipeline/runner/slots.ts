@@ -3,7 +3,7 @@
  * discovery never runs far ahead of the work) and on jobs in flight (--concurrency, held from a
  * submit until its job ends, across two stages — which a per-stage pool cannot express).
  */
-import { abortReason } from '../client/index.ts';
+import { abortReason } from '../../client/index.ts';
 
 /** Gives the slot back; calling it again does nothing. */
 export type Release = () => void;

@@ -1,0 +1,258 @@
+/**
+ * The item driver: takes one item from its state to a final one, step by step as stage-list.ts orders
+ * them, each step in its pool; keeps, journals and announces every transition; applies each stage's
+ * policy (step-policy.ts); holds the item's job slot from submit until its job ends; starts an item
+ * whose file changed since its check again (or ends it, per `inputChanged`).
+ */
+import { stat } from 'node:fs/promises';
+import { type GenpipeClient, sleep } from '../../client/index.ts';
+import type { PipelineEvent } from '../events.ts';
+import { INPUT_CHANGED_TEXTS, InputChangedError } from '../input-changed.ts';
+import { currentStep, FINAL_ITEM_STATES, type Item, newItem, type StageName } from '../item.ts';
+import { unprocessedReason } from '../report/index.ts';
+import { writeResultJson } from '../report/result-json.ts';
+import type { RunContext } from '../run-context.ts';
+import { batchStopReason, isAbort } from '../runner-errors.ts';
+import { failItem } from '../stage.ts';
+import { type StageStep, stepFor } from '../stage-list.ts';
+import type { BatchItems } from './batch-items.ts';
+import type { ResolvedRun } from './options.ts';
+import type { Pools } from './pools.ts';
+import type { Release } from './slots.ts';
+import type { DriveState, StepEnv } from './step-policy.ts';
+import { JournalWriteError, type StopControl } from './stop-control.ts';
+
+/** One item's job slot (--concurrency): taken for submit, or for the wait of a resumed generation. */
+class JobSlot {
+  private release: Release | null = null;
+
+  get held(): boolean {
+    return this.release !== null;
+  }
+
+  take(release: Release): void {
+    this.release = release;
+  }
+
+  free(): void {
+    this.release?.();
+    this.release = null;
+  }
+}
+
+export class ItemDriver implements StepEnv {
+  readonly client: GenpipeClient;
+  readonly signal: AbortSignal;
+
+  constructor(
+    readonly run: ResolvedRun,
+    private readonly ctx: RunContext,
+    private readonly pools: Pools,
+    private readonly stops: StopControl,
+    private readonly items: BatchItems,
+    private readonly emit: (event: PipelineEvent) => void,
+  ) {
+    this.client = run.options.client;
+    this.signal = stops.abort.signal;
+  }
+
+  get stopped(): boolean {
+    return this.stops.stop !== null;
+  }
+
+  local<T>(fn: () => Promise<T>): Promise<T> {
+    return this.pools.local(fn);
+  }
+
+  persist(item: Item): Promise<void> {
+    return this.ctx.persist(item);
+  }
+
+  journalFailed(err: unknown): void {
+    this.stops.journalFailed(err);
+  }
+
+  /** The item ended not processed, with the batch's stop reason. */
+  stoppedItem(item: Item): Item {
+    const stop = this.stops.stop;
+    const base = unprocessedReason(stop ? { reason: stop.reason } : null);
+    const later = this.run.options.admit ? '; the next run continues it from the journal' : '';
+    const generationId = currentStep(item)?.generationId;
+    const reason =
+      generationId && item.state !== 'failed'
+        ? `${base}; generation ${generationId} was submitted, but its outcome was not collected${later}`
+        : base;
+    return { ...item, state: 'stopped', reason };
+  }
+
+  /** A final item admit never decided on, with the place `placeFor` gives it. */
+  async placed(item: Item): Promise<Item> {
+    const placeFor = this.run.options.placeFor;
+    if (item.place !== undefined || !placeFor || !FINAL_ITEM_STATES.includes(item.state)) return item;
+    try {
+      return { ...item, place: await placeFor(item) };
+    } catch {
+      return item; // the journal failed: the input path, as without one
+    }
+  }
+
+  /** Keeps, journals and announces an item's transition (`reason` overrides the item's in the event). */
+  async record(entry: number, item: Item, stage: StageName | null, reason = item.reason): Promise<void> {
+    this.items.keep(entry, item);
+    try {
+      await this.ctx.persist(item);
+    } catch {
+      // journalFailed stopped the batch; the item is still reported
+    }
+    // A failed item's stage is the one that failed it, as in report.json (an item the journal fails at
+    // admission failed at `submit`, not at the plan stage it came from). An item the journal reports as
+    // an earlier run left it ran no stage in this one.
+    const fromJournal = item.journal?.action === 'done';
+    const at = fromJournal ? null : item.state === 'failed' && item.failedAt ? item.failedAt : stage;
+    this.emit({
+      type: 'item_state',
+      at: Date.now(),
+      input: item.input,
+      ...(item.place !== undefined ? { place: item.place } : {}),
+      state: item.state,
+      stage: at,
+      reason,
+      ...(fromJournal ? { from_journal: true as const } : {}),
+    });
+  }
+
+  /** Drives the item of `entry` from `first` to a final state, then hands it to onItemDone. */
+  async drive(entry: number, first: Item): Promise<void> {
+    let item = first;
+    const job = new JobSlot();
+    const state: DriveState = { resubmits: 0 };
+    /** Times the item's file was found changed since its check (see afterChange). */
+    let changes = 0;
+    try {
+      for (let step = stepFor(item.state); step; step = stepFor(item.state)) {
+        let next: Item;
+        try {
+          next = await this.runInPool(step, item, job);
+        } catch (err) {
+          if (!(err instanceof InputChangedError)) throw err;
+          job.free(); // nothing was created from the changed bytes
+          item = await this.afterChange(item, step, ++changes);
+          await this.record(
+            entry,
+            item,
+            step.name,
+            item.state === 'discovered' ? INPUT_CHANGED_TEXTS.again : item.reason,
+          );
+          continue;
+        }
+        if (next.state !== 'submitted') job.free();
+        const settled = (await step.policy?.after?.(next, this, state)) ?? { item: next };
+        item = await this.placed(settled.item);
+        const reason = settled.reason !== undefined ? settled.reason : item.reason;
+        await this.record(entry, item, item.state === 'stopped' ? null : step.name, reason);
+        if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
+      }
+      if (item.state === 'failed' || item.state === 'skipped') {
+        await writeResultJson(item, this.run.outDir, { redact: this.run.redact }).catch(() => undefined);
+      }
+    } finally {
+      job.free();
+    }
+    await this.done(entry, item);
+  }
+
+  /** onItemDone (watch --on-done): a moved input's new path is what the reports show. */
+  private async done(entry: number, item: Item): Promise<void> {
+    const onItemDone = this.run.options.onItemDone;
+    if (!onItemDone || item.state === 'stopped') return;
+    try {
+      const moved = await onItemDone(item);
+      if (moved && this.items.get(entry) === item) this.items.keep(entry, moved);
+    } catch {
+      // the hook reports its own problems; the item's result stands
+    }
+  }
+
+  /**
+   * Runs `step` on the item in the step's pool: `jobs` takes a job slot first (held until the job
+   * ends), `poll` takes one for a generation resumed from the journal, a pool name runs it in that pool.
+   */
+  private async runInPool(step: StageStep, item: Item, job: JobSlot): Promise<Item> {
+    if (this.stopped && !step.whileStopping) return this.stoppedItem(item);
+    const instead = step.policy?.before?.(item, this);
+    if (instead) return instead;
+    if (step.pool === 'jobs') {
+      try {
+        job.take(await this.pools.jobs.acquire(this.stops.stopping.signal));
+        return await this.runStep(step, item);
+      } catch (err) {
+        if (err instanceof InputChangedError) throw err;
+        return this.stopped ? this.stoppedItem(item) : this.afterThrow(item, step, err);
+      }
+    }
+    if (step.pool === 'poll') {
+      // A generation resumed from the journal counts against --concurrency like any other; no slot is
+      // taken once the batch stops (its wait still runs).
+      if (!job.held && !this.stopped) {
+        const release = await this.pools.jobs.acquire(this.stops.stopping.signal).catch(() => null);
+        if (release) job.take(release);
+      }
+      return this.runStep(step, item);
+    }
+    return this.pools.limits[step.pool](() => this.runStep(step, item));
+  }
+
+  /** Runs one stage with its timing; an error that escapes it ends the item (see afterThrow). */
+  private async runStep(step: StageStep, item: Item): Promise<Item> {
+    if (this.stopped && !step.whileStopping) return this.stoppedItem(item);
+    const started = Date.now();
+    const begun: Item = { ...item, timings: { ...item.timings, [step.name]: { started_at: started } } };
+    let next: Item;
+    try {
+      next = await step.run(begun, this.ctx);
+    } catch (err) {
+      if (err instanceof InputChangedError) throw err; // drive's to handle
+      await step.policy?.onThrow?.(begun, err, this);
+      next = this.afterThrow(begun, step, err);
+    }
+    const timing = { started_at: started, finished_at: Date.now() };
+    return { ...next, timings: { ...next.timings, [step.name]: timing } };
+  }
+
+  /** The item after `err` escaped a stage: stopped (abort, batch stop) or failed (anything else). */
+  private afterThrow(item: Item, step: StageStep, err: unknown): Item {
+    const stopWhy = batchStopReason(err);
+    if (stopWhy !== null) {
+      this.stops.trigger(stopWhy, 'service');
+      return this.stoppedItem(item);
+    }
+    if (err instanceof JournalWriteError || isAbort(err, this.signal) || this.signal.aborted) {
+      return this.stoppedItem(item);
+    }
+    const why = err instanceof Error ? err.message : String(err);
+    return {
+      ...item,
+      state: 'failed',
+      failedAt: step.name,
+      reason: this.run.redact(`internal error: ${why}`),
+    };
+  }
+
+  /**
+   * An item whose file changed since its check (`step` found it: InputChangedError), for the
+   * `changes`-th time in this drive: a fresh item of the same path, to be processed again from the
+   * start; failed retryably past changedAgainMax; not processed with `inputChanged: 'source'`.
+   */
+  private async afterChange(item: Item, step: StageStep, changes: number): Promise<Item> {
+    if (this.run.options.inputChanged === 'source') {
+      return { ...item, state: 'stopped', reason: INPUT_CHANGED_TEXTS.watch };
+    }
+    if (changes > this.run.changedAgainMax) {
+      return failItem(item, step.name, INPUT_CHANGED_TEXTS.tooOften(changes), {
+        failure: { kind: INPUT_CHANGED_TEXTS.failureKind, retryable: true },
+      });
+    }
+    const now = await stat(item.absPath).catch(() => null);
+    return newItem(item.input, item.absPath, now?.size ?? item.size, now?.mtimeMs ?? item.mtimeMs);
+  }
+}

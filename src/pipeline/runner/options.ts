@@ -1,0 +1,180 @@
+/**
+ * A run's options, their defaults and their resolution (as fastify's `processOptions`): everything
+ * the runner's parts read is taken from a RunOptions once, here, with its default applied.
+ */
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import type { GenpipeClient } from '../../client/index.ts';
+import type { EventSink } from '../events.ts';
+import type { Item, ItemJournalNote } from '../item.ts';
+import { POLL_DEFAULTS } from '../poller.ts';
+import { createRedactor, type Redact } from '../progress/redact.ts';
+import type { Recipe } from '../recipe.ts';
+import type { ReferenceMemory } from '../references.ts';
+import type { ReportJournalMeta } from '../report/index.ts';
+import { BASE64_MAX_BYTES } from '../stages/upload.ts';
+
+/** Defaults of a run, in one place. */
+export const RUN_DEFAULTS = {
+  /** Jobs in flight at most (submitted and not yet ended). */
+  concurrency: 8,
+  /** Resubmissions of a generation that failed with a retryable failure_code. */
+  maxResubmits: 1,
+  /** Uploads at once. */
+  uploadConcurrency: 4,
+  /** Downloads at once. */
+  downloadConcurrency: 4,
+  /** ms between rewrites of report.json / report.html while the batch runs (0: only at the end). */
+  reportIntervalMs: 5_000,
+  /** First wait of a file-readiness poll after an upload (the client's floor still applies). */
+  filePollIntervalMs: 1_000,
+  /**
+   * Times one item whose file changed after its check is processed again from the start in a run;
+   * once more and it fails (retryably: the next run tries it again).
+   */
+  changedAgainMax: 3,
+} as const;
+
+/** Options of a batch run. */
+export interface RunOptions {
+  inputDir: string;
+  outDir: string;
+  /** The loaded, validated recipe. */
+  recipe: Recipe;
+  /** The client to use (not closed by the runner). */
+  client: GenpipeClient;
+  /** Jobs in flight at most (default 8). */
+  concurrency?: number;
+  /** Time between two reads of one job by the shared poll loop (default 2000 ms). */
+  pollIntervalMs?: number;
+  /** Reads per second at most across all jobs (default 20). */
+  maxGetsPerSecond?: number;
+  /** First wait of a file-readiness poll (default 1000 ms). */
+  filePollIntervalMs?: number;
+  /** Resubmissions of a retryably failed generation (default 1). */
+  maxResubmits?: number;
+  /** Local stages at once (default: the machine's parallelism, at least 2). */
+  localConcurrency?: number;
+  uploadConcurrency?: number;
+  downloadConcurrency?: number;
+  /** Largest image sent as base64 under `upload: base64` (default 4 MiB). */
+  base64MaxBytes?: number;
+  /** Aborting it cancels the batch, in-flight work included. */
+  signal?: AbortSignal;
+  /** Receives every event of the batch. */
+  onEvent?: EventSink;
+  /** Called with the item after every transition (and by submit before it sends); awaited. */
+  persist?: (item: Item) => Promise<void>;
+  /** Masks secrets in what is written (default: key- and bearer-shaped strings). */
+  redact?: Redact;
+  /** The batch runs against the embedded emulator (said in the report). */
+  emulator?: boolean;
+  /** ms between report rewrites while running; 0 for only at the end (default 5000). */
+  reportIntervalMs?: number;
+  /**
+   * Where the items come from instead of discovering `inputDir` (genpipe watch: its ready files, as
+   * `discovered` items, or journaled items in a later state). The batch ends when it ends.
+   */
+  source?: AsyncIterable<Item>;
+  /**
+   * The journal's decision for a planned item (before it is checked): continue with `item` from its
+   * state. Called once per planned item, in the local pool.
+   */
+  admit?: (item: Item, signal: AbortSignal) => Promise<AdmitDecision>;
+  /**
+   * Called once the items ran out (unless the batch stopped): journaled work whose input was not seen
+   * in this batch (`seen`), each to be driven from its state so a paid generation is still collected.
+   */
+  vanished?: (seen: (input: string) => boolean) => Promise<AdmitDecision[]>;
+  /**
+   * The place (out folder) of an item `admit` never decided on — skipped, or failed or stopped before
+   * it was planned — for its result.json and its report entry (the journal's: never a folder holding
+   * the service's work for another version of the file). Without it such an item uses its input path.
+   */
+  placeFor?: (item: Item) => Promise<string>;
+  /** A reason to fail an item at check instead of checking it (watch: a file that never became complete). */
+  failAtCheck?: (item: Item) => string | null;
+  /**
+   * An item whose file is found changed since its check, before anything was created from it
+   * (InputChangedError): `again` (default) processes it again from the start at once — the same path,
+   * looked at anew: sniff, plan, admit (its new key), check —, at most `changedAgainMax` times in the
+   * batch, then fails it with a retryable failure; `source` ends it not processed, for the source to
+   * hand the file over again (watch: once the file is stable; the new item waits for this one).
+   */
+  inputChanged?: 'again' | 'source';
+  /** See inputChanged (default RUN_DEFAULTS.changedAgainMax). */
+  changedAgainMax?: number;
+  /**
+   * Called when an item reached its final state and its result is recorded (watch --on-done). It may
+   * return the item with a new `absPath` (the input was moved), which the reports then show.
+   */
+  onItemDone?: (item: Item) => undefined | Item | Promise<undefined | Item>;
+  /**
+   * After stop(): how long work already at the service may go on before it is cancelled as well (the
+   * journal keeps what each item reached). Default: no limit (it is finished).
+   */
+  stopGraceMs?: number;
+  /** The batch runs with a journal: shown in report.json and report.html. */
+  journal?: ReportJournalMeta | null;
+  /** Shared reference uploads of earlier runs to reuse (the journal). */
+  referenceMemory?: ReferenceMemory;
+}
+
+/** What `admit` decides for an item (the journal's JournalDecision fits). */
+export interface AdmitDecision {
+  /** fresh: process from the start; resume: continue from `item.state`; done: `item` is final. */
+  action: ItemJournalNote['action'];
+  item: Item;
+  /** Why, in words (null for a file never seen before). */
+  reason: string | null;
+  /** The item failed in an earlier run and is tried again (fresh or resumed). */
+  retried?: boolean;
+}
+
+/** A run's settings with every default applied (see resolveRunOptions). */
+export interface ResolvedRun {
+  options: RunOptions;
+  inputDir: string;
+  outDir: string;
+  concurrency: number;
+  localConcurrency: number;
+  uploadConcurrency: number;
+  downloadConcurrency: number;
+  maxResubmits: number;
+  changedAgainMax: number;
+  reportIntervalMs: number;
+  pollIntervalMs: number;
+  maxGetsPerSecond: number;
+  filePollIntervalMs: number;
+  base64MaxBytes: number;
+  redact: Redact;
+  persist: (item: Item) => Promise<void>;
+  emulator: boolean;
+}
+
+/**
+ * The settings of a run from its options: absolute dirs, counts floored to what works, defaults.
+ *
+ * @example resolveRunOptions({ inputDir: 'in', outDir: 'out', recipe, client }).concurrency // 8
+ */
+export function resolveRunOptions(options: RunOptions): ResolvedRun {
+  return {
+    options,
+    inputDir: resolve(options.inputDir),
+    outDir: resolve(options.outDir),
+    concurrency: Math.max(1, Math.floor(options.concurrency ?? RUN_DEFAULTS.concurrency)),
+    localConcurrency: Math.max(1, options.localConcurrency ?? Math.max(2, availableParallelism())),
+    uploadConcurrency: Math.max(1, options.uploadConcurrency ?? RUN_DEFAULTS.uploadConcurrency),
+    downloadConcurrency: Math.max(1, options.downloadConcurrency ?? RUN_DEFAULTS.downloadConcurrency),
+    maxResubmits: Math.max(0, options.maxResubmits ?? RUN_DEFAULTS.maxResubmits),
+    changedAgainMax: Math.max(0, options.changedAgainMax ?? RUN_DEFAULTS.changedAgainMax),
+    reportIntervalMs: options.reportIntervalMs ?? RUN_DEFAULTS.reportIntervalMs,
+    pollIntervalMs: options.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
+    maxGetsPerSecond: options.maxGetsPerSecond ?? POLL_DEFAULTS.maxGetsPerSecond,
+    filePollIntervalMs: options.filePollIntervalMs ?? RUN_DEFAULTS.filePollIntervalMs,
+    base64MaxBytes: options.base64MaxBytes ?? BASE64_MAX_BYTES,
+    redact: options.redact ?? createRedactor(),
+    persist: options.persist ?? (async () => undefined),
+    emulator: options.emulator ?? false,
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * The report refresher: rewrites report.json and report.html every `intervalMs` while items change
+ * (one write at a time; a failed write waits for the next tick), and writes them a last time at the end.
+ */
+import type { Item } from '../item.ts';
+import type { Redact } from '../progress/redact.ts';
+import { type BatchReport, type ReportJournalMeta, writeReports } from '../report/index.ts';
+import type { BatchItems } from './batch-items.ts';
+
+/** What every report of the batch says besides its items. */
+export interface ReportMeta {
+  startedAt: number;
+  redact: Redact;
+  inputDir: string;
+  emulator: boolean;
+  journal: ReportJournalMeta | null;
+}
+
+export class ReportRefresher {
+  private writing: Promise<unknown> | null = null;
+  private readonly timer: NodeJS.Timeout | null;
+
+  /** @param intervalMs - 0: only the final write */
+  constructor(
+    private readonly outDir: string,
+    private readonly meta: ReportMeta,
+    private readonly items: BatchItems,
+    intervalMs: number,
+  ) {
+    this.timer = intervalMs > 0 ? setInterval(() => this.refresh(), intervalMs) : null;
+    this.timer?.unref();
+  }
+
+  /** Rewrites the reports unless a write is running or nothing changed. */
+  refresh(): void {
+    if (this.writing || !this.items.takeStale()) return;
+    this.writing = writeReports(this.outDir, this.items.reportItems(), { ...this.meta, now: Date.now() })
+      .catch(() => undefined)
+      .finally(() => {
+        this.writing = null;
+      });
+  }
+
+  /** No more rewrites while running (the batch's work ended). */
+  halt(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** The final reports, after a running rewrite settled. */
+  async finish(
+    finishedAt: number,
+    stoppedEarly: { reason: string } | null,
+  ): Promise<{ report: BatchReport; items: Item[] }> {
+    this.halt();
+    if (this.writing) await this.writing;
+    const items = this.items.reportItems();
+    const report = await writeReports(this.outDir, items, {
+      ...this.meta,
+      finishedAt,
+      now: finishedAt,
+      stoppedEarly,
+    });
+    return { report, items };
+  }
+}

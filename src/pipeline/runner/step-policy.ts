@@ -1,0 +1,207 @@
+/**
+ * Stage-specific policy of the runner, kept with the stage's entry in the stage table (stage-list.ts)
+ * rather than as tests of a stage's name in the driver:
+ * - plan: admission — each planned item goes to the journal (`admit`) before anything is checked or
+ *   sent, and comes back fresh, resumed or done; without a journal it gets its content hash here;
+ * - check: a reason to fail an item instead of checking it (watch: a file that never became complete);
+ * - submit: a create the service refused is recorded as never sent;
+ * - wait: a generation that failed with a retryable failure_code is resubmitted, after a backoff.
+ */
+import { type GenpipeClient, GenpipeError } from '../../client/index.ts';
+import { isRetryableFailureCode } from '../failure-class.ts';
+import { currentStep, type Item, type ItemJournalNote, stepOf, withStep } from '../item.ts';
+import { sha256File } from '../journal/content-hash.ts';
+import { JOURNAL_TEXTS } from '../journal/texts.ts';
+import { itemPlace } from '../report/index.ts';
+import { isAbort } from '../runner-errors.ts';
+import { failItem } from '../stage.ts';
+import { uploadsGone } from '../uploads-gone.ts';
+import type { AdmitDecision, ResolvedRun } from './options.ts';
+import { sweepItemScratch } from './scratch-sweep.ts';
+
+/** What a policy may use of the running batch. */
+export interface StepEnv {
+  readonly run: ResolvedRun;
+  readonly client: GenpipeClient;
+  /** True once the batch is stopping (no new work). */
+  readonly stopped: boolean;
+  /** Cancels in-flight work. */
+  readonly signal: AbortSignal;
+  /** Runs `fn` in the local pool. */
+  local<T>(fn: () => Promise<T>): Promise<T>;
+  /** The item ended not processed, with the batch's stop reason. */
+  stoppedItem(item: Item): Item;
+  /** The journal failed: the batch stops. */
+  journalFailed(err: unknown): void;
+  /** Journals a fact (the runner's persist, failures stop the batch). */
+  persist(item: Item): Promise<void>;
+}
+
+/** What one drive of an item counts across its steps. */
+export interface DriveState {
+  /** Resubmissions of the item's generation in this run (--retries counts per run). */
+  resubmits: number;
+}
+
+/** What an item continues with after a step. */
+export interface Settled {
+  item: Item;
+  /** Said in the transition's event instead of the item's reason. */
+  reason?: string | null;
+  /** Waited (cancelled by a stop) after the transition is recorded, before the next step. */
+  pauseMs?: number;
+}
+
+/** A stage's policy (all optional). */
+export interface StepPolicy {
+  /** Before the stage runs: the item ended here instead (null: run the stage). */
+  before?(item: Item, env: StepEnv): Item | null;
+  /** When the stage threw: what to record first (the stage's item as it began). */
+  onThrow?(begun: Item, err: unknown, env: StepEnv): Promise<void>;
+  /** After the stage: what the item continues with (undefined: the stage's item as it is). */
+  after?(next: Item, env: StepEnv, drive: DriveState): Promise<Settled | undefined>;
+}
+
+/** check: watch's reason to fail a file that never became complete, instead of checking it. */
+export const CHECK_POLICY: StepPolicy = {
+  before(item, env) {
+    const why = env.run.options.failAtCheck?.(item) ?? null;
+    return why === null ? null : failItem(item, 'check', why, { media: { bytes: item.size } });
+  },
+};
+
+/**
+ * submit: a create that escaped the stage was answered by the service with a refusal that stops the
+ * batch (a 503 that outlasted the retries, 401, 402, 403): nothing was queued, so its request id was
+ * never used. Recorded so, the next run submits the file instead of taking the create for one of
+ * unknown outcome. A connection failure or a timeout may have reached the service: not this.
+ */
+export const SUBMIT_POLICY: StepPolicy = {
+  async onThrow(begun, err, env) {
+    if (err instanceof GenpipeError && err.status !== null) {
+      await env.persist(begun).catch(() => undefined);
+    }
+  },
+};
+
+/** wait: a retryably failed generation goes back to submit, its attempt kept, after a backoff. */
+export const WAIT_POLICY: StepPolicy = {
+  async after(next, env, drive) {
+    const generation = currentStep(next)?.generation;
+    if (
+      next.state !== 'failed' ||
+      env.stopped ||
+      generation?.state !== 'failed' ||
+      !isRetryableFailureCode(generation.failure_code) ||
+      drive.resubmits >= env.run.maxResubmits
+    ) {
+      return undefined;
+    }
+    drive.resubmits++;
+    const max = env.run.maxResubmits + 1;
+    return {
+      item: resubmitted(next),
+      reason: `resubmitting after ${next.reason} (attempt ${drive.resubmits + 1} of ${max})`,
+      // A stop ends the wait; the item then ends stopped, its resubmission recorded.
+      pauseMs: env.client.generations.resubmitDelay(drive.resubmits),
+    };
+  },
+};
+
+/** plan: admission by the journal, or the content hash without one. */
+export const PLAN_POLICY: StepPolicy = {
+  async after(next, env) {
+    if (next.state !== 'planned') return undefined;
+    if (!env.run.options.admit) return { item: await hashed(next, env) };
+    return admitted(next, env);
+  },
+};
+
+/** The item sent back to submit after a retryable generation failure, its attempt kept. */
+function resubmitted(item: Item): Item {
+  const step = stepOf(item);
+  const again = withStep(item, {
+    state: 'uploaded',
+    earlierAttempts: [
+      ...(step.earlierAttempts ?? []),
+      {
+        generation_id: step.generationId,
+        request_id: step.requestId,
+        failure_code: step.generation?.failure_code ?? null,
+        failure_reason: step.generation?.failure_reason ?? null,
+      },
+    ],
+    generationId: null,
+    requestId: null,
+    generation: null,
+  });
+  return { ...again, state: 'uploaded', reason: null, failedAt: null, failure: null };
+}
+
+/**
+ * Without a journal: the planned item with its content hash, taken where admit would take it (before
+ * the check), in the local pool.
+ */
+async function hashed(item: Item, env: StepEnv): Promise<Item> {
+  try {
+    return { ...item, contentHash: await env.local(() => sha256File(item.absPath, env.signal)) };
+  } catch (err) {
+    if (isAbort(err, env.signal) || env.signal.aborted) return env.stoppedItem(item);
+    return failItem(item, 'plan', 'file not found or not readable');
+  }
+}
+
+/** A planned item through `admit` (the journal), in the local pool: the item to continue with. */
+async function admitted(item: Item, env: StepEnv): Promise<Settled> {
+  const admit = env.run.options.admit;
+  if (!admit || env.stopped) return { item: env.stoppedItem(item), reason: null };
+  let decision: AdmitDecision;
+  try {
+    decision = await env.local(() => admit(item, env.signal));
+  } catch (err) {
+    if (isAbort(err, env.signal) || env.signal.aborted) return { item: env.stoppedItem(item), reason: null };
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
+      return { item: failItem(item, 'plan', 'file not found or not readable'), reason: null };
+    }
+    env.journalFailed(err);
+    return { item: env.stoppedItem(item), reason: null };
+  }
+  // The key's content hash, which a decision turned fresh by checkedUploads would drop.
+  const contentHash = decision.item.contentHash;
+  decision = await checkedUploads(item, decision, env);
+  const note: ItemJournalNote = {
+    action: decision.action,
+    reason: decision.reason,
+    ...(decision.retried ? { retried: true } : {}),
+  };
+  if (decision.action !== 'fresh') {
+    await sweepItemScratch(env.run.outDir, itemPlace(decision.item)).catch(() => 0);
+  }
+  return {
+    item: { ...decision.item, ...(contentHash !== undefined ? { contentHash } : {}), journal: note },
+    reason: decision.reason ?? decision.item.reason,
+  };
+}
+
+/**
+ * A decision to resume at `uploaded` turned fresh when an upload it would submit with is no longer at
+ * the service (uploadsGone); an error of the check leaves the decision to submit.
+ */
+async function checkedUploads(planned: Item, decision: AdmitDecision, env: StepEnv): Promise<AdmitDecision> {
+  if (decision.action !== 'resume' || decision.item.state !== 'uploaded') return decision;
+  let gone: string[];
+  try {
+    gone = await uploadsGone(decision.item, env.client, env.signal);
+  } catch {
+    return decision;
+  }
+  if (gone.length === 0) return decision;
+  const earlier = currentStep(decision.item)?.earlierAttempts;
+  return {
+    ...decision,
+    action: 'fresh',
+    item: earlier ? withStep(planned, { earlierAttempts: earlier }) : planned,
+    reason: decision.reason ? `${decision.reason}; ${JOURNAL_TEXTS.uploadGone}` : JOURNAL_TEXTS.uploadGone,
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The stop and cancel policy of a batch, in one place. Two signals: `stopping` ends the start of new
+ * work (stop(), a batch-stopping answer of the service, an unreadable input dir, a journal failure),
+ * `abort` cancels work in flight (the caller's signal, the end of stop()'s grace, a journal failure:
+ * a create whose id cannot be recorded could be paid twice). The first reason to stop is the one kept.
+ */
+import { setMaxListeners } from 'node:events';
+
+/** The journal could not record a transition: the batch stops at once (see RunOptions.persist). */
+export class JournalWriteError extends Error {
+  override name = 'JournalWriteError';
+}
+
+/** Why a batch ended early. */
+export interface BatchStop {
+  reason: string;
+  /**
+   * service: 401/402/403/unreachable; interrupted: stop() (SIGINT); aborted: the signal; input: the
+   * input dir could not be read; journal: the journal could not be written.
+   */
+  cause: 'service' | 'interrupted' | 'aborted' | 'input' | 'journal';
+}
+
+/** A batch's stop state: its two signals and why it stopped. */
+export class StopControl {
+  /** Cancels in-flight work. */
+  readonly abort = new AbortController();
+  /** Stops new work only. */
+  readonly stopping = new AbortController();
+  private why: BatchStop | null = null;
+  private graceTimer: NodeJS.Timeout | null = null;
+  private readonly onOuterAbort = (): void => {
+    this.trigger('the batch was cancelled', 'aborted');
+    this.abort.abort(this.outer?.reason);
+  };
+
+  /**
+   * @param outer - the caller's signal: aborting it cancels the batch, in-flight work included
+   * @param onStopping - told once, when the batch starts stopping
+   */
+  constructor(
+    private readonly outer: AbortSignal | undefined,
+    private readonly onStopping: (reason: string) => void,
+  ) {
+    // Every in-flight stage, request and slot wait listens to these: many more than Node's warning limit.
+    setMaxListeners(0, this.abort.signal, this.stopping.signal);
+    if (outer?.aborted) this.onOuterAbort();
+    else outer?.addEventListener('abort', this.onOuterAbort, { once: true });
+  }
+
+  /** Why the batch stopped, or null while it runs on. */
+  get stop(): BatchStop | null {
+    return this.why;
+  }
+
+  /** The batch stops taking new work (the first reason wins). */
+  trigger(reason: string, cause: BatchStop['cause']): void {
+    if (this.why) return;
+    this.why = { reason, cause };
+    this.onStopping(reason);
+    this.stopping.abort(new Error(reason));
+  }
+
+  /**
+   * stop(): no new work; work already at the service goes on, for `graceMs` at most when given (then
+   * it is cancelled and left, as far as it got, to the journal).
+   */
+  interrupt(reason: string, graceMs: number | undefined): void {
+    this.trigger(reason, 'interrupted');
+    if (graceMs === undefined || this.graceTimer !== null || this.abort.signal.aborted) return;
+    this.graceTimer = setTimeout(() => {
+      this.abort.abort(new DOMException('the stop grace period ran out', 'AbortError'));
+    }, graceMs);
+    this.graceTimer.unref();
+  }
+
+  /** The journal failed: nothing more may be sent (a create whose id cannot be recorded could be paid twice). */
+  journalFailed(err: unknown): JournalWriteError {
+    if (err instanceof JournalWriteError) return err;
+    const why = err instanceof Error ? err.message : String(err);
+    const failure = new JournalWriteError(`the journal could not be written (${why})`);
+    this.trigger(`${failure.message}; stopped so that no work is sent without being recorded`, 'journal');
+    this.abort.abort(failure);
+    return failure;
+  }
+
+  /** Timers and listeners released, once the batch ended. */
+  dispose(): void {
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.outer?.removeEventListener('abort', this.onOuterAbort);
+  }
+}
