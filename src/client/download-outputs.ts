@@ -115,126 +115,181 @@ class OutputUrls {
   }
 }
 
-/** Downloads one output; returns when `<name>` is complete. */
-async function downloadOne(
-  deps: DownloadDeps,
-  urls: OutputUrls,
-  output: GenerationOutput,
-  index: number,
-  dir: string,
-  options: DownloadOptions,
-): Promise<DownloadedOutput> {
-  const { transport } = deps;
-  const { policy, random, hooks } = transport.settings;
-  const maxRefreshes = options.maxUrlRefreshes ?? 3;
-  const maxResumes = options.maxResumes ?? policy.maxRetries;
-  let refreshes = 0;
-  let resumes = 0;
-  let name: string | null = null;
-  let partPath: string | null = null;
-  let mimeType: string | null = null;
-  let have = 0;
-  try {
-    for (;;) {
-      throwIfAborted(options.signal);
-      const headers = transport.headers('storage');
-      if (have > 0) headers.range = `bytes=${have}-`;
-      let res: AttemptResponse;
-      try {
-        res = await transport.attempt({
-          method: 'GET',
-          url: urls.url(index),
-          headers,
-          signal: options.signal,
-        });
-      } catch (err) {
-        if (!(err instanceof GenpipeError) || resumes >= maxResumes) throw err;
-        resumes++;
-        await sleep(backoffDelay(policy.connection, resumes, policy, random), options.signal);
-        continue;
-      }
-      if (res.status === 403 && refreshes < maxRefreshes) {
-        await res.body.dump().catch(() => undefined);
-        refreshes++;
-        hooks.log?.(`output ${index}: URL expired, reading the generation again for a fresh one`);
-        await urls.refresh(index);
-        continue;
-      }
-      if (res.status !== 200 && res.status !== 206) throw await transport.error(res, null);
+/** How a 200 or 206 answer goes on with the part file: its total size, and whether it is appended to. */
+interface BodyPlan {
+  total: number | null;
+  append: boolean;
+}
 
-      let total: number | null;
-      let append = false;
-      if (res.status === 206) {
-        const range = parseContentRange(res.headers['content-range']);
-        if (!range || range.start !== have) {
+/**
+ * What a 200 or 206 answer does to a part file holding `have` bytes: a 206 from `have` appends to it,
+ * a 200 rewrites it; null for a 206 that does not start at `have` (an answer we cannot splice).
+ */
+function planBody(res: AttemptResponse, have: number): BodyPlan | null {
+  if (res.status === 206) {
+    const range = parseContentRange(res.headers['content-range']);
+    if (!range || range.start !== have) return null;
+    return { total: range.total, append: true };
+  }
+  const length = Number(res.headers['content-length']);
+  const total = Number.isFinite(length) && res.headers['content-length'] !== undefined ? length : null;
+  return { total, append: false };
+}
+
+/** One output's download: its budgets of URL refreshes and resumes, and the part file it fills. */
+class OutputDownload {
+  private refreshes = 0;
+  private resumes = 0;
+  private name: string | null = null;
+  private partPath: string | null = null;
+  private mimeType: string | null = null;
+  /** Bytes in the part file. */
+  private have = 0;
+  private readonly maxRefreshes: number;
+  private readonly maxResumes: number;
+
+  constructor(
+    private readonly deps: DownloadDeps,
+    private readonly urls: OutputUrls,
+    private readonly output: GenerationOutput,
+    private readonly index: number,
+    private readonly dir: string,
+    private readonly options: DownloadOptions,
+  ) {
+    this.maxRefreshes = options.maxUrlRefreshes ?? 3;
+    this.maxResumes = options.maxResumes ?? deps.transport.settings.policy.maxRetries;
+  }
+
+  /** Returns when `<name>` is complete; a failed download removes its part file. */
+  async run(): Promise<DownloadedOutput> {
+    try {
+      for (;;) {
+        throwIfAborted(this.options.signal);
+        const res = await this.request();
+        if (res === null) continue;
+        const plan = planBody(res, this.have);
+        if (plan === null) {
           await res.body.dump().catch(() => undefined);
-          have = 0; // an answer we cannot splice: start over
+          this.have = 0; // start over
           continue;
         }
-        total = range.total;
-        append = true;
-      } else {
-        const length = Number(res.headers['content-length']);
-        total = Number.isFinite(length) && res.headers['content-length'] !== undefined ? length : null;
-        have = 0;
+        if (!plan.append) this.have = 0;
+        const { name, part } = this.nameFrom(res);
+        if (await this.receive(res, name, part, plan)) return await this.complete(name, part);
       }
-      if (name === null) {
-        mimeType = res.headers['content-type']?.split(';')[0]?.trim() ?? null;
-        name = outputFileName(output, index, mimeType);
-        partPath = join(dir, `${name}.part`);
-      }
-      const currentName = name;
-      const part = partPath as string;
-      let received = have;
-      const counter = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          received += chunk.length;
-          options.onProgress?.({ index, name: currentName, bytes: received, totalBytes: total });
-          done(null, chunk);
-        },
+    } finally {
+      if (this.partPath !== null) await rm(this.partPath, { force: true });
+    }
+  }
+
+  /**
+   * One GET from byte `have` on: a 200 or 206 answer, or null when it is to be asked again (after a
+   * pause for a failed attempt, or with a fresh URL after a 403). Throws any other answer's error.
+   */
+  private async request(): Promise<AttemptResponse | null> {
+    const { transport } = this.deps;
+    const { policy, random, hooks } = transport.settings;
+    const headers = transport.headers('storage');
+    if (this.have > 0) headers.range = `bytes=${this.have}-`;
+    let res: AttemptResponse;
+    try {
+      res = await transport.attempt({
+        method: 'GET',
+        url: this.urls.url(this.index),
+        headers,
+        signal: this.options.signal,
       });
-      try {
-        await pipeline(res.body, counter, createWriteStream(part, { flags: append ? 'a' : 'w' }), {
-          signal: options.signal,
-        });
-      } catch (err) {
-        throwIfAborted(options.signal);
-        have = await sizeOf(part);
-        if (resumes >= maxResumes) {
-          throw new ConnectionError(`Download of output ${index} was cut off after ${have} bytes`, {
+    } catch (err) {
+      if (!(err instanceof GenpipeError)) throw err;
+      this.spendResume(() => err);
+      await sleep(backoffDelay(policy.connection, this.resumes, policy, random), this.options.signal);
+      return null;
+    }
+    if (res.status === 403 && this.refreshes < this.maxRefreshes) {
+      await res.body.dump().catch(() => undefined);
+      this.refreshes++;
+      hooks.log?.(`output ${this.index}: URL expired, reading the generation again for a fresh one`);
+      await this.urls.refresh(this.index);
+      return null;
+    }
+    if (res.status !== 200 && res.status !== 206) throw await transport.error(res, null);
+    return res;
+  }
+
+  /** The output's file name and part file, named from the first answer's Content-Type. */
+  private nameFrom(res: AttemptResponse): { name: string; part: string } {
+    if (this.name === null) {
+      this.mimeType = res.headers['content-type']?.split(';')[0]?.trim() ?? null;
+      this.name = outputFileName(this.output, this.index, this.mimeType);
+      this.partPath = join(this.dir, `${this.name}.part`);
+    }
+    return { name: this.name, part: this.partPath as string };
+  }
+
+  /** Streams the answer into the part file: true when the output is complete, false to resume. */
+  private async receive(res: AttemptResponse, name: string, part: string, plan: BodyPlan): Promise<boolean> {
+    const { index, options } = this;
+    let received = this.have;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        received += chunk.length;
+        options.onProgress?.({ index, name, bytes: received, totalBytes: plan.total });
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(res.body, counter, createWriteStream(part, { flags: plan.append ? 'a' : 'w' }), {
+        signal: options.signal,
+      });
+    } catch (err) {
+      throwIfAborted(options.signal);
+      this.have = await sizeOf(part);
+      this.spendResume(
+        () =>
+          new ConnectionError(`Download of output ${index} was cut off after ${this.have} bytes`, {
             sent: true,
             cause: err,
-          });
-        }
-        resumes++;
-        hooks.log?.(`output ${index}: transfer cut at ${have} bytes; resuming`);
-        continue;
-      }
-      have = await sizeOf(part);
-      if (total !== null && have < total) {
-        if (resumes >= maxResumes) {
-          throw new ConnectionError(`Download of output ${index} ended at ${have} of ${total} bytes`, {
-            sent: true,
-          });
-        }
-        resumes++;
-        continue;
-      }
-      const finalPath = join(dir, currentName);
-      await rename(part, finalPath);
-      partPath = null;
-      return {
-        index,
-        path: finalPath,
-        name: currentName,
-        bytes: have,
-        mimeType,
-        type: output.type,
-        layer: output.layer ?? null,
-      };
+          }),
+      );
+      this.deps.transport.settings.hooks.log?.(
+        `output ${index}: transfer cut at ${this.have} bytes; resuming`,
+      );
+      return false;
     }
-  } finally {
-    if (partPath !== null) await rm(partPath, { force: true });
+    this.have = await sizeOf(part);
+    const { total } = plan;
+    if (total !== null && this.have < total) {
+      this.spendResume(
+        () =>
+          new ConnectionError(`Download of output ${index} ended at ${this.have} of ${total} bytes`, {
+            sent: true,
+          }),
+      );
+      return false;
+    }
+    return true;
+  }
+
+  /** Counts one resume, or throws `error()` when none is left. */
+  private spendResume(error: () => Error): void {
+    if (this.resumes >= this.maxResumes) throw error();
+    this.resumes++;
+  }
+
+  /** Renames the complete part file to `<name>`. */
+  private async complete(name: string, part: string): Promise<DownloadedOutput> {
+    const finalPath = join(this.dir, name);
+    await rename(part, finalPath);
+    this.partPath = null;
+    return {
+      index: this.index,
+      path: finalPath,
+      name,
+      bytes: this.have,
+      mimeType: this.mimeType,
+      type: this.output.type,
+      layer: this.output.layer ?? null,
+    };
   }
 }
 
@@ -263,7 +318,7 @@ export async function downloadOutputs(
   const urls = new OutputUrls(generation, deps.refresh);
   const done: DownloadedOutput[] = [];
   for (const [index, output] of generation.output.entries()) {
-    done.push(await downloadOne(deps, urls, output, index, dir, options));
+    done.push(await new OutputDownload(deps, urls, output, index, dir, options).run());
   }
   return done;
 }

@@ -5,7 +5,7 @@
  * resubmit's bounded attempts.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ConnectionError,
+  type DownloadOptions,
   type Generation,
   GenerationFailedError,
   GenerationPoller,
@@ -214,12 +215,30 @@ describe('downloads that survive', () => {
   });
 
   describe('against a storage host that cuts transfers', () => {
-    const payload = Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 7) % 251));
+    const payload = Buffer.from(Array.from({ length: 1_000_000 }, (_, i) => (i * 7) % 251));
     let server: Server;
     let base: string;
     const seen: IncomingHttpHeaders[] = [];
-    /** How the next GETs are answered: 'cut' sends half then drops; 'ranges' honours Range. */
+    /**
+     * How the next GETs are answered: 'cut' sends all but the last byte and drops the connection when
+     * `cutting` says so; 'ranges' honours Range.
+     */
     let script: Array<'cut' | 'ranges' | 'full' | 'missing'> = [];
+    /** Drops the open 'cut' answer's connection; null when none is open. */
+    let cut: (() => void) | null = null;
+    /**
+     * Download options that cut a 'cut' answer on the first progress event after some of it reached the
+     * .part file in `dir`, so the client always has bytes to resume from. While the client reads the
+     * answer its writes reach the file (its stream buffers hold far less than the answer), so the cut
+     * always comes.
+     */
+    function cutting(dir: string): DownloadOptions {
+      return {
+        onProgress: ({ name }) => {
+          if (cut && statSync(join(dir, `${name}.part`), { throwIfNoEntry: false })?.size) cut();
+        },
+      };
+    }
 
     beforeAll(async () => {
       server = createServer((req, res) => {
@@ -239,7 +258,11 @@ describe('downloads that survive', () => {
         }
         res.writeHead(200, { 'content-type': 'image/png', 'content-length': payload.length });
         if (step === 'cut') {
-          res.write(payload.subarray(0, 80_000), () => setTimeout(() => res.socket?.destroy(), 20));
+          cut = () => {
+            cut = null;
+            res.socket?.destroy();
+          };
+          res.write(payload.subarray(0, payload.length - 1));
           return;
         }
         res.end(payload);
@@ -269,7 +292,7 @@ describe('downloads that survive', () => {
       seen.length = 0;
       script = ['cut', 'ranges'];
       const target = await outDir('resume');
-      const files = await client.generations.download(generationAt('/out/0'), target);
+      const files = await client.generations.download(generationAt('/out/0'), target, cutting(target));
       const got = await readFile(join(target, 'output-0.png'));
       expect(createHash('sha256').update(got).digest('hex')).toBe(
         createHash('sha256').update(payload).digest('hex'),
@@ -286,7 +309,7 @@ describe('downloads that survive', () => {
     it('starts over when the server ignores Range', async () => {
       script = ['cut', 'full'];
       const target = await outDir('restart');
-      await client.generations.download(generationAt('/out/0'), target);
+      await client.generations.download(generationAt('/out/0'), target, cutting(target));
       expect((await readFile(join(target, 'output-0.png'))).equals(payload)).toBe(true);
     });
 
@@ -294,7 +317,9 @@ describe('downloads that survive', () => {
       script = ['cut', 'cut', 'cut', 'cut', 'cut'];
       const target = await outDir('broken');
       const c = clientFor(emu, { maxRetries: 2 });
-      const err = await c.generations.download(generationAt('/out/0'), target).catch((e) => e);
+      const err = await c.generations
+        .download(generationAt('/out/0'), target, cutting(target))
+        .catch((e) => e);
       await c.close();
       expect(err).toBeInstanceOf(ConnectionError);
       expect(String(err)).not.toContain('secret-signature');

@@ -147,3 +147,17 @@ export async function heldGenerations(
     return held.length >= count ? held : null;
   });
 }
+
+/**
+ * The `clients` and `keys` of a config: each of `ids` an active client with limits no test reaches,
+ * its key `keyOf(id)`.
+ */
+export function activeClients<C extends string>(
+  ids: readonly C[],
+  keyOf: (id: C) => string,
+): { clients: Array<Record<string, unknown>>; keys: Array<{ key: string; client: string }> } {
+  return {
+    clients: ids.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
+    keys: ids.map((id) => ({ key: keyOf(id), client: id })),
+  };
+}

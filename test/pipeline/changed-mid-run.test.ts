@@ -9,11 +9,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { appendFile, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import type { PipelineEvent } from '../../src/pipeline/events.ts';
@@ -23,18 +22,17 @@ import { JOURNAL_TEXTS, openJournal } from '../../src/pipeline/journal/index.ts'
 import { plainLine } from '../../src/pipeline/progress/plain.ts';
 import { loadRecipe } from '../../src/pipeline/recipe.ts';
 import { RUN_DEFAULTS, runBatch } from '../../src/pipeline/runner.ts';
-import { call, startTestEmulator, until } from '../helpers/emulator.ts';
+import { call, until } from '../helpers/emulator.ts';
 import { flatView } from '../helpers/item-patch.ts';
+import { recipeFolder, runArgs, useChildRunBed } from './child-run.ts';
 import {
   type ChildEvent,
   envFor,
   type GenpipeChild,
-  killChildren,
   lastStates,
   runToEnd,
   type SlowProxy,
   spawnGenpipe,
-  startSlowProxy,
 } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
@@ -56,42 +54,21 @@ let emu: RunningEmulator;
 let proxy: SlowProxy;
 let root: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
-    keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
-    queue_ms: 20,
-    processing_ms: { image: 100, video: 200 },
-  });
-  proxy = await startSlowProxy(emu.url);
-  root = await mkdtemp(join(tmpdir(), 'genpipe-changed-'));
-});
-
-afterAll(async () => {
-  killChildren();
-  await proxy?.close();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
+useChildRunBed(
+  {
+    name: 'changed',
+    clients: CLIENTS,
+    keyOf,
+    config: { queue_ms: 20, processing_ms: { image: 100, video: 200 } },
+    proxy: true,
+  },
+  (bed) => ({ emu, proxy, root } = bed),
+);
 
 /** A folder with the recipe, the reference and `files`; returns it and its out dir. */
 async function folder(name: string, yaml: string, files: Record<string, Buffer>) {
-  const input = join(root, name);
-  await put(input, 'genpipe.yaml', yaml);
-  await put(input, 'refs/style.png', await noisePng(24, 24));
-  for (const [rel, content] of Object.entries(files)) await put(input, rel, content);
-  return { input, out: join(root, `${name}-out`) };
+  return recipeFolder(root, name, yaml, { 'refs/style.png': await noisePng(24, 24), ...files });
 }
-
-const runArgs = (input: string, out: string) => [
-  'run',
-  input,
-  '--out',
-  out,
-  '--json',
-  '--poll-interval',
-  '1',
-];
 
 /** The events of `input` with `state`. */
 const statesOf = (events: readonly ChildEvent[], input: string, state: string) =>

@@ -6,15 +6,15 @@
  * plain re-run and is retried with --retry-failed only. --retries counts the resubmissions of each run.
  * Real `genpipe run` processes against the emulator, driven by `PUT /_emulator/faults`.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
-import { call, startTestEmulator } from '../helpers/emulator.ts';
+import { call } from '../helpers/emulator.ts';
 import { makeImage } from '../media/fixtures.ts';
-import { envFor, generationsOf, killChildren, runToEnd } from './resume-helpers.ts';
+import { EDIT_OR_PROMPT_RECIPE, runArgs, useChildRunBed } from './child-run.ts';
+import { envFor, generationsOf, runToEnd } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 
@@ -22,40 +22,29 @@ const KEY = 'svc-api-retry-key';
 const CLIENT = 'retry';
 const FILES = Array.from({ length: 12 }, (_, i) => `img-${String(i).padStart(2, '0')}.png`);
 
-const RECIPE = `rules:
-  - match: "*.png"
-    input_as: source
-    request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-  - match: "*.txt"
-    input_as: prompt
-    request: { type: image, model: uni-1 }
-`;
+const RECIPE = EDIT_OR_PROMPT_RECIPE;
 
 let emu: RunningEmulator;
 let root: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: [{ id: CLIENT, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 }],
-    keys: [{ key: KEY, client: CLIENT }],
-    queue_ms: 20,
-    processing_ms: { image: 100, video: 200 },
-    blocked_words: ['forbidden'],
-    seed: 7,
-  });
-  root = await mkdtemp(join(tmpdir(), 'genpipe-retry-'));
-});
-
-afterAll(async () => {
-  killChildren();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
+useChildRunBed(
+  {
+    name: 'retry',
+    clients: [CLIENT],
+    keyOf: () => KEY,
+    config: {
+      queue_ms: 20,
+      processing_ms: { image: 100, video: 200 },
+      blocked_words: ['forbidden'],
+      seed: 7,
+    },
+  },
+  (bed) => ({ emu, root } = bed),
+);
 
 const env = () => envFor(emu.url, KEY);
 const faults = (json: unknown) => call(emu, 'PUT', '/_emulator/faults', { key: null, json });
-const run = (input: string, out: string, extra: string[] = []) =>
-  runToEnd(['run', input, '--out', out, '--json', '--poll-interval', '1', ...extra], env());
+const run = (input: string, out: string, extra: string[] = []) => runToEnd(runArgs(input, out, extra), env());
 // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
 type Loose = any;
 const report = (out: string): Promise<Loose> => readJson(join(out, 'report.json'));

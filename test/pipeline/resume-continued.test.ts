@@ -7,14 +7,14 @@
  * journal reason (null is kept for files seen for the first time) and counts them as resumed, alike in
  * report.json, report.html and the closing summary.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
-import { call, startTestEmulator } from '../helpers/emulator.ts';
-import { envFor, generationsOf, killChildren, runToEnd } from './resume-helpers.ts';
+import { call } from '../helpers/emulator.ts';
+import { runArgs, useChildRunBed } from './child-run.ts';
+import { envFor, generationsOf, runToEnd } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 
@@ -32,21 +32,15 @@ const RECIPE = `rules:
 let emu: RunningEmulator;
 let root: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: [{ id: CLIENT, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 }],
-    keys: [{ key: KEY, client: CLIENT }],
-    queue_ms: 20,
-    processing_ms: { image: 50, video: 100 },
-  });
-  root = await mkdtemp(join(tmpdir(), 'genpipe-continued-'));
-});
-
-afterAll(async () => {
-  killChildren();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
+useChildRunBed(
+  {
+    name: 'continued',
+    clients: [CLIENT],
+    keyOf: () => KEY,
+    config: { queue_ms: 20, processing_ms: { image: 50, video: 100 } },
+  },
+  (bed) => ({ emu, root } = bed),
+);
 
 const faults = (json: unknown) => call(emu, 'PUT', '/_emulator/faults', { key: null, json });
 // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
@@ -58,7 +52,7 @@ describe('a run after one that stopped early', () => {
     const out = join(root, 'out');
     await put(input, 'genpipe.yaml', RECIPE);
     for (const f of FILES) await put(input, f, `a lighthouse, number ${f}`);
-    const args = ['run', input, '--out', out, '--json', '--poll-interval', '1', '--concurrency', '1'];
+    const args = runArgs(input, out, ['--concurrency', '1']);
     const env = envFor(emu.url, KEY);
 
     await faults({ http_503: 1 });

@@ -8,29 +8,26 @@
  * the report's ids are exactly the emulator's), every output is complete (its size is the size the
  * emulator serves), no `.part` is left anywhere, and the report accounts for every input exactly once.
  */
-import { mkdtemp, rm, stat, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
-import { call, hold, startTestEmulator, unhold, until } from '../helpers/emulator.ts';
+import { call, hold, unhold, until } from '../helpers/emulator.ts';
+import { killWhileCreateHeld, recipeFolder, runArgs, useChildRunBed } from './child-run.ts';
 import {
   allFiles,
   type ChildEvent,
   envFor,
   expectOutputsComplete,
   generationsOf,
-  killChildren,
   lastStates,
   noCreateInFlight,
   runToEnd,
   type SlowProxy,
   spawnGenpipe,
-  startSlowProxy,
 } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
-import { put } from './stage-helpers.ts';
 import { noisePng } from './watch-helpers.ts';
 
 const CLIENTS = ['upload', 'submit', 'poll', 'download', 'unknown'] as const;
@@ -50,40 +47,14 @@ let emu: RunningEmulator;
 let proxy: SlowProxy;
 let root: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
-    keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
-  });
-  proxy = await startSlowProxy(emu.url);
-  root = await mkdtemp(join(tmpdir(), 'genpipe-resume-kill-'));
-});
-
-afterAll(async () => {
-  killChildren();
-  await proxy?.close();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
+useChildRunBed(
+  { name: 'resume-kill', clients: CLIENTS, keyOf, proxy: true },
+  (bed) => ({ emu, proxy, root } = bed),
+);
 
 /** A folder with the recipe and `files`; returns it and its out dir. */
-async function folder(name: string, files: Record<string, string | Buffer>) {
-  const input = join(root, name);
-  await put(input, 'genpipe.yaml', RECIPE);
-  for (const [rel, content] of Object.entries(files)) await put(input, rel, content);
-  return { input, out: join(root, `${name}-out`) };
-}
-
-const runArgs = (input: string, out: string, extra: string[] = []) => [
-  'run',
-  input,
-  '--out',
-  out,
-  '--json',
-  '--poll-interval',
-  '1',
-  ...extra,
-];
+const folder = (name: string, files: Record<string, string | Buffer>) =>
+  recipeFolder(root, name, RECIPE, files);
 
 const count = (events: readonly ChildEvent[], state: string) =>
   events.filter((e) => e.type === 'item_state' && e.state === state).length;
@@ -236,20 +207,7 @@ describe('kill -9 at any moment, then genpipe run again', () => {
   it('while a create is on its way: failed by default (never paid twice), resubmitted with --resubmit-unknown', async () => {
     const { input, out } = await folder('unknown', { 'a.txt': 'a red fox', 'b.txt': 'a blue bird' });
     const env = envFor(proxy.url, keyOf('unknown'));
-    proxy.holdCreates = true;
-    let held: string;
-    try {
-      const first = spawnGenpipe(runArgs(input, out, ['--concurrency', '1']), env);
-      await first.until(
-        () => proxy.flows.some((f) => f.kind === 'create' && f.held),
-        'a create whose answer is held back',
-      );
-      first.proc.kill('SIGKILL');
-      await first.exited;
-      held = proxy.flows.find((f) => f.kind === 'create' && f.held)!.requestId!;
-    } finally {
-      proxy.holdCreates = false;
-    }
+    const held = await killWhileCreateHeld(proxy, runArgs(input, out, ['--concurrency', '1']), env);
     // The create reached the service; the child never learned its generation id.
     expect((await generationsOf(emu, 'unknown')).map((g) => g.request_id)).toEqual([held]);
 

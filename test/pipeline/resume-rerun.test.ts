@@ -6,17 +6,17 @@
  * filesystem are refused with exit 2 and the journal's own message.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { openRunJournal } from '../../src/cli/batch-setup.ts';
 import { UsageError } from '../../src/cli/usage-error.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS, NetworkFilesystemError, openJournal } from '../../src/pipeline/journal/index.ts';
-import { call, startTestEmulator } from '../helpers/emulator.ts';
+import { call } from '../helpers/emulator.ts';
 import { makeImage } from '../media/fixtures.ts';
-import { envFor, generationsOf, killChildren, runToEnd } from './resume-helpers.ts';
+import { runArgs, useChildRunBed } from './child-run.ts';
+import { envFor, generationsOf, runToEnd } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 
@@ -38,14 +38,17 @@ let root: string;
 let input: string;
 let out: string;
 
+useChildRunBed(
+  {
+    name: 'rerun',
+    clients: ['rerun'],
+    keyOf: () => KEY,
+    config: { queue_ms: 20, processing_ms: { image: 200, video: 300 } },
+  },
+  (bed) => ({ emu, root } = bed),
+);
+
 beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: [{ id: 'rerun', state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 }],
-    keys: [{ key: KEY, client: 'rerun' }],
-    queue_ms: 20,
-    processing_ms: { image: 200, video: 300 },
-  });
-  root = await mkdtemp(join(tmpdir(), 'genpipe-rerun-'));
   input = join(root, 'in');
   out = join(root, 'out');
   await put(input, 'genpipe.yaml', recipe('watercolor'));
@@ -55,23 +58,8 @@ beforeAll(async () => {
   await makeImage(await put(input, 'refs/style.png', ''), { width: 16, height: 16 });
 });
 
-afterAll(async () => {
-  killChildren();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
-
 const env = () => envFor(emu.url, KEY);
-const args = (extra: string[] = []) => [
-  'run',
-  input,
-  '--out',
-  out,
-  '--json',
-  '--poll-interval',
-  '1',
-  ...extra,
-];
+const args = (extra: string[] = []) => runArgs(input, out, extra);
 // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
 const report = (): Promise<any> => readJson(join(out, 'report.json'));
 // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
@@ -155,10 +143,7 @@ describe('where the journal lives, and when it is refused', () => {
   it('puts the journal at --journal PATH', async () => {
     const elsewhere = join(root, 'state', 'batch.db');
     const otherOut = join(root, 'out-journal-flag');
-    const r = await runToEnd(
-      ['run', input, '--out', otherOut, '--journal', elsewhere, '--json', '--poll-interval', '1'],
-      env(),
-    );
+    const r = await runToEnd(runArgs(input, otherOut, ['--journal', elsewhere]), env());
     expect(r.code, r.child.stderr()).toBe(0);
     expect(existsSync(elsewhere)).toBe(true);
     // Only the out dir's runner lock stays in it.

@@ -5,22 +5,13 @@
  * (`unknown_outcome`), not "already done in an earlier run", and its stage is `submit` everywhere: the
  * progress event, report.json and the closing summary.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
-import { call, startTestEmulator } from '../helpers/emulator.ts';
-import {
-  envFor,
-  generationsOf,
-  killChildren,
-  runToEnd,
-  type SlowProxy,
-  spawnGenpipe,
-  startSlowProxy,
-} from './resume-helpers.ts';
+import { call } from '../helpers/emulator.ts';
+import { killWhileCreateHeld, runArgs, useChildRunBed } from './child-run.ts';
+import { envFor, generationsOf, runToEnd, type SlowProxy } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 
@@ -36,28 +27,16 @@ let emu: RunningEmulator;
 let proxy: SlowProxy;
 let root: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: [{ id: 'counts', state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 }],
-    keys: [{ key: KEY, client: 'counts' }],
-    queue_ms: 50,
-    processing_ms: { image: 300, video: 1000 },
-  });
-  proxy = await startSlowProxy(emu.url);
-  root = await mkdtemp(join(tmpdir(), 'genpipe-resume-unknown-'));
-});
-
-afterAll(async () => {
-  killChildren();
-  await proxy?.close();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
-
-const runArgs = (input: string, out: string, extra: string[] = []) => [
-  ...['run', input, '--out', out, '--json', '--poll-interval', '1'],
-  ...extra,
-];
+useChildRunBed(
+  {
+    name: 'resume-unknown',
+    clients: ['counts'],
+    keyOf: () => KEY,
+    config: { queue_ms: 50, processing_ms: { image: 300, video: 1000 } },
+    proxy: true,
+  },
+  (bed) => ({ emu, proxy, root } = bed),
+);
 
 describe('a file failed by the crash policy', () => {
   it('counts as unknown_outcome, not as already done, and fails at submit in every account', async () => {
@@ -67,20 +46,7 @@ describe('a file failed by the crash policy', () => {
     await put(input, 'a.txt', 'a red fox');
     await put(input, 'b.txt', 'a blue bird');
     const env = envFor(proxy.url, KEY);
-    proxy.holdCreates = true;
-    let held: string;
-    try {
-      const first = spawnGenpipe(runArgs(input, out, ['--concurrency', '1']), env);
-      await first.until(
-        () => proxy.flows.some((f) => f.kind === 'create' && f.held),
-        'a create whose answer is held back',
-      );
-      first.proc.kill('SIGKILL');
-      await first.exited;
-      held = proxy.flows.find((f) => f.kind === 'create' && f.held)!.requestId!;
-    } finally {
-      proxy.holdCreates = false;
-    }
+    const held = await killWhileCreateHeld(proxy, runArgs(input, out, ['--concurrency', '1']), env);
     expect((await generationsOf(emu, 'counts')).map((g) => g.request_id)).toEqual([held]);
 
     const second = await runToEnd(runArgs(input, out), env);

@@ -5,26 +5,22 @@
  * same instant on one out dir: exactly one works, the other exits 2 naming it, and nothing is sent twice.
  */
 import { readdirSync, readlinkSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { defaultJournalPath, openJournal } from '../../src/pipeline/journal/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
 import { killToZombie, processState } from '../helpers/processes.ts';
+import { recipeFolder, runArgs, useChildRunBed } from './child-run.ts';
 import {
   type ChildEvent,
   envFor,
   generationsOf,
-  killChildren,
   lastStates,
   runToEnd,
   spawnGenpipe,
 } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
-import { put } from './stage-helpers.ts';
 
 const CLIENTS = ['zombie', 'instant'] as const;
 type ClientName = (typeof CLIENTS)[number];
@@ -40,39 +36,21 @@ const INPUTS = { 'a.txt': 'a red fox', 'b.txt': 'a blue bird', 'c.txt': 'a green
 let emu: RunningEmulator;
 let root: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
-    keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
-    queue_ms: 50,
-    // Long enough that a run killed once every input is submitted is still waiting for them.
-    processing_ms: { image: 3000, video: 3000 },
-  });
-  root = await mkdtemp(join(tmpdir(), 'genpipe-runner-lock-'));
-});
+useChildRunBed(
+  {
+    name: 'runner-lock',
+    clients: CLIENTS,
+    keyOf,
+    config: {
+      queue_ms: 50,
+      // Long enough that a run killed once every input is submitted is still waiting for them.
+      processing_ms: { image: 3000, video: 3000 },
+    },
+  },
+  (bed) => ({ emu, root } = bed),
+);
 
-afterAll(async () => {
-  killChildren();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
-
-async function folder(name: string) {
-  const input = join(root, name);
-  await put(input, 'genpipe.yaml', RECIPE);
-  for (const [rel, content] of Object.entries(INPUTS)) await put(input, rel, content);
-  return { input, out: join(root, `${name}-out`) };
-}
-
-const runArgs = (input: string, out: string) => [
-  'run',
-  input,
-  '--out',
-  out,
-  '--json',
-  '--poll-interval',
-  '1',
-];
+const folder = (name: string) => recipeFolder(root, name, RECIPE, INPUTS);
 
 const submitted = (events: readonly ChildEvent[]) =>
   events.filter((e) => e.type === 'item_state' && e.state === 'submitted').length;

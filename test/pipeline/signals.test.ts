@@ -5,28 +5,24 @@
  * journal passes SQLite's integrity check and a second run finishes the batch without submitting
  * anything twice.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { heldGenerations, hold, unhold } from '../helpers/emulator.ts';
+import { recipeFolder, runArgs, useChildRunBed } from './child-run.ts';
 import {
   allFiles,
   type ChildEvent,
   envFor,
   expectOutputsComplete,
   generationsOf,
-  killChildren,
   lastStates,
   runToEnd,
   type SlowProxy,
   spawnGenpipe,
-  startSlowProxy,
 } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
-import { put } from './stage-helpers.ts';
 
 const CLIENTS = ['term', 'twice'] as const;
 const keyOf = (c: (typeof CLIENTS)[number]) => `svc-api-signals-${c}`;
@@ -36,39 +32,18 @@ let emu: RunningEmulator;
 let proxy: SlowProxy;
 let root: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
-    keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
-  });
-  proxy = await startSlowProxy(emu.url);
-  root = await mkdtemp(join(tmpdir(), 'genpipe-signals-'));
-});
+useChildRunBed(
+  { name: 'signals', clients: CLIENTS, keyOf, proxy: true },
+  (bed) => ({ emu, proxy, root } = bed),
+);
 
-afterAll(async () => {
-  killChildren();
-  await proxy?.close();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
-
-async function promptFolder(name: string, n: number) {
-  const input = join(root, name);
-  await put(input, 'genpipe.yaml', RECIPE);
-  for (let i = 0; i < n; i++) await put(input, `p${i}.txt`, `prompt number ${i}`);
-  return { input, out: join(root, `${name}-out`) };
-}
-
-const args = (input: string, out: string, extra: string[] = []) => [
-  'run',
-  input,
-  '--out',
-  out,
-  '--json',
-  '--poll-interval',
-  '1',
-  ...extra,
-];
+const promptFolder = (name: string, n: number) =>
+  recipeFolder(
+    root,
+    name,
+    RECIPE,
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}.txt`, `prompt number ${i}`])),
+  );
 
 /** The journal opened on its own: SQLite's integrity check, and the phase of every active row. */
 function inspectJournal(out: string): { integrity: string; phases: Record<string, string> } {
@@ -104,7 +79,7 @@ describe('signals', () => {
     let signalledAt = 0;
     try {
       // One job at a time: while p1 is polled (p0 downloading), p2…p5 wait for the job slot, uploaded.
-      const first = spawnGenpipe(args(input, out, ['--concurrency', '1']), env);
+      const first = spawnGenpipe(runArgs(input, out, ['--concurrency', '1']), env);
       await first.until(
         (ev) =>
           proxy.flows.some((f) => f.kind === 'download' && f.bytes >= 1024) &&
@@ -146,7 +121,7 @@ describe('signals', () => {
       await unhold(emu, p1);
     }
 
-    const second = await runToEnd(args(input, out), env);
+    const second = await runToEnd(runArgs(input, out), env);
     expect(second.code, second.child.stderr()).toBe(0);
     // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
     const report: any = await readJson(join(out, 'report.json'));
@@ -161,7 +136,7 @@ describe('signals', () => {
     // The three jobs stay processing until both signals have come.
     const jobs = await hold(emu, { client: 'twice' });
     try {
-      const first = spawnGenpipe(args(input, out, ['--concurrency', '4']), env);
+      const first = spawnGenpipe(runArgs(input, out, ['--concurrency', '4']), env);
       await first.until(
         (ev) => ev.filter((e) => e.state === 'submitted').length === 3,
         'three submitted events',
@@ -181,7 +156,7 @@ describe('signals', () => {
     expect(journal.integrity).toBe('ok');
     expect(Object.values(journal.phases)).toEqual(['submitted', 'submitted', 'submitted']);
 
-    const second = await runToEnd(args(input, out), env);
+    const second = await runToEnd(runArgs(input, out), env);
     expect(second.code, second.child.stderr()).toBe(0);
     // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
     const report: any = await readJson(join(out, 'report.json'));

@@ -9,22 +9,15 @@
  * A watch restarted over many finished files takes them from the journal without a completeness
  * check, so a new file is checked and processed without waiting behind them.
  */
-import { appendFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { runFfmpeg } from '../../src/media/index.ts';
-import { call, startTestEmulator, until } from '../helpers/emulator.ts';
-import {
-  type ChildEvent,
-  envFor,
-  generationsOf,
-  killChildren,
-  runToEnd,
-  spawnGenpipe,
-} from './resume-helpers.ts';
+import { call, until } from '../helpers/emulator.ts';
+import { EDIT_OR_PROMPT_RECIPE, useChildRunBed } from './child-run.ts';
+import { type ChildEvent, envFor, generationsOf, runToEnd, spawnGenpipe } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 import { noisePng, writeSlowly } from './watch-helpers.ts';
@@ -32,35 +25,22 @@ import { noisePng, writeSlowly } from './watch-helpers.ts';
 const CLIENTS = ['move', 'keep', 'run', 'restart'] as const;
 const keyOf = (c: (typeof CLIENTS)[number]) => `svc-api-watch-cli-${c}`;
 
-const RECIPE = `rules:
-  - match: "*.png"
-    input_as: source
-    request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-  - match: "*.txt"
-    input_as: prompt
-    request: { type: image, model: uni-1 }
-  - match: "*.mp4"
+const RECIPE = `${EDIT_OR_PROMPT_RECIPE}  - match: "*.mp4"
     request: { type: video_reframe, model: ray-3.2, aspect_ratio: "9:16", video: { resolution: 360p } }
 `;
 
 let emu: RunningEmulator;
 let root: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
-    keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
-    queue_ms: 20,
-    processing_ms: { image: 200, video: 300 },
-  });
-  root = await mkdtemp(join(tmpdir(), 'genpipe-watch-cli-'));
-});
-
-afterAll(async () => {
-  killChildren();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
+useChildRunBed(
+  {
+    name: 'watch-cli',
+    clients: CLIENTS,
+    keyOf,
+    config: { queue_ms: 20, processing_ms: { image: 200, video: 300 } },
+  },
+  (bed) => ({ emu, root } = bed),
+);
 
 const watchArgs = (inbox: string, out: string, extra: string[]) => [
   'watch',

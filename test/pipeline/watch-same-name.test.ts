@@ -9,21 +9,14 @@
  * changed file keeps the outputs of the first run where they were.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
-import { call, startTestEmulator, until } from '../helpers/emulator.ts';
-import {
-  envFor,
-  type GenpipeChild,
-  generationsOf,
-  killChildren,
-  runToEnd,
-  spawnGenpipe,
-} from './resume-helpers.ts';
+import { call, until } from '../helpers/emulator.ts';
+import { EDIT_OR_PROMPT_RECIPE, runArgs, useChildRunBed } from './child-run.ts';
+import { envFor, type GenpipeChild, generationsOf, runToEnd, spawnGenpipe } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 import { bufferHash, fileHash, noisePng } from './watch-helpers.ts';
@@ -31,34 +24,20 @@ import { bufferHash, fileHash, noisePng } from './watch-helpers.ts';
 const CLIENTS = ['differ', 'same', 'run', 'failed', 'keep'] as const;
 const keyOf = (c: (typeof CLIENTS)[number]) => `svc-api-same-name-${c}`;
 
-const RECIPE = `rules:
-  - match: "*.png"
-    input_as: source
-    request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-  - match: "*.txt"
-    input_as: prompt
-    request: { type: image, model: uni-1 }
-`;
+const RECIPE = EDIT_OR_PROMPT_RECIPE;
 
 let emu: RunningEmulator;
 let root: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator({
-    clients: CLIENTS.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
-    keys: CLIENTS.map((c) => ({ key: keyOf(c), client: c })),
-    queue_ms: 20,
-    processing_ms: { image: 100, video: 200 },
-    blocked_words: ['cow'],
-  });
-  root = await mkdtemp(join(tmpdir(), 'genpipe-same-name-'));
-});
-
-afterAll(async () => {
-  killChildren();
-  await emu?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
+useChildRunBed(
+  {
+    name: 'same-name',
+    clients: CLIENTS,
+    keyOf,
+    config: { queue_ms: 20, processing_ms: { image: 100, video: 200 }, blocked_words: ['cow'] },
+  },
+  (bed) => ({ emu, root } = bed),
+);
 
 const watchArgs = (inbox: string, out: string, onDone: 'move' | 'keep' = 'move') => [
   'watch',
@@ -389,7 +368,7 @@ describe('genpipe run, a file changed between runs', () => {
     await put(input, 'fox.txt', 'a red fox');
     await put(input, 'owl.txt', 'an owl');
     const env = envFor(emu.url, keyOf('run'));
-    const args = ['run', input, '--out', out, '--json', '--poll-interval', '1'];
+    const args = runArgs(input, out);
 
     const first = await runToEnd(args, env);
     expect(first.code, first.child.stderr()).toBe(0);
