@@ -1,6 +1,10 @@
 /**
  * The per-file state machine of a batch, kept apart from any scheduler: an Item is plain data that
- * can be persisted (issue 5's journal) and moved by stages that each advance it one state.
+ * can be persisted (the store) and moved by stages that each advance it one state. An item is an
+ * input plus steps: the input (file, sniff, plan, checks) and one StepRecord per generation its rule
+ * asks for, each with its own state, request, upload, generation, attempts and outputs (a
+ * single-request rule: one step, MAIN_STEP). The item's state follows its current step while it is
+ * at the service.
  *
  *   discovered → sniffed → planned → checked → uploaded → submitted → completed → downloaded → reported
  *
