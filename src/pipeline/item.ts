@@ -143,7 +143,13 @@ export const MAIN_STEP = 'main';
  * service), `submitted` (a generation exists), `completed`, `downloaded` (its outputs on disk), or
  * `failed`. An item that stops leaves its steps where they were.
  */
-export type StepState = 'planned' | 'uploaded' | 'submitted' | 'completed' | 'downloaded' | 'failed';
+export const STEP_STATES = ['planned', 'uploaded', 'submitted', 'completed', 'downloaded', 'failed'] as const;
+export type StepState = (typeof STEP_STATES)[number];
+
+/** True when `state` (an item's) is one a step takes too. */
+export function isStepState(state: string): state is StepState {
+  return (STEP_STATES as readonly string[]).includes(state);
+}
 
 /** How a step's media (the item's own) were sent. */
 export interface StepUpload {

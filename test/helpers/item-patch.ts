@@ -6,6 +6,7 @@
 import {
   currentStep,
   type Item,
+  isStepState,
   MAIN_STEP,
   newStep,
   type StepRecord,
@@ -25,14 +26,6 @@ const STEP_KEYS = new Set<string>([
   'attempts',
   'earlierAttempts',
 ]);
-const STEP_STATES = new Set<string>([
-  'planned',
-  'uploaded',
-  'submitted',
-  'completed',
-  'downloaded',
-  'failed',
-]);
 
 /** A patch of an item and of its one step. */
 export type ItemPatch = Partial<Omit<Item, 'steps'>> & FlatStepFields;
@@ -47,7 +40,7 @@ export function patchItem(item: Item, patch: ItemPatch): Item {
   const own: Record<string, unknown> = {};
   const step: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(patch)) (STEP_KEYS.has(k) ? step : own)[k] = v;
-  if (patch.state && STEP_STATES.has(patch.state) && (item.steps.length > 0 || 'request' in step)) {
+  if (patch.state && isStepState(patch.state) && (item.steps.length > 0 || 'request' in step)) {
     step.state = patch.state;
   }
   if (Object.keys(step).length === 0) return { ...item, ...own } as Item;

@@ -7,6 +7,7 @@ import {
   type Item,
   type ItemAttempt,
   type ItemLayer,
+  isStepState,
   MAIN_STEP,
   type StepRecord,
   type StepState,
@@ -27,18 +28,9 @@ export interface FlatStepFields {
   earlierAttempts?: ItemAttempt[];
 }
 
-const STEP_STATES: ReadonlySet<string> = new Set<StepState>([
-  'planned',
-  'uploaded',
-  'submitted',
-  'completed',
-  'downloaded',
-  'failed',
-]);
-
 /** The state of the one step of a flat item, from what it holds. */
 function flatStepState(item: Pick<Item, 'state'>, f: FlatStepFields): StepState {
-  if (STEP_STATES.has(item.state)) return item.state as StepState;
+  if (isStepState(item.state)) return item.state;
   if (item.state === 'reported' || (f.outputs?.length ?? 0) > 0) return 'downloaded';
   if (f.generationId) return 'submitted';
   return f.upload ? 'uploaded' : 'planned';
