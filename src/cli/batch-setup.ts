@@ -104,7 +104,6 @@ export async function connectService(
       { apiKey: emulator.apiKey, baseUrl: emulator.url },
       {
         ...clientOptions,
-        rateWindowMs: EMBEDDED_CLIENT_SETTINGS.rateWindowMs,
         polling: { ...EMBEDDED_CLIENT_SETTINGS.polling },
       },
       {},
