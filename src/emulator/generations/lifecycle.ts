@@ -81,6 +81,7 @@ function leave(ctx: EmulatorContext, job: Job, state: HoldState, next: () => Pro
 
 async function processJob(ctx: EmulatorContext, job: Job): Promise<void> {
   job.rec.state = 'processing';
+  job.rec.startedAt = ctx.clock.now();
   const began = Date.now();
   const outcome = await produce(ctx, job);
   const minMs = drawMs(
