@@ -29,6 +29,8 @@ export interface BatchFlags extends ServiceFlags, JournalFlags {
   pollInterval?: number;
   /** Resubmissions of a retryably failed generation. */
   retries?: number;
+  /** The service's request window in seconds, when known (default: learned from its answers). */
+  rateWindow?: number;
 }
 
 /** A batch's options once defaulted and checked. */
@@ -103,6 +105,11 @@ export function addSharedBatchOptions(cmd: Command): Command {
     .option(
       '--poll-interval <seconds>',
       `time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service)`,
+      positiveSeconds,
+    )
+    .option(
+      '--rate-window <seconds>',
+      "the service's request window, when you know it (default: learned from its X-RateLimit-Reset)",
       positiveSeconds,
     )
     .option(

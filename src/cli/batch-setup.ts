@@ -89,12 +89,13 @@ export interface BatchService {
  * @throws UsageError when no service is configured, explaining every way to give one
  */
 export async function connectService(
-  flags: ServiceFlags & { emulator?: boolean; pollInterval?: number },
+  flags: ServiceFlags & { emulator?: boolean; pollInterval?: number; rateWindow?: number },
   json: boolean,
   note: (text: string) => void,
 ): Promise<BatchService> {
   const clientOptions: Partial<ClientOptions> = {
     hooks: { log: json ? () => undefined : (m) => note(m) },
+    ...(flags.rateWindow !== undefined ? { rateWindowMs: Math.round(flags.rateWindow * 1000) } : {}),
   };
   const pollIntervalMs = flags.pollInterval !== undefined ? Math.round(flags.pollInterval * 1000) : undefined;
   if (flags.emulator) {
