@@ -9,7 +9,8 @@
  * brackets of each kind and expects:
  * - while the brackets agree (the latest time a job was seen running is before the earliest time one
  *   was seen ended), halfway between the two, until they are within a few percent of each other: a
- *   bisection, each probe costing at most one early read; then the earliest time a job was seen ended;
+ *   bisection, each probe costing at most one early read; then the earliest time a job was seen ended.
+ *   While no job was seen running, 10% before the earliest end (a probe that creeps down);
  * - when they do not (the kind's jobs vary in length), the shortest quarter of the jobs' lengths (each
  *   taken as the middle of its bracket, or the read that found it ended when none found it running):
  *   read early and then often rather than late.
@@ -75,7 +76,8 @@ function quantile(sorted: readonly number[], q: number): number {
 export function expectFrom(samples: readonly JobDurationSample[]): number | null {
   if (samples.length === 0) return null;
   const doneBy = Math.min(...samples.map((s) => s.doneByMs));
-  const runningAt = Math.max(...samples.map((s) => s.runningAtMs));
+  // No job seen running: no lower bound; probe 10% earlier at a time rather than halfway to 0.
+  const runningAt = Math.max(...samples.map((s) => s.runningAtMs)) || doneBy * 0.8;
   if (runningAt < doneBy) {
     const resolution = Math.max(100, doneBy * 0.05);
     return doneBy - runningAt > resolution ? Math.round((runningAt + doneBy) / 2) : doneBy;

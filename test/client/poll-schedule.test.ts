@@ -190,6 +190,13 @@ describe('the fixed poll schedule', () => {
 describe('expectFrom', () => {
   it('bisects agreeing brackets, settles on the earliest end once they are close, and takes a low quantile of spread ones', () => {
     expect(expectFrom([])).toBeNull();
+    expect(expectFrom([{ runningAtMs: 0, doneByMs: 1_000 }])).toBe(900); // creeping down
+    expect(
+      expectFrom([
+        { runningAtMs: 0, doneByMs: 1_000 },
+        { runningAtMs: 920, doneByMs: 2_000 },
+      ]),
+    ).toBe(1_000);
     expect(expectFrom([{ runningAtMs: 1_000, doneByMs: 2_000 }])).toBe(1_500);
     expect(
       expectFrom([
