@@ -10,6 +10,7 @@ import type { ClientOptions, GenpipeClient } from '../client/index.ts';
 import {
   isRecipeError,
   JOURNAL_TEXTS,
+  type JobDurations,
   type Journal,
   JournalFileError,
   JournalLockedError,
@@ -19,6 +20,7 @@ import {
   OVERLAP_WORDS,
   openJournal,
   overlapRefusal,
+  RecentJobDurations,
   type Recipe,
   type RunOptions,
   type Store,
@@ -168,7 +170,7 @@ export function openRunJournal(opts: { outDir: string; path?: string; mountInfo?
 /** The runner options that wire a store into a batch (journalRunOptions). */
 export type JournalRunOptions = Pick<
   RunOptions,
-  'persist' | 'admit' | 'vanished' | 'placeFor' | 'referenceMemory' | 'journal'
+  'persist' | 'admit' | 'vanished' | 'placeFor' | 'referenceMemory' | 'journal' | 'jobDurations'
 >;
 
 /**
@@ -213,6 +215,7 @@ export async function journalRunOptions(
       : hooks.admit,
     vanished: embedded ? async () => [] : hooks.vanished,
     placeFor: hooks.placeFor,
+    jobDurations: await storedJobDurations(store, info.service),
     // --force redoes everything, the shared references' uploads included.
     ...(flags.force || embedded
       ? {}
@@ -223,6 +226,17 @@ export async function journalRunOptions(
       note: flags.resubmitUnknown ? JOURNAL_TEXTS.policyResubmit : JOURNAL_TEXTS.policyFail,
     },
   };
+}
+
+/**
+ * A duration model seeded with how long jobs of each kind took at `service` in earlier batches, and
+ * recording each job of this one (a failed write only loses a sample: the batch goes on).
+ */
+async function storedJobDurations(store: Store, service: string): Promise<JobDurations> {
+  return new RecentJobDurations({
+    seed: await store.jobDurations(service),
+    onRecord: (kind, sample) => void store.recordJobDuration(service, kind, sample).catch(() => undefined),
+  });
 }
 
 /** What a signal handler of a batch does. */
