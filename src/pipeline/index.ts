@@ -111,6 +111,7 @@ export {
   createReadyQueue,
   incompleteReason,
   ON_DONE_MODES,
+  ON_DONE_TEXTS,
   type OnDoneMode,
   type ReadyFile,
   type ReadyQueue,

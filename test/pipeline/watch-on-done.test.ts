@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CheckedVersion } from '../../src/pipeline/input-changed.ts';
 import { moveNoClobber, onDoneDirs, settleInput } from '../../src/pipeline/watch/index.ts';
 import { suffixedName } from '../../src/pipeline/watch/on-done.ts';
 import { tempDir } from '../media/fixtures.ts';
+import { bufferHash } from './watch-helpers.ts';
 
 let base: string;
 let remove: () => Promise<void>;
@@ -69,6 +71,40 @@ describe('--on-done', () => {
     expect(await readFile(join(processed, 'README'), 'utf8')).toBe('r1');
     expect(existsSync(join(inbox, 'a.jpg'))).toBe(false);
     expect(suffixedName('x/archive.tar.gz', 3)).toBe('x/archive.tar-3.gz');
+  });
+
+  it('moves only the version whose result was recorded: a touched one goes, a rewritten one stays', async () => {
+    const inbox = await inboxWith({ 'same.txt': 'one', 'touched.txt': 'two', 'new.txt': 'three' });
+    const { processed } = onDoneDirs(inbox);
+    const versions = new Map<string, CheckedVersion>();
+    for (const name of ['same.txt', 'touched.txt', 'new.txt']) {
+      const st = await stat(join(inbox, name));
+      const contentHash = bufferHash(await readFile(join(inbox, name)));
+      versions.set(name, { size: st.size, mtimeMs: st.mtimeMs, contentHash });
+    }
+    await utimes(join(inbox, 'touched.txt'), new Date(), new Date(Date.now() + 60_000));
+    await writeFile(join(inbox, 'new.txt'), 'three, rewritten');
+    const settle = (input: string, version: CheckedVersion) =>
+      settleInput({ mode: 'move', inboxDir: inbox, input, outcome: 'succeeded', version });
+
+    expect(await settle('same.txt', versions.get('same.txt')!)).toEqual({
+      movedTo: join(processed, 'same.txt'),
+      copied: false,
+    });
+    expect(await settle('touched.txt', versions.get('touched.txt')!)).toEqual({
+      movedTo: join(processed, 'touched.txt'),
+      copied: false,
+    });
+    expect(await settle('new.txt', versions.get('new.txt')!)).toEqual({
+      movedTo: null,
+      copied: false,
+      changed: true,
+    });
+    // Without a content hash, another size or mtime is another version.
+    const { contentHash: _, ...bare } = versions.get('new.txt')!;
+    expect((await settle('new.txt', bare)).changed).toBe(true);
+    expect(await readFile(join(inbox, 'new.txt'), 'utf8')).toBe('three, rewritten');
+    expect((await readdir(processed)).sort()).toEqual(['same.txt', 'touched.txt']);
   });
 
   it('moves across filesystems by copy, fsync and unlink, without clobbering or leftovers', async () => {

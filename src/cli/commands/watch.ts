@@ -28,6 +28,7 @@ import {
   incompleteReason,
   newProgressState,
   ON_DONE_MODES,
+  ON_DONE_TEXTS,
   type OnDoneMode,
   type PipelineEvent,
   type ProgressDisplay,
@@ -91,7 +92,9 @@ function asUsageError(err: unknown): UsageError {
 
 /**
  * The runner's onItemDone under `--on-done move`: a final input goes to processed/ or failed/ beside
- * the inbox (the watcher forgets it); a skipped or already gone input stays. A failed move is a note.
+ * the inbox (the watcher forgets it); a skipped or already gone input stays, and so does a file that is
+ * no longer the version of this item (a newer one, which the watcher hands over and which is moved
+ * when it is done), with a note. A failed move is a note.
  */
 function moveWhenDone(setup: BatchSetup, watcher: Watcher, onDone: OnDoneMode): RunOptions['onItemDone'] {
   return async (item) => {
@@ -100,12 +103,17 @@ function moveWhenDone(setup: BatchSetup, watcher: Watcher, onDone: OnDoneMode): 
     const here = join(setup.inputDir, ...item.input.split('/'));
     if (!existsSync(here)) return undefined; // gone already (vanished input)
     try {
-      const { movedTo } = await settleInput({
+      const { movedTo, changed } = await settleInput({
         mode: onDone,
         inboxDir: setup.inputDir,
         input: item.input,
         outcome,
+        version: item,
       });
+      if (changed) {
+        setup.note(ON_DONE_TEXTS.leftChanged(item.input));
+        return undefined;
+      }
       watcher.forget(item.input);
       return movedTo ? { ...item, absPath: movedTo } : undefined;
     } catch (err) {

@@ -5,7 +5,10 @@
  *
  * The body is made first: an image sent as base64 is read here, and its bytes must hash to the item's
  * content hash — what was checked and journaled — or nothing is sent (InputChangedError, for the runner:
- * the file is processed again from the start; see input-changed.ts).
+ * the file is processed again from the start; see input-changed.ts). Any other create is sent only while
+ * the file is still the version checked: one that changed after its upload (while it waited for a job
+ * slot), or a prompt file whose text the request holds since plan, is not sent, and its upload is
+ * deleted at the service.
  *
  * The X-Request-Id is made here and journaled on the item (ctx.persist) BEFORE the create is sent,
  * so the journal knows a create may have reached the service. A lost answer fails the item with that
@@ -18,14 +21,14 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { type GenerationRequest, LostResponseError, PreflightError } from '../../client/index.ts';
 import { failureOfError } from '../failure-class.ts';
-import { assertCheckedBytes, InputChangedError, sha256Of } from '../input-changed.ts';
+import { assertCheckedBytes, assertFileAsChecked, sha256Of } from '../input-changed.ts';
 import { type Item, stepOf, withStep } from '../item.ts';
 import { lostAnswerReason } from '../outcome-texts.ts';
 import type { Json } from '../recipe-request.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advanceStep, expectState, failStep } from '../stage.ts';
-import { INLINE_INPUT_DATA } from './upload.ts';
+import { deletedIfChanged, INLINE_INPUT_DATA } from './upload.ts';
 
 /**
  * The create's retry budget for a 429: a rate limit is waited out (each time its Retry-After) rather
@@ -40,16 +43,22 @@ export { lostAnswerReason } from '../outcome-texts.ts';
  * The request body as sent: the planned request with an inline input image's bytes read from disk as
  * base64 (only images of at most the base64 limit travel this way), once they are found to be the bytes
  * the item was checked with — as must be the bytes of its upload, by the sha256 the client computed
- * (the upload stage compared it already; an upload an earlier run journaled is compared here).
+ * (the upload stage compared it already; an upload an earlier run journaled is compared here), and the
+ * file itself, still the version checked (assertFileAsChecked). An upload of a file found changed is
+ * deleted at the service.
  *
  * @throws InputChangedError when they are not
  */
-async function wireRequest(item: Item): Promise<GenerationRequest> {
+async function wireRequest(item: Item, ctx: RunContext): Promise<GenerationRequest> {
   const step = stepOf(item);
   const request = step.request as Json;
   if (step.upload?.mode !== 'base64') {
     const { fileId, sha256 } = step.upload ?? {};
-    if (fileId && sha256) assertCheckedBytes(item, sha256, `upload ${fileId}`);
+    const asChecked = async () => {
+      if (fileId && sha256) assertCheckedBytes(item, sha256, `upload ${fileId}`);
+      await assertFileAsChecked(item, ctx.signal);
+    };
+    await (fileId ? deletedIfChanged(fileId, ctx, asChecked) : asChecked());
     return request as GenerationRequest;
   }
   const bytes = await readFile(item.absPath);
@@ -79,9 +88,9 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
   ctx.signal.throwIfAborted();
   let body: GenerationRequest;
   try {
-    body = await wireRequest(item);
+    body = await wireRequest(item, ctx);
   } catch (err) {
-    if (err instanceof InputChangedError) throw err;
+    if (isRunnersToHandle(err, ctx.signal)) throw err;
     return failStep(
       item,
       'submit',

@@ -49,14 +49,23 @@ function holdsInput(request: Json): boolean {
 }
 
 /**
- * Resolves when the upload `fileId` holds the bytes the item was checked with (`sha256`, as the client
- * hashed them while streaming); else deletes it at the service and rejects with InputChangedError.
+ * Resolves when `asChecked` does (the upload `fileId` may be created from); when it rejects with
+ * InputChangedError — the upload or the file is not what was checked — the upload is deleted at the
+ * service first (one call, its failure ignored). Used after an upload and right before a create.
+ *
+ * @example await deletedIfChanged(fileId, ctx, () => assertCheckedBytes(item, sha256, `upload ${fileId}`));
  */
-async function uploadedAsChecked(item: Item, fileId: string, sha256: string, ctx: RunContext): Promise<void> {
+export async function deletedIfChanged(
+  fileId: string,
+  ctx: RunContext,
+  asChecked: () => void | Promise<void>,
+): Promise<void> {
   try {
-    assertCheckedBytes(item, sha256, `upload ${fileId}`);
+    await asChecked();
   } catch (err) {
-    await ctx.client.files.delete(fileId, { signal: ctx.signal }).catch(() => undefined);
+    if (err instanceof InputChangedError) {
+      await ctx.client.files.delete(fileId, { signal: ctx.signal }).catch(() => undefined);
+    }
     throw err;
   }
 }
@@ -113,7 +122,7 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
       signal: ctx.signal,
     });
     const fileId = result.file.id;
-    await uploadedAsChecked(item, fileId, result.sha256, ctx);
+    await deletedIfChanged(fileId, ctx, () => assertCheckedBytes(item, result.sha256, `upload ${fileId}`));
     await ctx.client.files.waitUntilReady(fileId, {
       signal: ctx.signal,
       pollIntervalMs: ctx.settings.filePollIntervalMs,

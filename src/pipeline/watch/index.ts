@@ -11,6 +11,7 @@ export {
   moveNoClobber,
   ON_DONE_FOLDERS,
   ON_DONE_MODES,
+  ON_DONE_TEXTS,
   type OnDoneMode,
   onDoneDirs,
   type SettleResult,

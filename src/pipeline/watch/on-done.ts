@@ -6,6 +6,10 @@
  *   inbox (siblings of the watched folder, never inside it), mirroring the input's relative path. A
  *   skipped input (no recipe rule claims it) stays where it is: it has no result to file away.
  *
+ * Only the version whose result was recorded is filed away: a file found with another size or mtime
+ * and other bytes (a newer version, written while the earlier one was processed) stays where it is, to
+ * be processed and filed in its turn (see isCheckedVersion).
+ *
  * A move never overwrites: a name already taken gets a suffix (`photo-1.jpg`, `photo-2.jpg`, …), claimed
  * atomically with a hard link (which fails when the name exists) before the original is unlinked. Across
  * filesystems (EXDEV) the file is copied to a hidden temporary name beside its destination, fsynced,
@@ -16,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, link, lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { type CheckedVersion, isCheckedVersion } from '../input-changed.ts';
 import { suffixedName } from '../report/item-paths.ts';
 
 export const ON_DONE_MODES = ['keep', 'move'] as const;
@@ -23,6 +28,14 @@ export type OnDoneMode = (typeof ON_DONE_MODES)[number];
 
 /** The outcome of an input whose result was recorded. */
 export type InputOutcome = 'succeeded' | 'failed' | 'skipped';
+
+/** What --on-done says. */
+export const ON_DONE_TEXTS = {
+  /** The note of an input left in the inbox because it is no longer the version whose result was recorded. */
+  leftChanged: (input: string) =>
+    `${input} stays in the inbox: it changed after the version just done was checked; ` +
+    'the new version is moved when it is done',
+} as const;
 
 /** Names of the folders beside the inbox. */
 export const ON_DONE_FOLDERS = { succeeded: 'processed', failed: 'failed' } as const;
@@ -32,6 +45,8 @@ export interface SettleResult {
   movedTo: string | null;
   /** True when the move crossed filesystems (copied, then the original unlinked). */
   copied: boolean;
+  /** Set when the file stayed because it is not the version `SettleOptions.version` any more. */
+  changed?: true;
 }
 
 /** Errors of a link/rename that mean "this filesystem has no hard links". */
@@ -156,11 +171,14 @@ export interface SettleOptions {
   /** The input's path relative to the inbox, '/'-separated. */
   input: string;
   outcome: InputOutcome;
+  /** The version whose result was recorded: a file that is not it any more stays (ON_DONE_TEXTS.leftChanged). */
+  version?: CheckedVersion;
 }
 
 /**
  * Files an input away after its result was recorded (see the module comment): nothing for `keep` or a
- * skipped input; for `move`, `processed/<input>` or `failed/<input>` beside the inbox.
+ * skipped input; for `move`, `processed/<input>` or `failed/<input>` beside the inbox — unless the file
+ * is no longer `version` (then `changed`, and it stays).
  *
  * @throws Error when the inbox has no parent to put the folders in, or the move fails
  * @example await settleInput({ mode: 'move', inboxDir: 'inbox', input: 'trip/a.jpg', outcome: 'succeeded' }) // { movedTo: '/…/processed/trip/a.jpg', copied: false }
@@ -176,6 +194,9 @@ export async function settleInput(opts: SettleOptions): Promise<SettleResult> {
   const src = join(inbox, ...opts.input.split('/'));
   const st = await lstat(src);
   if (st.isSymbolicLink()) return { movedTo: null, copied: false }; // its target is an input of its own
+  if (opts.version && !(await isCheckedVersion(src, opts.version))) {
+    return { movedTo: null, copied: false, changed: true };
+  }
   const { to, copied } = await moveNoClobber(src, join(target, ...opts.input.split('/')));
   return { movedTo: to, copied };
 }
