@@ -53,6 +53,8 @@ j.close();
 const HOLDER = `
 const { openJournal } = await import(process.env.JOURNAL_MODULE);
 const j = openJournal({ outDir: process.env.OUT, mountInfo: null });
+// Kept reachable: a journal nothing refers to may be collected, and its lock with it.
+globalThis.heldJournal = j;
 process.stdout.write('locked ' + process.pid + '\\n');
 setInterval(() => {}, 1000);
 `;
