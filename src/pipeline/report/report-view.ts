@@ -1,8 +1,8 @@
 /**
  * An item as the reports read it: what report.json, report.html (its cards, stage table, timeline and
  * thumbnails) take from a finished item, and nothing else — the generation's body, the upload, the
- * request's other fields and the earlier steps are left out (the step's upload, small, is kept for
- * the batch's result). The batch keeps each finished item only
+ * request's other fields and the earlier steps are left out (the step's upload and the item's
+ * failure class, both small, are kept for the batch's result). The batch keeps each finished item only
  * as this view, so its memory per item stays small however large the batch.
  */
 import { currentStep, type Item, type StepRecord } from '../item.ts';
@@ -67,5 +67,6 @@ export function reportView(item: Item): Item {
   };
   if (item.place !== undefined) view.place = item.place;
   if (item.journal) view.journal = item.journal;
+  if (item.failure !== undefined) view.failure = item.failure;
   return view;
 }
