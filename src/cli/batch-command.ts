@@ -212,6 +212,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     client: service.client,
     concurrency: setup.concurrency,
     pollIntervalMs: service.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
+    ...(flags.pollSchedule ? { pollSchedule: flags.pollSchedule } : {}),
     ...(service.filePollIntervalMs !== undefined ? { filePollIntervalMs: service.filePollIntervalMs } : {}),
     ...(setup.maxResubmits !== undefined ? { maxResubmits: setup.maxResubmits } : {}),
     signal: s.controller.signal,

@@ -4,7 +4,7 @@
  * and checks in one place before anything is sent or written.
  */
 import { resolve } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
   JOURNAL_CHOICES,
   type OVERLAP_WORDS,
@@ -25,10 +25,14 @@ export interface BatchFlags extends ServiceFlags, JournalFlags {
   json?: boolean;
   quiet?: boolean;
   emulator?: boolean;
-  /** Seconds between two reads of one job. */
+  /** Seconds between two reads of one job at most (fixed schedule: always). */
   pollInterval?: number;
+  /** How the poll loop times its reads (hidden: the bench's baseline is `fixed`). */
+  pollSchedule?: 'adaptive' | 'fixed';
   /** Resubmissions of a retryably failed generation. */
   retries?: number;
+  /** The service's request window in seconds, when known (default: learned from its answers). */
+  rateWindow?: number;
 }
 
 /** A batch's options once defaulted and checked. */
@@ -102,7 +106,20 @@ export function addSharedBatchOptions(cmd: Command): Command {
     .option('--emulator', 'run against the embedded emulator instead of the service (said loudly)')
     .option(
       '--poll-interval <seconds>',
-      `time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service)`,
+      `longest time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service); the first read comes when jobs of its kind were seen ended`,
+      positiveSeconds,
+    )
+    .addOption(
+      new Option(
+        '--poll-schedule <schedule>',
+        'adaptive (default), or fixed: every --poll-interval from submission (bench baseline)',
+      )
+        .choices(['adaptive', 'fixed'])
+        .hideHelp(),
+    )
+    .option(
+      '--rate-window <seconds>',
+      "the service's request window, when you know it (default: learned from its X-RateLimit-Reset)",
       positiveSeconds,
     )
     .option(

@@ -10,6 +10,7 @@ import type { ClientOptions, GenpipeClient } from '../client/index.ts';
 import {
   isRecipeError,
   JOURNAL_TEXTS,
+  type JobDurations,
   type Journal,
   JournalFileError,
   JournalLockedError,
@@ -19,6 +20,7 @@ import {
   OVERLAP_WORDS,
   openJournal,
   overlapRefusal,
+  RecentJobDurations,
   type Recipe,
   type RunOptions,
   type Store,
@@ -89,12 +91,13 @@ export interface BatchService {
  * @throws UsageError when no service is configured, explaining every way to give one
  */
 export async function connectService(
-  flags: ServiceFlags & { emulator?: boolean; pollInterval?: number },
+  flags: ServiceFlags & { emulator?: boolean; pollInterval?: number; rateWindow?: number },
   json: boolean,
   note: (text: string) => void,
 ): Promise<BatchService> {
   const clientOptions: Partial<ClientOptions> = {
     hooks: { log: json ? () => undefined : (m) => note(m) },
+    ...(flags.rateWindow !== undefined ? { rateWindowMs: Math.round(flags.rateWindow * 1000) } : {}),
   };
   const pollIntervalMs = flags.pollInterval !== undefined ? Math.round(flags.pollInterval * 1000) : undefined;
   if (flags.emulator) {
@@ -104,7 +107,6 @@ export async function connectService(
       { apiKey: emulator.apiKey, baseUrl: emulator.url },
       {
         ...clientOptions,
-        rateWindowMs: EMBEDDED_CLIENT_SETTINGS.rateWindowMs,
         polling: { ...EMBEDDED_CLIENT_SETTINGS.polling },
       },
       {},
@@ -168,7 +170,7 @@ export function openRunJournal(opts: { outDir: string; path?: string; mountInfo?
 /** The runner options that wire a store into a batch (journalRunOptions). */
 export type JournalRunOptions = Pick<
   RunOptions,
-  'persist' | 'admit' | 'vanished' | 'placeFor' | 'referenceMemory' | 'journal'
+  'persist' | 'admit' | 'vanished' | 'placeFor' | 'referenceMemory' | 'journal' | 'jobDurations'
 >;
 
 /**
@@ -213,6 +215,7 @@ export async function journalRunOptions(
       : hooks.admit,
     vanished: embedded ? async () => [] : hooks.vanished,
     placeFor: hooks.placeFor,
+    jobDurations: await storedJobDurations(store, info.service),
     // --force redoes everything, the shared references' uploads included.
     ...(flags.force || embedded
       ? {}
@@ -223,6 +226,17 @@ export async function journalRunOptions(
       note: flags.resubmitUnknown ? JOURNAL_TEXTS.policyResubmit : JOURNAL_TEXTS.policyFail,
     },
   };
+}
+
+/**
+ * A duration model seeded with how long jobs of each kind took at `service` in earlier batches, and
+ * recording each job of this one (a failed write only loses a sample: the batch goes on).
+ */
+async function storedJobDurations(store: Store, service: string): Promise<JobDurations> {
+  return new RecentJobDurations({
+    seed: await store.jobDurations(service),
+    onRecord: (kind, sample) => void store.recordJobDuration(service, kind, sample).catch(() => undefined),
+  });
 }
 
 /** What a signal handler of a batch does. */

@@ -19,8 +19,6 @@ export const EMBEDDED_EMULATOR_CONFIG = {
 
 /** Client settings that suit the embedded emulator (on loopback, so fast polling is harmless). */
 export const EMBEDDED_CLIENT_SETTINGS = {
-  /** The emulator's rate window, ms. */
-  rateWindowMs: EMBEDDED_EMULATOR_CONFIG.rate_window_s * 1000,
   /** File-readiness polling: every 100 ms (the 1 s floor is for the real service). */
   polling: { intervalMs: 100, maxIntervalMs: 500, floorMs: 50 },
   /** Time between two reads of a job by the shared poll loop, ms. */

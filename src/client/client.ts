@@ -3,7 +3,7 @@
  * concurrency governor, shared by its three resources (files, generations, legacy).
  */
 import { Agent, type Dispatcher } from 'undici';
-import { API_KEY_PREFIX, CHOICES, LIMITS } from '../spec/index.ts';
+import { API_KEY_PREFIX, CHOICES } from '../spec/index.ts';
 import { ApiTransport } from './api-transport.ts';
 import { ConcurrencyGovernor } from './concurrency-governor.ts';
 import { Files } from './files.ts';
@@ -30,7 +30,10 @@ export interface ClientOptions {
   maxRetries?: number;
   /** Retry delays and counts; see DEFAULT_RETRY_POLICY. */
   retry?: Parameters<typeof resolveRetryPolicy>[0];
-  /** The service's sliding rate window in ms (default 60 000; match the emulator's rate_window_s). */
+  /**
+   * The service's sliding rate window in ms, when known in advance; by default it is learned from the
+   * X-RateLimit-Reset of the creates' answers.
+   */
   rateWindowMs?: number;
   /** Creates allowed per window when known in advance; learned from X-RateLimit-Limit otherwise. */
   rateLimit?: number;
@@ -57,7 +60,7 @@ export interface GenpipeClient {
   files: Files;
   generations: Generations;
   legacy: Legacy;
-  /** The shared request-rate pacer (read its `limit` and `used`). */
+  /** The shared request-rate pacer (read its `limit`, `windowMs` and `used`). */
   pacer: Pacer;
   /** The shared concurrency governor (read its `ceiling`, `activeCount`, `waiting`). */
   governor: ConcurrencyGovernor;
@@ -109,7 +112,7 @@ export function createClient(options: ClientOptions): GenpipeClient {
     random: options.random ?? Math.random,
   });
   const pacer = new Pacer({
-    windowMs: options.rateWindowMs ?? LIMITS.rateWindowSeconds * 1000,
+    windowMs: options.rateWindowMs ?? null,
     limit: options.rateLimit ?? null,
     log: hooks.log,
   });

@@ -1,11 +1,19 @@
 /**
  * The one poll loop of generations: every job waited on through a poller is read (GET
- * /v1/generations/{id}) from its own schedule — every `intervalMs`, or the n-th wait of an interval
- * function (generations.wait uses the client's growing, jittered pollDelay) — by one loop that makes
- * its reads one at a time, at least `1000 / maxGetsPerSecond` ms apart, so a large batch stretches its
- * cycle instead of approaching the service's API-wide abuse ceiling. A 429 that outlasts the client's
- * retries pushes that job's next read back by its Retry-After (or, with `rateLimitedReads: 'fail'`,
- * ends its wait with the RateLimitError).
+ * /v1/generations/{id}) from its own schedule by one loop that makes its reads one at a time, at least
+ * `1000 / maxGetsPerSecond` ms apart, so a large batch stretches its cycle instead of approaching the
+ * service's API-wide abuse ceiling. A 429 that outlasts the client's retries pushes that job's next
+ * read back by its Retry-After (or, with `rateLimitedReads: 'fail'`, ends its wait with the
+ * RateLimitError).
+ *
+ * A job's schedule (poll-schedule.ts):
+ * - `adaptive` (default): a job whose wait names its kind and create time is read first when jobs of
+ *   its kind were seen ended (the `durations` model), never sooner than `minIntervalMs` (1 s) after its
+ *   create; a job of an unknown kind at `minIntervalMs`. Each read that finds it still running is
+ *   followed by one `minIntervalMs` later, then 1.5 times longer each time up to the interval
+ *   (`intervalMs`, or the n-th wait of an interval function). A job timed from its create teaches the
+ *   model what its reads showed (job-durations.ts).
+ * - `fixed`: read every interval, from one interval after its wait began.
  *
  * The pipeline keeps one poller for a whole batch; generations.wait makes one per call. Reads go
  * through the client's `generations.get`, which also tells the client's concurrency governor about
@@ -13,6 +21,8 @@
  */
 import { TERMINAL_GENERATION_STATES } from '../spec/index.ts';
 import { RateLimitError } from './errors.ts';
+import type { JobDurations } from './job-durations.ts';
+import { adaptiveDelay, firstReadAt, type PollScheduleName } from './poll-schedule.ts';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.ts';
 import { abortReason } from './sleep.ts';
 import type { Generation } from './types.ts';
@@ -29,6 +39,12 @@ export const POLLER_DEFAULTS = {
   maxGetsPerSecond: 20,
   /** Wait before the next read after a 429 without Retry-After. */
   rateLimitedBackoffMs: DEFAULT_RETRY_POLICY.rateLimitFallbackMs,
+  /**
+   * Shortest time between two reads of one job, and from a job's create to its first read, under the
+   * adaptive schedule: the interface accepts polling every 1 to 5 s.
+   */
+  minIntervalMs: 1_000,
+  schedule: 'adaptive' as PollScheduleName,
 } as const;
 
 /** Settings of a poller. */
@@ -42,6 +58,15 @@ export interface PollerOptions {
   intervalMs?: number | ((n: number) => number);
   /** Reads per second at most, across all jobs (Infinity: no cap). */
   maxGetsPerSecond?: number;
+  /** How reads are timed (default adaptive; see the module comment). */
+  schedule?: PollScheduleName;
+  /**
+   * The adaptive schedule's shortest wait (default 1000, or the interval when it is a lower number: a
+   * test against the emulator). Never lower it against the real service.
+   */
+  minIntervalMs?: number;
+  /** Learns and tells how long jobs of each kind take (adaptive schedule). */
+  durations?: JobDurations;
   /** A read that still gets a 429 after the client's retries: read again later (default) or fail. */
   rateLimitedReads?: 'defer' | 'fail';
   /** Stops the loop (and cancels its reads): every waiter rejects with the signal's reason. */
@@ -57,6 +82,13 @@ export interface PollWaitOptions {
   readNow?: boolean;
   /** Hears every read of the job (before a terminal one settles the wait). */
   onRead?: ((generation: Generation) => void) | undefined;
+  /** The job's kind (jobKindOf of its request), for the adaptive schedule's duration model. */
+  kind?: string | undefined;
+  /**
+   * When the job was created (its create's answer), ms since the epoch: its first read is timed from
+   * it, and a job that joined by its earliest read teaches the duration model.
+   */
+  createdAt?: number | undefined;
 }
 
 interface Waiter {
@@ -72,6 +104,10 @@ interface Job {
   /** Waits scheduled so far (the `n` of an interval function). */
   waits: number;
   waiters: Waiter[];
+  /** Its kind and create time when known and it joined in time to be timed (it teaches the model). */
+  timed: { kind: string; createdAt: number } | null;
+  /** ms from its create to the last read that found it running (0: none). */
+  runningAtMs: number;
 }
 
 function isTerminal(state: string): boolean {
@@ -84,6 +120,9 @@ export class GenerationPoller {
   readonly intervalMs: number | null;
   private readonly interval: (n: number) => number;
   private readonly gapMs: number;
+  private readonly adaptive: boolean;
+  private readonly minIntervalMs: number;
+  private readonly durations: JobDurations | undefined;
   private readonly getFn: PollerOptions['get'];
   private readonly failRateLimited: boolean;
   private readonly signal: AbortSignal | undefined;
@@ -106,6 +145,12 @@ export class GenerationPoller {
       this.interval = (n) => Math.max(0, interval(n));
     }
     this.intervalMs = typeof interval === 'number' ? Math.max(1, interval) : null;
+    this.adaptive = (options.schedule ?? POLLER_DEFAULTS.schedule) === 'adaptive';
+    this.minIntervalMs = Math.max(
+      1,
+      options.minIntervalMs ?? Math.min(POLLER_DEFAULTS.minIntervalMs, this.intervalMs ?? Infinity),
+    );
+    this.durations = options.durations;
     this.gapMs = 1000 / Math.max(0.001, options.maxGetsPerSecond ?? POLLER_DEFAULTS.maxGetsPerSecond);
     this.failRateLimited = options.rateLimitedReads === 'fail';
     this.signal = options.signal;
@@ -130,14 +175,14 @@ export class GenerationPoller {
    * @example const done = await poller.wait(gen.id, signal);
    */
   wait(id: string, options: PollWaitOptions | AbortSignal = {}): Promise<Generation> {
-    const { signal, readNow, onRead } = options instanceof AbortSignal ? { signal: options } : options;
+    const opts: PollWaitOptions = options instanceof AbortSignal ? { signal: options } : options;
+    const { signal, readNow, onRead } = opts;
     if (this.closed) return Promise.reject(new Error('the poller is closed'));
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<Generation>((resolve, reject) => {
       let job = this.jobs.get(id);
       if (!job) {
-        job = { id, nextAt: this.now(), waits: 0, waiters: [] };
-        if (!readNow) job.nextAt += this.interval(job.waits++);
+        job = this.newJob(id, opts);
         this.jobs.set(id, job);
       } else if (readNow) {
         job.nextAt = Math.min(job.nextAt, this.now());
@@ -166,6 +211,40 @@ export class GenerationPoller {
       if (!this.running) void this.loop();
       else if (job.waiters.length === 1) this.interrupt(); // the loop may sleep past this job's first read
     });
+  }
+
+  /** A job joining now, with its first read scheduled. */
+  private newJob(id: string, opts: PollWaitOptions): Job {
+    const now = this.now();
+    const job: Job = { id, nextAt: now, waits: 0, waiters: [], timed: null, runningAtMs: 0 };
+    const { kind, createdAt } = opts;
+    if (!this.adaptive) {
+      if (!opts.readNow) job.nextAt += this.interval(job.waits++);
+      return job;
+    }
+    const since = createdAt === undefined ? now : Math.min(createdAt, now);
+    if (kind !== undefined && createdAt !== undefined && now - since <= this.minIntervalMs) {
+      job.timed = { kind, createdAt: since };
+    }
+    if (!opts.readNow) {
+      const expected = kind === undefined ? null : (this.durations?.expectedMs(kind) ?? null);
+      job.nextAt = firstReadAt({ createdAt: since, joinedAt: now }, expected, this.minIntervalMs);
+    }
+    return job;
+  }
+
+  /** When a job that a read sent at `sentAt` found still running is read next. */
+  private nextReadAt(job: Job, sentAt: number): number {
+    if (!this.adaptive) return this.now() + this.interval(job.waits++);
+    if (job.timed) job.runningAtMs = sentAt - job.timed.createdAt;
+    return sentAt + adaptiveDelay(job.waits, this.minIntervalMs, this.interval(job.waits++));
+  }
+
+  /** A timed job found ended by the read sent at `sentAt`: the model learns its bracket. */
+  private learn(job: Job, sentAt: number): void {
+    if (!job.timed || !this.durations) return;
+    const doneByMs = sentAt - job.timed.createdAt;
+    this.durations.record(job.timed.kind, { runningAtMs: job.runningAtMs, doneByMs });
   }
 
   /** Stops the loop; waiters still pending reject with `reason`. */
@@ -232,8 +311,12 @@ export class GenerationPoller {
           if (this.jobs.get(job.id) !== job) continue; // abandoned meanwhile
           for (const w of [...job.waiters]) w.onRead?.(generation);
           if (this.jobs.get(job.id) !== job) continue; // a waiter left on what it read
-          if (isTerminal(generation.state)) this.settle(job, { ok: true, value: generation });
-          else job.nextAt = this.now() + this.interval(job.waits++);
+          if (isTerminal(generation.state)) {
+            this.learn(job, now);
+            this.settle(job, { ok: true, value: generation });
+          } else {
+            job.nextAt = this.nextReadAt(job, now);
+          }
         } catch (error) {
           if (this.closed || this.jobs.get(job.id) !== job) continue;
           if (error instanceof RateLimitError && !this.failRateLimited) {

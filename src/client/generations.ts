@@ -19,6 +19,7 @@ import {
 import { GenerationPoller } from './generation-poller.ts';
 import { type AttemptResponse, readSmallBody } from './http-attempt.ts';
 import { inlineUrlMedia, type ReplayableBody, urlMediaPaths } from './inline-url-media.ts';
+import { jobKindOf, RecentJobDurations } from './job-durations.ts';
 import type { PaceOutcome, Pacer, PaceTicket } from './pacer.ts';
 import { type PollSettings, pollDelay } from './poll-schedule.ts';
 import { preflightGeneration } from './preflight.ts';
@@ -59,6 +60,11 @@ export interface WaitOptions {
   pollIntervalMs?: number;
   /** Throw GenerationFailedError when the generation fails (default true); else return it. */
   throwOnFailure?: boolean;
+  /**
+   * The request the generation was created from: its kind (type, model, resolution, duration) times
+   * the first read, from how long the client's earlier waits saw such jobs take (resubmit gives it).
+   */
+  request?: GenerationRequest;
 }
 
 /** Options of resubmit(). */
@@ -86,6 +92,9 @@ function isTerminal(state: string): boolean {
 
 /** The generations resource of a client. */
 export class Generations {
+  /** How long jobs of each kind took, as this client's waits saw them end. */
+  private readonly durations = new RecentJobDurations();
+
   constructor(private readonly deps: GenerationsDeps) {}
 
   /**
@@ -284,19 +293,26 @@ export class Generations {
       done = generation;
     } else {
       // The client's poll loop, for this one job: no rate cap, the growing jittered interval (never
-      // past the deadline), a read refused with 429 after the retries thrown as it was.
+      // past the deadline), a read refused with 429 after the retries thrown as it was. A generation
+      // given (not an id) is timed from its created_at, the service's only timing hint.
       const poller = new GenerationPoller({
         get: (gid, o) => this.get(gid, o),
         intervalMs: (n) => Math.min(Math.max(0, deadline - Date.now()), pollDelay(n, settings, random)),
+        schedule: settings.schedule,
+        minIntervalMs: Math.max(settings.floorMs, Math.min(1_000, settings.intervalMs)),
+        durations: this.durations,
         maxGetsPerSecond: Number.POSITIVE_INFINITY,
         rateLimitedReads: 'fail',
         ...(signal ? { signal } : {}),
       });
+      const createdAt = typeof generation === 'string' ? Number.NaN : Date.parse(generation.created_at);
       try {
         done = await poller.wait(id, {
           signal: timeout.signal,
           readNow: typeof generation === 'string',
           onRead: seen,
+          ...(options.request ? { kind: jobKindOf(options.request) } : {}),
+          ...(Number.isFinite(createdAt) ? { createdAt } : {}),
         });
       } finally {
         poller.close();
@@ -372,7 +388,7 @@ export class Generations {
       attempt++;
       const created = await this.create(request, options.signal ? { signal: options.signal } : {});
       try {
-        return await this.wait(created, { ...options, throwOnFailure: true });
+        return await this.wait(created, { ...options, request, throwOnFailure: true });
       } catch (err) {
         if (!(err instanceof GenerationFailedError)) throw err;
         failure = err;

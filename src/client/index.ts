@@ -58,9 +58,26 @@ export {
   type PollWaitOptions,
 } from './generation-poller.ts';
 export { type CreateOptions, Generations, type ResubmitOptions, type WaitOptions } from './generations.ts';
+export {
+  expectFrom,
+  JOB_DURATIONS_KEPT,
+  type JobDurationSample,
+  type JobDurations,
+  jobKindOf,
+  RecentJobDurations,
+  type RecentJobDurationsOptions,
+} from './job-durations.ts';
 export { Legacy } from './legacy.ts';
 export { Pacer, type PacerOptions } from './pacer.ts';
-export { DEFAULT_POLL_SETTINGS, type PollSettings, pollDelay } from './poll-schedule.ts';
+export {
+  adaptiveDelay,
+  DEFAULT_POLL_SETTINGS,
+  firstReadAt,
+  POLL_SCHEDULES,
+  type PollScheduleName,
+  type PollSettings,
+  pollDelay,
+} from './poll-schedule.ts';
 export { preflightGeneration, preflightModify } from './preflight.ts';
 export {
   createRedactor,

@@ -1,11 +1,13 @@
 /**
  * The request-rate pacer: one per client, shared by every create. It keeps its own sliding log of the
- * creates the service counted, learns the allowance from X-RateLimit-Limit (201 and RPM 429) and holds a
- * create back while sending it would certainly get a 429 — instead of sending it and paying the 429.
+ * creates the service counted, learns the allowance from X-RateLimit-Limit (201 and RPM 429) and the
+ * window's length from X-RateLimit-Reset (rate-window.ts; unless it is given), and holds a create back
+ * while sending it would certainly get a 429 — instead of sending it and paying the 429.
  *
  * Timing: a create is logged when its answer arrives, which is no earlier than the moment the service
  * counted it, so the pacer's copy of an entry never ages out before the service's does. Creates whose
- * answer is pending hold a slot too. While the allowance is unknown, one create at a time probes it.
+ * answer is pending hold a slot too. While the allowance or the window is unknown, one create at a time
+ * probes them.
  * After an RPM 429 nothing is sent until its Retry-After (or, without one, its X-RateLimit-Reset) has
  * passed. X-RateLimit-Remaining on a 201 reveals creates of other processes sharing the key; they are
  * logged as if made at that moment, so the pacer leaves room for them too. The service counted that
@@ -13,14 +15,18 @@
  * of ours that aged out while the answer travelled was still in the service's count, and is not
  * somebody else's (entries are kept one window longer than they count, for this).
  */
-import { CHOICES, RATE_HEADERS } from '../spec/index.ts';
+import { CHOICES, LIMITS, RATE_HEADERS } from '../spec/index.ts';
+import { RateWindow, type WindowReading } from './rate-window.ts';
 import { abortReason } from './sleep.ts';
 import { WakeTimer } from './wake-timer.ts';
 
 /** Settings of a pacer. */
 export interface PacerOptions {
-  /** Length of the service's sliding window in ms (the interface's 60 s; the emulator's is configurable). */
-  windowMs: number;
+  /**
+   * Length of the service's sliding window in ms, when known in advance; learned from
+   * X-RateLimit-Reset otherwise (the interface says 60 s; the emulator's is configurable).
+   */
+  windowMs?: number | null;
   /** Allowance per window when known in advance; learned from the headers otherwise. */
   limit?: number | null;
   /** Added to every computed wait, against timer and clock granularity. */
@@ -52,7 +58,7 @@ interface Waiter {
 
 /** Shared pacer of a client's creates (see the module comment). */
 export class Pacer {
-  readonly windowMs: number;
+  private readonly window: RateWindow;
   private limitValue: number | null;
   private readonly marginMs: number;
   private readonly now: () => number;
@@ -70,7 +76,7 @@ export class Pacer {
   );
 
   constructor(options: PacerOptions) {
-    this.windowMs = options.windowMs;
+    this.window = new RateWindow(options.windowMs ?? null);
     this.limitValue = options.limit ?? null;
     this.marginMs = options.marginMs ?? 5;
     this.now = options.now ?? Date.now;
@@ -81,6 +87,19 @@ export class Pacer {
   /** The allowance per window, once known. */
   get limit(): number | null {
     return this.limitValue;
+  }
+
+  /** The window paced by, ms: the given one, else the learned one; null until the first answer. */
+  get windowMs(): number | null {
+    return this.window.ms;
+  }
+
+  /**
+   * The window the log ages entries by: the known one, or (when a counted create came back without
+   * X-RateLimit-Reset) the interface's.
+   */
+  private get agingMs(): number {
+    return this.window.ms ?? LIMITS.rateWindowSeconds * 1000;
   }
 
   /** Creates counted in the window now, plus those whose answer is pending. */
@@ -117,13 +136,13 @@ export class Pacer {
   /** Index of the first entry still inside the window at `at`. */
   private firstLive(at: number): number {
     let n = 0;
-    while (n < this.entries.length && at - (this.entries[n] as number) >= this.windowMs) n++;
+    while (n < this.entries.length && at - (this.entries[n] as number) >= this.agingMs) n++;
     return n;
   }
 
   /** Drops entries that aged out more than a window ago (settle() looks back to a create's send time). */
   private prune(): void {
-    const n = this.firstLive(this.now() - this.windowMs);
+    const n = this.firstLive(this.now() - this.agingMs);
     if (n > 0) this.entries.splice(0, n);
   }
 
@@ -140,7 +159,7 @@ export class Pacer {
     // The slot that frees first belongs to the entry that keeps the count at the limit.
     const index = first + used - this.limitValue;
     if (index >= this.entries.length) return Number.POSITIVE_INFINITY;
-    return (this.entries[index] as number) + this.windowMs + this.marginMs - now;
+    return (this.entries[index] as number) + this.agingMs + this.marginMs - now;
   }
 
   private pump(): void {
@@ -180,22 +199,13 @@ export class Pacer {
     }
     const limit = readInt(outcome.headers[RATE_HEADERS.limit.toLowerCase()]);
     if (limit !== null && limit > 0) this.limitValue = limit;
-    // The probe is over once the allowance is known, or a counted create came back without headers
-    // (rate backend down, or a service that sends none): then there is nothing to pace by.
-    if (this.limitValue !== null || CHOICES.rpmCountedStatuses.includes(outcome.status)) this.probed = true;
-    if (outcome.status === 429) {
-      // Only the RPM 429 carries X-RateLimit-*; hold until Retry-After, or else until X-RateLimit-Reset
-      // (when the oldest request ages out).
-      if (limit === null) return;
-      const reset = readInt(outcome.headers[RATE_HEADERS.reset.toLowerCase()]);
-      const holdMs = outcome.retryAfterMs ?? (reset !== null ? reset * 1000 - now : null);
-      if (holdMs !== null && holdMs > 0) {
-        this.blockedUntil = Math.max(this.blockedUntil, now + holdMs);
-        this.log?.(`rate window full; holding creates for ${holdMs} ms`);
-      }
-      return;
-    }
-    if (!CHOICES.rpmCountedStatuses.includes(outcome.status)) return;
+    const counted = CHOICES.rpmCountedStatuses.includes(outcome.status);
+    if (outcome.status === 429 && limit !== null) this.settleRpm429(outcome, sentAt, now);
+    if (outcome.status === 201) this.learnWindow(outcome.headers, sentAt, now, 'created');
+    // The probe is over once the allowance and the window are known, or a counted create came back
+    // without them (rate backend down, or a service that sends none): then the headers are all there is.
+    if ((this.limitValue !== null && this.window.ms !== null) || counted) this.probed = true;
+    if (!counted) return;
     this.prune();
     const remaining = readInt(outcome.headers[RATE_HEADERS.remaining.toLowerCase()]);
     if (this.limitValue !== null && remaining !== null) {
@@ -208,6 +218,57 @@ export class Pacer {
     }
     this.entries.push(now);
   }
+
+  /**
+   * An RPM 429 (the only one with X-RateLimit-*): holds creates until its Retry-After, or else until
+   * X-RateLimit-Reset (when the oldest request ages out); and, when the slot of one of our entries was
+   * expected free, lengthens a learned window to reach that Reset.
+   */
+  private settleRpm429(
+    outcome: Exclude<PaceOutcome, 'unknown' | 'not-sent'>,
+    sentAt: number,
+    now: number,
+  ): void {
+    const first = this.firstLive(sentAt);
+    if (first > 0) this.learnWindow(outcome.headers, sentAt, now, this.entries[first - 1] as number);
+    const reset = readInt(outcome.headers[RATE_HEADERS.reset.toLowerCase()]);
+    const holdMs = outcome.retryAfterMs ?? (reset !== null ? reset * 1000 - now : null);
+    if (holdMs !== null && holdMs > 0) {
+      this.blockedUntil = Math.max(this.blockedUntil, now + holdMs);
+      this.log?.(`rate window full; holding creates for ${holdMs} ms`);
+    }
+  }
+
+  /**
+   * Reads X-RateLimit-Reset (and Date) into the window: of a 201 ('created'), or of an RPM 429 whose
+   * oldest counted create is the entry answered at the given time.
+   */
+  private learnWindow(
+    headers: Record<string, string>,
+    sentAt: number,
+    now: number,
+    of: 'created' | number,
+  ): void {
+    const reset = readInt(headers[RATE_HEADERS.reset.toLowerCase()]);
+    if (reset === null || !this.window.learning) return;
+    const date = headers.date === undefined ? Number.NaN : Date.parse(headers.date);
+    const reading: WindowReading = {
+      reset,
+      date: Number.isNaN(date) ? null : date,
+      sentAt,
+      answeredAt: now,
+    };
+    const before = this.window.ms;
+    const changed = of === 'created' ? this.window.created(reading) : this.window.rejected(reading, of);
+    if (changed) this.log?.(windowNote(before, this.window.ms));
+  }
+}
+
+function windowNote(before: number | null, after: number | null): string {
+  const s = (ms: number | null) => `${((ms ?? 0) / 1000).toFixed(1)} s`;
+  return before === null
+    ? `rate window: ${s(after)} (learned from X-RateLimit-Reset)`
+    : `rate window changed: ${s(before)} -> ${s(after)}`;
 }
 
 function readInt(value: string | undefined): number | null {

@@ -13,7 +13,7 @@ import Fastify, {
 import { API_VERSION, DETAILS } from '../spec/index.ts';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
-import type { EmulatorConfig } from './config.ts';
+import { drawMs, type EmulatorConfig } from './config.ts';
 import type { EmulatorContext } from './context.ts';
 import { Holds } from './generations/holds.ts';
 import { HttpError } from './http-error.ts';
@@ -84,9 +84,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       request.raw.socket.destroy();
       return reply.hijack();
     }
-    const latency = Array.isArray(faults.latency_ms)
-      ? ctx.rng.between(faults.latency_ms[0], faults.latency_ms[1])
-      : faults.latency_ms;
+    const latency = drawMs(faults.latency_ms, ctx.rng);
     if (latency > 0) await sleep(latency);
   });
 

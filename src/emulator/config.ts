@@ -52,13 +52,19 @@ export interface FaultConfig {
   latency_ms: number | [number, number];
 }
 
+/** A time in ms: fixed, or [min, max] drawn uniformly each time it is used. */
+export type DurationMs = number | [number, number];
+
 export interface EmulatorConfig {
   clients: ClientConfig[];
   keys: KeyConfig[];
   /** Length of the sliding rate window in seconds (the interface's 60). */
   rate_window_s: number;
-  /** Processing time per media kind, ms; a generation is queued for `queue_ms` first. */
-  processing_ms: { image: number; video: number };
+  /**
+   * Processing time per media kind, ms: a number, or [min, max] drawn uniformly per generation (from
+   * the seeded random source); a generation is queued for `queue_ms` first.
+   */
+  processing_ms: { image: DurationMs; video: DurationMs };
   queue_ms: number;
   output_url_ttl_s: number;
   upload_url_ttl_s: number;
@@ -145,6 +151,21 @@ function expectNumber(v: unknown, where: string, min = 0, max = Number.POSITIVE_
   return v;
 }
 
+/** A DurationMs: a number of ms, or [min, max] with min <= max. */
+function expectDuration(v: unknown, where: string): DurationMs {
+  if (!Array.isArray(v)) return expectNumber(v, where);
+  if (v.length !== 2) {
+    throw new ConfigError(`Expected a number or [min, max] for ${where} but received ${JSON.stringify(v)}`);
+  }
+  const lo = expectNumber(v[0], `${where}[0]`);
+  return [lo, expectNumber(v[1], `${where}[1]`, lo)];
+}
+
+/** A time drawn from a DurationMs (uniformly between its bounds, from `rng`). */
+export function drawMs(d: DurationMs, rng: { between(lo: number, hi: number): number }): number {
+  return Array.isArray(d) ? rng.between(d[0], d[1]) : d;
+}
+
 function expectString(v: unknown, where: string): string {
   if (typeof v !== 'string' || v.length === 0) {
     throw new ConfigError(`Expected a non-empty string for ${where} but received ${JSON.stringify(v)}`);
@@ -218,8 +239,8 @@ export function resolveConfig(input: unknown): EmulatorConfig {
   if (input.processing_ms !== undefined) {
     if (!isObject(input.processing_ms)) throw new ConfigError('Expected an object for processing_ms');
     cfg.processing_ms = {
-      image: expectNumber(input.processing_ms.image ?? base.processing_ms.image, 'processing_ms.image'),
-      video: expectNumber(input.processing_ms.video ?? base.processing_ms.video, 'processing_ms.video'),
+      image: expectDuration(input.processing_ms.image ?? base.processing_ms.image, 'processing_ms.image'),
+      video: expectDuration(input.processing_ms.video ?? base.processing_ms.video, 'processing_ms.video'),
     };
   }
   for (const key of [
@@ -286,11 +307,7 @@ export function resolveFaults(input: unknown): FaultConfig {
         break;
       }
       case 'latency_ms':
-        if (Array.isArray(v)) {
-          const lo = expectNumber(v[0], 'faults.latency_ms[0]');
-          const hi = expectNumber(v[1], 'faults.latency_ms[1]', lo);
-          f.latency_ms = [lo, hi];
-        } else f.latency_ms = expectNumber(v, 'faults.latency_ms');
+        f.latency_ms = expectDuration(v, 'faults.latency_ms');
         break;
       case 'http_502':
       case 'http_503':

@@ -83,8 +83,12 @@ export interface GenerationRec {
   failure_reason: string | null;
   failure_code: FailureCode | null;
   outputs: StoredOutput[];
+  /** Set when the job began processing (it left `queued`). */
+  startedAt?: number | null;
   /** Set when the job reached a terminal state. */
   finishedAt: number | null;
+  /** GET /v1/generations/{id} answered for it (its client's reads, counted for the admin view). */
+  reads?: number;
   callbackUrl?: string;
 }
 

@@ -37,7 +37,14 @@ export {
   type OpenJournalOptions,
   openJournal,
 } from './journal/index.ts';
-export { GenerationPoller, POLL_DEFAULTS, type PollerOptions } from './poller.ts';
+export {
+  GenerationPoller,
+  type JobDurations,
+  jobKindOf,
+  POLL_DEFAULTS,
+  type PollerOptions,
+  RecentJobDurations,
+} from './poller.ts';
 export {
   applyEvent,
   createProgress,

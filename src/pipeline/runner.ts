@@ -44,7 +44,7 @@
 import { discover } from './discover.ts';
 import type { EventSink, PipelineEvent } from './events.ts';
 import type { Item } from './item.ts';
-import { GenerationPoller } from './poller.ts';
+import { GenerationPoller, RecentJobDurations } from './poller.ts';
 import { recipeFiles } from './recipe.ts';
 import { SharedReferences } from './references.ts';
 import { type BatchReport, itemPlace } from './report/index.ts';
@@ -198,6 +198,8 @@ function runContext(run: ResolvedRun, stops: StopControl): RunContext {
       get: (id, o) => options.client.generations.get(id, o),
       intervalMs: run.pollIntervalMs,
       maxGetsPerSecond: run.maxGetsPerSecond,
+      schedule: run.pollSchedule,
+      durations: options.jobDurations ?? new RecentJobDurations(),
       signal,
     }),
     persist: async (item) => {

@@ -91,6 +91,26 @@ describe('pacing', () => {
     expect(wall).toBeGreaterThanOrEqual((Math.ceil(n / LIMIT) - 1) * WINDOW_MS);
   });
 
+  it("learns the emulator's 5 s window from the headers: the fifth of 4 per window waits it, no 429", async () => {
+    emu = await startTestEmulator({
+      ...config,
+      rate_window_s: 5,
+      clients: [{ id: 'a', rpm: 4, concurrency: 100 }],
+    });
+    const logs: string[] = [];
+    const client = clientFor(emu, { hooks: { log: (m) => logs.push(m) } });
+    clients.push(client);
+    expect(client.pacer.windowMs).toBeNull();
+    const created = await Promise.all(Array.from({ length: 5 }, () => client.generations.create(CHEAP)));
+    expect(created).toHaveLength(5);
+    // X-RateLimit-Reset is whole seconds: the window is learned between 5 s and the next whole second.
+    expect(client.pacer.windowMs).toBeGreaterThanOrEqual(5000);
+    expect(client.pacer.windowMs).toBeLessThan(6000);
+    expect(client.pacer.limit).toBe(4);
+    expect((await stats(emu)).rate_limited.rpm).toBe(0);
+    expect(logs.filter((l) => l.startsWith('rate window: '))).toHaveLength(1);
+  });
+
   it('schedules 20 creates against 5 per second within 1.1x of the ideal schedule (virtual time)', async () => {
     // Timers and Date are fake: the schedule is the pacer's alone, not the machine's. The service is
     // a sliding log answering at once, as the emulator does, with a 429 counted as a failure here.

@@ -35,7 +35,11 @@ describe('GET /_emulator/generations', () => {
     });
     const b = await call(emu, 'POST', '/v1/generations', { json: IMAGE, key: KEY_B });
     expect([a.status, b.status]).toEqual([201, 201]);
-    await until(async () => (await call(emu, 'GET', `/v1/generations/${a.body.id}`)).body.state === 'failed');
+    let reads = 0;
+    await until(async () => {
+      reads++;
+      return (await call(emu, 'GET', `/v1/generations/${a.body.id}`)).body.state === 'failed';
+    });
 
     const res = await call(emu, 'GET', '/_emulator/generations', { key: null });
     expect(res.status).toBe(200);
@@ -57,7 +61,12 @@ describe('GET /_emulator/generations', () => {
       request_id: 'admin-req-1',
       failure_code: 'content_moderated',
       held: null,
+      started_at: expect.stringMatching(/^\d{4}-.*Z$/),
+      finished_at: expect.stringMatching(/^\d{4}-.*Z$/),
+      reads,
     });
+    const times = ['created_at', 'started_at', 'finished_at'].map((k) => Date.parse(rows[ia]![k] as string));
+    expect([...times].sort((x, y) => x - y)).toEqual(times);
     expect(rows[ib]).toMatchObject({ client_id: 'b', request_id: b.headers['x-request-id'] });
   });
 });

@@ -115,7 +115,7 @@ describe('opening', () => {
     expect(existsSync(j.path)).toBe(true);
     expect(j.testOnlyDatabase().pragma('journal_mode', { simple: true })).toBe('wal');
     expect(j.testOnlyDatabase().pragma('synchronous', { simple: true })).toBe(2); // 2 = FULL
-    expect(j.testOnlyDatabase().pragma('user_version', { simple: true })).toBe(3);
+    expect(j.testOnlyDatabase().pragma('user_version', { simple: true })).toBe(4);
     const tables = j
       .testOnlyDatabase()
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
@@ -125,6 +125,7 @@ describe('opening', () => {
       'batches',
       'content_hashes',
       'items',
+      'job_durations',
       'quota_states',
       'runner_locks',
       'shared_references',
@@ -694,7 +695,7 @@ describe('places: an out folder per distinct input', () => {
   const downgrade = () => {
     const old = new Database(defaultJournalPath(outDir));
     old.exec(
-      "DROP TABLE quota_states; DROP INDEX items_place; ALTER TABLE items DROP COLUMN place; UPDATE items SET item = json_remove(item, '$.place')",
+      "DROP TABLE job_durations; DROP TABLE quota_states; DROP INDEX items_place; ALTER TABLE items DROP COLUMN place; UPDATE items SET item = json_remove(item, '$.place')",
     );
     old.pragma('user_version = 1');
     old.close();
@@ -721,7 +722,7 @@ describe('places: an out folder per distinct input', () => {
     downgrade();
 
     j = await session();
-    expect(j.testOnlyDatabase().pragma('user_version', { simple: true })).toBe(3);
+    expect(j.testOnlyDatabase().pragma('user_version', { simple: true })).toBe(4);
     expect(j.get('a.png')).toMatchObject({ place: 'a.png', phase: 'reported' });
     expect(await admit(j, 'a.png', 'version one')).toMatchObject({
       action: 'done',

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { JOB_DURATIONS_KEPT, RecentJobDurations } from '../../src/client/index.ts';
 import { type Item, newItem, stepOf } from '../../src/pipeline/item.ts';
 import { fileIdentity } from '../../src/pipeline/journal/content-hash.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
@@ -310,6 +311,49 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         expect(await s.quotaState('http://other.test', key)).toBeNull();
         await s.saveQuotaState(SERVICE, key, { ...state, jobCeiling: null, recentRequests: [] });
         expect(await s.quotaState(SERVICE, key)).toMatchObject({ jobCeiling: null, recentRequests: [] });
+      });
+    });
+
+    describe('job durations', () => {
+      it('keeps the latest samples per service and kind, oldest first, across a reopen', async () => {
+        let s = await session();
+        expect(await s.jobDurations(SERVICE)).toEqual(new Map());
+        const kind = 'video|ray-3.2|720p|5s';
+        for (let n = 0; n < JOB_DURATIONS_KEPT + 5; n++) {
+          await s.recordJobDuration(SERVICE, kind, { runningAtMs: n, doneByMs: 5_000 + n });
+        }
+        await s.recordJobDuration(SERVICE, 'image|||', { runningAtMs: 0, doneByMs: 1_100 });
+        await s.recordJobDuration('http://other.test', kind, { runningAtMs: 0, doneByMs: 9_000 });
+        s = await reopen(s);
+        const back = await s.jobDurations(SERVICE);
+        expect([...back.keys()].sort()).toEqual(['image|||', kind]);
+        const samples = back.get(kind)!;
+        expect(samples).toHaveLength(JOB_DURATIONS_KEPT);
+        expect(samples[0]).toEqual({ runningAtMs: 5, doneByMs: 5_005 });
+        expect(samples.at(-1)).toEqual({
+          runningAtMs: JOB_DURATIONS_KEPT + 4,
+          doneByMs: 5_000 + JOB_DURATIONS_KEPT + 4,
+        });
+        expect(back.get('image|||')).toEqual([{ runningAtMs: 0, doneByMs: 1_100 }]);
+        expect((await s.jobDurations('http://other.test')).get(kind)).toEqual([
+          { runningAtMs: 0, doneByMs: 9_000 },
+        ]);
+      });
+
+      it('seeds a duration model that expects what the recorded jobs showed', async () => {
+        let s = await session();
+        const kind = 'image|||';
+        const learned = new RecentJobDurations({
+          onRecord: (k, sample) => void s.recordJobDuration(SERVICE, k, sample),
+        });
+        learned.record(kind, { runningAtMs: 1_000, doneByMs: 2_000 });
+        learned.record(kind, { runningAtMs: 0, doneByMs: 1_600 });
+        learned.record(kind, { runningAtMs: 0, doneByMs: 1_800 });
+        s = await reopen(s);
+        const seeded = new RecentJobDurations({ seed: await s.jobDurations(SERVICE) });
+        expect(seeded.expectedMs(kind)).toBe(learned.expectedMs(kind));
+        expect(seeded.expectedMs(kind)).toBe(1_300); // halfway: running at 1000, ended by 1600
+        expect(seeded.expectedMs('video|||')).toBeNull();
       });
     });
 

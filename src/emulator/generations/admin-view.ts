@@ -17,6 +17,11 @@ export interface AdminGeneration {
   failure_code: string | null;
   /** The state an admin hold keeps it in (`queued` or `processing`), or null. */
   held: HoldState | null;
+  /** When it began processing and when it ended (ISO), null before. */
+  started_at: string | null;
+  finished_at: string | null;
+  /** Reads of it (GET /v1/generations/{id}) its client made. */
+  reads: number;
 }
 
 /** One generation as the admin list shows it. */
@@ -32,6 +37,9 @@ export function adminGeneration(ctx: EmulatorContext, rec: GenerationRec): Admin
     request_id: rec.requestId,
     failure_code: rec.failure_code,
     held: ctx.holds.heldIn(rec.id),
+    started_at: rec.startedAt ? new Date(rec.startedAt).toISOString() : null,
+    finished_at: rec.finishedAt ? new Date(rec.finishedAt).toISOString() : null,
+    reads: rec.reads ?? 0,
   };
 }
 

@@ -10,6 +10,7 @@ import { rm } from 'node:fs/promises';
 import { isMediaError } from '../../media/index.ts';
 import { CHOICES, type FailureCode, type GenerationType } from '../../spec/index.ts';
 import { schedule } from '../background.ts';
+import { drawMs } from '../config.ts';
 import type { EmulatorContext } from '../context.ts';
 import type { ClientRec, GenerationRec, StoredOutput } from '../store.ts';
 import { debit } from './balance.ts';
@@ -80,11 +81,13 @@ function leave(ctx: EmulatorContext, job: Job, state: HoldState, next: () => Pro
 
 async function processJob(ctx: EmulatorContext, job: Job): Promise<void> {
   job.rec.state = 'processing';
+  job.rec.startedAt = ctx.clock.now();
   const began = Date.now();
   const outcome = await produce(ctx, job);
-  const minMs = VIDEO_TYPES.includes(job.rec.type)
-    ? ctx.config.processing_ms.video
-    : ctx.config.processing_ms.image;
+  const minMs = drawMs(
+    VIDEO_TYPES.includes(job.rec.type) ? ctx.config.processing_ms.video : ctx.config.processing_ms.image,
+    ctx.rng,
+  );
   schedule(ctx, began + minMs - Date.now(), () =>
     leave(ctx, job, 'processing', () => finish(ctx, job, outcome)),
   );

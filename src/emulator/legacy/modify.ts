@@ -14,6 +14,7 @@ import {
   type ModifyVideoRequest,
 } from '../../spec/index.ts';
 import { schedule, track } from '../background.ts';
+import { drawMs } from '../config.ts';
 import type { EmulatorContext } from '../context.ts';
 import { FetchMediaError, fetchToFile } from '../fetch-media.ts';
 import { debit } from '../generations/balance.ts';
@@ -178,7 +179,7 @@ async function runModify(
     setState(ctx, rec, job, 'failed', log, reason);
     return;
   }
-  const remaining = ctx.config.processing_ms.video - (Date.now() - started);
+  const remaining = drawMs(ctx.config.processing_ms.video, ctx.rng) - (Date.now() - started);
   schedule(ctx, remaining, () => complete(ctx, rec, job, output, log));
 }
 

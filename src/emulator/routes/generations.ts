@@ -37,6 +37,7 @@ export default async function routes(app: FastifyInstance): Promise<void> {
     if (rec?.surface !== 'agents' || rec.clientId !== client.id) {
       throw new HttpError(404, DETAILS.generationNotFound);
     }
+    rec.reads = (rec.reads ?? 0) + 1;
     return generationView(ctx, rec, publicBase(request));
   });
 }

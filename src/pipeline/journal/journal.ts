@@ -6,7 +6,7 @@
  * `<out>/.genpipe/journal.db`.
  *
  * This class coordinates; the tables are its parts (item-rows.ts, batch-rows.ts, reference-rows.ts,
- * hash-rows.ts, quota-rows.ts, runner-lock.ts), all of their SQL text is in sqlite-plans.ts, and the
+ * hash-rows.ts, quota-rows.ts, duration-rows.ts, runner-lock.ts), all of their SQL text is in sqlite-plans.ts, and the
  * decisions are pure functions (resume-decision.ts, crash-policy.ts, item-place.ts).
  *
  * How a run uses it:
@@ -44,6 +44,7 @@ import type {
   BatchRow,
   FileIdentity,
   FinishedFile,
+  JobDurationSample,
   LockHolder,
   PlanOptions,
   QuotaState,
@@ -53,6 +54,7 @@ import type {
 } from '../store/store.ts';
 import { BatchRows } from './batch-rows.ts';
 import { type HashCache, hashWithCache } from './content-hash.ts';
+import { DurationRows } from './duration-rows.ts';
 import { HashRows } from './hash-rows.ts';
 import { ItemRows } from './item-rows.ts';
 import { type JournalKey, type JournalPhase, type JournalRow, UNHASHED } from './journal-row.ts';
@@ -153,6 +155,7 @@ export class Journal implements Store {
   private readonly references: ReferenceRows;
   private readonly hashes: HashRows;
   private readonly quotas: QuotaRows;
+  private readonly durations: DurationRows;
 
   constructor(opts: OpenJournalOptions) {
     this.outDir = realLocation(opts.outDir);
@@ -167,6 +170,7 @@ export class Journal implements Store {
     this.references = new ReferenceRows(db);
     this.hashes = new HashRows(db);
     this.quotas = new QuotaRows(db);
+    this.durations = new DurationRows(db);
     if (opts.lock !== false) {
       try {
         this.takeLock();
@@ -579,6 +583,20 @@ export class Journal implements Store {
   async saveQuotaState(service: string, keyFingerprint: string, state: QuotaStateInput): Promise<void> {
     this.assertOpen();
     this.quotas.save(service, keyFingerprint, state, this.now());
+  }
+
+  // ---- job durations --------------------------------------------------------------------------
+
+  /** The latest job duration samples recorded for `service`, by kind, oldest first. */
+  async jobDurations(service: string): Promise<Map<string, JobDurationSample[]>> {
+    this.assertOpen();
+    return this.durations.ofService(service);
+  }
+
+  /** Records one ended job's sample of `kind` at `service` (durable on return). */
+  async recordJobDuration(service: string, kind: string, sample: JobDurationSample): Promise<void> {
+    this.assertOpen();
+    this.durations.add(service, kind, sample, this.now());
   }
 
   // ---- the runner lock ------------------------------------------------------------------------

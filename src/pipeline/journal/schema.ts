@@ -15,6 +15,8 @@
  *
  * - `quota_states` (since version 3): what the clients of one key learned of its quota at a service
  *   (the job ceiling, the request window), keyed by service and key fingerprint (never the key).
+ * - `job_durations` (since version 4): what the latest ended jobs of each kind (type, model,
+ *   resolution, duration) at a service showed of their length, for the poll loop's first reads.
  *
  * Versions: 1 is SCHEMA_V1; each later version is one step of MIGRATIONS (both in sqlite-plans.ts, with
  * all of the journal's SQL), applied in order in one transaction, so a journal written by an older

@@ -86,6 +86,7 @@ CREATE TABLE IF NOT EXISTS runner_locks (
  * - 1 → 2: `items.place`, the out folder of the row (rows of version 1 used their input path, so that
  *   is what they get).
  * - 2 → 3: `quota_states`, the quota a key's clients learned at a service (see store/store.ts).
+ * - 3 → 4: `job_durations`, what the latest ended jobs of each kind showed of their length.
  */
 export const MIGRATIONS: Readonly<Record<number, string>> = {
   1: `
@@ -105,6 +106,17 @@ CREATE TABLE IF NOT EXISTS quota_states (
   updated_at INTEGER NOT NULL,
   PRIMARY KEY (service, key_fingerprint)
 );
+`,
+  3: `
+CREATE TABLE IF NOT EXISTS job_durations (
+  id INTEGER PRIMARY KEY,
+  service TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  running_at_ms INTEGER NOT NULL,
+  done_by_ms INTEGER NOT NULL,
+  recorded_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_durations_kind ON job_durations(service, kind, id);
 `,
 };
 
@@ -202,6 +214,15 @@ export const QUOTA_SQL = {
    ON CONFLICT(service, key_fingerprint) DO UPDATE SET job_ceiling = excluded.job_ceiling,
      request_limit = excluded.request_limit, window_ms = excluded.window_ms, blocked_until = excluded.blocked_until,
      recent_requests = excluded.recent_requests, updated_at = excluded.updated_at`,
+} as const;
+
+/** The job_durations table (duration-rows.ts): the latest `keep` rows of a service and kind are kept. */
+export const DURATION_SQL = {
+  ofService: `SELECT kind, running_at_ms, done_by_ms FROM job_durations WHERE service = ? ORDER BY id`,
+  add: `INSERT INTO job_durations (service, kind, running_at_ms, done_by_ms, recorded_at)
+   VALUES (@service, @kind, @running_at_ms, @done_by_ms, @recorded_at)`,
+  prune: `DELETE FROM job_durations WHERE service = @service AND kind = @kind AND id NOT IN
+   (SELECT id FROM job_durations WHERE service = @service AND kind = @kind ORDER BY id DESC LIMIT @keep)`,
 } as const;
 
 /** The runner_locks table (runner-lock.ts). */

@@ -12,7 +12,7 @@ export const JOURNAL_CHOICES = {
   /** The out dir's runner lock inside that folder, wherever the journal is: `<out>/.genpipe/runner.lock`. */
   lockFileName: 'runner.lock',
   /** Schema version kept in `PRAGMA user_version` (see sqlite-plans.ts's MIGRATIONS). */
-  schemaVersion: 3,
+  schemaVersion: 4,
   /** How long a write waits for another process's write on the same journal file. */
   busyTimeoutMs: 10_000,
   /**

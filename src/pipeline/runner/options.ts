@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import type { GenpipeClient } from '../../client/index.ts';
+import type { GenpipeClient, JobDurations, PollScheduleName } from '../../client/index.ts';
 import type { EventSink } from '../events.ts';
 import type { Item, ItemJournalNote } from '../item.ts';
 import { POLL_DEFAULTS } from '../poller.ts';
@@ -45,8 +45,17 @@ export interface RunOptions {
   client: GenpipeClient;
   /** Jobs in flight at most (default 8). */
   concurrency?: number;
-  /** Time between two reads of one job by the shared poll loop (default 2000 ms). */
+  /**
+   * The longest time between two reads of one job by the shared poll loop (default 2000 ms); with the
+   * fixed schedule, the time between every two.
+   */
   pollIntervalMs?: number;
+  /** How the shared poll loop times its reads (default adaptive; see src/client/generation-poller.ts). */
+  pollSchedule?: PollScheduleName;
+  /**
+   * How long jobs of each kind took (a store seeds and persists it); default: learned in this batch only.
+   */
+  jobDurations?: JobDurations;
   /** Reads per second at most across all jobs (default 20). */
   maxGetsPerSecond?: number;
   /** First wait of a file-readiness poll (default 1000 ms). */
@@ -144,6 +153,7 @@ export interface ResolvedRun {
   changedAgainMax: number;
   reportIntervalMs: number;
   pollIntervalMs: number;
+  pollSchedule: PollScheduleName;
   maxGetsPerSecond: number;
   filePollIntervalMs: number;
   base64MaxBytes: number;
@@ -170,6 +180,7 @@ export function resolveRunOptions(options: RunOptions): ResolvedRun {
     changedAgainMax: Math.max(0, options.changedAgainMax ?? RUN_DEFAULTS.changedAgainMax),
     reportIntervalMs: options.reportIntervalMs ?? RUN_DEFAULTS.reportIntervalMs,
     pollIntervalMs: options.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
+    pollSchedule: options.pollSchedule ?? POLL_DEFAULTS.schedule,
     maxGetsPerSecond: options.maxGetsPerSecond ?? POLL_DEFAULTS.maxGetsPerSecond,
     filePollIntervalMs: options.filePollIntervalMs ?? RUN_DEFAULTS.filePollIntervalMs,
     base64MaxBytes: options.base64MaxBytes ?? BASE64_MAX_BYTES,

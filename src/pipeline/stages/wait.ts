@@ -1,12 +1,14 @@
 /**
  * Stage wait (submitted → completed): waits for the item's generation through the batch's one shared
- * poll loop (ctx.poller), never a timer of its own. Reads go through the client, so its concurrency
+ * poll loop (ctx.poller), never a timer of its own, naming the job's kind and create time so the loop
+ * reads it first when jobs of its kind were seen ended. Reads go through the client, so its concurrency
  * governor learns of every job that ends. A generation that failed fails the item with its
  * failure_code and failure_reason; whether a retryable failure is resubmitted is the runner's call.
  */
 import { NotFoundError } from '../../client/index.ts';
 import { failureOfCode, failureOfError } from '../failure-class.ts';
 import { type Item, stepOf } from '../item.ts';
+import { jobKindOf } from '../poller.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advanceStep, expectState, failStep } from '../stage.ts';
@@ -35,7 +37,14 @@ export async function wait(item: Item, ctx: RunContext): Promise<Item> {
   const id = stepOf(item).generationId;
   if (!id) return failStep(item, 'wait', 'no generation id was recorded for this item');
   try {
-    const g = await ctx.poller.wait(id, ctx.signal);
+    // Timed from the create's answer (submit's end): the poll loop reads the job first when jobs of
+    // its kind were seen ended, and learns from it.
+    const submitted = item.timings.submit?.finished_at;
+    const g = await ctx.poller.wait(id, {
+      signal: ctx.signal,
+      kind: jobKindOf(stepOf(item).request),
+      ...(submitted !== undefined ? { createdAt: submitted } : {}),
+    });
     const generation = { state: g.state, failure_code: g.failure_code, failure_reason: g.failure_reason };
     if (g.state === 'completed') return advanceStep(item, 'completed', { generation });
     return failStep(

@@ -4,7 +4,10 @@
  * for each other. The contract each method keeps is in README.md next to this file; the contract test
  * suite (test/store/store-contract.ts) checks it for every implementation.
  */
+import type { JobDurationSample } from '../../client/index.ts';
 import type { Item } from '../item.ts';
+
+export type { JobDurationSample } from '../../client/index.ts';
 
 /**
  * What admit decided for an item:
@@ -202,6 +205,15 @@ export interface Store {
   quotaState(service: string, keyFingerprint: string): Promise<QuotaState | null>;
   /** Records the quota state of `service` and key fingerprint (replacing the earlier one). */
   saveQuotaState(service: string, keyFingerprint: string, state: QuotaStateInput): Promise<void>;
+
+  // ---- how long jobs took at a service
+  /**
+   * The latest samples (at most JOB_DURATIONS_KEPT per kind, oldest first) recorded for `service`, by
+   * job kind (the client's jobKindOf).
+   */
+  jobDurations(service: string): Promise<Map<string, JobDurationSample[]>>;
+  /** Records what one ended job of `kind` showed, dropping the kind's oldest beyond the bound. */
+  recordJobDuration(service: string, kind: string, sample: JobDurationSample): Promise<void>;
 
   /** Releases the lock and closes; later calls reject (close again: nothing). */
   close(): Promise<void>;

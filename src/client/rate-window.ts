@@ -1,0 +1,115 @@
+/**
+ * The length of the service's sliding request window, learned from the answers to creates (the
+ * pacer's; see pacer.ts). The interface says 60 s, but a service or an emulator may use another.
+ *
+ * A 201's X-RateLimit-Reset is the service's "now" plus the window, rounded up to a whole second
+ * (rule 2). The service's "now" is the moment it counted the create, between the moment we sent it and
+ * the moment its answer arrived, read on our clock shifted by the service's clock offset. So one 201
+ * bounds the window: reset − answered − 1 s < window ≤ reset − sent (all in ms, offset applied). Each
+ * further 201 narrows these bounds; one that contradicts them means the window changed, and the bounds
+ * start again from it. The window paced by is the upper bound: a create sent by it is never certain to
+ * get a 429.
+ *
+ * The clock offset: our clock is taken for the service's unless the Date headers (whole seconds) prove
+ * they differ; then the offset is the smallest one they allow (which overestimates the window, never
+ * underestimates it). An RPM 429 the pacer did not expect shows the window is longer than its estimate:
+ * its X-RateLimit-Reset (when the oldest counted create ages out) lengthens it to match.
+ */
+
+/** What the answer to one create said about the window (times on the pacer's clock, ms). */
+export interface WindowReading {
+  /** X-RateLimit-Reset, Unix seconds. */
+  reset: number;
+  /** The Date header, ms since the epoch; null without one. */
+  date: number | null;
+  /** When the create was sent. */
+  sentAt: number;
+  /** When its answer arrived. */
+  answeredAt: number;
+}
+
+interface Bounds {
+  /** Exclusive lower bound. */
+  lo: number;
+  /** Inclusive upper bound. */
+  hi: number;
+}
+
+const SECOND = 1000;
+
+/** Intersects two bounds, or null when they exclude each other (lo is exclusive, hi inclusive). */
+function intersect(a: Bounds, b: Bounds): Bounds | null {
+  const lo = Math.max(a.lo, b.lo);
+  const hi = Math.min(a.hi, b.hi);
+  return lo < hi ? { lo, hi } : null;
+}
+
+/** The service's rate window: given (fixed), or learned from the answers (see the module comment). */
+export class RateWindow {
+  /** Bounds of the window, ms; null until a 201 with X-RateLimit-Reset. */
+  private window: Bounds | null = null;
+  /** Bounds of the service's clock minus ours, ms, from Date headers; null without any. */
+  private offset: Bounds | null = null;
+
+  /** @param fixedMs - a window given in advance (never re-learned), or null to learn it */
+  constructor(private readonly fixedMs: number | null) {}
+
+  /** The window to pace by, ms: the given one, else the learned upper bound; null while unknown. */
+  get ms(): number | null {
+    return this.fixedMs ?? this.window?.hi ?? null;
+  }
+
+  /** True when the window is learned (not given). */
+  get learning(): boolean {
+    return this.fixedMs === null;
+  }
+
+  /**
+   * Learns from a 201.
+   * @returns true when the window was learned for the first time or changed (not merely narrowed)
+   */
+  created(reading: WindowReading): boolean {
+    if (this.fixedMs !== null) return false;
+    this.readDate(reading);
+    const offset = this.offsetMs();
+    const resetMs = reading.reset * SECOND - offset;
+    const seen: Bounds = { lo: resetMs - SECOND - reading.answeredAt, hi: resetMs - reading.sentAt };
+    if (seen.hi <= 0) return false; // a Reset in the past: not a reading of this window
+    const narrowed = this.window ? intersect(this.window, seen) : null;
+    this.window = narrowed ?? seen;
+    return narrowed === null;
+  }
+
+  /**
+   * Learns from an RPM 429 whose oldest counted create (the one whose slot the pacer expected free)
+   * was answered at `oldestAnsweredAt`: that create ages out at X-RateLimit-Reset, so the window is at
+   * least long enough to reach it (plus the 429's own round trip, as that create's count time is not
+   * known more exactly).
+   * @returns true when the window was lengthened
+   */
+  rejected(reading: WindowReading, oldestAnsweredAt: number): boolean {
+    if (this.fixedMs !== null || this.window === null) return false;
+    this.readDate(reading);
+    const resetMs = reading.reset * SECOND - this.offsetMs();
+    const hi = resetMs - oldestAnsweredAt + (reading.answeredAt - reading.sentAt);
+    if (hi <= this.window.hi) return false;
+    this.window = { lo: this.window.hi, hi };
+    return true;
+  }
+
+  /** Narrows the clock offset by a Date header (a whole second, written between send and answer). */
+  private readDate(reading: WindowReading): void {
+    if (reading.date === null) return;
+    const seen: Bounds = {
+      lo: reading.date - reading.answeredAt - 1,
+      hi: reading.date + SECOND - reading.sentAt,
+    };
+    this.offset = (this.offset ? intersect(this.offset, seen) : null) ?? seen;
+  }
+
+  /** 0 while the clocks may agree, else the smallest offset the Date headers allow. */
+  private offsetMs(): number {
+    if (this.offset === null || (this.offset.lo < 0 && this.offset.hi > 0)) return 0;
+    return this.offset.lo;
+  }
+}
