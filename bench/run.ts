@@ -1,7 +1,8 @@
 /**
  * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
  * Names: emulator-get, emulator-upload, client-upload, client-pacing, pipeline-schedule,
- * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, watch-restart (all when none
+ * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, pipeline-scale, watch-restart
+ * (all when none
  * given).
  */
 import { benchClientPacing } from './client-pacing.bench.ts';
@@ -12,6 +13,7 @@ import { benchPipelineDiscover } from './pipeline-discover.bench.ts';
 import { benchJournalOverhead } from './pipeline-journal.bench.ts';
 import { benchPipelineOverhead } from './pipeline-overhead.bench.ts';
 import { benchPipelineQuota } from './pipeline-quota.bench.ts';
+import { benchPipelineScale } from './pipeline-scale.bench.ts';
 import { benchPipelineSchedule } from './pipeline-schedule.bench.ts';
 import { benchWatchRestart } from './watch-restart.bench.ts';
 
@@ -25,6 +27,7 @@ const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>
   'pipeline-schedule': benchPipelineSchedule,
   'pipeline-overhead': benchPipelineOverhead,
   'pipeline-quota': benchPipelineQuota,
+  'pipeline-scale': benchPipelineScale,
   'watch-restart': benchWatchRestart,
 };
 

@@ -88,6 +88,11 @@ export interface EmulatorConfig {
   callback_attempts: number;
   /** Time limit of one legacy callback delivery attempt, ms. */
   callback_timeout_ms: number;
+  /**
+   * Every output is a minimal valid file (an 8×8 PNG, a one-frame 16×16 MP4) instead of a rendering
+   * of the request: for benches of the client side, where rendering would eat the machine.
+   */
+  tiny_outputs: boolean;
 }
 
 export const DEFAULT_KEY = 'svc-api-emulator-default-key';
@@ -123,6 +128,7 @@ export function defaultConfig(): EmulatorConfig {
     json_body_max_bytes: 80 * 1024 * 1024,
     callback_attempts: 3,
     callback_timeout_ms: LEGACY_CHOICES.callback.timeoutMs,
+    tiny_outputs: false,
   };
 }
 
@@ -270,6 +276,13 @@ export function resolveConfig(input: unknown): EmulatorConfig {
     cfg.blocked_words = input.blocked_words.map((w, i) => expectString(w, `blocked_words[${i}]`));
   }
   if (input.faults !== undefined) cfg.faults = resolveFaults(input.faults);
+  if (input.tiny_outputs !== undefined) {
+    if (typeof input.tiny_outputs !== 'boolean')
+      throw new ConfigError(
+        `Expected true or false for tiny_outputs but received ${JSON.stringify(input.tiny_outputs)}`,
+      );
+    cfg.tiny_outputs = input.tiny_outputs;
+  }
   if (input.signing_secret !== undefined)
     cfg.signing_secret = expectString(input.signing_secret, 'signing_secret');
   return cfg;

@@ -39,10 +39,10 @@ for (let i = 0; i < count; i++) {
   const name = 'f' + i + '.png';
   let it = { ...newItem(name, '/in/' + name, 1, 0), state: 'planned' };
   j.plan(it, { contentHash: 'c' + i, recipeHash: 'r' });
-  it = patchItem(it, { state: 'checked' }); j.save(it);
-  it = patchItem(it, { state: 'uploaded', request: {}, upload: { mode: 'inline', fileId: 'file-' + i, sha256: null } }); j.save(it);
-  it = patchItem(it, { requestId: 'req-' + i, attempts: 1 }); j.recordIntent(it);
-  it = patchItem(it, { state: 'submitted', generationId: 'gen-' + i }); j.recordSubmitted(it);
+  it = patchItem(it, { state: 'checked' }); await j.save(it);
+  it = patchItem(it, { state: 'uploaded', request: {}, upload: { mode: 'inline', fileId: 'file-' + i, sha256: null } }); await j.save(it);
+  it = patchItem(it, { requestId: 'req-' + i, attempts: 1 }); await j.recordIntent(it);
+  it = patchItem(it, { state: 'submitted', generationId: 'gen-' + i }); await j.recordSubmitted(it);
   process.stdout.write('saved ' + i + '\\n');
   if (i === killAt) process.kill(process.pid, 'SIGKILL');
 }

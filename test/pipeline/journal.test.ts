@@ -853,3 +853,36 @@ describe('run hooks', () => {
     expect(await hooks.referenceFileId('style')).toBeNull();
   });
 });
+
+describe('saves asked for together', () => {
+  /** Frames in the WAL (each commit appends the pages it changed and a commit frame). */
+  function walFrames(j: Journal): number {
+    const [row] = j.testOnlyDatabase().pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+    return row?.log ?? -1;
+  }
+
+  it('commits the saves of one turn in one transaction, each durable once its promise resolves', async () => {
+    const j = await session();
+    const items: Item[] = [];
+    for (let i = 0; i < 40; i++) {
+      const it = planned(`g${i}.png`);
+      j.plan(it, await j.keyOf(it));
+      items.push(it);
+    }
+    j.testOnlyDatabase().pragma('wal_checkpoint(TRUNCATE)');
+    await Promise.all(
+      items.map((it) =>
+        j.save(
+          patchItem(it, {
+            state: 'uploaded',
+            upload: { mode: 'inline', fileId: `f-${it.input}`, sha256: null },
+          }),
+        ),
+      ),
+    );
+    // One commit of 40 rows touches a few pages; 40 commits would append ~2 frames each.
+    expect(walFrames(j)).toBeGreaterThan(0);
+    expect(walFrames(j)).toBeLessThan(20);
+    for (const it of items) expect(j.get(it.input)?.phase).toBe('uploaded');
+  });
+});

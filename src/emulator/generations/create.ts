@@ -120,6 +120,7 @@ export async function createGeneration(
       outDir,
       workDir,
       signal,
+      tiny: ctx.config.tiny_outputs,
     },
   });
   return { headers, body: generationView(ctx, rec, base) };

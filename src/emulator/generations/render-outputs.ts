@@ -7,7 +7,16 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CHOICES, type NormalizedGenerationRequest } from '../../spec/index.ts';
-import { editImage, editVideo, layerStack, reframeVideo, renderImage, renderVideo } from '../media/render.ts';
+import {
+  editImage,
+  editVideo,
+  layerStack,
+  reframeVideo,
+  renderImage,
+  renderVideo,
+  writeTinyMp4,
+  writeTinyPng,
+} from '../media/render.ts';
 import type { StoredOutput } from '../store.ts';
 import { extractFrame } from './extend-frame.ts';
 import type { ResolvedMedia } from './media-refs.ts';
@@ -23,6 +32,8 @@ export interface RenderJob {
   /** Scratch directory (extracted extend frames); removed when the generation ends. */
   workDir: string;
   signal?: AbortSignal;
+  /** A minimal file per output instead of a rendering (config `tiny_outputs`); layer stacks still render. */
+  tiny?: boolean;
 }
 
 function mediaAt(media: readonly ResolvedMedia[], path: string): ResolvedMedia | undefined {
@@ -60,6 +71,7 @@ export async function renderOutputs(job: RenderJob): Promise<StoredOutput[]> {
   const prompt = request.prompt ?? '';
   await mkdir(job.outDir, { recursive: true });
   const video = request.video ?? {};
+  if (job.tiny && !(request.type === 'image_edit' && wantsLayers(request.prompt))) return tinyOutputs(job);
   switch (request.type) {
     case 'image': {
       const r = await renderImage({
@@ -123,4 +135,14 @@ export async function renderOutputs(job: RenderJob): Promise<StoredOutput[]> {
       return [{ type: CHOICES.outputTypes.video, mime: r.mime, blobPath: r.path, layer: null }];
     }
   }
+}
+
+/** The one minimal output of a job (tiny_outputs): an 8×8 PNG for images, a one-frame MP4 for videos. */
+async function tinyOutputs(job: RenderJob): Promise<StoredOutput[]> {
+  const isImage = job.request.type === 'image' || job.request.type === 'image_edit';
+  const r = isImage
+    ? await writeTinyPng(join(job.outDir, 'output-0.png'))
+    : await writeTinyMp4(join(job.outDir, 'output-0.mp4'));
+  const type = isImage ? CHOICES.outputTypes.image : CHOICES.outputTypes.video;
+  return [{ type, mime: r.mime, blobPath: r.path, layer: null }];
 }

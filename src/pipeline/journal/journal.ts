@@ -1,9 +1,10 @@
 /**
  * The journal: the crash-safe record that makes genpipe never pay twice and never lose a result, and
  * the first implementation of the Store interface (../store/store.ts, its contract in
- * ../store/README.md). A SQLite file (better-sqlite3: each call is done when the promise is made, and
- * the promise only reports it) in WAL mode with `synchronous = FULL`, on a local disk, by default
- * `<out>/.genpipe/journal.db`.
+ * ../store/README.md). A SQLite file (better-sqlite3) in WAL mode with `synchronous = FULL`, on a local
+ * disk, by default `<out>/.genpipe/journal.db`. Reads and plan are done when the promise is made; the
+ * writes asked for in the same turn (save, the hash cache, quota state, job durations, references) are
+ * committed together at the end of it (write-group.ts), and each one's promise resolves once committed.
  *
  * This class coordinates; the tables are its parts (item-rows.ts, batch-rows.ts, reference-rows.ts,
  * hash-rows.ts, quota-rows.ts, duration-rows.ts, runner-lock.ts), all of their SQL text is in sqlite-plans.ts, and the
@@ -21,7 +22,7 @@
  * //   d.action 'resume' → run the stages from d.item.state (`uploaded`, `submitted` or `downloaded`)
  * //   d.action 'done'   → d.item is final; report it
  * //   d.action 'fail'   → d.item failed at submit by the crash policy (outcome unknown); report it
- * await journal.save(item);                                 // after every transition: durable on return
+ * await journal.save(item);                                 // after every transition: durable on resolve
  * // after discovery: generations in flight whose input is gone are still collected
  * for (const d of await journal.vanishedInFlight()) …
  * // a file skipped or failed before it was planned: where its result.json goes
@@ -67,6 +68,7 @@ import { type DecideInput, decide, type JournalDecision } from './resume-decisio
 import { acquireRunnerLock, lockHolder, type RunnerLock, releaseRunnerLock } from './runner-lock.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
+import { WriteGroup } from './write-group.ts';
 
 export type { BatchInfo, BatchRow, PlanOptions, RecipeFiles };
 
@@ -156,6 +158,8 @@ export class Journal implements Store {
   private readonly hashes: HashRows;
   private readonly quotas: QuotaRows;
   private readonly durations: DurationRows;
+  /** Writes asked for in the same turn, committed together (write-group.ts). */
+  private readonly group: WriteGroup;
 
   constructor(opts: OpenJournalOptions) {
     this.outDir = realLocation(opts.outDir);
@@ -171,6 +175,7 @@ export class Journal implements Store {
     this.hashes = new HashRows(db);
     this.quotas = new QuotaRows(db);
     this.durations = new DurationRows(db);
+    this.group = new WriteGroup(db);
     if (opts.lock !== false) {
       try {
         this.takeLock();
@@ -197,6 +202,7 @@ export class Journal implements Store {
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (committed, and fsynced, when it returns). */
   private tx<T>(fn: () => T): T {
     this.assertOpen();
+    this.group.flush();
     return this.db.transaction(fn).immediate();
   }
 
@@ -213,6 +219,7 @@ export class Journal implements Store {
    */
   async startBatch(info: BatchInfo): Promise<number> {
     this.assertOpen();
+    this.group.flush();
     const id = this.batchRows.insert({ ...info, inputDir: realLocation(info.inputDir) }, this.now());
     this.batch = { id, service: info.service };
     return id;
@@ -222,12 +229,14 @@ export class Journal implements Store {
   async finishBatch(status: 'finished' | 'stopped' = 'finished'): Promise<void> {
     this.assertOpen();
     if (!this.batch) return;
+    this.group.flush();
     this.batchRows.finish(this.batch.id, status, this.now());
   }
 
   /** The batches run on this out dir, oldest first (a `running` one whose pid is gone was interrupted). */
   async batches(): Promise<BatchRow[]> {
     this.assertOpen();
+    this.group.flush();
     return this.batchRows.list();
   }
 
@@ -247,7 +256,8 @@ export class Journal implements Store {
   /** Records the hash of `path` at `identity`. */
   async saveHash(path: string, identity: FileIdentity, hash: string): Promise<void> {
     this.assertOpen();
-    this.hashes.put(path, identity, hash, this.now());
+    const now = this.now();
+    await this.group.add(() => this.hashes.put(path, identity, hash, now));
   }
 
   /**
@@ -261,7 +271,8 @@ export class Journal implements Store {
     const cache: HashCache = {
       cachedHash: (p, identity) => this.cachedHash(p, identity),
       saveHash: async (p, identity, hash) => {
-        if (!this.closed) this.hashes.put(p, identity, hash, this.now());
+        const now = this.now();
+        if (!this.closed) await this.group.add(() => this.hashes.put(p, identity, hash, now));
       },
     };
     return hashWithCache(cache, path, signal);
@@ -440,7 +451,7 @@ export class Journal implements Store {
       if (item.state === 'stopped') this.noteStopped(item);
       return;
     }
-    this.tx(() => {
+    await this.group.add(() => {
       const { row: prev, sameButNote } = this.items.byId(id, item);
       if (sameButNote) return;
       this.items.write(id, item, prev, this.batch?.id ?? prev?.batchId ?? null);
@@ -451,6 +462,7 @@ export class Journal implements Store {
   private noteStopped(item: Item): void {
     const batch = this.batch;
     // Most such files have a row (a watch stopped with thousands of finished files queued): read first.
+    this.group.flush();
     if (!batch || this.items.hasActive(item.input)) return;
     this.tx(() => {
       if (this.items.hasActive(item.input)) return;
@@ -478,21 +490,25 @@ export class Journal implements Store {
 
   /** The active row of `input` in this out dir, or null. */
   get(input: string): JournalRow | null {
+    this.group.flush();
     return this.items.active(input);
   }
 
   /** Every row `input` has had in this out dir, oldest first (superseded ones included). */
   history(input: string): JournalRow[] {
+    this.group.flush();
     return this.items.history(input);
   }
 
   /** The active row of every input of this out dir, by input path (one per input). */
   rows(): JournalRow[] {
+    this.group.flush();
     return this.items.allActive();
   }
 
   /** Active rows of this out dir in `phase`. */
   rowsIn(phase: JournalPhase): JournalRow[] {
+    this.group.flush();
     return this.items.inPhase(phase);
   }
 
@@ -510,6 +526,7 @@ export class Journal implements Store {
    */
   async finishedFiles(): Promise<Map<string, FinishedFile>> {
     this.assertOpen();
+    this.group.flush();
     return this.items.finished();
   }
 
@@ -555,20 +572,23 @@ export class Journal implements Store {
   async reference(name: string, contentHash: string): Promise<string | null> {
     this.assertOpen();
     const notBefore = this.now() - JOURNAL_CHOICES.uploadReuseMaxAgeMs;
+    this.group.flush();
     return this.references.get(this.batch?.service ?? '', name, contentHash, notBefore);
   }
 
-  /** Records the upload of shared reference `name` (durable on return). */
+  /** Records the upload of shared reference `name` (durable on resolve). */
   async saveReference(name: string, contentHash: string, fileId: string): Promise<void> {
     this.assertOpen();
     const service = this.batch?.service ?? '';
-    this.references.save(service, name, contentHash, fileId, this.now(), this.batch?.id ?? null);
+    const [now, batchId] = [this.now(), this.batch?.id ?? null];
+    await this.group.add(() => this.references.save(service, name, contentHash, fileId, now, batchId));
   }
 
   /** Forgets a recorded reference upload (the service no longer has the file). */
   async forgetReference(name: string, contentHash: string): Promise<void> {
     this.assertOpen();
-    this.references.forget(this.batch?.service ?? '', name, contentHash);
+    const service = this.batch?.service ?? '';
+    await this.group.add(() => this.references.forget(service, name, contentHash));
   }
 
   // ---- quota state ----------------------------------------------------------------------------
@@ -576,13 +596,15 @@ export class Journal implements Store {
   /** The quota state recorded for `service` and the key of `keyFingerprint`, or null. */
   async quotaState(service: string, keyFingerprint: string): Promise<QuotaState | null> {
     this.assertOpen();
+    this.group.flush();
     return this.quotas.get(service, keyFingerprint);
   }
 
-  /** Records the quota state of `service` and the key of `keyFingerprint` (durable on return). */
+  /** Records the quota state of `service` and the key of `keyFingerprint` (durable on resolve). */
   async saveQuotaState(service: string, keyFingerprint: string, state: QuotaStateInput): Promise<void> {
     this.assertOpen();
-    this.quotas.save(service, keyFingerprint, state, this.now());
+    const now = this.now();
+    await this.group.add(() => this.quotas.save(service, keyFingerprint, state, now));
   }
 
   // ---- job durations --------------------------------------------------------------------------
@@ -590,13 +612,15 @@ export class Journal implements Store {
   /** The latest job duration samples recorded for `service`, by kind, oldest first. */
   async jobDurations(service: string): Promise<Map<string, JobDurationSample[]>> {
     this.assertOpen();
+    this.group.flush();
     return this.durations.ofService(service);
   }
 
-  /** Records one ended job's sample of `kind` at `service` (durable on return). */
+  /** Records one ended job's sample of `kind` at `service` (durable on resolve). */
   async recordJobDuration(service: string, kind: string, sample: JobDurationSample): Promise<void> {
     this.assertOpen();
-    this.durations.add(service, kind, sample, this.now());
+    const now = this.now();
+    await this.group.add(() => this.durations.add(service, kind, sample, now));
   }
 
   // ---- the runner lock ------------------------------------------------------------------------
@@ -635,6 +659,7 @@ export class Journal implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     try {
+      this.group.flush();
       if (this.lock) releaseRunnerLock(this.db, this.outDir, this.lock);
     } finally {
       this.lock = null;

@@ -28,10 +28,12 @@ export {
   type ReportMeta,
   type ReportTotals,
   reportItem,
+  reportJsonText,
   uniqueItems,
   unprocessedReason,
   writeReportJson,
 } from './report-json.ts';
+export { REPORT_PROMPT_CHARS, reportView } from './report-view.ts';
 export {
   buildResultJson,
   elideInlineData,

@@ -326,6 +326,11 @@ function stageTable(items: readonly Item[]): string {
  * @example const html = renderReportHtml({ report, items, thumbs, outDir });
  */
 export function renderReportHtml(input: ReportHtmlInput): string {
+  return reportHtmlParts(input).join('\n');
+}
+
+/** The lines of report.html (renderReportHtml), each passed through `redact`: written one by one. */
+function reportHtmlParts(input: ReportHtmlInput): string[] {
   const { report, outDir, thumbs } = input;
   const now = input.now ?? Date.now();
   const redact = input.redact ?? redactShapes;
@@ -440,7 +445,7 @@ export function renderReportHtml(input: ReportHtmlInput): string {
     '</body>',
     '</html>',
   );
-  return redact([...head, ...body].filter((s) => s !== '').join('\n'));
+  return [...head, ...body].filter((s) => s !== '').map((s) => redact(s));
 }
 
 /**
@@ -458,7 +463,7 @@ export async function writeReportHtml(
 ): Promise<string> {
   const report = buildReport(items, meta);
   const thumbs = await makeThumbnails(uniqueItems(items), outDir);
-  const html = renderReportHtml({
+  const parts = reportHtmlParts({
     report,
     items,
     thumbs,
@@ -469,6 +474,11 @@ export async function writeReportHtml(
     redact: meta.redact,
   });
   const path = join(outDir, REPORT_HTML_FILE);
-  await writeFileAtomic(path, html);
+  await writeFileAtomic(path, joinedLines(parts));
   return path;
+}
+
+/** The parts one after another, a newline between two. */
+function* joinedLines(parts: readonly string[]): Generator<string> {
+  for (const [i, p] of parts.entries()) yield i < parts.length - 1 ? `${p}\n` : p;
 }

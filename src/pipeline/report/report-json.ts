@@ -299,6 +299,28 @@ export function buildReport(items: Iterable<Item>, meta: ReportMeta): BatchRepor
  */
 export async function writeReportJson(outDir: string, report: BatchReport): Promise<string> {
   const path = join(outDir, REPORT_JSON_FILE);
-  await writeFileAtomic(path, `${JSON.stringify(report, null, 2)}\n`);
+  await writeFileAtomic(path, reportJsonText(report));
   return path;
+}
+
+/**
+ * The text of report.json — `JSON.stringify(report, null, 2)` and a newline, exactly — in pieces, one
+ * per item, so a report of 100,000 items is never one string in memory.
+ *
+ * @example [...reportJsonText(report)].join('') === `${JSON.stringify(report, null, 2)}\n`
+ */
+export function* reportJsonText(report: BatchReport): Generator<string> {
+  const { items, ...rest } = report;
+  // `items` is the report's last key: everything before it is the head of the text.
+  const whole = JSON.stringify({ ...rest, items: [] }, null, 2);
+  if (items.length === 0) {
+    yield `${whole}\n`;
+    return;
+  }
+  yield `${whole.slice(0, whole.length - '[]\n}'.length)}[\n`;
+  for (const [i, line] of items.entries()) {
+    const text = JSON.stringify(line, null, 2).replaceAll('\n', '\n    ');
+    yield `    ${text}${i < items.length - 1 ? ',' : ''}\n`;
+  }
+  yield '  ]\n}\n';
 }

@@ -6,17 +6,35 @@ import { dirname } from 'node:path';
 /**
  * Writes `text` to `path` through `<path>.<random>.tmp` and a rename, so a reader sees either the old
  * file or the whole new one, never a half-written one. Creates the parent directory when missing.
+ * `text` may come in pieces (an iterable of strings, written one after another): a large report is
+ * then never one string in memory.
  *
  * @example await writeFileAtomic('/out/report.json', JSON.stringify(report));
  */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
+export async function writeFileAtomic(path: string, text: string | Iterable<string>): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${randomUUID().slice(0, 8)}.tmp`;
   try {
-    await writeFile(tmp, text, 'utf8');
+    await writeFile(tmp, typeof text === 'string' ? text : batched(text), 'utf8');
     await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
   }
+}
+
+/** Pieces joined into strings of about 64 KiB: one write each. */
+function* batched(pieces: Iterable<string>): Generator<string> {
+  let buf: string[] = [];
+  let size = 0;
+  for (const piece of pieces) {
+    buf.push(piece);
+    size += piece.length;
+    if (size >= 65_536) {
+      yield buf.join('');
+      buf = [];
+      size = 0;
+    }
+  }
+  if (buf.length > 0) yield buf.join('');
 }

@@ -1,10 +1,11 @@
 /**
  * The batch state: every item of the batch in its latest state, for the reports, by entry — one entry
  * per item started, in the order they started (watch may start several items of one input, one after
- * another). An entry is dropped once a later item takes its place (see keep).
+ * another). An entry is dropped once a later item takes its place (see keep). A finished item is kept
+ * only as its report view (report/report-view.ts): what the reports read of it.
  */
 import { FINAL_ITEM_STATES, type Item } from '../item.ts';
-import { itemPlace, uniqueItems } from '../report/index.ts';
+import { itemPlace, reportView, uniqueItems } from '../report/index.ts';
 
 export class BatchItems {
   private readonly items = new Map<number, Item>();
@@ -24,16 +25,20 @@ export class BatchItems {
     return this.items.size;
   }
 
-  /** The item of `entry`, or undefined when a later item took its place. */
-  get(entry: number): Item | undefined {
-    return this.items.get(entry);
+  /** True while `entry` is kept (no later item took its place). */
+  holds(entry: number): boolean {
+    return this.items.has(entry);
   }
 
-  /** Keeps the item of `entry`; once it has a place (or ends), it replaces an earlier item there. */
+  /**
+   * Keeps the item of `entry` (a finished one as its report view); once it has a place (or ends), it
+   * replaces an earlier item there.
+   */
   keep(entry: number, item: Item): void {
-    this.items.set(entry, item);
+    const final = FINAL_ITEM_STATES.includes(item.state);
+    this.items.set(entry, final ? reportView(item) : item);
     this.stale = true;
-    if (item.place === undefined && !FINAL_ITEM_STATES.includes(item.state)) return;
+    if (item.place === undefined && !final) return;
     const place = itemPlace(item);
     const before = this.entryAt.get(place);
     if (before !== undefined && before !== entry) this.items.delete(before);

@@ -167,7 +167,7 @@ export class ItemDriver implements StepEnv {
     if (!onItemDone || item.state === 'stopped') return;
     try {
       const moved = await onItemDone(item);
-      if (moved && this.items.get(entry) === item) this.items.keep(entry, moved);
+      if (moved && this.items.holds(entry)) this.items.keep(entry, moved);
     } catch {
       // the hook reports its own problems; the item's result stands
     }

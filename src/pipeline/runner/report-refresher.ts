@@ -1,6 +1,8 @@
 /**
  * The report refresher: rewrites report.json and report.html every `intervalMs` while items change
  * (one write at a time; a failed write waits for the next tick), and writes them a last time at the end.
+ * A rewrite takes longer as the batch grows; the next one waits at least REWRITE_SHARE_INVERSE - 1 times
+ * as long as the last took, so rewriting never takes more than about a tenth of the batch's time.
  */
 import type { Item } from '../item.ts';
 import type { Redact } from '../progress/redact.ts';
@@ -16,8 +18,13 @@ export interface ReportMeta {
   journal: ReportJournalMeta | null;
 }
 
+/** A rewrite while running takes at most 1 / REWRITE_SHARE_INVERSE of the time (see the module comment). */
+export const REWRITE_SHARE_INVERSE = 10;
+
 export class ReportRefresher {
   private writing: Promise<unknown> | null = null;
+  /** No rewrite while running before this time (ms since the epoch). */
+  private notBefore = 0;
   private readonly timer: NodeJS.Timeout | null;
 
   /** @param intervalMs - 0: only the final write */
@@ -33,10 +40,13 @@ export class ReportRefresher {
 
   /** Rewrites the reports unless a write is running or nothing changed. */
   refresh(): void {
-    if (this.writing || !this.items.takeStale()) return;
-    this.writing = writeReports(this.outDir, this.items.reportItems(), { ...this.meta, now: Date.now() })
+    const started = Date.now();
+    if (this.writing || started < this.notBefore || !this.items.takeStale()) return;
+    this.writing = writeReports(this.outDir, this.items.reportItems(), { ...this.meta, now: started })
       .catch(() => undefined)
       .finally(() => {
+        const ended = Date.now();
+        this.notBefore = ended + (REWRITE_SHARE_INVERSE - 1) * (ended - started);
         this.writing = null;
       });
   }

@@ -1,0 +1,195 @@
+/**
+ * Pipeline scale bench (issue 10, part 3): the cost per item of `genpipe run` as the batch grows. The
+ * built CLI (`npm run build` is run first, so bin/genpipe.js runs dist/) processes 1,000, 10,000 and
+ * 100,000 prompt files (small text files in a temp dir) against `genpipe serve` in a child process
+ * with 50 ms jobs, tiny outputs (`tiny_outputs`: the emulator's rendering would take the 2 cores) and
+ * quotas that never bind, with `--concurrency 64` and otherwise default flags (journal included).
+ *
+ * Per size: wall time, the genpipe process's peak RSS and its own CPU (user + sys) per item, both from
+ * GNU time (`/usr/bin/time -f`) when present, else sampled from /proc/<pid>/status (VmHWM) and
+ * /proc/<pid>/stat; and the ratio of the peak RSS at the largest size to that at 10,000.
+ *
+ * GENPIPE_BENCH_SCALE_MAX caps the largest size (e.g. 10000 for a quick run); the default runs all
+ * three. The throughput is bounded by the client's poll loop (reads per second across jobs), not by
+ * the emulator: wall time grows about linearly with the batch.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BenchRow, MB, ROOT, spawnEmulator, writeEmulatorConfig } from './lib.ts';
+
+const KEY = 'svc-api-bench-scale';
+const SIZES = [1_000, 10_000, 100_000];
+const MAX = Number(process.env.GENPIPE_BENCH_SCALE_MAX ?? Number.POSITIVE_INFINITY);
+const CONCURRENCY = 64;
+const TIME = '/usr/bin/time';
+const RSS_TARGET_MB = 400;
+const CPU_TARGET_MS = 8;
+
+interface SizeResult {
+  items: number;
+  succeeded: number;
+  wallS: number;
+  peakRssMb: number;
+  cpuS: number;
+  cpuMsPerItem: number;
+  measuredWith: 'time' | 'proc';
+}
+
+async function writePrompts(dir: string, n: number): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    join(dir, 'genpipe.yaml'),
+    'rules:\n  - match: "**/*.txt"\n    input_as: prompt\n    request: { type: image, model: uni-1, aspect_ratio: "1:1" }\n',
+  );
+  // 1,000 files per folder, as a large tree would be.
+  for (let i = 0; i < n; i++) {
+    const folder = join(dir, `d${String(Math.floor(i / 1000)).padStart(3, '0')}`);
+    if (i % 1000 === 0) await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, `p${String(i).padStart(6, '0')}.txt`), `bench prompt number ${i}`);
+  }
+}
+
+/** utime + stime (s) and VmHWM (bytes) of a live process, from /proc. */
+function procSample(pid: number): { cpuS: number; hwm: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15)
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return { cpuS: ticks / 100, hwm: hwm?.[1] ? Number(hwm[1]) * 1024 : 0 };
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `genpipe run` over `input`; its peak RSS and CPU from GNU time, else from /proc samples. */
+async function runCli(input: string, out: string, url: string) {
+  const useTime = existsSync(TIME);
+  const timeFile = join(out, '..', `time-${Date.now()}.txt`);
+  const cli = [
+    join(ROOT, 'bin', 'genpipe.js'),
+    'run',
+    input,
+    '--out',
+    out,
+    '--concurrency',
+    String(CONCURRENCY),
+    '-q',
+  ];
+  const [cmd, args] = useTime
+    ? [TIME, ['-f', '%M %U %S', '-o', timeFile, process.execPath, ...cli]]
+    : [process.execPath, cli];
+  const started = Date.now();
+  const child = spawn(cmd, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, GENPIPE_BASE_URL: url, GENPIPE_API_KEY: KEY },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d) => {
+    stderr = (stderr + String(d)).slice(-4000);
+  });
+  let last: { cpuS: number; hwm: number } | null = null;
+  const sampler = useTime
+    ? null
+    : setInterval(() => {
+        last = procSample(child.pid ?? 0) ?? last;
+      }, 200);
+  const code = await new Promise<number | null>((done) => child.once('exit', done));
+  if (sampler) clearInterval(sampler);
+  const wallS = (Date.now() - started) / 1000;
+  if (code !== 0 && code !== 1) throw new Error(`genpipe run exited with ${code}: ${stderr}`);
+  if (useTime) {
+    const [kb, user, sys] = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number);
+    return { wallS, peak: (kb ?? 0) * 1024, cpuS: (user ?? 0) + (sys ?? 0), measuredWith: 'time' as const };
+  }
+  const s = last as { cpuS: number; hwm: number } | null;
+  return { wallS, peak: s?.hwm ?? 0, cpuS: s?.cpuS ?? 0, measuredWith: 'proc' as const };
+}
+
+async function benchSize(dir: string, n: number, url: string): Promise<SizeResult> {
+  const input = join(dir, `in-${n}`);
+  const out = join(dir, `out-${n}`);
+  process.stderr.write(`  pipeline-scale: writing ${n} prompt files...\n`);
+  await writePrompts(input, n);
+  process.stderr.write(`  pipeline-scale: genpipe run over ${n} items...\n`);
+  const r = await runCli(input, out, url);
+  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as {
+    totals: { succeeded: number; inputs: number };
+  };
+  if (report.totals.inputs !== n) throw new Error(`report.json lists ${report.totals.inputs} of ${n} inputs`);
+  rmSync(input, { recursive: true, force: true });
+  rmSync(out, { recursive: true, force: true });
+  return {
+    items: n,
+    succeeded: report.totals.succeeded,
+    wallS: r.wallS,
+    peakRssMb: r.peak / MB,
+    cpuS: r.cpuS,
+    cpuMsPerItem: (r.cpuS * 1000) / n,
+    measuredWith: r.measuredWith,
+  };
+}
+
+function rowsOf(results: SizeResult[]): BenchRow[] {
+  const rows: BenchRow[] = [];
+  for (const r of results) {
+    const at = `${r.items} items`;
+    rows.push(
+      { bench: 'pipeline-scale', metric: `${at}: wall`, value: r.wallS, unit: 's' },
+      {
+        bench: 'pipeline-scale',
+        metric: `${at}: peak RSS of genpipe`,
+        value: r.peakRssMb,
+        unit: 'MB',
+        target: `< ${RSS_TARGET_MB}`,
+        pass: r.peakRssMb < RSS_TARGET_MB,
+      },
+      {
+        bench: 'pipeline-scale',
+        metric: `${at}: genpipe CPU per item`,
+        value: r.cpuMsPerItem,
+        unit: 'ms',
+        target: `<= ${CPU_TARGET_MS}`,
+        pass: r.cpuMsPerItem <= CPU_TARGET_MS,
+      },
+      { bench: 'pipeline-scale', metric: `${at}: succeeded`, value: r.succeeded, unit: 'count' },
+    );
+  }
+  const base = results.find((r) => r.items === 10_000);
+  const top = results.at(-1);
+  if (base && top && top !== base) {
+    rows.push({
+      bench: 'pipeline-scale',
+      metric: `peak RSS ${top.items} / ${base.items} items`,
+      value: top.peakRssMb / base.peakRssMb,
+      unit: 'ratio',
+      target: '<= 1.25 (flat)',
+      pass: top.peakRssMb / base.peakRssMb <= 1.25,
+    });
+  }
+  return rows;
+}
+
+export async function benchPipelineScale(): Promise<{ rows: BenchRow[]; data: unknown }> {
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+  const dir = mkdtempSync(join(tmpdir(), 'genpipe-bench-scale-'));
+  const configPath = writeEmulatorConfig(
+    dir,
+    KEY,
+    { rpm: 1e7, concurrency: 10_000, balance: 1e12 },
+    { queue_ms: 0, processing_ms: { image: 50, video: 50 }, abuse_ceiling: 1e9, tiny_outputs: true },
+  );
+  const emu = await spawnEmulator(configPath, join(dir, 'data'));
+  const results: SizeResult[] = [];
+  try {
+    for (const n of SIZES.filter((s) => s <= MAX)) results.push(await benchSize(dir, n, emu.url));
+  } finally {
+    await emu.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { rows: rowsOf(results), data: { concurrency: CONCURRENCY, sizes: results } };
+}

@@ -1,0 +1,72 @@
+/**
+ * Group commit for the journal: the writes asked for in the same turn of the event loop (a batch of 64
+ * jobs makes many state changes at once) go into one `BEGIN IMMEDIATE` transaction, so they cost one
+ * commit (and one fsync with `synchronous = FULL`) instead of one each. Each write's promise resolves
+ * only once that transaction is committed: "durable on resolve" (../store/README.md) still holds.
+ *
+ * Each write runs in a savepoint of its own: one that throws is rolled back alone and rejects its own
+ * promise; the others are committed. A commit that fails rejects them all. Writes are applied in the
+ * order they were asked for; flush() applies the queued ones at once (the journal calls it before any
+ * other transaction and before reads, so nothing ever overtakes a queued write).
+ */
+import type Database from 'better-sqlite3';
+
+interface QueuedWrite {
+  write: () => void;
+  done: () => void;
+  fail: (err: unknown) => void;
+}
+
+/** The journal's queue of writes waiting for the turn's commit. */
+export class WriteGroup {
+  private queue: QueuedWrite[] = [];
+  private scheduled = false;
+
+  constructor(private readonly db: Database.Database) {}
+
+  /**
+   * Queues `write` for the commit at the end of this turn.
+   *
+   * @returns resolves once the write is committed, rejects with what it threw (or what the commit threw)
+   * @example await group.add(() => rows.write(id, item, prev, batchId));
+   */
+  add(write: () => void): Promise<void> {
+    return new Promise<void>((done, fail) => {
+      this.queue.push({ write, done, fail });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush();
+      });
+    });
+  }
+
+  /** Commits the queued writes now, in one transaction (nothing when none are queued). */
+  flush(): void {
+    const writes = this.queue;
+    if (writes.length === 0) return;
+    this.queue = [];
+    const failed = new Map<QueuedWrite, unknown>();
+    try {
+      this.db
+        .transaction(() => {
+          for (const w of writes) {
+            try {
+              this.db.transaction(w.write)();
+            } catch (err) {
+              failed.set(w, err);
+            }
+          }
+        })
+        .immediate();
+    } catch (err) {
+      for (const w of writes) w.fail(err);
+      return;
+    }
+    for (const w of writes) {
+      if (failed.has(w)) w.fail(failed.get(w));
+      else w.done();
+    }
+  }
+}
