@@ -37,7 +37,7 @@ interface ItemRowSql {
   superseded_at: number | null;
 }
 
-function toRow(r: ItemRowSql): JournalRow {
+function toRow(r: ItemRowSql, stored: Item = itemFromJson(r.item)): JournalRow {
   const place = r.place ?? r.input;
   return {
     id: r.id,
@@ -46,7 +46,7 @@ function toRow(r: ItemRowSql): JournalRow {
     place,
     contentHash: r.content_hash,
     recipeHash: r.recipe_hash,
-    item: { ...itemFromJson(r.item), place },
+    item: { ...stored, place },
     liveState: r.live_state as ItemState,
     phase: r.phase as JournalPhase,
     outcomeUnknown: r.outcome_unknown === 1,
@@ -59,10 +59,10 @@ function toRow(r: ItemRowSql): JournalRow {
   };
 }
 
-/** True when `item` is the stored item (JSON text) but for its `journal` note. */
-function sameButNote(stored: string, item: Item): boolean {
-  if (stored === JSON.stringify(item)) return true;
-  const { journal: _stored, ...was } = itemFromJson(stored);
+/** True when `item` is the stored item (its JSON text, and that text read) but for its `journal` note. */
+function sameButNote(storedText: string, stored: Item, item: Item): boolean {
+  if (storedText === JSON.stringify(item)) return true;
+  const { journal: _stored, ...was } = stored;
   const { journal: _now, ...now } = item;
   return JSON.stringify(was) === JSON.stringify(now);
 }
@@ -110,22 +110,24 @@ export class ItemRows {
   /** Row `id`, and whether `item` is what it holds but for the item's `journal` note. */
   byId(id: number, item: Item): { row: JournalRow | null; sameButNote: boolean } {
     const r = this.sql.byId.get(id);
-    return { row: r ? toRow(r) : null, sameButNote: r !== undefined && sameButNote(r.item, item) };
+    if (!r) return { row: null, sameButNote: false };
+    const stored = itemFromJson(r.item); // read once, for the row and the comparison
+    return { row: toRow(r, stored), sameButNote: sameButNote(r.item, stored, item) };
   }
 
   /** Every row `input` has had, oldest first. */
   history(input: string): JournalRow[] {
-    return this.sql.history.all(this.outDir, input).map(toRow);
+    return this.sql.history.all(this.outDir, input).map((r) => toRow(r));
   }
 
   /** The active row of every input, by input path. */
   allActive(): JournalRow[] {
-    return this.sql.allActive.all(this.outDir).map(toRow);
+    return this.sql.allActive.all(this.outDir).map((r) => toRow(r));
   }
 
   /** Active rows in `phase`, by input path. */
   inPhase(phase: JournalPhase): JournalRow[] {
-    return this.sql.byPhase.all(this.outDir, phase).map(toRow);
+    return this.sql.byPhase.all(this.outDir, phase).map((r) => toRow(r));
   }
 
   /** Inputs whose active row is reported or failed, with the size and mtime their item recorded. */
