@@ -10,6 +10,7 @@
  *   over when it answers 200;
  * - storage URLs get no Authorization header (the signature is the credential).
  */
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -237,11 +238,14 @@ class OutputDownload {
         done(null, chunk);
       },
     });
+    const file = createWriteStream(part, { flags: plan.append ? 'a' : 'w' });
     try {
-      await pipeline(res.body, counter, createWriteStream(part, { flags: plan.append ? 'a' : 'w' }), {
-        signal: options.signal,
-      });
+      await pipeline(res.body, counter, file, { signal: options.signal });
     } catch (err) {
+      // pipeline() rejects on the body's error while the part file may still be landing its last
+      // writes: measured before they land, the resumed answer would be appended after bytes counted
+      // twice. Its size is read once the file is closed.
+      if (!file.closed) await once(file, 'close').catch(() => undefined);
       throwIfAborted(options.signal);
       this.have = await sizeOf(part);
       this.spendResume(
