@@ -8,12 +8,14 @@
  * ended by `doneByMs`, both counted from the create's answer. RecentJobDurations keeps the last few
  * brackets of each kind and expects:
  * - while the brackets agree (the latest time a job was seen running is before the earliest time one
- *   was seen ended), halfway between the two, until they are within a few percent of each other: a
- *   bisection, each probe costing at most one early read; then the earliest time a job was seen ended.
- *   While no job was seen running, 10% before the earliest end (a probe that creeps down);
+ *   was seen ended), halfway between the two: a bisection, each probe costing at most one early read;
+ *   while no job was seen running, 10% before the earliest end (a probe that creeps down);
+ * - once they are within a few percent of each other, either way (jobs of one length end a few ms
+ *   apart), half a step after the later of the two: a read a moment too soon costs a whole interval;
  * - when they do not (the kind's jobs vary in length), the shortest tenth of the jobs' lengths (each
- *   taken as the middle of its bracket, or the read that found it ended when none found it running):
- *   read early and then often rather than late.
+ *   taken as the middle of its bracket; a job that no read found running, as half the time of the read
+ *   that found it ended, since it may have ended at any time before): read early and then often
+ *   rather than late.
  */
 import type { GenerationRequest } from './types.ts';
 
@@ -84,13 +86,19 @@ export function expectFrom(samples: readonly JobDurationSample[]): number | null
   const doneBy = Math.min(...samples.map((s) => s.doneByMs));
   // No job seen running: no lower bound; probe 10% earlier at a time rather than halfway to 0.
   const runningAt = Math.max(...samples.map((s) => s.runningAtMs)) || doneBy * 0.8;
-  if (runningAt < doneBy) {
-    const resolution = Math.max(100, doneBy * 0.05);
-    return doneBy - runningAt > resolution ? Math.round((runningAt + doneBy) / 2) : doneBy;
+  const resolution = Math.max(100, doneBy * 0.05);
+  if (doneBy - runningAt > resolution) return Math.round((runningAt + doneBy) / 2);
+  if (runningAt - doneBy <= resolution) {
+    // Settled: the jobs of one kind end within a step of each other (one seen running a moment after
+    // another was seen ended is the same length). A read a moment too soon costs a whole interval
+    // (reads of a job are at least 1 s apart), so read half a step after the latest end seen.
+    return Math.round(Math.max(runningAt, doneBy) + resolution / 2);
   }
-  // A job found ended at its first read may have ended long before: its read time is all it says.
+  // A job found ended at its first read ended somewhere between its create and that read. Taking the
+  // read's time as its length would pin the expectation: jobs read late are found ended late, and
+  // teach that jobs take that long. The middle of what it says lets the expectation come back down.
   const lengths = samples
-    .map((s) => (s.runningAtMs > 0 ? (s.runningAtMs + s.doneByMs) / 2 : s.doneByMs))
+    .map((s) => (s.runningAtMs > 0 ? (s.runningAtMs + s.doneByMs) / 2 : s.doneByMs / 2))
     .sort((a, b) => a - b);
   return Math.round(quantile(lengths, SPREAD_QUANTILE));
 }
