@@ -1,8 +1,8 @@
 /**
  * The one poll loop of generations: every job waited on through a poller is read (GET
- * /v1/generations/{id}) from its own schedule by one loop that makes its reads one at a time, at least
- * `1000 / maxGetsPerSecond` ms apart, so a large batch stretches its cycle instead of approaching the
- * service's API-wide abuse ceiling. A 429 that outlasts the client's retries pushes that job's next
+ * /v1/generations/{id}) from its own schedule by one loop that makes its reads one at a time, at most
+ * `maxGetsPerSecond` in any one second (read-budget.ts), so a large batch stretches its cycle instead
+ * of approaching the service's API-wide abuse ceiling, while jobs that end together are read at once. A 429 that outlasts the client's retries pushes that job's next
  * read back by its Retry-After (or, with `rateLimitedReads: 'fail'`, ends its wait with the
  * RateLimitError).
  *
@@ -23,6 +23,7 @@ import { TERMINAL_GENERATION_STATES } from '../spec/index.ts';
 import { RateLimitError } from './errors.ts';
 import type { JobDurations } from './job-durations.ts';
 import { adaptiveDelay, firstReadAt, type PollScheduleName } from './poll-schedule.ts';
+import { ReadBudget } from './read-budget.ts';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.ts';
 import { abortReason } from './sleep.ts';
 import type { Generation } from './types.ts';
@@ -119,7 +120,7 @@ export class GenerationPoller {
   /** Time between two reads of the same job (null when given as a function). */
   readonly intervalMs: number | null;
   private readonly interval: (n: number) => number;
-  private readonly gapMs: number;
+  private readonly maxGetsPerSecond: number;
   private readonly adaptive: boolean;
   private readonly minIntervalMs: number;
   private readonly durations: JobDurations | undefined;
@@ -151,7 +152,7 @@ export class GenerationPoller {
       options.minIntervalMs ?? Math.min(POLLER_DEFAULTS.minIntervalMs, this.intervalMs ?? Infinity),
     );
     this.durations = options.durations;
-    this.gapMs = 1000 / Math.max(0.001, options.maxGetsPerSecond ?? POLLER_DEFAULTS.maxGetsPerSecond);
+    this.maxGetsPerSecond = options.maxGetsPerSecond ?? POLLER_DEFAULTS.maxGetsPerSecond;
     this.failRateLimited = options.rateLimitedReads === 'fail';
     this.signal = options.signal;
     this.now = options.now ?? Date.now;
@@ -293,24 +294,32 @@ export class GenerationPoller {
 
   private async loop(): Promise<void> {
     this.running = true;
-    let lastGetAt = Number.NEGATIVE_INFINITY;
+    const budget = new ReadBudget(this.maxGetsPerSecond);
     try {
       while (!this.closed) {
         const job = this.nextDue();
         if (!job) break;
         const now = this.now();
-        const at = Math.max(job.nextAt, lastGetAt + this.gapMs);
+        const at = budget.nextAt(job.nextAt);
         if (at > now) {
           await this.sleep(at - now);
           continue; // the set of jobs may have changed meanwhile
         }
-        lastGetAt = now;
+        budget.took(now);
         this.gets++;
         try {
           const generation = await this.getFn(job.id, this.signal ? { signal: this.signal } : {});
           if (this.jobs.get(job.id) !== job) continue; // abandoned meanwhile
           for (const w of [...job.waiters]) w.onRead?.(generation);
           if (this.jobs.get(job.id) !== job) continue; // a waiter left on what it read
+          console.error(
+            'READ',
+            job.id.slice(-6),
+            now % 100000,
+            job.timed ? now - job.timed.createdAt : -1,
+            generation.state,
+            job.timed && this.durations?.expectedMs(job.timed.kind),
+          );
           if (isTerminal(generation.state)) {
             this.learn(job, now);
             this.settle(job, { ok: true, value: generation });
