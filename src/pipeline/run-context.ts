@@ -3,7 +3,7 @@
  * local stages' StageContext plus the client, the batch's shared reference uploads, the shared poll
  * loop, the journal hook and the batch's settings. The runner builds one per batch.
  */
-import type { GenpipeClient } from '../client/index.ts';
+import type { Generation, GenpipeClient } from '../client/index.ts';
 import type { Item } from './item.ts';
 import type { GenerationPoller } from './poller.ts';
 import type { Redact } from './progress/redact.ts';
@@ -25,6 +25,12 @@ export interface RunContext extends StageContext {
   references: SharedReferences;
   /** The one poll loop every submitted job is waited on through. */
   poller: GenerationPoller;
+  /**
+   * The read that found a job completed, by generation id, from wait to download: its output URLs
+   * are fresh, so download does not read the generation again (it re-reads when they have expired,
+   * and when the entry is missing: a resumed item). Download takes the entry out.
+   */
+  completedReads: Map<string, Generation>;
   /**
    * Journals a fact learned in the middle of a stage, before the stage acts on it (submit records the
    * X-Request-Id here before it sends the create). The runner also persists after every transition.

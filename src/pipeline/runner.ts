@@ -202,6 +202,7 @@ function runContext(run: ResolvedRun, stops: StopControl): RunContext {
       durations: options.jobDurations ?? new RecentJobDurations(),
       signal,
     }),
+    completedReads: new Map(),
     persist: async (item) => {
       try {
         await run.persist(item);

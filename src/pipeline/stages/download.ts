@@ -27,7 +27,10 @@ export async function download(item: Item, ctx: RunContext): Promise<Item> {
   const dir = itemFolder(ctx.outDir, item);
   const rel = (abs: string) => relative(ctx.outDir, abs).split(sep).join('/');
   try {
-    const files = await ctx.client.generations.download(id, dir, { signal: ctx.signal });
+    // The read that found it completed, when this run made it: no second read of the generation.
+    const read = ctx.completedReads.get(id);
+    ctx.completedReads.delete(id);
+    const files = await ctx.client.generations.download(read ?? id, dir, { signal: ctx.signal });
     const outputs = files.map((f) => rel(f.path));
     const layers: ItemLayer[] = files
       .filter((f) => f.layer)

@@ -46,7 +46,10 @@ export async function wait(item: Item, ctx: RunContext): Promise<Item> {
       ...(submitted !== undefined ? { createdAt: submitted } : {}),
     });
     const generation = { state: g.state, failure_code: g.failure_code, failure_reason: g.failure_reason };
-    if (g.state === 'completed') return advanceStep(item, 'completed', { generation });
+    if (g.state === 'completed') {
+      ctx.completedReads.set(id, g);
+      return advanceStep(item, 'completed', { generation });
+    }
     return failStep(
       item,
       'wait',
