@@ -10,7 +10,7 @@ import { DEFAULT_KEY, type RunningEmulator, resolveConfig, startEmulator } from 
  * 800 ms (videos); one active client with the default key, 120 creates per 60 s and 8 concurrent jobs.
  */
 export const EMBEDDED_EMULATOR_CONFIG = {
-  clients: [{ id: 'default', state: 'active', rpm: 120, concurrency: 8, balance: 1_000_000 }],
+  clients: [{ id: 'default', state: 'active', rpm: 120, concurrency: 32, balance: 1_000_000 }],
   keys: [{ key: DEFAULT_KEY, client: 'default' }],
   queue_ms: 100,
   processing_ms: { image: 400, video: 800 },

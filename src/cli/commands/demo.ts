@@ -5,7 +5,7 @@
  */
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { REPORT_HTML_FILE } from '../../pipeline/index.ts';
+import { REPORT_HTML_FILE, RUN_DEFAULTS } from '../../pipeline/index.ts';
 import { intArg } from '../make-client.ts';
 import { packageRoot } from '../package-root.ts';
 import { executeRun } from './run.ts';
@@ -23,7 +23,7 @@ export function registerDemo(program: Command): void {
       'Run the bundled samples through the embedded emulator into out/demo, then say where to look',
     )
     .option('-o, --out <out-dir>', `where the outputs and reports go (default ${DEMO_OUT_DIR})`)
-    .option('--concurrency <n>', 'jobs in flight at most (default 8)', intArg(1))
+    .option('--concurrency <n>', `jobs in flight at most (default ${RUN_DEFAULTS.concurrency})`, intArg(1))
     .option('--json', 'one JSON object per event on stdout')
     .option('-q, --quiet', 'no progress, only the summary')
     .action(async (flags: { out?: string; concurrency?: number; json?: boolean; quiet?: boolean }) => {

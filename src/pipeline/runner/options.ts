@@ -17,7 +17,7 @@ import { BASE64_MAX_BYTES } from '../stages/upload.ts';
 /** Defaults of a run, in one place. */
 export const RUN_DEFAULTS = {
   /** Jobs in flight at most (submitted and not yet ended). */
-  concurrency: 8,
+  concurrency: 32,
   /** Resubmissions of a generation that failed with a retryable failure_code. */
   maxResubmits: 1,
   /** Uploads at once. */
@@ -43,7 +43,7 @@ export interface RunOptions {
   recipe: Recipe;
   /** The client to use (not closed by the runner). */
   client: GenpipeClient;
-  /** Jobs in flight at most (default 8). */
+  /** Jobs in flight at most (default 32). */
   concurrency?: number;
   /**
    * The longest time between two reads of one job by the shared poll loop (default 2000 ms); with the
@@ -165,7 +165,7 @@ export interface ResolvedRun {
 /**
  * The settings of a run from its options: absolute dirs, counts floored to what works, defaults.
  *
- * @example resolveRunOptions({ inputDir: 'in', outDir: 'out', recipe, client }).concurrency // 8
+ * @example resolveRunOptions({ inputDir: 'in', outDir: 'out', recipe, client }).concurrency // 32
  */
 export function resolveRunOptions(options: RunOptions): ResolvedRun {
   return {
