@@ -213,6 +213,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     concurrency: setup.concurrency,
     pollIntervalMs: service.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
     ...(flags.pollSchedule ? { pollSchedule: flags.pollSchedule } : {}),
+    ...(flags.maxReads !== undefined ? { maxGetsPerSecond: flags.maxReads } : {}),
     ...(service.filePollIntervalMs !== undefined ? { filePollIntervalMs: service.filePollIntervalMs } : {}),
     ...(setup.maxResubmits !== undefined ? { maxResubmits: setup.maxResubmits } : {}),
     signal: s.controller.signal,

@@ -33,6 +33,8 @@ export interface BatchFlags extends ServiceFlags, JournalFlags {
   retries?: number;
   /** The service's request window in seconds, when known (default: learned from its answers). */
   rateWindow?: number;
+  /** Status reads per second at most, across all jobs. */
+  maxReads?: number;
 }
 
 /** A batch's options once defaulted and checked. */
@@ -116,6 +118,11 @@ export function addSharedBatchOptions(cmd: Command): Command {
       )
         .choices(['adaptive', 'fixed'])
         .hideHelp(),
+    )
+    .option(
+      '--max-reads <n>',
+      `status reads per second at most, across all jobs (default ${POLL_DEFAULTS.maxGetsPerSecond}); raise it only when your service's abuse ceiling allows: one read frees a job's slot, so it bounds jobs finished per second`,
+      intArg(1),
     )
     .option(
       '--rate-window <seconds>',
