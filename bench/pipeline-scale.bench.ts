@@ -3,15 +3,16 @@
  * built CLI (`npm run build` is run first, so bin/genpipe.js runs dist/) processes 1,000, 10,000 and
  * 100,000 prompt files (small text files in a temp dir) against `genpipe serve` in a child process
  * with 50 ms jobs, tiny outputs (`tiny_outputs`: the emulator's rendering would take the 2 cores) and
- * quotas that never bind, with `--concurrency 64` and otherwise default flags (journal included).
+ * quotas that never bind, with `--concurrency 64 --max-reads 200` and otherwise default flags (journal
+ * included).
  *
  * Per size: wall time, the genpipe process's peak RSS and its own CPU (user + sys) per item, both from
  * GNU time (`/usr/bin/time -f`) when present, else sampled from /proc/<pid>/status (VmHWM) and
  * /proc/<pid>/stat; and the ratio of the peak RSS at the largest size to that at 10,000.
  *
  * GENPIPE_BENCH_SCALE_MAX caps the largest size (e.g. 10000 for a quick run); the default runs all
- * three. The throughput is bounded by the client's poll loop (reads per second across jobs), not by
- * the emulator: wall time grows about linearly with the batch.
+ * three. The throughput is bounded by the job slots (a job holds one until its first read, 1 s after
+ * its create) and genpipe's own CPU: wall time grows about linearly with the batch.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +25,12 @@ const KEY = 'svc-api-bench-scale';
 const SIZES = [1_000, 10_000, 100_000];
 const MAX = Number(process.env.GENPIPE_BENCH_SCALE_MAX ?? Number.POSITIVE_INFINITY);
 const CONCURRENCY = 64;
+/**
+ * Status reads per second: each job is read at least once (1 s after its create), so the default 20
+ * would cap the batch at 20 items a second (100,000 items: 83 minutes); the emulator's abuse ceiling
+ * is raised to match. 64 jobs in flight need about 64.
+ */
+const MAX_READS = 200;
 const TIME = '/usr/bin/time';
 const RSS_TARGET_MB = 400;
 const CPU_TARGET_MS = 8;
@@ -77,6 +84,8 @@ async function runCli(input: string, out: string, url: string) {
     out,
     '--concurrency',
     String(CONCURRENCY),
+    '--max-reads',
+    String(MAX_READS),
     '-q',
   ];
   const [cmd, args] = useTime
