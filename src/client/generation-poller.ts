@@ -312,14 +312,6 @@ export class GenerationPoller {
           if (this.jobs.get(job.id) !== job) continue; // abandoned meanwhile
           for (const w of [...job.waiters]) w.onRead?.(generation);
           if (this.jobs.get(job.id) !== job) continue; // a waiter left on what it read
-          console.error(
-            'READ',
-            job.id.slice(-6),
-            now % 100000,
-            job.timed ? now - job.timed.createdAt : -1,
-            generation.state,
-            job.timed && this.durations?.expectedMs(job.timed.kind),
-          );
           if (isTerminal(generation.state)) {
             this.learn(job, now);
             this.settle(job, { ok: true, value: generation });
