@@ -11,7 +11,7 @@
  *   was seen ended), halfway between the two: a bisection, each probe costing at most one early read;
  *   while no job was seen running, 10% before the earliest end (a probe that creeps down);
  * - once they are within a few percent of each other, either way (jobs of one length end a few ms
- *   apart), half a step after the later of the two: a read a moment too soon costs a whole interval;
+ *   apart), 50 ms after the later of the two: a read a moment too soon costs a whole interval;
  * - when they do not (the kind's jobs vary in length), the shortest tenth of the jobs' lengths (each
  *   taken as the middle of its bracket; a job that no read found running, as half the time of the read
  *   that found it ended, since it may have ended at any time before): read early and then often
@@ -68,6 +68,9 @@ export function jobKindOf(request: Pick<GenerationRequest, 'type' | 'model' | 'v
  */
 const SPREAD_QUANTILE = 0.1;
 
+/** How long after a settled kind's end its jobs are read first, ms. */
+const SETTLED_MARGIN_MS = 50;
+
 /** The `q` quantile (0..1) of ascending `sorted` (not empty), interpolated. */
 function quantile(sorted: readonly number[], q: number): number {
   const at = (sorted.length - 1) * q;
@@ -91,8 +94,9 @@ export function expectFrom(samples: readonly JobDurationSample[]): number | null
   if (runningAt - doneBy <= resolution) {
     // Settled: the jobs of one kind end within a step of each other (one seen running a moment after
     // another was seen ended is the same length). A read a moment too soon costs a whole interval
-    // (reads of a job are at least 1 s apart), so read half a step after the latest end seen.
-    return Math.round(Math.max(runningAt, doneBy) + resolution / 2);
+    // (reads of a job are at least 1 s apart), so read a little after the later of the two; a job
+    // still running then raises the later one, so the margin follows how far apart the ends are.
+    return Math.round(Math.max(runningAt, doneBy) + SETTLED_MARGIN_MS);
   }
   // A job found ended at its first read ended somewhere between its create and that read. Taking the
   // read's time as its length would pin the expectation: jobs read late are found ended late, and

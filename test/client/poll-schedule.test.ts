@@ -92,9 +92,9 @@ describe('the adaptive poll schedule', () => {
     const p = poller(service, { durations });
     const seen = job(p, service, 'a', 4_980);
     await vi.advanceTimersByTimeAsync(6_000);
-    // Half a step (5% of 5 s) after the end seen: a job ending a moment later is still read once.
-    expect((await seen) - t0).toBe(5_125);
-    expect(service.readsOf('a').map((t) => t - t0)).toEqual([5_125]);
+    // A moment (50 ms) after the end seen: a job ending a moment later is still read once.
+    expect((await seen) - t0).toBe(5_050);
+    expect(service.readsOf('a').map((t) => t - t0)).toEqual([5_050]);
   });
 
   it('never reads a job sooner than 1 s after its create, whatever the model expects', async () => {
@@ -197,14 +197,14 @@ describe('expectFrom', () => {
         { runningAtMs: 0, doneByMs: 1_000 },
         { runningAtMs: 920, doneByMs: 2_000 },
       ]),
-    ).toBe(1_050); // settled: half a step after the earliest end
+    ).toBe(1_050); // settled: a moment after the earliest end
     expect(expectFrom([{ runningAtMs: 1_000, doneByMs: 2_000 }])).toBe(1_500);
     expect(
       expectFrom([
         { runningAtMs: 1_000, doneByMs: 2_000 },
         { runningAtMs: 1_150, doneByMs: 1_220 },
       ]),
-    ).toBe(1_270);
+    ).toBe(1_270); // 1,220 + 50
     // Lengths of 1 to 20 s: the brackets disagree; a tenth of the jobs are done by the answer.
     const spread = [2, 6, 10, 14, 18].map((s) => ({ runningAtMs: s * 1000 - 500, doneByMs: s * 1000 + 500 }));
     expect(expectFrom(spread)).toBe(3_600);
