@@ -7,4 +7,12 @@ export { type ImageHeader, imageErrorFrom, readImageHeader, verifyImage } from '
 export { isMediaError, MediaError, type MediaErrorCode, plainWhy } from './media-error.ts';
 export { probeVideo, type VideoProbe } from './probe.ts';
 export { type RunFfmpegOptions, runFfmpeg } from './run-ffmpeg.ts';
-export { type MediaKind, mediaKindOf, SNIFF_HEAD_BYTES, type SniffResult, sniffFile } from './sniff.ts';
+export {
+  type MediaKind,
+  mediaKindOf,
+  readHead,
+  SNIFF_HEAD_BYTES,
+  type SniffResult,
+  sniffFile,
+  sniffHead,
+} from './sniff.ts';

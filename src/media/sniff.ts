@@ -3,7 +3,7 @@
  * Content-Type it arrived with. Only the head of the file is read.
  */
 import { open } from 'node:fs/promises';
-import { fileTypeFromStream } from 'file-type';
+import { fileTypeFromBuffer } from 'file-type';
 import { MediaError } from './media-error.ts';
 
 export type MediaKind = 'image' | 'video' | 'other';
@@ -42,14 +42,13 @@ export function mediaKindOf(mime: string): MediaKind {
 }
 
 /**
- * Sniffs the real type from the file's first {@link SNIFF_HEAD_BYTES} bytes; null when the type is not
- * recognised (including an empty file). Rejects with a MediaError (code `missing`) when the path is
- * not a readable regular file.
+ * The first {@link SNIFF_HEAD_BYTES} bytes of a regular file (all of a shorter one; empty for an empty
+ * one), read with one open. Rejects with a MediaError (code `missing`) when the path is not a readable
+ * regular file.
  *
- * @param path a local file path
- * @example const t = await sniffFile('upload.bin'); // { mime: 'image/png', ext: 'png', kind: 'image' }
+ * @example const head = await readHead('upload.bin'); // Buffer of up to 64 KiB
  */
-export async function sniffFile(path: string): Promise<SniffResult | null> {
+export async function readHead(path: string): Promise<Buffer> {
   let fh: Awaited<ReturnType<typeof open>>;
   try {
     fh = await open(path, 'r');
@@ -59,20 +58,40 @@ export async function sniffFile(path: string): Promise<SniffResult | null> {
   try {
     const st = await fh.stat();
     if (!st.isFile()) throw new MediaError('missing', 'not a regular file');
-    if (st.size === 0) return null;
-    const head = fh.createReadStream({
-      start: 0,
-      end: Math.min(st.size, SNIFF_HEAD_BYTES) - 1,
-      autoClose: false,
-    });
-    try {
-      const type = await fileTypeFromStream(head);
-      if (!type) return null;
-      return { mime: type.mime, ext: type.ext, kind: mediaKindOf(type.mime) };
-    } finally {
-      head.destroy();
+    const buf = Buffer.allocUnsafe(Math.min(st.size, SNIFF_HEAD_BYTES));
+    let n = 0;
+    while (n < buf.length) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+      if (bytesRead === 0) break;
+      n += bytesRead;
     }
+    return buf.subarray(0, n);
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * Sniffs the real type from a file's head (readHead); null when the type is not recognised (including
+ * an empty head).
+ *
+ * @example await sniffHead(await readHead('a.png')) // { mime: 'image/png', ext: 'png', kind: 'image' }
+ */
+export async function sniffHead(head: Uint8Array): Promise<SniffResult | null> {
+  if (head.length === 0) return null;
+  const type = await fileTypeFromBuffer(head);
+  if (!type) return null;
+  return { mime: type.mime, ext: type.ext, kind: mediaKindOf(type.mime) };
+}
+
+/**
+ * Sniffs the real type from the file's first {@link SNIFF_HEAD_BYTES} bytes; null when the type is not
+ * recognised (including an empty file). Rejects with a MediaError (code `missing`) when the path is
+ * not a readable regular file.
+ *
+ * @param path a local file path
+ * @example const t = await sniffFile('upload.bin'); // { mime: 'image/png', ext: 'png', kind: 'image' }
+ */
+export async function sniffFile(path: string): Promise<SniffResult | null> {
+  return sniffHead(await readHead(path));
 }

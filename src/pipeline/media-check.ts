@@ -16,7 +16,7 @@
  */
 import { open, stat } from 'node:fs/promises';
 import { isMediaError } from '../media/media-error.ts';
-import { SNIFF_HEAD_BYTES, sniffFile } from '../media/sniff.ts';
+import { readHead, SNIFF_HEAD_BYTES, sniffHead } from '../media/sniff.ts';
 import { CHOICES, type MediaFacts, urlVideoTooLargeDetail } from '../spec/index.ts';
 import type { Item } from './item.ts';
 import { containerVerdict } from './watch/container-complete.ts';
@@ -50,31 +50,18 @@ export const MEDIA_CHECK_REASONS = {
 } as const;
 
 /**
- * Reads the head of a file file-type did not recognise: `empty`, `text` (valid UTF-8, no NUL byte; a
+ * What the head of a file file-type did not recognise holds: `empty`, `text` (valid UTF-8, no NUL byte; a
  * multi-byte character cut at the end of the head is fine) or `binary`.
  */
-async function headKind(path: string): Promise<'empty' | 'text' | 'binary'> {
-  const fh = await open(path, 'r');
+function headKind(head: Uint8Array): 'empty' | 'text' | 'binary' {
+  if (head.length === 0) return 'empty';
+  if (head.includes(0)) return 'binary';
+  const more = head.length === SNIFF_HEAD_BYTES;
   try {
-    const buf = Buffer.alloc(SNIFF_HEAD_BYTES);
-    let n = 0;
-    while (n < buf.length) {
-      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
-      if (bytesRead === 0) break;
-      n += bytesRead;
-    }
-    if (n === 0) return 'empty';
-    const head = buf.subarray(0, n);
-    if (head.includes(0)) return 'binary';
-    const more = n === buf.length;
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: more });
-      return 'text';
-    } catch {
-      return 'binary';
-    }
-  } finally {
-    await fh.close();
+    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: more });
+    return 'text';
+  } catch {
+    return 'binary';
   }
 }
 
@@ -86,10 +73,11 @@ async function headKind(path: string): Promise<'empty' | 'text' | 'binary'> {
  * @example await sniffPath('photo.png') // { mime: 'image/jpeg', ext: 'jpg', kind: 'image' } for a JPEG so named
  */
 export async function sniffPath(path: string): Promise<Sniff> {
-  const found = await sniffFile(path);
+  const head = await readHead(path); // one read for both questions
+  const found = await sniffHead(head);
   if (found) return { ...found };
-  const head = await headKind(path);
-  return { ...(head === 'empty' ? EMPTY_SNIFF : head === 'text' ? TEXT_SNIFF : UNKNOWN_SNIFF) };
+  const kind = headKind(head);
+  return { ...(kind === 'empty' ? EMPTY_SNIFF : kind === 'text' ? TEXT_SNIFF : UNKNOWN_SNIFF) };
 }
 
 /** The check's answer: the media facts, or the reason the file would be refused. */

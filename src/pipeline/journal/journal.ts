@@ -3,8 +3,9 @@
  * the first implementation of the Store interface (../store/store.ts, its contract in
  * ../store/README.md). A SQLite file (better-sqlite3) in WAL mode with `synchronous = FULL`, on a local
  * disk, by default `<out>/.genpipe/journal.db`. Reads and plan are done when the promise is made; the
- * writes asked for in the same turn (save, the hash cache, quota state, job durations, references) are
- * committed together at the end of it (write-group.ts), and each one's promise resolves once committed.
+ * writes asked for within 10 ms of the first queued one (save, the hash cache, quota state, job
+ * durations, references) are committed together (write-group.ts), and each one's promise resolves
+ * once committed.
  *
  * This class coordinates; the tables are its parts (item-rows.ts, batch-rows.ts, reference-rows.ts,
  * hash-rows.ts, quota-rows.ts, duration-rows.ts, runner-lock.ts), all of their SQL text is in sqlite-plans.ts, and the
@@ -158,7 +159,7 @@ export class Journal implements Store {
   private readonly hashes: HashRows;
   private readonly quotas: QuotaRows;
   private readonly durations: DurationRows;
-  /** Writes asked for in the same turn, committed together (write-group.ts). */
+  /** Writes asked for within a few ms of each other, committed together (write-group.ts). */
   private readonly group: WriteGroup;
 
   constructor(opts: OpenJournalOptions) {

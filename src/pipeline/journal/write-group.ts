@@ -1,7 +1,7 @@
 /**
- * Group commit for the journal: the writes asked for in the same turn of the event loop (a batch of 64
- * jobs makes many state changes at once) go into one `BEGIN IMMEDIATE` transaction, so they cost one
- * commit (and one fsync with `synchronous = FULL`) instead of one each. Each write's promise resolves
+ * Group commit for the journal: the writes asked for within GROUP_WINDOW_MS of the first queued one (a
+ * batch of 64 jobs makes many state changes at once) go into one `BEGIN IMMEDIATE` transaction, so they
+ * cost one commit (and one fsync with `synchronous = FULL`) instead of one each. Each write's promise resolves
  * only once that transaction is committed: "durable on resolve" (../store/README.md) still holds.
  *
  * Each write runs in a savepoint of its own: one that throws is rolled back alone and rejects its own
@@ -10,6 +10,13 @@
  * other transaction and before reads, so nothing ever overtakes a queued write).
  */
 import type Database from 'better-sqlite3';
+
+/**
+ * How long the first write of a group waits for others, ms: a batch's state changes are spread over
+ * the event loop's turns (each answer from the service is a turn of its own), so waiting a few ms
+ * lets one commit (and one fsync) carry many of them.
+ */
+export const GROUP_WINDOW_MS = 10;
 
 interface QueuedWrite {
   write: () => void;
@@ -35,10 +42,10 @@ export class WriteGroup {
       this.queue.push({ write, done, fail });
       if (this.scheduled) return;
       this.scheduled = true;
-      setImmediate(() => {
+      setTimeout(() => {
         this.scheduled = false;
         this.flush();
-      });
+      }, GROUP_WINDOW_MS);
     });
   }
 

@@ -80,8 +80,9 @@ async function imageThumb(file: string, thumbsDir: string, key: string): Promise
     );
     await rename(part, path);
     return name;
-  } finally {
+  } catch (err) {
     await rm(part, { force: true });
+    throw err;
   }
 }
 
@@ -118,8 +119,9 @@ async function videoPoster(file: string, thumbsDir: string, key: string): Promis
     if (!(await exists(part))) throw new Error('no frame');
     await rename(part, path);
     return name;
-  } finally {
+  } catch (err) {
     await rm(part, { force: true });
+    throw err;
   }
 }
 
