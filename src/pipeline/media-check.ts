@@ -14,7 +14,7 @@
  * What the limits are is the caller's: the service's rules for the position the file takes in a
  * request ({@link MediaCheckOptions.limits}).
  */
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { isMediaError } from '../media/media-error.ts';
 import { readHead, SNIFF_HEAD_BYTES, sniffHead } from '../media/sniff.ts';
 import { CHOICES, type MediaFacts, urlVideoTooLargeDetail } from '../spec/index.ts';
