@@ -21,26 +21,30 @@ import {
 } from '../report/index.ts';
 import type { ViewFile, ViewSpot } from './view-file.ts';
 
-/** A finished item whose view is in the view file. */
-class StoredEntry implements ReportEntry {
+/** A finished item whose view is in the view file (the entry is also where its line is). */
+class StoredEntry implements ReportEntry, ViewSpot {
   readonly input: string;
   readonly place: string;
   readonly status: ReportEntry['status'];
   readonly journalCount: JournalCount | null;
+  offset: number;
+  readonly length: number;
 
   constructor(
     view: Item,
     private readonly views: ViewFile,
-    readonly spot: ViewSpot,
   ) {
+    const { offset, length } = views.append(view);
     this.input = view.input;
     this.place = itemPlace(view);
     this.status = itemStatus(view);
     this.journalCount = journalCountOf(view);
+    this.offset = offset;
+    this.length = length;
   }
 
   item(): Item {
-    return this.views.read(this.spot);
+    return this.views.read(this);
   }
 }
 
@@ -83,7 +87,7 @@ export class BatchItems {
   keep(entry: number, item: Item): void {
     const final = FINAL_ITEM_STATES.includes(item.state);
     const was = this.items.get(entry);
-    if (was instanceof StoredEntry) this.views?.drop(was.spot);
+    if (was instanceof StoredEntry) this.views?.drop(was);
     // Set in place: the entries keep the order their items started in.
     this.items.set(entry, final ? this.stored(reportView(item)) : new HeldEntry(item));
     this.stale = true;
@@ -131,7 +135,7 @@ export class BatchItems {
   private stored(view: Item): ReportEntry {
     if (!this.views) return new HeldEntry(view);
     try {
-      return new StoredEntry(view, this.views, this.views.append(view));
+      return new StoredEntry(view, this.views);
     } catch {
       return new HeldEntry(view); // the out dir cannot take it: held, as without a view file
     }
@@ -141,11 +145,11 @@ export class BatchItems {
     const e = this.items.get(entry);
     if (!e) return;
     this.items.delete(entry);
-    if (e instanceof StoredEntry) this.views?.drop(e.spot);
+    if (e instanceof StoredEntry) this.views?.drop(e);
   }
 
   private *spots(): Generator<ViewSpot> {
-    for (const e of this.items.values()) if (e instanceof StoredEntry) yield e.spot;
+    for (const e of this.items.values()) if (e instanceof StoredEntry) yield e;
   }
 }
 
