@@ -4,8 +4,9 @@
  *
  * - Files stream from discovery (or from `source`: genpipe watch's ready files); at most
  *   `maxInFlight` items are being worked on at once, so memory and work stay bounded whatever the size
- *   of the tree (a finished item is kept only as its small report record). Two items of the same input
- *   (watch: a file that changed while its earlier version was processed) never run at once.
+ *   of the tree (a finished item's report record goes to the batch's view file, only its entry stays).
+ *   Two items of the same input (watch: a file that changed while its earlier version was processed)
+ *   never run at once.
  * - Each item goes to its place (Item.place, given by `admit`; `placeFor` for an item admit never saw):
  *   its out folder, and its identity in the reports, so two versions of one file name that each have a
  *   folder of their own are reported side by side.
@@ -39,7 +40,8 @@
  * Its parts (runner/): options.ts (defaults and their resolution), stop-control.ts (the stop and
  * cancel policy), pools.ts (the bounded pools), batch-items.ts (the batch state), scheduler.ts
  * (starts drives, keeps two items of one input apart), item-driver.ts (one item through the stages),
- * step-policy.ts (what a stage's entry in stage-list.ts asks of the runner), report-refresher.ts.
+ * step-policy.ts (what a stage's entry in stage-list.ts asks of the runner), report-refresher.ts,
+ * view-file.ts (the finished items' report views, on disk).
  */
 import { discover } from './discover.ts';
 import type { EventSink, PipelineEvent } from './events.ts';
