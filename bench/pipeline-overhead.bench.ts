@@ -85,6 +85,7 @@ export async function benchPipelineOverhead(): Promise<{ rows: BenchRow[]; data:
       pollIntervalMs: 50,
       filePollIntervalMs: 10,
       reportIntervalMs: 0,
+      keepItems: true,
     });
     const done = result.items.filter((i) => i.state === 'reported');
     const own = done.map((i) => OWN_STAGES.reduce((sum, s) => sum + durationMs(i, s), 0));

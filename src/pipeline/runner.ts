@@ -4,8 +4,9 @@
  *
  * - Files stream from discovery (or from `source`: genpipe watch's ready files); at most
  *   `maxInFlight` items are being worked on at once, so memory and work stay bounded whatever the size
- *   of the tree (a finished item is kept only as its small report record). Two items of the same input
- *   (watch: a file that changed while its earlier version was processed) never run at once.
+ *   of the tree (a finished item's report record goes to the batch's view file, only its entry stays).
+ *   Two items of the same input (watch: a file that changed while its earlier version was processed)
+ *   never run at once.
  * - Each item goes to its place (Item.place, given by `admit`; `placeFor` for an item admit never saw):
  *   its out folder, and its identity in the reports, so two versions of one file name that each have a
  *   folder of their own are reported side by side.
@@ -39,7 +40,8 @@
  * Its parts (runner/): options.ts (defaults and their resolution), stop-control.ts (the stop and
  * cancel policy), pools.ts (the bounded pools), batch-items.ts (the batch state), scheduler.ts
  * (starts drives, keeps two items of one input apart), item-driver.ts (one item through the stages),
- * step-policy.ts (what a stage's entry in stage-list.ts asks of the runner), report-refresher.ts.
+ * step-policy.ts (what a stage's entry in stage-list.ts asks of the runner), report-refresher.ts,
+ * view-file.ts (the finished items' report views, on disk).
  */
 import { discover } from './discover.ts';
 import type { EventSink, PipelineEvent } from './events.ts';
@@ -47,7 +49,7 @@ import type { Item } from './item.ts';
 import { GenerationPoller, RecentJobDurations } from './poller.ts';
 import { recipeFiles } from './recipe.ts';
 import { SharedReferences } from './references.ts';
-import { type BatchReport, itemPlace } from './report/index.ts';
+import { itemPlace, type ReportHead } from './report/index.ts';
 import type { RunContext } from './run-context.ts';
 import { BatchItems } from './runner/batch-items.ts';
 import { ItemDriver } from './runner/item-driver.ts';
@@ -57,14 +59,19 @@ import { ReportRefresher } from './runner/report-refresher.ts';
 import { Scheduler } from './runner/scheduler.ts';
 import { sweepBatchScratch, sweepItemScratch } from './runner/scratch-sweep.ts';
 import { type BatchStop, StopControl } from './runner/stop-control.ts';
+import { ViewFile } from './runner/view-file.ts';
 
 export { type AdmitDecision, RUN_DEFAULTS, type RunOptions } from './runner/options.ts';
 export { type BatchStop, JournalWriteError } from './runner/stop-control.ts';
 
 /** What a batch ends with. */
 export interface BatchResult {
-  report: BatchReport;
-  /** Every item in its final state (one per place), sorted by input path. */
+  /** report.json without its items (they are in the file). */
+  report: ReportHead;
+  /**
+   * With `keepItems`: every item in its final state (one per place, as its report view), sorted by
+   * input path. Empty otherwise: a batch keeps no item in memory once it is reported.
+   */
   items: Item[];
   stop: BatchStop | null;
   startedAt: number;
@@ -97,7 +104,8 @@ export function startBatch(options: RunOptions): Batch {
   const stops = new StopControl(options.signal, (reason) => {
     emit({ type: 'batch_stopping', at: Date.now(), reason });
   });
-  const items = new BatchItems();
+  const views = new ViewFile(run.outDir);
+  const items = new BatchItems(views);
   const pools = new Pools(run);
   const ctx = runContext(run, stops);
   const driver = new ItemDriver(run, ctx, pools, stops, items, emit);
@@ -135,7 +143,11 @@ export function startBatch(options: RunOptions): Batch {
     }
     const finishedAt = Date.now();
     const stop = stops.stop;
-    const { report, items: all } = await reports.finish(finishedAt, stop ? { reason: stop.reason } : null);
+    const { report, items: all } = await reports.finish(
+      finishedAt,
+      stop ? { reason: stop.reason } : null,
+      options.keepItems,
+    );
     const t = report.totals;
     emit({
       type: 'batch_finished',
@@ -152,7 +164,7 @@ export function startBatch(options: RunOptions): Batch {
   };
 
   return {
-    done: finish(),
+    done: finish().finally(() => views.close()),
     stop: (reason = 'interrupted') => stops.interrupt(reason, options.stopGraceMs),
   };
 }

@@ -365,6 +365,7 @@ describe('a file that changes every time it is processed again (the runner, with
         recipe: await loadRecipe({ inputDir: dir }),
         client,
         reportIntervalMs: 0,
+        keepItems: true,
         onEvent,
       });
       const reasons = events.flatMap((e) =>

@@ -199,6 +199,7 @@ describe('a file touched, not changed, after its upload (the runner)', () => {
         recipe: await loadRecipe({ inputDir: input }),
         client,
         reportIntervalMs: 0,
+        keepItems: true,
         // The event of a transition is emitted before the runner goes on: touched before submit.
         onEvent: (e) => {
           events.push(e);

@@ -12,6 +12,7 @@ import type { RunningEmulator } from '../../src/emulator/index.ts';
 import type { PipelineEvent } from '../../src/pipeline/events.ts';
 import { type Item, stepOf } from '../../src/pipeline/item.ts';
 import { loadRecipe } from '../../src/pipeline/recipe.ts';
+import type { BatchReport } from '../../src/pipeline/report/index.ts';
 import { type RunOptions, runBatch, startBatch } from '../../src/pipeline/runner.ts';
 import { CHOICES, FILE_FAILURE_REASONS } from '../../src/spec/index.ts';
 import { call, hold, KEY, startTestEmulator, until } from '../helpers/emulator.ts';
@@ -63,6 +64,7 @@ async function options(
     pollIntervalMs: 30,
     filePollIntervalMs: 20,
     reportIntervalMs: 0,
+    keepItems: true,
     ...extra,
   };
 }
@@ -249,7 +251,8 @@ describe('runner', () => {
     const result = await batch.done;
     expect(result.stop).toEqual({ reason: 'test stop', cause: 'interrupted' });
     expect(result.report.totals).toMatchObject({ inputs: 5, succeeded: 1, unprocessed: 4 });
-    const events = result.report.items.filter((i) => i.status === 'unprocessed');
+    const report = (await readJson(join(root, 'out', 'report.json'))) as BatchReport;
+    const events = report.items.filter((i) => i.status === 'unprocessed');
     expect(events[0]!.reason).toBe('not processed: the batch stopped early (test stop)');
   });
 

@@ -4,34 +4,58 @@
  * moment of a batch.
  */
 import type { Item } from '../item.ts';
-import { writeReportHtml } from './report-html.ts';
-import { type BatchReport, buildReport, type ReportMeta, writeReportJson } from './report-json.ts';
+import { heldEntries, type ReportEntry } from './report-entries.ts';
+import { writeReportHtmlEntries } from './report-html.ts';
+import {
+  type BatchReport,
+  entryLine,
+  type ReportHead,
+  type ReportMeta,
+  reportHead,
+  writeReportJsonEntries,
+} from './report-json.ts';
 
 export { esc, relUrl } from './html-escape.ts';
 export { itemFolder, itemOutDir, itemPlace, RESULT_FILE, suffixedName } from './item-paths.ts';
+export {
+  compareEntries,
+  HeldEntry,
+  heldEntries,
+  type JournalCount,
+  journalCountOf,
+  type ReportEntry,
+  reportEntries,
+} from './report-entries.ts';
 export {
   REPORT_HTML_FILE,
   REPORT_REFRESH_SECONDS,
   type ReportHtmlInput,
   renderReportHtml,
   writeReportHtml,
+  writeReportHtmlEntries,
 } from './report-html.ts';
 export {
   type BatchReport,
   buildReport,
+  entryLine,
+  entryStatus,
   journalCountsText,
   journalDidAnything,
   REPORT_JSON_FILE,
+  type ReportHead,
   type ReportItem,
   type ReportJournal,
   type ReportJournalMeta,
   type ReportMeta,
   type ReportTotals,
+  reportHead,
   reportItem,
+  reportJsonPieces,
   reportJsonText,
   uniqueItems,
   unprocessedReason,
   writeReportJson,
+  writeReportJsonEntries,
 } from './report-json.ts';
 export { REPORT_PROMPT_CHARS, reportView } from './report-view.ts';
 export {
@@ -46,20 +70,41 @@ export { makeThumbnail, makeThumbnails, THUMB_MAX_SIDE, THUMBS_DIR, type Thumbna
 export { timelineSvg } from './timeline-svg.ts';
 export { writeFileAtomic } from './write-atomic.ts';
 
+/** What the reports are written with besides their items. */
+export type ReportFilesMeta = ReportMeta & { inputDir?: string; emulator?: boolean; now?: number };
+
+/**
+ * Writes `<out>/report.json` and `<out>/report.html` (both atomically) from the report's entries, one
+ * per place in report order (see reportEntries), reading each entry's item as it is written: the
+ * reports of a batch of any size are written from bounded memory. Returns the report's head.
+ *
+ * @example const head = await writeReportFiles(outDir, batch.reportEntries(), { startedAt, redact });
+ */
+export async function writeReportFiles(
+  outDir: string,
+  entries: readonly ReportEntry[],
+  meta: ReportFilesMeta,
+): Promise<ReportHead> {
+  const head = reportHead(entries, meta);
+  await writeReportJsonEntries(outDir, head, entries, meta);
+  await writeReportHtmlEntries(outDir, head, entries, meta);
+  return head;
+}
+
 /**
  * Writes `<out>/report.json` and `<out>/report.html` from the batch's items (both atomically) and
- * returns the report. Call it when the batch ends, and as often as wanted while it runs.
+ * returns the report (writeReportFiles of items held in memory). Call it when the batch ends, and as
+ * often as wanted while it runs.
  *
  * @param meta start/end times, the stopped-early reason, the redactor; inputDir and emulator for the page
  * @example const report = await writeReports(outDir, items, { startedAt, finishedAt: Date.now(), redact });
  */
 export async function writeReports(
   outDir: string,
-  items: readonly Item[],
-  meta: ReportMeta & { inputDir?: string; emulator?: boolean; now?: number },
+  items: Iterable<Item>,
+  meta: ReportFilesMeta,
 ): Promise<BatchReport> {
-  const report = buildReport(items, meta);
-  await writeReportJson(outDir, report);
-  await writeReportHtml(outDir, items, meta);
-  return report;
+  const entries = heldEntries(items);
+  const head = await writeReportFiles(outDir, entries, meta);
+  return { ...head, items: entries.map((e) => entryLine(e, meta)) };
 }

@@ -6,21 +6,26 @@
  * (file names, prompts, reasons) is escaped, and the page passes through the redactor.
  */
 import { join } from 'node:path';
+import type { ReportStatus } from '../events.ts';
 import { currentStep, type Item, STAGE_NAMES, type StageName } from '../item.ts';
 import { formatBytes, formatDuration } from '../progress/format.ts';
-import { type Redact, redactShapes } from '../progress/redact.ts';
+import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { esc, relUrl } from './html-escape.ts';
 import { itemPlace } from './item-paths.ts';
+import { heldEntries, type ReportEntry } from './report-entries.ts';
 import {
   type BatchReport,
-  buildReport,
+  entryStatus,
   journalCountsText,
+  type ReportHead,
   type ReportItem,
   type ReportMeta,
+  reportHead,
+  reportItem,
   uniqueItems,
 } from './report-json.ts';
 import { makeThumbnails, type Thumbnails, thumbKindOfName } from './thumbnails.ts';
-import { STAGE_COLORS, timelineLegend, timelineSvg } from './timeline-svg.ts';
+import { STAGE_COLORS, TimelineRows, timelineLegend } from './timeline-svg.ts';
 import { writeFileAtomic } from './write-atomic.ts';
 
 /** File name of the HTML report, at the top of the out dir. */
@@ -129,14 +134,14 @@ function iso(ms: number): string {
     .replace(/\.\d+Z$/, ' UTC');
 }
 
-function median(values: number[]): number {
-  const v = [...values].sort((a, b) => a - b);
+/** The median of values sorted ascending. */
+function median(v: readonly number[]): number {
   const mid = v.length >> 1;
   return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 }
 
-function percentile(values: number[], p: number): number {
-  const v = [...values].sort((a, b) => a - b);
+/** The p-th percentile of values sorted ascending. */
+function percentile(v: readonly number[], p: number): number {
   return v[Math.min(v.length - 1, Math.ceil((p / 100) * v.length) - 1)]!;
 }
 
@@ -286,7 +291,7 @@ function card(
   ].join('');
 }
 
-function totalsHtml(report: BatchReport): string {
+function totalsHtml(report: ReportHead): string {
   const t = report.totals;
   const cell = (key: string, label: string, n: number) =>
     `<div class="total ${key}${n > 0 ? ' some' : ''}"><b>${n}</b>${esc(label)}</div>`;
@@ -302,53 +307,90 @@ function totalsHtml(report: BatchReport): string {
   return `<section class="totals" aria-label="Totals">${cells.join('')}</section>`;
 }
 
-function stageTable(items: readonly Item[]): string {
-  const rows: string[] = [];
-  for (const s of STAGE_NAMES) {
-    const ds: number[] = [];
-    for (const item of items) {
+/** Each stage's durations, added one item at a time, for the table of time per stage. */
+class StageDurations {
+  private readonly durations = new Map<StageName, number[]>();
+
+  add(item: Item): void {
+    for (const s of STAGE_NAMES) {
       const t = item.timings[s];
-      if (t?.finished_at !== undefined) ds.push(t.finished_at - t.started_at);
+      if (t?.finished_at === undefined) continue;
+      const ds = this.durations.get(s) ?? [];
+      if (ds.length === 0) this.durations.set(s, ds);
+      ds.push(t.finished_at - t.started_at);
     }
-    if (ds.length === 0) continue;
-    rows.push(
-      `<tr><td><span class="swatch" style="background:${STAGE_COLORS[s as StageName]}"></span>${s}</td><td>${ds.length}</td><td>${esc(formatDuration(median(ds)))}</td><td>${esc(formatDuration(percentile(ds, 90)))}</td><td>${esc(formatDuration(Math.max(...ds)))}</td></tr>`,
-    );
   }
-  if (rows.length === 0) return '';
-  return `<table class="stages"><thead><tr><th>stage</th><th>files</th><th>median</th><th>p90</th><th>max</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+
+  table(): string {
+    const rows: string[] = [];
+    for (const s of STAGE_NAMES) {
+      const ds = this.durations.get(s);
+      if (!ds) continue;
+      ds.sort((a, b) => a - b);
+      rows.push(
+        `<tr><td><span class="swatch" style="background:${STAGE_COLORS[s]}"></span>${s}</td><td>${ds.length}</td><td>${esc(formatDuration(median(ds)))}</td><td>${esc(formatDuration(percentile(ds, 90)))}</td><td>${esc(formatDuration(ds.at(-1)!))}</td></tr>`,
+      );
+    }
+    if (rows.length === 0) return '';
+    return `<table class="stages"><thead><tr><th>stage</th><th>files</th><th>median</th><th>p90</th><th>max</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  }
 }
 
 /**
- * The whole report.html page (pure: no I/O). Every user-supplied string is escaped and the page is
- * passed through `redact`.
- *
- * @example const html = renderReportHtml({ report, items, thumbs, outDir });
+ * The page's items, in report order: each one's status without reading it, its report line and item
+ * on demand (`item` is undefined when the line has none).
  */
-export function renderReportHtml(input: ReportHtmlInput): string {
-  return reportHtmlParts(input).join('\n');
+interface PageRows {
+  readonly count: number;
+  status(i: number): ReportStatus;
+  read(i: number): { line: ReportItem; item: Item | undefined };
 }
 
-/** The lines of report.html (renderReportHtml), each passed through `redact`: written one by one. */
-function reportHtmlParts(input: ReportHtmlInput): string[] {
-  const { report, outDir, thumbs } = input;
+/** Asked of the writer before the cards of `items`: their thumbnails, in the page's `thumbs`. */
+interface ThumbsWanted {
+  thumbsFor: Item[];
+}
+
+/** What the page is made from (see pageParts). */
+interface PageInput {
+  report: ReportHead;
+  rows: PageRows;
+  /** Source file (absolute) → thumbnail path relative to the out dir: at least those of the cards asked for. */
+  thumbs: Thumbnails;
+  outDir: string;
+  inputDir?: string;
+  emulator?: boolean;
+  now?: number;
+}
+
+/** Cards rendered between two asks for thumbnails. */
+const CARDS_PER_THUMBS = 64;
+
+/** Rows with one of `statuses`, in report order. */
+function* rowsWith(rows: PageRows, statuses: readonly ReportStatus[]): Generator<number> {
+  for (let i = 0; i < rows.count; i++) if (statuses.includes(rows.status(i))) yield i;
+}
+
+/** Whether an item's timings count in this batch's figures (see pageParts). */
+function timedHere(item: Item | undefined): item is Item {
+  return item !== undefined && item.journal?.action !== 'done' && item.journal?.action !== 'fail';
+}
+
+/**
+ * The lines of report.html, unredacted, one after another ('' for none), reading each item when its
+ * section comes (a failed one twice: its row among the failures, its card). Before each run of cards it
+ * asks for their thumbnails (renderReportHtml has them all already; writeReportHtml makes them then).
+ */
+function* pageParts(input: PageInput): Generator<string | ThumbsWanted> {
+  const { report, rows, outDir, thumbs } = input;
   const now = input.now ?? Date.now();
-  const redact = input.redact ?? redactShapes;
-  const byPlace = new Map(uniqueItems(input.items).map((i) => [itemPlace(i), i]));
-  const lines = report.items;
-  const index = new Map(lines.map((l, i) => [l.place, i]));
   const startedAt = Date.parse(report.started_at);
   const finishedAt = report.finished_at ? Date.parse(report.finished_at) : null;
   const running = finishedAt === null;
   const t = report.totals;
 
-  const failed = lines.filter((l) => l.status === 'failed');
-  const skipped = lines.filter((l) => l.status === 'skipped');
-  const unprocessed = lines.filter((l) => l.status === 'unprocessed');
-  const shownAsCards = lines.filter((l) => l.status !== 'skipped' && l.status !== 'unprocessed');
-
   const title = `genpipe report — ${t.inputs} inputs, ${t.succeeded} succeeded, ${t.failed} failed`;
-  const head = [
+  yield* [
     '<!doctype html>',
     '<html lang="en">',
     '<head>',
@@ -364,88 +406,173 @@ function reportHtmlParts(input: ReportHtmlInput): string[] {
   const when = running
     ? `Started ${esc(iso(startedAt))} · running for ${esc(formatDuration(now - startedAt))} · page refreshed ${esc(iso(now))}`
     : `Started ${esc(iso(startedAt))} · finished ${esc(iso(finishedAt))} · took ${esc(formatDuration(finishedAt - startedAt))}`;
-  const body: string[] = ['<body>', '<main>', '<h1>genpipe report</h1>', `<p class="muted">${when}</p>`];
-  if (input.inputDir) body.push(`<p class="muted">Input folder: <code>${esc(input.inputDir)}</code></p>`);
+  yield* ['<body>', '<main>', '<h1>genpipe report</h1>', `<p class="muted">${when}</p>`];
+  if (input.inputDir) yield `<p class="muted">Input folder: <code>${esc(input.inputDir)}</code></p>`;
   if (input.emulator) {
-    body.push(
-      '<div class="banner emulator">Ran against the embedded emulator, not the real service: the outputs are stand-ins.</div>',
-    );
+    yield '<div class="banner emulator">Ran against the embedded emulator, not the real service: the outputs are stand-ins.</div>';
   }
   if (report.stopped_early) {
-    body.push(
-      `<div class="banner stopped" role="alert">The batch stopped early: ${esc(report.stopped_early.reason)}. ${unprocessed.length} file${unprocessed.length === 1 ? ' was' : 's were'} not processed.</div>`,
-    );
+    yield `<div class="banner stopped" role="alert">The batch stopped early: ${esc(report.stopped_early.reason)}. ${t.unprocessed} file${t.unprocessed === 1 ? ' was' : 's were'} not processed.</div>`;
   } else if (running) {
-    body.push(
-      `<div class="banner running">The batch is still running; this page reloads every ${REPORT_REFRESH_SECONDS} s.</div>`,
-    );
+    yield `<div class="banner running">The batch is still running; this page reloads every ${REPORT_REFRESH_SECONDS} s.</div>`;
   }
   if (report.journal) {
     const j = report.journal;
-    body.push(
-      `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${esc(journalCountsText(j))}. Crash policy: ${esc(j.unknown_submissions_note)}</div>`,
-    );
+    yield `<div class="banner journal">Journal <code>${esc(j.file)}</code>: ${esc(journalCountsText(j))}. Crash policy: ${esc(j.unknown_submissions_note)}</div>`;
   }
-  body.push(totalsHtml(report));
+  yield totalsHtml(report);
 
-  if (failed.length > 0) {
-    body.push(
-      `<section id="failures"><h2>Failed (${failed.length})</h2>`,
-      '<table class="failures"><thead><tr><th>file</th><th>stage</th><th>reason</th></tr></thead><tbody>',
-      ...failed.map(
-        (l) =>
-          `<tr class="failed"><td><a href="#item-${index.get(l.place)}">${esc(shownName(l))}</a></td><td>${esc(l.stage ?? '')}</td><td class="reason">${esc(l.reason ?? '')}${l.failure_code ? ` <span class="mono muted">(${esc(l.failure_code)})</span>` : ''}</td></tr>`,
-      ),
-      '</tbody></table></section>',
-    );
-  }
-  if (unprocessed.length > 0) {
-    body.push(
-      `<section id="unprocessed"><h2>Not processed (${unprocessed.length})</h2>`,
-      '<table><thead><tr><th>file</th><th>status</th><th>reason</th></tr></thead><tbody>',
-      ...unprocessed.map(
-        (l) =>
-          `<tr class="unprocessed" id="item-${index.get(l.place)}"><td>${esc(shownName(l))}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`,
-      ),
-      '</tbody></table></section>',
-    );
-  }
-  if (shownAsCards.length > 0) {
-    body.push(
-      '<section id="results"><h2>Results</h2><div class="cards">',
-      ...shownAsCards.map((l) => card(l, index.get(l.place)!, byPlace.get(l.place), outDir, thumbs)),
-      '</div></section>',
-    );
-  }
-  if (skipped.length > 0) {
-    body.push(
-      `<section id="skipped"><h2>Skipped (${skipped.length})</h2>`,
-      '<table><thead><tr><th>file</th><th>status</th><th>reason</th></tr></thead><tbody>',
-      ...skipped.map(
-        (l) =>
-          `<tr class="skipped" id="item-${index.get(l.place)}"><td>${esc(shownName(l))}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`,
-      ),
-      '</tbody></table></section>',
-    );
-  }
   // Items finished by an earlier run (or failed from its record by the crash policy) keep that run's
-  // timings: they are left out of this batch's figures.
-  const items = [...byPlace.values()].filter(
-    (i) => i.journal?.action !== 'done' && i.journal?.action !== 'fail',
-  );
-  const stages = stageTable(items);
-  if (stages) body.push('<section id="stages"><h2>Time per stage</h2>', stages, '</section>');
-  body.push(
+  // timings: they are left out of this batch's figures. Every item is added once, from the section
+  // that shows it (a failed one from its card).
+  const stages = new StageDurations();
+  const timeline = new TimelineRows();
+  const figures = (item: Item | undefined, status: ReportStatus) => {
+    if (!timedHere(item)) return;
+    stages.add(item);
+    timeline.add(item, status === 'failed');
+  };
+
+  if (t.failed > 0) {
+    yield `<section id="failures"><h2>Failed (${t.failed})</h2>`;
+    yield '<table class="failures"><thead><tr><th>file</th><th>stage</th><th>reason</th></tr></thead><tbody>';
+    for (const i of rowsWith(rows, ['failed'])) {
+      const { line: l } = rows.read(i);
+      yield `<tr class="failed"><td><a href="#item-${i}">${esc(shownName(l))}</a></td><td>${esc(l.stage ?? '')}</td><td class="reason">${esc(l.reason ?? '')}${l.failure_code ? ` <span class="mono muted">(${esc(l.failure_code)})</span>` : ''}</td></tr>`;
+    }
+    yield '</tbody></table></section>';
+  }
+  yield* statusTable(rows, 'unprocessed', 'Not processed', t.unprocessed, figures);
+  if (t.succeeded + t.failed + t.pending > 0) {
+    yield '<section id="results"><h2>Results</h2><div class="cards">';
+    let batch: { i: number; line: ReportItem; item: Item | undefined }[] = [];
+    const cards = function* (): Generator<string | ThumbsWanted> {
+      const items = batch.flatMap((b) => (b.item ? [b.item] : []));
+      if (items.length > 0) yield { thumbsFor: items };
+      for (const b of batch) {
+        figures(b.item, b.line.status);
+        yield card(b.line, b.i, b.item, outDir, thumbs);
+      }
+      batch = [];
+    };
+    for (const i of rowsWith(rows, ['succeeded', 'failed', 'pending'])) {
+      batch.push({ i, ...rows.read(i) });
+      if (batch.length >= CARDS_PER_THUMBS) yield* cards();
+    }
+    yield* cards();
+    yield '</div></section>';
+  }
+  yield* statusTable(rows, 'skipped', 'Skipped', t.skipped, figures);
+  const table = stages.table();
+  if (table) yield* ['<section id="stages"><h2>Time per stage</h2>', table, '</section>'];
+  yield* [
     '<section id="timeline"><h2>Timeline</h2>',
     timelineLegend(),
-    `<div class="timeline-wrap">${timelineSvg(items, startedAt, finishedAt ?? now, new Set(failed.map((l) => l.place)))}</div>`,
+    `<div class="timeline-wrap">${timeline.svg(startedAt, finishedAt ?? now)}</div>`,
     '</section>',
     `<footer>Written by genpipe at ${esc(iso(now))}. Details of each file are in its result.json; the same data as JSON is in <a href="report.json">report.json</a>.</footer>`,
     '</main>',
     '</body>',
     '</html>',
-  );
-  return [...head, ...body].filter((s) => s !== '').map((s) => redact(s));
+  ];
+}
+
+/** The section listing the items of `status` (skipped, not processed) with their reasons; none when there are none. */
+function* statusTable(
+  rows: PageRows,
+  status: 'skipped' | 'unprocessed',
+  heading: string,
+  count: number,
+  figures: (item: Item | undefined, status: ReportStatus) => void,
+): Generator<string> {
+  if (count === 0) return;
+  yield `<section id="${status}"><h2>${heading} (${count})</h2>`;
+  yield '<table><thead><tr><th>file</th><th>status</th><th>reason</th></tr></thead><tbody>';
+  for (const i of rowsWith(rows, [status])) {
+    const { line: l, item } = rows.read(i);
+    figures(item, l.status);
+    yield `<tr class="${status}" id="item-${i}"><td>${esc(shownName(l))}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`;
+  }
+  yield '</tbody></table></section>';
+}
+
+/**
+ * The whole report.html page (pure: no I/O). Every user-supplied string is escaped and the page is
+ * passed through `redact`.
+ *
+ * @example const html = renderReportHtml({ report, items, thumbs, outDir });
+ */
+export function renderReportHtml(input: ReportHtmlInput): string {
+  const { items: lines, ...head } = input.report;
+  const byPlace = new Map(uniqueItems(input.items).map((i) => [itemPlace(i), i]));
+  const rows: PageRows = {
+    count: lines.length,
+    status: (i) => lines[i]!.status,
+    read: (i) => ({ line: lines[i]!, item: byPlace.get(lines[i]!.place) }),
+  };
+  const redact = input.redact ?? redactShapes;
+  const out: string[] = [];
+  for (const part of pageParts({ ...input, report: head, rows })) {
+    if (typeof part === 'string' && part !== '') out.push(redact(part));
+  }
+  return out.join('\n');
+}
+
+/**
+ * Writes `<out>/report.html` atomically from the report's head and its entries (see reportEntries),
+ * reading one entry's item at a time and making the thumbnails of a few cards at a time, so the page of
+ * a batch of any size is written from bounded memory. Can be called repeatedly while a batch runs
+ * (thumbnails already made are reused).
+ *
+ * @returns the path written
+ */
+export async function writeReportHtmlEntries(
+  outDir: string,
+  head: ReportHead,
+  entries: readonly ReportEntry[],
+  meta: ReportMeta & { inputDir?: string; emulator?: boolean; now?: number },
+): Promise<string> {
+  const rows: PageRows = {
+    count: entries.length,
+    status: (i) => entryStatus(entries[i]!, meta),
+    read: (i) => {
+      const item = entries[i]!.item();
+      return { line: redactDeep(reportItem(item, meta), meta.redact ?? redactShapes), item };
+    },
+  };
+  const thumbs = new Map<string, string>();
+  const parts = pageParts({
+    report: head,
+    rows,
+    thumbs,
+    outDir,
+    inputDir: meta.inputDir,
+    emulator: meta.emulator,
+    now: meta.now,
+  });
+  const path = join(outDir, REPORT_HTML_FILE);
+  await writeFileAtomic(path, pageText(parts, thumbs, outDir, meta.redact ?? redactShapes));
+  return path;
+}
+
+/** The page's lines, redacted, a newline between two, the thumbnails of each run of cards made first. */
+async function* pageText(
+  parts: Generator<string | ThumbsWanted>,
+  thumbs: Map<string, string>,
+  outDir: string,
+  redact: Redact,
+): AsyncGenerator<string> {
+  let first = true;
+  for (const part of parts) {
+    if (typeof part !== 'string') {
+      thumbs.clear();
+      for (const [file, thumb] of await makeThumbnails(part.thumbsFor, outDir)) thumbs.set(file, thumb);
+      continue;
+    }
+    if (part === '') continue;
+    yield first ? redact(part) : `\n${redact(part)}`;
+    first = false;
+  }
 }
 
 /**
@@ -456,29 +583,11 @@ function reportHtmlParts(input: ReportHtmlInput): string[] {
  * @returns the path written
  * @example await writeReportHtml('/data/out', items, { startedAt, finishedAt: Date.now() });
  */
-export async function writeReportHtml(
+export function writeReportHtml(
   outDir: string,
   items: readonly Item[],
   meta: ReportMeta & { inputDir?: string; emulator?: boolean; now?: number },
 ): Promise<string> {
-  const report = buildReport(items, meta);
-  const thumbs = await makeThumbnails(uniqueItems(items), outDir);
-  const parts = reportHtmlParts({
-    report,
-    items,
-    thumbs,
-    outDir,
-    inputDir: meta.inputDir,
-    emulator: meta.emulator,
-    now: meta.now,
-    redact: meta.redact,
-  });
-  const path = join(outDir, REPORT_HTML_FILE);
-  await writeFileAtomic(path, joinedLines(parts));
-  return path;
-}
-
-/** The parts one after another, a newline between two. */
-function* joinedLines(parts: readonly string[]): Generator<string> {
-  for (const [i, p] of parts.entries()) yield i < parts.length - 1 ? `${p}\n` : p;
+  const entries = heldEntries(items);
+  return writeReportHtmlEntries(outDir, reportHead(entries, meta), entries, meta);
 }

@@ -10,6 +10,7 @@ import { currentStep, type Item, type ItemAttempt, type StageName } from '../ite
 import { JOURNAL_CHOICES } from '../journal/texts.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
+import { heldEntries, type JournalCount, type ReportEntry } from './report-entries.ts';
 import { earlierAttemptsJson } from './result-json.ts';
 import { writeFileAtomic } from './write-atomic.ts';
 
@@ -148,28 +149,20 @@ export function unprocessedReason(stoppedEarly: { reason: string } | null | unde
     : 'not processed: the batch ended before this file was done';
 }
 
-function compareInputs(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/**
- * Report order: by input path, then the places of one input in their numbering (`scan.png`,
- * `scan-1.png`, …, `scan-10.png`: all `<stem>-<n><ext>`, so a shorter one has fewer digits).
- */
-function compareItems(a: Item, b: Item): number {
-  const pa = itemPlace(a);
-  const pb = itemPlace(b);
-  return compareInputs(a.input, b.input) || pa.length - pb.length || compareInputs(pa, pb);
-}
-
 /**
  * The items to report: one per place (a later item in the same out folder replaces an earlier one),
  * sorted by input path, the versions of one input path in the order of their folders.
  */
 export function uniqueItems(items: Iterable<Item>): Item[] {
-  const byPlace = new Map<string, Item>();
-  for (const item of items) byPlace.set(itemPlace(item), item);
-  return [...byPlace.values()].sort(compareItems);
+  return heldEntries(items).map((e) => e.item());
+}
+
+/** The status an entry is reported with: once the batch has finished, `pending` is `unprocessed`. */
+export function entryStatus(
+  entry: Pick<ReportEntry, 'status'>,
+  meta: Pick<ReportMeta, 'finishedAt'>,
+): ReportStatus {
+  return entry.status === 'pending' && meta.finishedAt != null ? 'unprocessed' : entry.status;
 }
 
 /**
@@ -204,30 +197,19 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
 }
 
 /** The report's journal section: the meta plus counts of the items' journal decisions. */
-function journalSection(items: readonly Item[], meta: ReportJournalMeta): ReportJournal {
-  let resumed = 0;
-  let reused = 0;
-  let notRetried = 0;
-  let redone = 0;
-  let retried = 0;
-  let unknownOutcome = 0;
-  for (const item of items) {
-    const note = item.journal;
-    if (note?.retried) retried++;
-    else if (note?.action === 'resume') resumed++;
-    else if (note?.action === 'done' && item.state === 'failed') notRetried++;
-    else if (note?.action === 'done') reused++;
-    else if (note?.action === 'fail') unknownOutcome++;
-    else if (note?.action === 'fresh' && note.reason !== null) redone++;
-  }
+function journalSection(entries: readonly ReportEntry[], meta: ReportJournalMeta): ReportJournal {
+  const counts: Record<JournalCount, number> = {
+    resumed: 0,
+    reused: 0,
+    not_retried: 0,
+    redone: 0,
+    retried: 0,
+    unknown_outcome: 0,
+  };
+  for (const e of entries) if (e.journalCount) counts[e.journalCount]++;
   return {
     file: meta.file,
-    resumed,
-    reused,
-    not_retried: notRetried,
-    redone,
-    retried,
-    unknown_outcome: unknownOutcome,
+    ...counts,
     unknown_submissions_policy: meta.policy,
     unknown_submissions_note: meta.note,
   };
@@ -262,6 +244,40 @@ export function journalDidAnything(j: ReportJournal): boolean {
   return j.reused + j.not_retried + j.resumed + j.redone + j.retried + j.unknown_outcome > 0;
 }
 
+/** report.json without its items: what it says of the batch as a whole. */
+export type ReportHead = Omit<BatchReport, 'items'>;
+
+/**
+ * The report's head (pure): times, stopped-early reason, the journal section and the totals of the
+ * entries, redacted. The entries are not read, only counted.
+ *
+ * @param entries one per place (see reportEntries)
+ */
+export function reportHead(entries: readonly ReportEntry[], meta: ReportMeta): ReportHead {
+  const totals: ReportTotals = {
+    inputs: entries.length,
+    succeeded: 0,
+    failed: 0,
+    skipped: 0,
+    unprocessed: 0,
+    pending: 0,
+  };
+  for (const e of entries) totals[entryStatus(e, meta)]++;
+  const head: ReportHead = {
+    started_at: new Date(meta.startedAt).toISOString(),
+    finished_at: meta.finishedAt == null ? null : new Date(meta.finishedAt).toISOString(),
+    stopped_early: meta.stoppedEarly ? { reason: meta.stoppedEarly.reason } : null,
+    ...(meta.journal ? { journal: journalSection(entries, meta.journal) } : {}),
+    totals,
+  };
+  return redactDeep(head, meta.redact ?? redactShapes);
+}
+
+/** An entry's line in report.json, redacted (the entry's item is read). */
+export function entryLine(entry: ReportEntry, meta: ReportMeta): ReportItem {
+  return redactDeep(reportItem(entry.item(), meta), meta.redact ?? redactShapes);
+}
+
 /**
  * The batch report (pure): every input exactly once, with totals by status. Can be called at any
  * moment of a batch; items still in flight are `pending` until `meta.finishedAt` is set.
@@ -270,26 +286,8 @@ export function journalDidAnything(j: ReportJournal): boolean {
  * @example const report = buildReport(items, { startedAt, finishedAt: Date.now() });
  */
 export function buildReport(items: Iterable<Item>, meta: ReportMeta): BatchReport {
-  const unique = uniqueItems(items);
-  const lines = unique.map((item) => reportItem(item, meta));
-  const totals: ReportTotals = {
-    inputs: lines.length,
-    succeeded: 0,
-    failed: 0,
-    skipped: 0,
-    unprocessed: 0,
-    pending: 0,
-  };
-  for (const l of lines) totals[l.status]++;
-  const report: BatchReport = {
-    started_at: new Date(meta.startedAt).toISOString(),
-    finished_at: meta.finishedAt == null ? null : new Date(meta.finishedAt).toISOString(),
-    stopped_early: meta.stoppedEarly ? { reason: meta.stoppedEarly.reason } : null,
-    ...(meta.journal ? { journal: journalSection(unique, meta.journal) } : {}),
-    totals,
-    items: lines,
-  };
-  return redactDeep(report, meta.redact ?? redactShapes);
+  const entries = heldEntries(items);
+  return { ...reportHead(entries, meta), items: entries.map((e) => entryLine(e, meta)) };
 }
 
 /**
@@ -304,23 +302,54 @@ export async function writeReportJson(outDir: string, report: BatchReport): Prom
 }
 
 /**
+ * Writes `<out>/report.json` from the report's head and its entries, reading one entry's item at a
+ * time (see reportJsonPieces); returns its path.
+ */
+export async function writeReportJsonEntries(
+  outDir: string,
+  head: ReportHead,
+  entries: readonly ReportEntry[],
+  meta: ReportMeta,
+): Promise<string> {
+  const path = join(outDir, REPORT_JSON_FILE);
+  await writeFileAtomic(path, reportJsonPieces(head, lines(entries, meta), entries.length));
+  return path;
+}
+
+function* lines(entries: readonly ReportEntry[], meta: ReportMeta): Generator<ReportItem> {
+  for (const e of entries) yield entryLine(e, meta);
+}
+
+/**
  * The text of report.json — `JSON.stringify(report, null, 2)` and a newline, exactly — in pieces, one
  * per item, so a report of 100,000 items is never one string in memory.
  *
  * @example [...reportJsonText(report)].join('') === `${JSON.stringify(report, null, 2)}\n`
  */
-export function* reportJsonText(report: BatchReport): Generator<string> {
-  const { items, ...rest } = report;
-  // `items` is the report's last key: everything before it is the head of the text.
-  const whole = JSON.stringify({ ...rest, items: [] }, null, 2);
-  if (items.length === 0) {
+export function reportJsonText(report: BatchReport): Generator<string> {
+  const { items, ...head } = report;
+  return reportJsonPieces(head, items, items.length);
+}
+
+/**
+ * reportJsonText of the report made of `head` and the `count` items of `items` (`items` is the
+ * report's last key: everything before it is the head of the text).
+ */
+export function* reportJsonPieces(
+  head: ReportHead,
+  items: Iterable<ReportItem>,
+  count: number,
+): Generator<string> {
+  const whole = JSON.stringify({ ...head, items: [] }, null, 2);
+  if (count === 0) {
     yield `${whole}\n`;
     return;
   }
   yield `${whole.slice(0, whole.length - '[]\n}'.length)}[\n`;
-  for (const [i, line] of items.entries()) {
+  let i = 0;
+  for (const line of items) {
     const text = JSON.stringify(line, null, 2).replaceAll('\n', '\n    ');
-    yield `    ${text}${i < items.length - 1 ? ',' : ''}\n`;
+    yield `    ${text}${++i < count ? ',' : ''}\n`;
   }
   yield '  ]\n}\n';
 }

@@ -44,15 +44,36 @@ export function thumbKindOfName(name: string): 'image' | 'video' | null {
 }
 
 /**
- * Thumbnails made or found by this process: thumbnail folder + cache key → file name, so that a refresh
- * of the report (every second of a watch, over 10,000 files or more) only stats each source.
+ * Thumbnails made or found by this process, by thumbnail folder: cache key → the file's extension (its
+ * name is `<key>.<ext>`), so that a refresh of the report (every second of a watch, over 10,000 files or
+ * more) only stats each source. Kept small: one short key per thumbnail.
  */
-const made = new Map<string, string>();
+const madeIn = new Map<string, Map<string, 'jpg' | 'png'>>();
+
+/** The name of the thumbnail made or found by this process for `key` in `thumbsDir`, if any. */
+function madeName(thumbsDir: string, key: string): string | undefined {
+  const ext = madeIn.get(thumbsDir)?.get(key);
+  return ext && `${key}.${ext}`;
+}
+
+function rememberMade(thumbsDir: string, key: string, name: string): void {
+  let made = madeIn.get(thumbsDir);
+  if (!made) {
+    made = new Map();
+    madeIn.set(thumbsDir, made);
+  }
+  made.set(key, name.endsWith('.png') ? 'png' : 'jpg');
+}
 
 async function cacheKey(file: string): Promise<string | null> {
   const st = await stat(file).catch(() => null);
   if (!st?.isFile() || st.size === 0) return null;
-  return createHash('sha256').update(`${file}\0${st.size}\0${st.mtimeMs}`).digest('hex').slice(0, 24);
+  // 12 bytes as hex: a string of its own (a slice of the whole digest's hex would keep all of it).
+  return createHash('sha256')
+    .update(`${file}\0${st.size}\0${st.mtimeMs}`)
+    .digest()
+    .subarray(0, 12)
+    .toString('hex');
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -140,7 +161,7 @@ export async function makeThumbnail(
 ): Promise<string | null> {
   const key = await cacheKey(file);
   if (!key) return null;
-  return made.get(join(thumbsDir, key)) ?? (await makeKeyed(file, kind, thumbsDir, key));
+  return madeName(thumbsDir, key) ?? (await makeKeyed(file, kind, thumbsDir, key));
 }
 
 /** makeThumbnail once the cache key is known and nothing was remembered for it. */
@@ -154,7 +175,7 @@ async function makeKeyed(
     await mkdir(thumbsDir, { recursive: true });
     const name =
       kind === 'image' ? await imageThumb(file, thumbsDir, key) : await videoPoster(file, thumbsDir, key);
-    made.set(join(thumbsDir, key), name);
+    rememberMade(thumbsDir, key, name);
     return name;
   } catch {
     return null;
@@ -203,8 +224,7 @@ export async function makeThumbnails(items: Iterable<Item>, outDir: string): Pro
     [...sources].map(async ([file, kind]) => {
       const key = await looks(() => cacheKey(file));
       if (!key) return;
-      const name =
-        made.get(join(thumbsDir, key)) ?? (await limit(() => makeKeyed(file, kind, thumbsDir, key)));
+      const name = madeName(thumbsDir, key) ?? (await limit(() => makeKeyed(file, kind, thumbsDir, key)));
       if (name) thumbs.set(file, relative(outDir, join(thumbsDir, name)).split(sep).join('/'));
     }),
   );

@@ -54,6 +54,104 @@ function firstStart(item: Item): number {
   return t;
 }
 
+/** A row of the timeline: what is drawn of an item. */
+interface TimelineRow {
+  first: number;
+  input: string;
+  timings: Item['timings'];
+  failed: boolean;
+  /** Where the item came among those added (ties of start and input keep it). */
+  order: number;
+}
+
+function compareRows(a: TimelineRow, b: TimelineRow): number {
+  return a.first - b.first || (a.input < b.input ? -1 : a.input > b.input ? 1 : a.order - b.order);
+}
+
+/**
+ * The timeline's rows, added one item at a time: only the TIMELINE_MAX_ROWS that started first are
+ * kept (and counted, with the latest time any stage reached), so a batch of any size is drawn from
+ * bounded memory.
+ */
+export class TimelineRows {
+  private rows: TimelineRow[] = [];
+  private added = 0;
+  private latest = Number.NEGATIVE_INFINITY;
+
+  /** Adds the item (one without timings is left out); `failed` draws its label in red. */
+  add(item: Item, failed: boolean): void {
+    const first = firstStart(item);
+    if (!Number.isFinite(first)) return;
+    for (const s of STAGE_NAMES) {
+      const t = item.timings[s];
+      if (t) this.latest = Math.max(this.latest, t.finished_at ?? t.started_at);
+    }
+    this.rows.push({ first, input: item.input, timings: item.timings, failed, order: this.added++ });
+    if (this.rows.length >= 2 * TIMELINE_MAX_ROWS) this.trim();
+  }
+
+  private trim(): void {
+    this.rows.sort(compareRows);
+    this.rows.length = Math.min(this.rows.length, TIMELINE_MAX_ROWS);
+  }
+
+  /**
+   * The timeline as an `<svg>` element (a string), or a short paragraph when no item has timings yet.
+   *
+   * @param t0 the batch's start (ms since the epoch)
+   * @param t1 the end of the axis: the batch's end, or now while it runs
+   */
+  svg(t0: number, t1: number): string {
+    this.trim();
+    const shown = this.rows;
+    if (shown.length === 0) return '<p class="muted">No stage has run yet.</p>';
+    const end = Math.max(t1, this.latest);
+    const span = Math.max(1, end - t0);
+    const x = (t: number) => LABEL_W + ((Math.min(Math.max(t, t0), end) - t0) / span) * CHART_W;
+    const height = AXIS_H + shown.length * ROW_H + 4;
+    const width = LABEL_W + CHART_W + 20;
+    const parts: string[] = [];
+    parts.push(
+      `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="Timeline of the batch: one row per file, one bar per stage">`,
+    );
+    // Axis with grid lines.
+    const step = tickStep(span);
+    for (let t = 0; t <= span; t += step) {
+      const gx = x(t0 + t).toFixed(1);
+      parts.push(
+        `<line x1="${gx}" y1="${AXIS_H - 4}" x2="${gx}" y2="${height}" class="grid"/>`,
+        `<text x="${gx}" y="${AXIS_H - 8}" class="tick">${esc(tickLabel(t, step))}</text>`,
+      );
+    }
+    for (const [i, row] of shown.entries()) {
+      const y = AXIS_H + i * ROW_H;
+      const cls = row.failed ? 'label failed' : 'label';
+      parts.push(
+        `<text x="${LABEL_W - 8}" y="${y + BAR_H}" class="${cls}"><title>${esc(row.input)}</title>${esc(ellipsize(row.input, 30))}</text>`,
+      );
+      for (const s of STAGE_NAMES) {
+        const t = row.timings[s];
+        if (!t) continue;
+        const x0 = x(t.started_at);
+        const running = t.finished_at === undefined;
+        const x1 = x(t.finished_at ?? end);
+        const w = Math.max(1.5, x1 - x0);
+        const dur = running ? 'still running' : formatDuration(t.finished_at! - t.started_at);
+        parts.push(
+          `<rect x="${x0.toFixed(1)}" y="${y + 2}" width="${w.toFixed(1)}" height="${BAR_H}" fill="${STAGE_COLORS[s]}"${running ? ' class="running"' : ''}><title>${esc(`${row.input} — ${s}: ${dur}`)}</title></rect>`,
+        );
+      }
+    }
+    parts.push('</svg>');
+    if (this.added > shown.length) {
+      parts.push(
+        `<p class="muted">… and ${this.added - shown.length} more files not drawn (the ${shown.length} that started first are).</p>`,
+      );
+    }
+    return parts.join('\n');
+  }
+}
+
 /**
  * The timeline as an `<svg>` element (a string), or a short paragraph when no item has timings yet.
  *
@@ -68,59 +166,9 @@ export function timelineSvg(
   t1: number,
   failed: ReadonlySet<string> = new Set(),
 ): string {
-  const rows = items
-    .filter((i) => Number.isFinite(firstStart(i)))
-    .sort((a, b) => firstStart(a) - firstStart(b) || (a.input < b.input ? -1 : 1));
-  if (rows.length === 0) return '<p class="muted">No stage has run yet.</p>';
-  let end = t1;
-  for (const item of rows) {
-    for (const s of STAGE_NAMES) {
-      const t = item.timings[s];
-      if (t) end = Math.max(end, t.finished_at ?? t.started_at);
-    }
-  }
-  const span = Math.max(1, end - t0);
-  const shown = rows.slice(0, TIMELINE_MAX_ROWS);
-  const x = (t: number) => LABEL_W + ((Math.min(Math.max(t, t0), end) - t0) / span) * CHART_W;
-  const height = AXIS_H + shown.length * ROW_H + 4;
-  const width = LABEL_W + CHART_W + 20;
-  const parts: string[] = [];
-  parts.push(
-    `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="Timeline of the batch: one row per file, one bar per stage">`,
-  );
-  // Axis with grid lines.
-  const step = tickStep(span);
-  for (let t = 0; t <= span; t += step) {
-    const gx = x(t0 + t).toFixed(1);
-    parts.push(
-      `<line x1="${gx}" y1="${AXIS_H - 4}" x2="${gx}" y2="${height}" class="grid"/>`,
-      `<text x="${gx}" y="${AXIS_H - 8}" class="tick">${esc(tickLabel(t, step))}</text>`,
-    );
-  }
-  for (const [i, item] of shown.entries()) {
-    const y = AXIS_H + i * ROW_H;
-    const cls = failed.has(itemPlace(item)) ? 'label failed' : 'label';
-    parts.push(
-      `<text x="${LABEL_W - 8}" y="${y + BAR_H}" class="${cls}"><title>${esc(item.input)}</title>${esc(ellipsize(item.input, 30))}</text>`,
-    );
-    for (const s of STAGE_NAMES) {
-      const t = item.timings[s];
-      if (!t) continue;
-      const x0 = x(t.started_at);
-      const running = t.finished_at === undefined;
-      const x1 = x(t.finished_at ?? end);
-      const w = Math.max(1.5, x1 - x0);
-      const dur = running ? 'still running' : formatDuration(t.finished_at! - t.started_at);
-      parts.push(
-        `<rect x="${x0.toFixed(1)}" y="${y + 2}" width="${w.toFixed(1)}" height="${BAR_H}" fill="${STAGE_COLORS[s]}"${running ? ' class="running"' : ''}><title>${esc(`${item.input} — ${s}: ${dur}`)}</title></rect>`,
-      );
-    }
-  }
-  parts.push('</svg>');
-  if (rows.length > shown.length) {
-    parts.push(`<p class="muted">… and ${rows.length - shown.length} more files not drawn.</p>`);
-  }
-  return parts.join('\n');
+  const rows = new TimelineRows();
+  for (const item of items) rows.add(item, failed.has(itemPlace(item)));
+  return rows.svg(t0, t1);
 }
 
 /** The legend of the timeline's colours, as HTML. */

@@ -6,12 +6,15 @@ import { dirname } from 'node:path';
 /**
  * Writes `text` to `path` through `<path>.<random>.tmp` and a rename, so a reader sees either the old
  * file or the whole new one, never a half-written one. Creates the parent directory when missing.
- * `text` may come in pieces (an iterable of strings, written one after another): a large report is
- * then never one string in memory.
+ * `text` may come in pieces (an iterable or async iterable of strings, written one after another): a
+ * large report is then never one string in memory.
  *
  * @example await writeFileAtomic('/out/report.json', JSON.stringify(report));
  */
-export async function writeFileAtomic(path: string, text: string | Iterable<string>): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  text: string | Iterable<string> | AsyncIterable<string>,
+): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${randomUUID().slice(0, 8)}.tmp`;
   try {
@@ -24,10 +27,10 @@ export async function writeFileAtomic(path: string, text: string | Iterable<stri
 }
 
 /** Pieces joined into strings of about 64 KiB: one write each. */
-function* batched(pieces: Iterable<string>): Generator<string> {
+async function* batched(pieces: Iterable<string> | AsyncIterable<string>): AsyncGenerator<string> {
   let buf: string[] = [];
   let size = 0;
-  for (const piece of pieces) {
+  for await (const piece of pieces) {
     buf.push(piece);
     size += piece.length;
     if (size >= 65_536) {

@@ -81,6 +81,11 @@ export interface RunOptions {
   /** ms between report rewrites while running; 0 for only at the end (default 5000). */
   reportIntervalMs?: number;
   /**
+   * The batch's result lists its items (BatchResult.items, read back once the reports are written).
+   * Off by default: a batch keeps no finished item in memory.
+   */
+  keepItems?: boolean;
+  /**
    * Where the items come from instead of discovering `inputDir` (genpipe watch: its ready files, as
    * `discovered` items, or journaled items in a later state). The batch ends when it ends.
    */

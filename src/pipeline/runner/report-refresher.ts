@@ -6,7 +6,12 @@
  */
 import type { Item } from '../item.ts';
 import type { Redact } from '../progress/redact.ts';
-import { type BatchReport, type ReportJournalMeta, writeReports } from '../report/index.ts';
+import {
+  type ReportFilesMeta,
+  type ReportHead,
+  type ReportJournalMeta,
+  writeReportFiles,
+} from '../report/index.ts';
 import type { BatchItems } from './batch-items.ts';
 
 /** What every report of the batch says besides its items. */
@@ -42,7 +47,7 @@ export class ReportRefresher {
   refresh(): void {
     const started = Date.now();
     if (this.writing || started < this.notBefore || !this.items.takeStale()) return;
-    this.writing = writeReports(this.outDir, this.items.reportItems(), { ...this.meta, now: started })
+    this.writing = this.write({ ...this.meta, now: started })
       .catch(() => undefined)
       .finally(() => {
         const ended = Date.now();
@@ -56,20 +61,28 @@ export class ReportRefresher {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** The final reports, after a running rewrite settled. */
+  /**
+   * The final reports, after a running rewrite settled; returns their head, and with `keepItems` the
+   * items reported (read back).
+   */
   async finish(
     finishedAt: number,
     stoppedEarly: { reason: string } | null,
-  ): Promise<{ report: BatchReport; items: Item[] }> {
+    keepItems = false,
+  ): Promise<{ report: ReportHead; items: Item[] }> {
     this.halt();
     if (this.writing) await this.writing;
-    const items = this.items.reportItems();
-    const report = await writeReports(this.outDir, items, {
-      ...this.meta,
-      finishedAt,
-      now: finishedAt,
-      stoppedEarly,
-    });
-    return { report, items };
+    const report = await this.write({ ...this.meta, finishedAt, now: finishedAt, stoppedEarly });
+    return { report, items: keepItems ? this.items.reportItems() : [] };
+  }
+
+  /** Writes both reports from a snapshot of the batch's entries. */
+  private async write(meta: ReportFilesMeta): Promise<ReportHead> {
+    const snapshot = this.items.reportEntries();
+    try {
+      return await writeReportFiles(this.outDir, snapshot.entries, meta);
+    } finally {
+      snapshot.release();
+    }
   }
 }

@@ -46,8 +46,9 @@ export function sweepItemScratch(outDir: string, place: string): Promise<number>
 }
 
 /**
- * Removes the batch-level scratch files an interrupted run may have left: `report.json.*.tmp` and
- * `report.html.*.tmp` at the top of the out dir, and partial thumbnails in `.thumbs/`.
+ * Removes the batch-level scratch files an interrupted run may have left: `report.json.*.tmp`,
+ * `report.html.*.tmp` (and `report.views.*.tmp`, where a view file could not be removed while open) at
+ * the top of the out dir, and partial thumbnails in `.thumbs/`.
  *
  * @returns how many files were removed
  */
