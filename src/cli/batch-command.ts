@@ -10,6 +10,7 @@
  * finish, then the rest is left to the journal and the command exits; twice: everything is cancelled at
  * once.
  */
+
 import { relative, resolve } from 'node:path';
 import {
   type Batch,
@@ -36,6 +37,7 @@ import {
   watchSignals,
 } from './batch-setup.ts';
 import { signalExit } from './exit-codes.ts';
+import { growHeapBeforeMarking } from './heap-growth.ts';
 import { printError } from './print-error.ts';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
@@ -125,6 +127,7 @@ export function shown(path: string): string {
  * @example process.exitCode = await executeBatch(runCommand(), { inputDir: 'photos', flags: { out: 'out' } });
  */
 export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Promise<number> {
+  growHeapBeforeMarking();
   const { flags } = request;
   const quiet = flags.quiet === true;
   const session: Session = {

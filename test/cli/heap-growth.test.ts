@@ -1,0 +1,18 @@
+import { getHeapStatistics } from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { growHeapBeforeMarking } from '../../src/cli/heap-growth.ts';
+
+describe('growHeapBeforeMarking', () => {
+  it('leaves a growing factor the user gave on the command line or in NODE_OPTIONS alone', () => {
+    expect(growHeapBeforeMarking(['--heap-growing-percent=50'], '')).toBe(false);
+    expect(growHeapBeforeMarking([], '--max-old-space-size=512 --heap_growing_percent=80')).toBe(false);
+  });
+
+  it('sets the factor otherwise, and the process goes on allocating and collecting', () => {
+    expect(growHeapBeforeMarking([], '--max-old-space-size=512')).toBe(true);
+    const kept: number[][] = [];
+    for (let i = 0; i < 2_000; i++) kept.push(new Array(1_000).fill(i));
+    kept.length = 0;
+    expect(getHeapStatistics().used_heap_size).toBeGreaterThan(0);
+  });
+});
