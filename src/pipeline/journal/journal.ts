@@ -176,7 +176,7 @@ export class Journal implements Store {
     this.hashes = new HashRows(db);
     this.quotas = new QuotaRows(db);
     this.durations = new DurationRows(db);
-    this.group = new WriteGroup(db);
+    this.group = new WriteGroup(db, () => this.items.forgetWritten());
     if (opts.lock !== false) {
       try {
         this.takeLock();
@@ -204,7 +204,12 @@ export class Journal implements Store {
   private tx<T>(fn: () => T): T {
     this.assertOpen();
     this.group.flush();
-    return this.db.transaction(fn).immediate();
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (err) {
+      this.items.forgetWritten(); // rolled back: the rows hold what they held before
+      throw err;
+    }
   }
 
   private assertOpen(): void {
@@ -452,11 +457,7 @@ export class Journal implements Store {
       if (item.state === 'stopped') this.noteStopped(item);
       return;
     }
-    await this.group.add(() => {
-      const { row: prev, sameButNote } = this.items.byId(id, item);
-      if (sameButNote) return;
-      this.items.write(id, item, prev, this.batch?.id ?? prev?.batchId ?? null);
-    });
+    await this.group.add(() => this.items.save(id, item, this.batch?.id ?? null));
   }
 
   /** A row for a stopped file never planned, when its input has none (see save). */

@@ -29,7 +29,11 @@ export class WriteGroup {
   private queue: QueuedWrite[] = [];
   private scheduled = false;
 
-  constructor(private readonly db: Database.Database) {}
+  /** @param rolledBack - called when a commit failed (whatever its writes did is undone) */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly rolledBack: () => void = () => undefined,
+  ) {}
 
   /**
    * Queues `write` for the commit at the end of this turn.
@@ -68,6 +72,7 @@ export class WriteGroup {
         })
         .immediate();
     } catch (err) {
+      this.rolledBack();
       for (const w of writes) w.fail(err);
       return;
     }
