@@ -1,6 +1,11 @@
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { growHeapBeforeMarking } from '../../src/cli/heap-growth.ts';
+import {
+  growHeapBeforeMarking,
+  growingPercentFor,
+  SMALL_HEAP_BYTES,
+  SMALL_HEAP_GROWING_PERCENT,
+} from '../../src/cli/heap-growth.ts';
 
 describe('growHeapBeforeMarking', () => {
   it('leaves a growing factor the user gave on the command line or in NODE_OPTIONS alone', () => {
@@ -14,5 +19,11 @@ describe('growHeapBeforeMarking', () => {
     for (let i = 0; i < 2_000; i++) kept.push(new Array(1_000).fill(i));
     kept.length = 0;
     expect(getHeapStatistics().used_heap_size).toBeGreaterThan(0);
+  });
+
+  it('lets a small heap grow three times what survived, and leaves a larger one to V8', () => {
+    expect(growingPercentFor(20 * 2 ** 20)).toBe(SMALL_HEAP_GROWING_PERCENT);
+    expect(growingPercentFor(SMALL_HEAP_BYTES - 1)).toBe(SMALL_HEAP_GROWING_PERCENT);
+    expect(growingPercentFor(SMALL_HEAP_BYTES)).toBe(0);
   });
 });
