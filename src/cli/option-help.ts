@@ -1,7 +1,7 @@
 /**
  * How an option describes itself, in `--help` and in README.md's flag tables alike
- * (scripts/docs-flags.ts): commander's text (the description, then its choices and default), and
- * "(required)" for an option a command cannot run without — one commander enforces (requiredOption),
+ * (scripts/docs-flags.ts): commander's text (the description, then its choices and default), after
+ * "required:" for an option a command cannot run without — one commander enforces (requiredOption),
  * or one the command checks itself with its own message (requiredByCommand).
  */
 import { type Command, Help, type Option } from 'commander';
@@ -22,7 +22,7 @@ export function isRequired(option: Option): boolean {
 /** An option's text as `--help` shows it. */
 export function optionHelpText(option: Option): string {
   const text = new Help().optionDescription(option);
-  return isRequired(option) ? `${text} (required)` : text;
+  return isRequired(option) ? `required: ${text}` : text;
 }
 
 /** Makes `--help` of the program and of every command added to it after this call use optionHelpText. */

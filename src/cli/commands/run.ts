@@ -97,7 +97,10 @@ export function registerRun(program: Command): void {
     .argument('<input-dir>', 'the folder to process (never modified)')
     .addOption(
       requiredByCommand(
-        new Option('-o, --out <out-dir>', 'where outputs, result.json files and report.json/report.html go'),
+        new Option(
+          '-o, --out <out-dir>',
+          'where outputs, result.json files and report.json/report.html go (outside the input dir)',
+        ),
       ),
     )
     .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)');

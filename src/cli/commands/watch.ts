@@ -321,7 +321,10 @@ export function registerWatch(program: Command): void {
       ),
     )
     .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)')
-    .option('--poll', 'poll for file changes instead of relying on file events (network shares)')
+    .option(
+      '--poll',
+      `poll for file changes every ${WATCH_DEFAULTS.pollIntervalMs / 1000} s instead of relying on file events (network shares)`,
+    )
     .addOption(
       new Option(
         '--on-done <mode>',
@@ -332,12 +335,12 @@ export function registerWatch(program: Command): void {
     )
     .option(
       '--quiet-ms <ms>',
-      `a file is taken once its size and mtime stayed unchanged this long (default ${WATCH_DEFAULTS.quietMs})`,
+      `a file is taken once its size and mtime stayed unchanged this long, in ms (default ${WATCH_DEFAULTS.quietMs})`,
       intArg(1),
     )
     .option(
       '--rescan-ms <ms>',
-      `full rescans of the folder, the source of truth, this often (default ${WATCH_DEFAULTS.rescanMs})`,
+      `full rescans of the folder, the source of truth, this often, in ms (default ${WATCH_DEFAULTS.rescanMs})`,
       intArg(100),
     )
     .addOption(
