@@ -108,7 +108,7 @@ export function addSharedBatchOptions(cmd: Command): Command {
     .option('--emulator', 'run against the embedded emulator instead of the service (said loudly)')
     .option(
       '--poll-interval <seconds>',
-      `longest time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service); the first read comes when jobs of its kind were seen ended`,
+      `longest time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service, any with --emulator); the first read comes when jobs of its kind were seen ended`,
       positiveSeconds,
     )
     .addOption(
@@ -131,21 +131,27 @@ export function addSharedBatchOptions(cmd: Command): Command {
     )
     .option(
       '--retries <n>',
-      `resubmissions of a generation that failed with a retryable failure_code (default ${RUN_DEFAULTS.maxResubmits})`,
+      `resubmissions of a generation that failed with a retryable failure_code, in each run (default ${RUN_DEFAULTS.maxResubmits})`,
       intArg(0),
     )
     .option(
       `${JOURNAL_CHOICES.journalFlag} <path>`,
       `the journal file, on a local disk (default <out-dir>/${JOURNAL_CHOICES.dirName}/${JOURNAL_CHOICES.fileName})`,
     )
-    .option(JOURNAL_CHOICES.forceFlag, 'redo every file, even those an earlier run finished')
+    .option(
+      JOURNAL_CHOICES.forceFlag,
+      'redo every file, even those an earlier run finished (shared references are uploaded again too)',
+    )
     .option(
       JOURNAL_CHOICES.retryFailedFlag,
-      "retry every file that failed in an earlier run, also those whose failure is the file's own (default: only failures that may pass now)",
+      "retry every file that failed at the service in an earlier run, also those whose failure is the file's own (default: only failures that may pass now)",
     )
     .option(
       JOURNAL_CHOICES.resubmitUnknownFlag,
       'submit again the files whose create may have reached the service before an interruption (default: fail them, never pay twice)',
     );
-  return addServiceOptions(cmd);
+  return addServiceOptions(cmd, {
+    json: 'one JSON object per event on stdout (errors as one JSON line on stderr)',
+    quiet: 'no progress and no notes (the closing summary is still printed, and so are --json events)',
+  });
 }

@@ -37,11 +37,17 @@ export function defaultLegacyBaseUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${LEGACY_BASE_PATH}`;
 }
 
+/** What --json and --quiet do, when a command's output is not one result (a batch's events). */
+export interface OutputHelp {
+  json?: string;
+  quiet?: string;
+}
+
 /**
  * Adds the connection flags (--api-key, --base-url, --legacy-base-url, --legacy-token), --json and
  * --quiet to a command.
  */
-export function addServiceOptions(cmd: Command): Command {
+export function addServiceOptions(cmd: Command, output: OutputHelp = {}): Command {
   for (const [flags, help] of serviceFlagHelp()) {
     cmd.option(
       flags,
@@ -50,8 +56,11 @@ export function addServiceOptions(cmd: Command): Command {
         : help,
     );
   }
-  cmd.option('--json', 'print machine-readable JSON on stdout (errors as one JSON line on stderr)');
-  cmd.option('-q, --quiet', 'no notes or progress on stderr');
+  cmd.option(
+    '--json',
+    output.json ?? 'print machine-readable JSON on stdout (errors as one JSON line on stderr)',
+  );
+  cmd.option('-q, --quiet', output.quiet ?? 'no notes or progress on stderr');
   return cmd;
 }
 
@@ -84,7 +93,7 @@ export function secondsArg(min: number): (value: string) => number {
 export function addPollOption(cmd: Command): Command {
   return cmd.option(
     '--poll-interval <seconds>',
-    'first wait between status reads, growing to 5 s (default 2; at least 1)',
+    'first wait between two status reads of a file or a legacy generation, growing 1.5 times per read to 5 s (a generation: from 1 s); a value above 5 raises that ceiling (default 2; at least 1)',
     secondsArg(1),
   );
 }

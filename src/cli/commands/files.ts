@@ -136,16 +136,30 @@ function registerUpload(files: Command): void {
     .command('upload <path>')
     .description('Upload a file, checked locally first (streamed from disk; sha256 computed on the way)')
     .addOption(
-      new Option('--mode <mode>', 'inline (multipart), presigned (PUT to a signed URL), or auto by size')
+      new Option(
+        '--mode <mode>',
+        'inline (multipart), presigned (PUT to a signed URL), or auto: inline up to 20 MiB, presigned above it and when inline answers 413',
+      )
         .choices(UPLOAD_MODES)
         .default('auto'),
     )
-    .addOption(new Option('--purpose <purpose>', 'what the file is for').choices(FILE_PURPOSES))
+    .addOption(
+      new Option('--purpose <purpose>', "what the file is for; the service's default is input").choices(
+        FILE_PURPOSES,
+      ),
+    )
     .option('--mime-type <type>', 'MIME type of the bytes (default: sniffed from the first bytes)')
-    .option('--expires-at <time>', 'TTL: an ISO date-time, or a time from now such as 12h or 7d')
+    .option(
+      '--expires-at <time>',
+      'when the service may delete the file: an RFC 3339 date-time, or a time from now such as 90m, 12h or 7d (default: not set)',
+    )
     .option('--user-id <id>', 'opaque end-user tag, echoed unchanged')
     .option('--wait', 'wait until the file is ready (exit 1 when it failed)')
-    .option('--timeout <seconds>', 'give up waiting after this long (with --wait)', secondsArg(0));
+    .option(
+      '--timeout <seconds>',
+      'with --wait: give up waiting after this long (exit 1; default: no limit)',
+      secondsArg(0),
+    );
   addPollOption(addServiceOptions(cmd)).action((path: string, flags: UploadFlags) =>
     runWithClient(flags, async (ctx) => {
       requireFile(path, 'files upload');
@@ -198,9 +212,10 @@ function registerList(files: Command): void {
     .description('List files, newest first (every page)')
     .addOption(new Option('--purpose <purpose>', 'only files of this purpose').choices(FILE_PURPOSES))
     .addOption(
-      new Option('--state <state>', 'only files in this state (deleted ones only when asked)').choices(
-        FILE_STATES,
-      ),
+      new Option(
+        '--state <state>',
+        'only files in this state; deleted files are listed only when asked for',
+      ).choices(FILE_STATES),
     )
     .option('--limit <n>', 'show at most n files (default: all)', intArg(1));
   addServiceOptions(cmd).action((flags: ListFlags) =>

@@ -234,13 +234,16 @@ export function registerGenerate(program: Command): void {
     .option('--type <type>', 'image (default), image_edit, video, video_edit, video_reframe')
     .option('--model <model>', 'uni-1, uni-1-max (images), ray-3.2 (videos); default by type')
     .option('--prompt <text>', 'what to make (1 to 6000 characters)')
-    .option('--aspect-ratio <ratio>', 'e.g. 16:9, 1:1, 9:16')
+    .option(
+      '--aspect-ratio <ratio>',
+      "e.g. 16:9, 1:1, 9:16 (default: 1:1 for images, 16:9 for videos, the source's shape for edits; video_reframe needs one)",
+    )
     .option('--style <style>', 'e.g. manga')
     .option('--source <ref>', 'the input: a file id, generation:<id>, an http(s) URL or a local file')
     .option('--source-media-type <type>', 'MIME type of a URL source (video_edit/video_reframe: video/*)')
     .option('--image-ref <ref>', 'a reference image (repeatable), same forms as --source', collect)
-    .option('--duration <d>', 'video duration: 5s or 10s')
-    .option('--resolution <r>', 'video resolution: 360p, 540p, 720p, 1080p')
+    .option('--duration <d>', 'video duration, type video only: 5s or 10s (default 5s)')
+    .option('--resolution <r>', 'video resolution: 360p, 540p, 720p, 1080p (default 720p)')
     .option('--user-id <id>', 'opaque end-user tag')
     .option('--request <file>', 'the request body as a JSON file (flags override its fields)')
     .option('--request-id <id>', 'X-Request-Id to send (default: a fresh UUID, printed)')
@@ -249,7 +252,11 @@ export function registerGenerate(program: Command): void {
       '--out <dir>',
       'wait, then download the outputs into <dir>/<generation id>/ and print their paths',
     )
-    .option('--timeout <seconds>', 'give up waiting after this long (exit 1)', secondsArg(0));
+    .option(
+      '--timeout <seconds>',
+      'give up waiting after this long (exit 1; default: no limit)',
+      secondsArg(0),
+    );
   addPollOption(addServiceOptions(cmd)).action((flags: GenerateFlags) =>
     runWithClient(flags, async (ctx) => {
       const given = [flags.request, flags.prompt, flags.source, flags.imageRef, flags.type].some(

@@ -94,7 +94,7 @@ export function registerGenerations(program: Command): void {
       generations
         .command('wait <id>')
         .description('Wait until a generation completes (exit 1 when it failed: failure_code and reason)')
-        .option('--timeout <seconds>', 'give up after this long (exit 1)', secondsArg(0)),
+        .option('--timeout <seconds>', 'give up after this long (exit 1; default: no limit)', secondsArg(0)),
     ),
   ).action((id: string, flags: WaitFlags) =>
     runWithClient(flags, async (ctx) => {

@@ -70,8 +70,15 @@ export function registerLegacy(program: Command): void {
     .option('--callback-url <url>', 'receives the generation when dreaming, completed or failed')
     .option('--request-id <id>', 'X-Request-Id to send (default: a fresh UUID, printed)')
     .option('--wait', 'wait until the generation completes (exit 1 when it fails)')
-    .option('--out <dir>', 'wait, then download the result into <dir>/<generation id>/ and print its path')
-    .option('--timeout <seconds>', 'give up waiting after this long (exit 1)', secondsArg(0));
+    .option(
+      '--out <dir>',
+      'wait, then download the result into <dir>/<generation id>/output-0.mp4 and print its path',
+    )
+    .option(
+      '--timeout <seconds>',
+      'give up waiting after this long (exit 1; default: no limit)',
+      secondsArg(0),
+    );
   addPollOption(addServiceOptions(modify)).action((flags: ModifyFlags) =>
     runWithClient(flags, async (ctx) => {
       if (flags.out !== undefined) await checkOutDir(flags.out);

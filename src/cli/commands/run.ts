@@ -7,7 +7,7 @@
  * 130 / 143 interrupted by SIGINT / SIGTERM. The journal is always on (see executeRun).
  */
 import { stat } from 'node:fs/promises';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import {
   type BatchResult,
   createProgress,
@@ -18,6 +18,7 @@ import { type BatchCommand, type BatchRequest, executeBatch, shown } from '../ba
 import { addSharedBatchOptions, type BatchFlags } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
 import { EXIT } from '../exit-codes.ts';
+import { requiredByCommand } from '../option-help.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** Flags of `genpipe run`. */
@@ -94,7 +95,14 @@ export function registerRun(program: Command): void {
       'Process every file of a folder with the generation service: a folder in, finished media out',
     )
     .argument('<input-dir>', 'the folder to process (never modified)')
-    .option('-o, --out <out-dir>', 'where outputs, result.json files and report.json/report.html go')
+    .addOption(
+      requiredByCommand(
+        new Option(
+          '-o, --out <out-dir>',
+          'where outputs, result.json files and report.json/report.html go (outside the input dir)',
+        ),
+      ),
+    )
     .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)');
   addSharedBatchOptions(cmd);
   cmd.action(async (inputDir: string, flags: RunFlags) => {

@@ -55,6 +55,7 @@ import { addSharedBatchOptions, type BatchFlags } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
 import { EXIT } from '../exit-codes.ts';
 import { intArg } from '../make-client.ts';
+import { requiredByCommand } from '../option-help.ts';
 import { UsageError } from '../usage-error.ts';
 import { checksText, createSummaryLine, type SummaryLine, summaryText } from './watch-summary.ts';
 
@@ -314,9 +315,16 @@ export function registerWatch(program: Command): void {
     .command('watch')
     .description('Watch a folder and process each file once it is complete, until stopped (SIGINT / SIGTERM)')
     .argument('<input-dir>', 'the folder to watch (the inbox; only --on-done move changes it)')
-    .option('-o, --out <out-dir>', 'where outputs and reports go (outside the watched folder)')
+    .addOption(
+      requiredByCommand(
+        new Option('-o, --out <out-dir>', 'where outputs and reports go (outside the watched folder)'),
+      ),
+    )
     .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)')
-    .option('--poll', 'poll for file changes instead of relying on file events (network shares)')
+    .option(
+      '--poll',
+      `poll for file changes every ${WATCH_DEFAULTS.pollIntervalMs / 1000} s instead of relying on file events (network shares)`,
+    )
     .addOption(
       new Option(
         '--on-done <mode>',
@@ -327,12 +335,12 @@ export function registerWatch(program: Command): void {
     )
     .option(
       '--quiet-ms <ms>',
-      `a file is taken once its size and mtime stayed unchanged this long (default ${WATCH_DEFAULTS.quietMs})`,
+      `a file is taken once its size and mtime stayed unchanged this long, in ms (default ${WATCH_DEFAULTS.quietMs})`,
       intArg(1),
     )
     .option(
       '--rescan-ms <ms>',
-      `full rescans of the folder, the source of truth, this often (default ${WATCH_DEFAULTS.rescanMs})`,
+      `full rescans of the folder, the source of truth, this often, in ms (default ${WATCH_DEFAULTS.rescanMs})`,
       intArg(100),
     )
     .addOption(

@@ -1,0 +1,45 @@
+/**
+ * The genpipe program: every command, loaded only when it is the one being run. Kept apart from
+ * main.ts (which parses argv when imported) so that scripts and tests can walk the commands and their
+ * options: README.md's flag tables are written from them (scripts/docs-flags.ts).
+ */
+import { Command } from 'commander';
+import { configureOptionHelp } from './option-help.ts';
+
+type Register = (program: Command) => void;
+
+/**
+ * Every command, loaded only when it is the one being run: a command's module pulls in the client,
+ * the pipeline or the emulator, and a process that loads all of them starts slower and holds
+ * tens of MB more than `genpipe files upload` needs. Help (or no command) loads them all.
+ */
+const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>]> = [
+  ['serve', async () => (await import('./commands/serve.ts')).registerServe],
+  ['run', async () => (await import('./commands/run.ts')).registerRun],
+  ['watch', async () => (await import('./commands/watch.ts')).registerWatch],
+  ['demo', async () => (await import('./commands/demo.ts')).registerDemo],
+  ['files', async () => (await import('./commands/files.ts')).registerFiles],
+  ['generate', async () => (await import('./commands/generate.ts')).registerGenerate],
+  ['generations', async () => (await import('./commands/generations.ts')).registerGenerations],
+  ['legacy', async () => (await import('./commands/legacy.ts')).registerLegacy],
+];
+
+/**
+ * The program with the commands `argv` needs registered: only the named command when there is one,
+ * all of them otherwise.
+ *
+ * @example const program = await buildProgram(['node', 'genpipe']); // every command, for its help
+ */
+export async function buildProgram(argv: readonly string[] = process.argv): Promise<Command> {
+  const program = new Command();
+  program
+    .name('genpipe')
+    .description('Media ingestion pipeline for an asynchronous video and image generation service')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .exitOverride();
+  configureOptionHelp(program);
+  const named = COMMANDS.find(([name]) => name === argv[2]);
+  for (const [, load] of named ? [named] : COMMANDS) (await load())(program);
+  return program;
+}
