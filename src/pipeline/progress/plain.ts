@@ -1,6 +1,7 @@
 /**
- * Plain progress for logs and pipes: one line per file event (`[12:00:01] photo.jpg: submitted`),
- * failures and skips with their reason, and a line when the batch starts, stops early and finishes.
+ * Plain progress for logs and pipes: one line per file event (`[12:00:01] photo.jpg: submitted`, or the
+ * event's reason when it says what happened instead of the state's name), failures and skips with their
+ * reason, and a line when the batch starts, stops early and finishes.
  */
 import type { PipelineEvent } from '../events.ts';
 import { clockTime, formatBytes, printable } from './format.ts';
@@ -49,7 +50,10 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
           // An item goes back to `discovered` only when its file changed while it was processed.
           return `${at} ${name}: ${event.reason ? text(event.reason) : 'discovered'}`;
         default:
-          return `${at} ${name}: ${event.state}`;
+          // The state's name, unless the event says what happened instead: an item resumed from the
+          // journal (`resumed: downloading the outputs of generation … again`, not "submitted"), one sent
+          // back to submit, one whose step did other than the name says (`prompt ready: …`, not "uploaded").
+          return `${at} ${name}: ${event.reason ? text(event.reason) : event.state}`;
       }
     }
     case 'batch_stopping':
