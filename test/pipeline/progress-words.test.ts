@@ -1,9 +1,10 @@
 /**
- * The words of `genpipe run` say what happened, as a user reads them: real child
+ * The words of `genpipe run` and `genpipe watch` say what happened, as a user reads them: real child
  * processes against an emulator started here. A prompt file and an image sent inline as base64 are not
  * said to be uploaded (neither on the plain lines nor in the --json events' reasons), a generation an
- * earlier run created and whose outputs are only downloaded again is not said to be submitted, and a file
- * resumed before its create is not said to be "already uploaded" when nothing was.
+ * earlier run created and whose outputs are only downloaded again is not said to be submitted, a file
+ * resumed before its create is not said to be "already uploaded" when nothing was, watch's first line
+ * is its own, and watch's closing summary counts the files still settling when it stopped.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,8 +12,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
-import { envFor, killChildren, runToEnd } from './resume-helpers.ts';
+import { startTestEmulator, until } from '../helpers/emulator.ts';
+import { envFor, killChildren, runToEnd, spawnGenpipe } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 import { put } from './stage-helpers.ts';
 
@@ -167,5 +168,34 @@ describe('a re-run says what it does with work the service already has', () => {
       const report = await readJson(join(out, 'report.json'));
       expect(report.items[0]).toMatchObject({ input: c.name, status: 'succeeded', journal: c.said });
     }
+  }, 60_000);
+});
+
+describe('genpipe watch', () => {
+  it('says watch on its first line, and counts the files still settling when it stopped', async () => {
+    const inbox = join(root, 'watch-inbox');
+    const out = join(root, 'watch-out');
+    await put(inbox, 'genpipe.yaml', RECIPE);
+    // A quiet period no test reaches: the file is still settling when the watch stops.
+    const child = spawnGenpipe(
+      ['watch', inbox, '--out', out, '--quiet-ms', '600000', '--rescan-ms', '200', '--poll-interval', '1'],
+      envFor(emu.url, KEY),
+    );
+    await until(async () => child.stderr().includes('watching '));
+    await put(inbox, 'late.txt', 'a lighthouse at night');
+    await until(async () => child.stderr().includes(' · 1 settling'));
+    child.proc.kill('SIGINT');
+    const exit = await child.exited;
+    expect(exit.code, child.stderr()).toBe(0);
+
+    expect(child.stdout().split('\n')[0]).toMatch(/^\[\d\d:\d\d:\d\d\] watch: .*watch-inbox -> .*watch-out$/);
+    const closing = child
+      .stderr()
+      .split('\n')
+      .filter((l) => l.startsWith('genpipe: '));
+    expect(closing).toContain('genpipe: 0 files: 0 succeeded, 0 failed, 0 skipped');
+    expect(closing).toContain(
+      'genpipe: 1 file still settling (being written) when the watch stopped was not taken: the next session takes it once it is complete',
+    );
   }, 60_000);
 });

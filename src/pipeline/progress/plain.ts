@@ -1,7 +1,7 @@
 /**
  * Plain progress for logs and pipes: one line per file event (`[12:00:01] photo.jpg: submitted`, or the
  * event's reason when it says what happened instead of the state's name), failures and skips with their
- * reason, and a line when the batch starts, stops early and finishes.
+ * reason, and a line when the batch starts (`run:` or `watch:`), stops early and finishes.
  */
 import type { PipelineEvent } from '../events.ts';
 import { clockTime, formatBytes, printable } from './format.ts';
@@ -15,6 +15,8 @@ export interface PlainOptions {
   redact?: Redact;
   /** Show times in UTC instead of local time. */
   utc?: boolean;
+  /** The command the first line names (default `run`). */
+  command?: 'run' | 'watch';
 }
 
 /**
@@ -29,7 +31,7 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
   const at = `[${clockTime(event.at, { utc: opts.utc })}]`;
   switch (event.type) {
     case 'batch_started':
-      return `${at} run: ${text(event.input_dir)} -> ${text(event.out_dir)}${event.emulator ? ' (EMULATOR: not the real service)' : ''}`;
+      return `${at} ${opts.command ?? 'run'}: ${text(event.input_dir)} -> ${text(event.out_dir)}${event.emulator ? ' (EMULATOR: not the real service)' : ''}`;
     case 'item_discovered':
       return `${at} ${text(event.input)}: discovered (${formatBytes(event.size)})`;
     case 'item_state': {
