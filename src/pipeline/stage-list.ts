@@ -2,10 +2,11 @@
  * THE order of the pipeline: the one place it is written. Each step names the stage, the item state
  * it takes (one state per stage, so the next step of any item — fresh, or resumed from a journal — is
  * found from its state alone), the runner pool it runs in, and whether it still runs once the batch
- * is stopping (work already at the service is finished; nothing new is started), and the runner's
- * policy particular to the stage (runner/step-policy.ts).
+ * is stopping (work already at the service is finished; nothing new is started), the runner's
+ * policy particular to the stage (runner/step-policy.ts), and what progress says of an item the stage
+ * advanced when the name of the state it reached would not be true.
  */
-import type { ItemState, StageName } from './item.ts';
+import { ITEM_STATES, type Item, type ItemState, type StageName } from './item.ts';
 import type { RunStage } from './run-context.ts';
 import {
   CHECK_POLICY,
@@ -22,6 +23,7 @@ import { sniff } from './stages/sniff.ts';
 import { submit } from './stages/submit.ts';
 import { upload } from './stages/upload.ts';
 import { wait } from './stages/wait.ts';
+import { uploadedWords } from './upload-words.ts';
 
 /**
  * Where a step runs: `local` (disk and CPU: sniff, plan, check), `upload`, `download` and `report`
@@ -41,6 +43,12 @@ export interface StageStep {
   whileStopping: boolean;
   /** What the runner does around this stage besides running it (admission, resubmission, ...). */
   policy?: StepPolicy;
+  /**
+   * The words progress gives an item this stage advanced (the reason of its `item_state` event), when
+   * the name of the state it reached would say something untrue: a prompt file reaches `uploaded` with
+   * nothing uploaded. Null, or absent: the state's name says it.
+   */
+  says?: (item: Item) => string | null;
 }
 
 /** The pipeline, in order. */
@@ -48,7 +56,14 @@ export const STAGES: readonly StageStep[] = [
   { name: 'sniff', takes: 'discovered', run: sniff, pool: 'local', whileStopping: false },
   { name: 'plan', takes: 'sniffed', run: plan, pool: 'local', whileStopping: false, policy: PLAN_POLICY },
   { name: 'check', takes: 'planned', run: check, pool: 'local', whileStopping: false, policy: CHECK_POLICY },
-  { name: 'upload', takes: 'checked', run: upload, pool: 'upload', whileStopping: false },
+  {
+    name: 'upload',
+    takes: 'checked',
+    run: upload,
+    pool: 'upload',
+    whileStopping: false,
+    says: uploadedWords,
+  },
   {
     name: 'submit',
     takes: 'uploaded',
@@ -63,6 +78,18 @@ export const STAGES: readonly StageStep[] = [
 ];
 
 const BY_STATE = new Map<ItemState, StageStep>(STAGES.map((s) => [s.takes, s]));
+
+/**
+ * What progress says of `item` after `step` ran on it (StageStep.says): the step's words when it
+ * advanced the item (one state on from the one it takes), null for any other outcome and for a step
+ * whose state's name says it.
+ *
+ * @example saidOf(stepFor('checked')!, promptItem) // 'prompt ready: the text goes in the request'
+ */
+export function saidOf(step: StageStep, item: Item): string | null {
+  const advanced = ITEM_STATES[ITEM_STATES.indexOf(step.takes) + 1];
+  return step.says && item.state === advanced ? step.says(item) : null;
+}
 
 /**
  * The step that takes an item in `state`, or null when the state is final (reported, skipped,

@@ -144,6 +144,74 @@ describe('genpipe files upload', () => {
   });
 });
 
+/** A duration as formatDuration prints it (`312ms`, `1.2s`), in ms. */
+function durationMs(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(text);
+  if (!m) throw new Error(`not a duration: '${text}'`);
+  return Number(m[1]) * (m[2] === 's' ? 1000 : 1);
+}
+
+/** A speed as printed (`17.4 KB/s`, `512 B/s`), in bytes per second. */
+function bytesPerSecond(text: string): number {
+  const m = /^(\d+(?:\.\d+)?) (B|KB|MB|GB)\/s$/.exec(text);
+  if (!m) throw new Error(`not a speed: '${text}'`);
+  return Number(m[1]) * 1024 ** ['B', 'KB', 'MB', 'GB'].indexOf(m[2]!);
+}
+
+/** The time and speed of the `uploaded:` line, checked to agree with each other and the byte count. */
+function transferOf(stdout: string): { ms: number; rate: number } {
+  const m = /^ {2}uploaded: inline, (\d+) bytes in (\S+) \((.+)\)$/m.exec(stdout);
+  if (!m) throw new Error(`no uploaded line in:\n${stdout}`);
+  const bytes = Number(m[1]);
+  const ms = durationMs(m[2]!);
+  const rate = bytesPerSecond(m[3]!);
+  // The printed time is rounded to the ms (or the 0.1 s), the speed to 0.1 of its unit.
+  const slack = ms < 1000 ? 0.5 : 50;
+  expect(rate).toBeGreaterThanOrEqual((bytes / ((ms + slack) / 1000)) * 0.97);
+  expect(rate).toBeLessThanOrEqual((bytes / ((ms - slack) / 1000)) * 1.03);
+  return { ms, rate };
+}
+
+describe('genpipe files upload: time and speed', () => {
+  const LATENCY_MS = 150;
+  const faults = (json: unknown) => call(emu, 'PUT', '/_emulator/faults', { key: null, json });
+
+  it('gives the speed over the transfer alone, and the wait until the file is ready apart', async () => {
+    // Every /v1 call takes at least LATENCY_MS: the upload's POST, and each read of the wait.
+    await faults({ latency_ms: LATENCY_MS });
+    try {
+      const json = await runCli(
+        ['files', 'upload', small, '--wait', '--poll-interval', '1', '--json'],
+        cliEnv(emu),
+      );
+      expect(json.code, json.stderr).toBe(0);
+      const out = jsonOut(json);
+      expect(out.file.state).toBe('ready');
+      expect(out.transfer_ms).toBeGreaterThanOrEqual(LATENCY_MS);
+      expect(out.ready_wait_ms).toBeGreaterThanOrEqual(LATENCY_MS);
+      expect(out.transfer_ms + out.ready_wait_ms).toBeLessThanOrEqual(out.elapsed_ms);
+
+      const waited = await runCli(['files', 'upload', small, '--wait', '--poll-interval', '1'], cliEnv(emu));
+      expect(waited.code, waited.stderr).toBe(0);
+      expect(transferOf(waited.stdout).ms).toBeGreaterThanOrEqual(LATENCY_MS);
+      const ready = /^ {2}ready: (\S+) after the transfer$/m.exec(waited.stdout);
+      expect(ready, waited.stdout).not.toBeNull();
+      expect(durationMs(ready![1]!)).toBeGreaterThanOrEqual(LATENCY_MS);
+
+      // Without --wait: the transfer's time (never `0.0 s` for a short one), and no wait.
+      const quick = await runCli(['files', 'upload', small], cliEnv(emu));
+      expect(quick.code, quick.stderr).toBe(0);
+      expect(transferOf(quick.stdout).ms).toBeGreaterThanOrEqual(LATENCY_MS);
+      expect(quick.stdout).not.toMatch(/^ {2}ready:/m);
+      const quickJson = jsonOut(await runCli(['files', 'upload', small, '--json'], cliEnv(emu)));
+      expect(quickJson.transfer_ms).toBeGreaterThanOrEqual(LATENCY_MS);
+      expect(quickJson.ready_wait_ms).toBeNull();
+    } finally {
+      await faults({});
+    }
+  });
+});
+
 describe('genpipe files list, get, delete', () => {
   it('lists every page, filters by state and stops at --limit', async () => {
     // 105 pending files (presigned requests without bytes) need two pages of 100.

@@ -113,3 +113,32 @@ export function checksText(stats: Pick<WatcherStats, 'checks' | 'known'>): strin
   const files = stats.known === 1 ? '1 file' : `${stats.known} files`;
   return `${checks}; ${files} finished in an earlier session taken without one`;
 }
+
+/**
+ * The closing lines about the files the watch saw but never took, so the closing totals (which count
+ * what the report lists) do not pass over them in silence: files still settling — being written, or
+ * waiting out their quiet period or completeness check — and files held back as incomplete. None when
+ * there are none.
+ *
+ * @example untakenText({ pending: 1, checking: 0, held: 0 })
+ * // ['1 file still settling (being written) when the watch stopped was not taken: the next session takes it once it is complete']
+ */
+export function untakenText(stats: Pick<WatcherStats, 'pending' | 'checking' | 'held'>): string[] {
+  const lines: string[] = [];
+  const settling = stats.pending + stats.checking;
+  if (settling > 0) {
+    lines.push(
+      settling === 1
+        ? '1 file still settling (being written) when the watch stopped was not taken: the next session takes it once it is complete'
+        : `${settling} files still settling (being written) when the watch stopped were not taken: the next session takes them once they are complete`,
+    );
+  }
+  if (stats.held > 0) {
+    lines.push(
+      stats.held === 1
+        ? '1 file held back as incomplete (it does not parse) when the watch stopped was not taken: the next session checks it again'
+        : `${stats.held} files held back as incomplete (they do not parse) when the watch stopped were not taken: the next session checks them again`,
+    );
+  }
+  return lines;
+}

@@ -57,7 +57,13 @@ import { EXIT } from '../exit-codes.ts';
 import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { UsageError } from '../usage-error.ts';
-import { checksText, createSummaryLine, type SummaryLine, summaryText } from './watch-summary.ts';
+import {
+  checksText,
+  createSummaryLine,
+  type SummaryLine,
+  summaryText,
+  untakenText,
+} from './watch-summary.ts';
 
 /** Flags of `genpipe watch`. */
 export interface WatchFlags extends BatchFlags {
@@ -231,7 +237,7 @@ class WatchCommand implements BatchCommand {
 
   createProgress(json: boolean, redact: Redact): ProgressDisplay {
     const stream = { write: (chunk: string) => this.summary.above(() => process.stdout.write(chunk)) };
-    return createProgress({ json, isTTY: false, redact, stream });
+    return createProgress({ json, isTTY: false, redact, stream, command: 'watch' });
   }
 
   async runOptions(setup: BatchSetup, { vanished, ...journaling }: Journaling): Promise<Partial<RunOptions>> {
@@ -281,7 +287,8 @@ class WatchCommand implements BatchCommand {
   closingLines(result: BatchResult): string[] {
     this.summary.set(this.summaryText());
     this.summary.end();
-    const lines = [checksText(this.started!.stats())];
+    const stats = this.started!.stats();
+    const lines = [...untakenText(stats), checksText(stats)];
     if (result.stop && result.stop.cause !== 'interrupted') {
       lines.push(`the watch stopped early: ${result.stop.reason}`);
     }

@@ -12,6 +12,7 @@
  * | local, an earlier run stopped or died     | resume from the start (same row): `continued`             |
  * |   before it was finished                  |                                                           |
  * | uploaded                                  | resume at `uploaded` (submit), if the upload is recent    |
+ * |                                           |   (a prompt file or a base64 image: nothing was uploaded) |
  * | submitting (outcome unknown)              | the crash policy: fail (default; action `fail`) or resubmit |
  * | submitted                                 | resume at `submitted`: poll, never submit again           |
  * | downloaded, outputs complete              | resume at `downloaded` (write result.json)                |
@@ -30,6 +31,7 @@
 import { failureOf } from '../failure-class.ts';
 import { currentStep, type Item, type ItemAttempt, withStep } from '../item.ts';
 import type { AdmitAction, StoreDecision } from '../store/store.ts';
+import { uploadOutcome } from '../upload-words.ts';
 import { unknownSubmissionPolicy } from './crash-policy.ts';
 import type { JournalKey, JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
@@ -221,7 +223,7 @@ export function decide(input: DecideInput): RowDecision {
       const again = withStep(stored, { state: 'uploaded', requestId: null, generationId: null });
       return resume(
         { ...again, state: 'uploaded', reason: null, failedAt: null },
-        JOURNAL_TEXTS.resumeUploaded,
+        JOURNAL_TEXTS.resumeUploaded(uploadOutcome(stored)),
       );
     }
     case 'submitting':

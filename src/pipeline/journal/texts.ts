@@ -151,7 +151,12 @@ export const JOURNAL_TEXTS = {
    * stopped early (a signal, a batch-stopping error) or died first. Processed from the start.
    */
   continued: 'continued: the earlier run stopped before this file was finished',
-  resumeUploaded: 'resumed: already uploaded, submitting',
+  /**
+   * An item resumed at submit: what its upload step did (upload-words.ts's uploadOutcome) — only a file
+   * upload is "already uploaded"; a prompt file's text and a base64 image go in the request.
+   */
+  resumeUploaded: (outcome: string): string =>
+    `resumed: ${outcome === 'uploaded' ? 'already uploaded' : outcome}, submitting`,
   resumeSubmitted: (generationId: string): string =>
     `resumed: waiting for generation ${generationId}, submitted by an earlier run`,
   resumeRedownload: (generationId: string, problems: readonly string[]): string =>

@@ -18,6 +18,8 @@ export interface ProgressOptions {
   columns?: number;
   /** Plain lines in UTC instead of local time. */
   utc?: boolean;
+  /** The command the plain lines' first line names (default `run`). */
+  command?: 'run' | 'watch';
 }
 
 /**
@@ -34,5 +36,5 @@ export function createProgress(opts: ProgressOptions): ProgressDisplay {
   if (opts.isTTY ?? stream.isTTY ?? false) {
     return createTtyProgress(stream, { redact: opts.redact, columns: opts.columns });
   }
-  return createPlainProgress(stream, { redact: opts.redact, utc: opts.utc });
+  return createPlainProgress(stream, { redact: opts.redact, utc: opts.utc, command: opts.command });
 }

@@ -1,6 +1,7 @@
 /**
- * Plain progress for logs and pipes: one line per file event (`[12:00:01] photo.jpg: submitted`),
- * failures and skips with their reason, and a line when the batch starts, stops early and finishes.
+ * Plain progress for logs and pipes: one line per file event (`[12:00:01] photo.jpg: submitted`, or the
+ * event's reason when it says what happened instead of the state's name), failures and skips with their
+ * reason, and a line when the batch starts (`run:` or `watch:`), stops early and finishes.
  */
 import type { PipelineEvent } from '../events.ts';
 import { clockTime, formatBytes, printable } from './format.ts';
@@ -14,6 +15,8 @@ export interface PlainOptions {
   redact?: Redact;
   /** Show times in UTC instead of local time. */
   utc?: boolean;
+  /** The command the first line names (default `run`). */
+  command?: 'run' | 'watch';
 }
 
 /**
@@ -28,7 +31,7 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
   const at = `[${clockTime(event.at, { utc: opts.utc })}]`;
   switch (event.type) {
     case 'batch_started':
-      return `${at} run: ${text(event.input_dir)} -> ${text(event.out_dir)}${event.emulator ? ' (EMULATOR: not the real service)' : ''}`;
+      return `${at} ${opts.command ?? 'run'}: ${text(event.input_dir)} -> ${text(event.out_dir)}${event.emulator ? ' (EMULATOR: not the real service)' : ''}`;
     case 'item_discovered':
       return `${at} ${text(event.input)}: discovered (${formatBytes(event.size)})`;
     case 'item_state': {
@@ -49,7 +52,10 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
           // An item goes back to `discovered` only when its file changed while it was processed.
           return `${at} ${name}: ${event.reason ? text(event.reason) : 'discovered'}`;
         default:
-          return `${at} ${name}: ${event.state}`;
+          // The state's name, unless the event says what happened instead: an item resumed from the
+          // journal (`resumed: downloading the outputs of generation … again`, not "submitted"), one sent
+          // back to submit, one whose step did other than the name says (`prompt ready: …`, not "uploaded").
+          return `${at} ${name}: ${event.reason ? text(event.reason) : event.state}`;
       }
     }
     case 'batch_stopping':

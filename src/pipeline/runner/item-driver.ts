@@ -14,7 +14,7 @@ import { writeResultJson } from '../report/result-json.ts';
 import type { RunContext } from '../run-context.ts';
 import { batchStopReason, isAbort } from '../runner-errors.ts';
 import { failItem } from '../stage.ts';
-import { type StageStep, stepFor } from '../stage-list.ts';
+import { type StageStep, saidOf, stepFor } from '../stage-list.ts';
 import type { BatchItems } from './batch-items.ts';
 import type { ResolvedRun } from './options.ts';
 import type { Pools } from './pools.ts';
@@ -148,7 +148,9 @@ export class ItemDriver implements StepEnv {
         if (next.state !== 'submitted') job.free();
         const settled = (await step.policy?.after?.(next, this, state)) ?? { item: next };
         item = await this.placed(settled.item);
-        const reason = settled.reason !== undefined ? settled.reason : item.reason;
+        // A policy's words, else the item's reason, else what the stage did when its state's name would
+        // not say it (a prompt file is not "uploaded").
+        const reason = settled.reason !== undefined ? settled.reason : (item.reason ?? saidOf(step, item));
         await this.record(entry, item, item.state === 'stopped' ? null : step.name, reason);
         if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
       }
