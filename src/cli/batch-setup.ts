@@ -272,7 +272,7 @@ export async function checkBatchInputs(
   try {
     return await loadRecipe({ inputDir, ...(flags.recipe ? { recipePath: flags.recipe } : {}) });
   } catch (err) {
-    if (isRecipeError(err)) throw new UsageError(err.message);
+    if (isRecipeError(err)) throw new UsageError(err.lines);
     throw err;
   }
 }

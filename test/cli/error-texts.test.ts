@@ -1,0 +1,62 @@
+/**
+ * The texts of genpipe's errors as a user reads them: real child processes of the CLI. A text genpipe
+ * composes of several lines keeps its lines, while control characters of file names stay visible; each
+ * text says what is really wrong.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../media/fixtures.ts';
+import { put } from '../pipeline/stage-helpers.ts';
+import { runCli } from './run-cli.ts';
+
+let dir: string;
+let remove: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ dir, remove } = await tempDir('genpipe-error-texts-'));
+  await put(dir, 'in/a.txt', 'a fox');
+});
+afterAll(() => remove());
+
+/** The environment without any GENPIPE_* setting: nothing here gets as far as the service. */
+function bareEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GENPIPE_')) env[k] = v;
+  return env;
+}
+
+/** `genpipe run <dir>/in --out <dir>/out --recipe <recipe>` with the recipe text written first. */
+async function runRecipe(name: string, text: string, extra: string[] = []) {
+  const recipe = await put(dir, name, text);
+  return runCli(['run', join(dir, 'in'), '--out', join(dir, 'out'), '--recipe', recipe, ...extra], bareEnv());
+}
+
+describe('recipe errors', () => {
+  it('print every problem on its own line, a file name’s control characters still escaped', async () => {
+    await mkdir(join(dir, 'bad\nrecipes'), { recursive: true });
+    const name = 'bad\nrecipes/r\u001b[2J.yaml';
+    const r = await runRecipe(
+      name,
+      'rules:\n  - match: "**/*.txt"\n    input_as: sauce\n    request: { type: image }\n  - match: 3\n    request: { type: image, prompt: x }\n',
+    );
+    expect(r.code).toBe(2);
+    const shown = join(dir, 'bad\\x0arecipes', 'r\\x1b[2J.yaml');
+    expect(r.stderr.split('\n')).toEqual([
+      'genpipe: the recipe has 2 problems:',
+      `${shown}:3: rules[0].input_as: must be one of source, start_frame, end_frame, image_ref, prompt, not 'sauce'`,
+      `${shown}:5: rules[1].match: must be a glob string such as "**/*.jpg", not 3`,
+      '',
+    ]);
+  });
+});
+
+describe('genpipe serve', () => {
+  it("names a config file it cannot read with the name's control characters escaped", async () => {
+    const r = await runCli(['serve', '--port', '0', '--config', join(dir, 'no\u001b[2J.json')], bareEnv());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${join(dir, 'no\\x1b[2J.json')}`);
+    expect(r.stderr).not.toContain('\u001b');
+    expect(r.stdout).toBe('');
+  });
+});
