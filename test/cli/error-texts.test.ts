@@ -52,6 +52,16 @@ describe('recipe errors', () => {
 });
 
 describe('genpipe serve', () => {
+  it('names the config file, the field and the shape it takes', async () => {
+    const config = await put(dir, 'emulator.json', JSON.stringify({ processing_ms: 5 }));
+    const r = await runCli(['serve', '--port', '0', '--config', config], bareEnv());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `genpipe: ${config}: Expected processing_ms: { image: <ms>, video: <ms> } (each a number of ms, or [min, max]) but received 5\n`,
+    );
+    expect(r.stdout).toBe('');
+  });
+
   it("names a config file it cannot read with the name's control characters escaped", async () => {
     const r = await runCli(['serve', '--port', '0', '--config', join(dir, 'no\u001b[2J.json')], bareEnv());
     expect(r.code).toBe(2);
