@@ -27,7 +27,7 @@ import {
   type VideoProbe,
   verifyImage,
 } from '../media/index.ts';
-import { describeValue, type MediaFacts } from '../spec/index.ts';
+import { describeValue, type MediaFacts, withValidModels } from '../spec/index.ts';
 import type { InputAs } from './item.ts';
 import { RecipeError, type RecipeProblem } from './recipe-error.ts';
 import {
@@ -450,10 +450,11 @@ function checkRuleRequest(rule: RecipeRule, references: Record<string, RecipeRef
   if (!result.ok) {
     const field = fieldOfDetail(result.detail, placed);
     const site = inputSitePath(inputAs, rule.request);
+    const detail = withValidModels(result.detail);
     if (field !== null && formatPath(field).startsWith(site) && inputAs !== 'prompt') {
-      at(inputWhere, result.detail);
+      at(inputWhere, detail);
     } else {
-      at(field === null ? [...here, 'request'] : [...here, 'request', ...field], result.detail);
+      at(field === null ? [...here, 'request'] : [...here, 'request', ...field], detail);
     }
     return;
   }

@@ -129,7 +129,7 @@ refrences: {}
       `${file}:3: rules[0].input_as: must be one of source, start_frame, end_frame, image_ref, prompt, not 'sauce'`,
       `${file}:5: rules[1].match: must be a glob string such as "**/*.jpg", not 42`,
       `${file}:12: rules[2].request.video.hdr: Expected boolean for video.hdr but received 'yes'`,
-      `${file}:14: rules[3].request.model: Unknown model: uni-2`,
+      `${file}:14: rules[3].request.model: Unknown model: uni-2. Valid: uni-1, uni-1-max, ray-3.2`,
       `${file}:16: rules[4].colour: unknown field (a rule has match, input_as, request, upload)`,
       `${file}:18: refrences: unknown field (a recipe has rules and references)`,
     ]);
