@@ -262,22 +262,7 @@ export function resolveConfig(input: unknown): EmulatorConfig {
   });
   if (input.rate_window_s !== undefined)
     cfg.rate_window_s = expectNumber(input.rate_window_s, 'rate_window_s', 0.001);
-  if (input.processing_ms !== undefined) {
-    if (!isObject(input.processing_ms)) {
-      throw shapeError('processing_ms', SHAPES.processing_ms, input.processing_ms);
-    }
-    for (const k of Object.keys(input.processing_ms)) {
-      if (!(PROCESSING_KEYS as readonly string[]).includes(k)) {
-        throw new ConfigError(
-          `Unknown key '${k}' in processing_ms (it has ${PROCESSING_KEYS.join(' and ')})`,
-        );
-      }
-    }
-    cfg.processing_ms = {
-      image: expectDuration(input.processing_ms.image ?? base.processing_ms.image, 'processing_ms.image'),
-      video: expectDuration(input.processing_ms.video ?? base.processing_ms.video, 'processing_ms.video'),
-    };
-  }
+  if (input.processing_ms !== undefined) cfg.processing_ms = resolveProcessing(input.processing_ms, base);
   for (const key of [
     'queue_ms',
     'output_url_ttl_s',
@@ -324,6 +309,20 @@ export function resolveConfig(input: unknown): EmulatorConfig {
   if (input.signing_secret !== undefined)
     cfg.signing_secret = expectString(input.signing_secret, 'signing_secret');
   return cfg;
+}
+
+/** Checks a (partial) processing_ms object and merges it over the defaults. */
+function resolveProcessing(input: unknown, base: EmulatorConfig): EmulatorConfig['processing_ms'] {
+  if (!isObject(input)) throw shapeError('processing_ms', SHAPES.processing_ms, input);
+  for (const k of Object.keys(input)) {
+    if (!(PROCESSING_KEYS as readonly string[]).includes(k)) {
+      throw new ConfigError(`Unknown key '${k}' in processing_ms (it has ${PROCESSING_KEYS.join(' and ')})`);
+    }
+  }
+  return {
+    image: expectDuration(input.image ?? base.processing_ms.image, 'processing_ms.image'),
+    video: expectDuration(input.video ?? base.processing_ms.video, 'processing_ms.video'),
+  };
 }
 
 /** Checks a (partial) faults object and merges it over the defaults. */
