@@ -70,3 +70,85 @@ describe('genpipe serve', () => {
     expect(r.stdout).toBe('');
   });
 });
+
+describe('usage errors', () => {
+  it('print the one problem and how to see help, not the whole help', async () => {
+    const r = await runCli(['run', 'x', '--out', 'y', '--concurrency', 'abc'], bareEnv());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "genpipe: option '--concurrency <n>' argument 'abc' is invalid. expected a whole number of at least 1\n" +
+        "Run 'genpipe run --help' for usage.\n",
+    );
+    expect(r.stdout).toBe('');
+  });
+
+  it('do so for every command, naming the command', { timeout: 240_000 }, async () => {
+    // Each command with the arguments it needs, so that the unknown option is the one problem.
+    const commands: Array<[path: string, args: string[]]> = [
+      ['serve', []],
+      ['run', ['x']],
+      ['watch', ['x']],
+      ['demo', []],
+      ['files upload', ['x']],
+      ['files list', []],
+      ['files get', ['x']],
+      ['files delete', ['x']],
+      ['generate', []],
+      ['generations get', ['x']],
+      ['generations wait', ['x']],
+      ['generations download', ['x', '--out', 'o']],
+      ['legacy modify', ['--media-url', 'u', '--model', 'ray-2', '--mode', 'flex_1']],
+      ['legacy get', ['x']],
+      ['', []],
+    ];
+    for (const [path, args] of commands) {
+      const words = path === '' ? [] : path.split(' ');
+      const r = await runCli([...words, ...args, '--no-such-flag'], bareEnv());
+      const named = ['genpipe', ...words].join(' ');
+      expect([r.code, r.stderr], named).toEqual([
+        2,
+        `genpipe: unknown option '--no-such-flag'\nRun '${named} --help' for usage.\n`,
+      ]);
+    }
+  });
+
+  it('an unknown command is one problem too, with the suggestion', async () => {
+    const r = await runCli(['sevre'], bareEnv());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "genpipe: unknown command 'sevre'\n(Did you mean serve?)\nRun 'genpipe --help' for usage.\n",
+    );
+  });
+
+  it('serve: a bad --port or --data-dir is refused before anything is printed', async () => {
+    const port = await runCli(['serve', '--port', 'abc'], bareEnv());
+    expect([port.code, port.stdout]).toEqual([2, '']);
+    expect(port.stderr).toBe(
+      "genpipe: option '--port <port>' argument 'abc' is invalid. expected a port number, 0 to 65535\n" +
+        "Run 'genpipe serve --help' for usage.\n",
+    );
+    const file = await put(dir, 'a-file', 'x');
+    const data = await runCli(['serve', '--port', '0', '--data-dir', file], bareEnv());
+    expect([data.code, data.stdout, data.stderr]).toEqual([
+      2,
+      '',
+      `genpipe: --data-dir ${file} is a file, not a folder\n`,
+    ]);
+  });
+
+  it('run --emulator: a refusal of the journal comes before the emulator banner', async () => {
+    const journal = await put(dir, 'not-a-journal.db', 'hello');
+    await put(
+      dir,
+      'in/genpipe.yaml',
+      'rules:\n  - match: "*.txt"\n    input_as: prompt\n    request: { type: image }\n',
+    );
+    const r = await runCli(
+      ['run', join(dir, 'in'), '--out', join(dir, 'out-j'), '--emulator', '--journal', journal],
+      bareEnv(),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^genpipe: .*not-a-journal\.db cannot be opened as a genpipe journal/);
+    expect(r.stderr).not.toContain('EMULATOR MODE');
+  });
+});
