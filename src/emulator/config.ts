@@ -145,7 +145,7 @@ function isObject(v: unknown): v is Json {
 /** A value received, as a message quotes it: its JSON (cut when long), or `nothing`. */
 function received(v: unknown): string {
   if (v === undefined) return 'nothing';
-  const text = JSON.stringify(v);
+  const text = JSON.stringify(v) ?? String(v);
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
