@@ -36,6 +36,7 @@ import {
   type SignalWatch,
   watchSignals,
 } from './batch-setup.ts';
+import { emulatorBanner } from './embedded-emulator.ts';
 import { signalExit } from './exit-codes.ts';
 import { growHeapBeforeMarking } from './heap-growth.ts';
 import { printError } from './print-error.ts';
@@ -191,6 +192,8 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   s.journal = journal;
   const setup: BatchSetup = { ...options, service, journal, note: s.note };
   await cmd.open?.(setup);
+  // Said loudly, and only now: a usage error (a refused journal, watch's refusals) comes before anything else.
+  if (service.emulator) process.stderr.write(`${emulatorBanner(service.emulator.url)}\n`);
   return setup;
 }
 

@@ -28,7 +28,6 @@ import {
 import {
   EMBEDDED_CLIENT_SETTINGS,
   type EmbeddedEmulator,
-  emulatorBanner,
   startEmbeddedEmulator,
 } from './embedded-emulator.ts';
 import { SIGNAL_EXIT } from './exit-codes.ts';
@@ -84,8 +83,8 @@ export interface BatchService {
 }
 
 /**
- * The client of a batch: the embedded emulator with `emulator` (its banner on stderr), else the service
- * from the flags or GENPIPE_* variables.
+ * The client of a batch: the embedded emulator with `emulator` (the command prints its banner once
+ * nothing can be refused any more), else the service from the flags or GENPIPE_* variables.
  *
  * @param note - prints a note on stderr (the client's retry notes go there)
  * @throws UsageError when no service is configured, explaining every way to give one
@@ -102,7 +101,6 @@ export async function connectService(
   const pollIntervalMs = flags.pollInterval !== undefined ? Math.round(flags.pollInterval * 1000) : undefined;
   if (flags.emulator) {
     const emulator = await startEmbeddedEmulator();
-    process.stderr.write(`${emulatorBanner(emulator.url)}\n`);
     const made = makeClient(
       { apiKey: emulator.apiKey, baseUrl: emulator.url },
       {
@@ -272,7 +270,7 @@ export async function checkBatchInputs(
   try {
     return await loadRecipe({ inputDir, ...(flags.recipe ? { recipePath: flags.recipe } : {}) });
   } catch (err) {
-    if (isRecipeError(err)) throw new UsageError(err.message);
+    if (isRecipeError(err)) throw new UsageError(err.lines);
     throw err;
   }
 }

@@ -17,8 +17,9 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
       return;
     }
-    console.error(`genpipe: ${(err as Error).message}`);
-    process.exitCode = (err as { exitCode?: number }).exitCode ?? EXIT.failed;
+    // Loaded only now: `serve` has no other use for the client's redaction.
+    const { printError } = await import('./print-error.ts');
+    process.exitCode = printError(err);
   }
 }
 

@@ -16,6 +16,7 @@ import {
   redactDeep,
 } from '../client/index.ts';
 import { printable } from '../pipeline/progress/index.ts';
+import { isRecipeError } from '../pipeline/recipe-error.ts';
 import { EXIT } from './exit-codes.ts';
 import { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
 import { UsageError } from './usage-error.ts';
@@ -95,7 +96,10 @@ export function errorFacts(err: unknown): Record<string, unknown> {
   return { name: 'Error', message: String(err) };
 }
 
-/** The lines a person reads for an error (without the prefix). */
+/**
+ * The lines a person reads for an error (without the prefix). Only the lines genpipe composes as lines
+ * are lines: a message is one line, whatever it holds (each line is made printable when printed).
+ */
 function humanLines(err: unknown): string[] {
   if (err instanceof GenerationFailedError) {
     const lines = [err.message];
@@ -124,6 +128,7 @@ function humanLines(err: unknown): string[] {
     return lines;
   }
   if (err instanceof LocalCheckError) return [err.message, `  ${LOCAL_CHECK_NOTE}`];
+  if (err instanceof UsageError || isRecipeError(err)) return [...err.lines];
   if (isAbort(err)) return ['interrupted'];
   if (err instanceof Error) return [err.message];
   return [String(err)];

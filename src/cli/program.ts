@@ -36,10 +36,28 @@ export async function buildProgram(argv: readonly string[] = process.argv): Prom
     .name('genpipe')
     .description('Media ingestion pipeline for an asynchronous video and image generation service')
     .version('0.1.0')
-    .showHelpAfterError()
+    // Set before the commands are added: they inherit it. A usage error reads like genpipe's others.
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'genpipe: ')) })
     .exitOverride();
   configureOptionHelp(program);
   const named = COMMANDS.find(([name]) => name === argv[2]);
   for (const [, load] of named ? [named] : COMMANDS) (await load())(program);
+  pointToHelp(program);
   return program;
+}
+
+/** `genpipe files upload`: the words that run `cmd`. */
+function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/**
+ * After a usage error commander finds (an unknown option, a bad option value, a missing argument), one
+ * line saying how to see the command's help, instead of the whole help: the problem stays in sight.
+ */
+function pointToHelp(cmd: Command): void {
+  cmd.showHelpAfterError(`Run '${commandPath(cmd)} --help' for usage.`);
+  for (const sub of cmd.commands) pointToHelp(sub);
 }

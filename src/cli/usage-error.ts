@@ -1,5 +1,16 @@
-/** An error in how genpipe was called (flags, config, recipe): printed plainly, exit code 2. */
+/**
+ * An error in how genpipe was called (flags, config, recipe): printed plainly, exit code 2. A text of
+ * several lines (a recipe's problems) is given as its lines: printError prints each on its own line,
+ * while a newline or escape sequence inside a line (from a file name) is still shown escaped.
+ */
 export class UsageError extends Error {
   override name = 'UsageError';
   readonly exitCode = 2;
+  /** The text's lines (one, unless given several); the message is them joined with newlines. */
+  readonly lines: readonly string[];
+  constructor(text: string | readonly string[]) {
+    const lines = typeof text === 'string' ? [text] : [...text];
+    super(lines.join('\n'));
+    this.lines = lines;
+  }
 }

@@ -12,6 +12,7 @@ import {
   HTTP_STATUS_RETRYABLE,
   RATE_HEADERS,
   RATE_LIMIT_DETAILS,
+  withValidModels,
 } from '../spec/index.ts';
 
 /** Fields shared by every client error. */
@@ -71,7 +72,8 @@ function composeMessage(summary: string, f: ErrorFields): string {
   const facts: string[] = [];
   if (f.status !== undefined && f.status !== null) facts.push(`HTTP ${f.status}`);
   if (f.requestId) facts.push(`request id ${f.requestId}`);
-  const head = f.detail && f.detail !== summary ? `${summary}: ${f.detail}` : summary;
+  // The message shows the detail as people read it (the models after 'Unknown model'); `detail` stays verbatim.
+  const head = f.detail && f.detail !== summary ? `${summary}: ${withValidModels(f.detail)}` : summary;
   return facts.length > 0 ? `${head} (${facts.join(', ')})` : head;
 }
 

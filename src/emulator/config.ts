@@ -142,11 +142,33 @@ function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** A value received, as a message quotes it: its JSON (cut when long), or `nothing`. */
+function received(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+/** The shapes of the config's object and list fields, as the messages about them write them. */
+const CLIENT_SHAPE = '{ id, state?, rpm?, concurrency?, balance? }';
+const KEY_SHAPE = '{ key, client, revoked?, expires_at? }';
+const PROCESSING_KEYS = ['image', 'video'] as const;
+const SHAPES = {
+  clients: `[${CLIENT_SHAPE}, …]`,
+  keys: `[${KEY_SHAPE}, …]`,
+  processing_ms: '{ image: <ms>, video: <ms> } (each a number of ms, or [min, max])',
+  failure_codes: '{ <failure_code>: <probability>, … }',
+} as const;
+
+/** A field that is not of its shape: `Expected <field>: <shape> but received <value>`. */
+function shapeError(where: string, shape: string, v: unknown): ConfigError {
+  return new ConfigError(`Expected ${where}: ${shape} but received ${received(v)}`);
+}
+
 function expectNumber(v: unknown, where: string, min = 0, max = Number.POSITIVE_INFINITY): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
-    throw new ConfigError(
-      `Expected a number between ${min} and ${max} for ${where} but received ${JSON.stringify(v)}`,
-    );
+    const range = max === Number.POSITIVE_INFINITY ? `of at least ${min}` : `between ${min} and ${max}`;
+    throw new ConfigError(`Expected a number ${range} for ${where} but received ${received(v)}`);
   }
   return v;
 }
@@ -155,7 +177,7 @@ function expectNumber(v: unknown, where: string, min = 0, max = Number.POSITIVE_
 function expectDuration(v: unknown, where: string): DurationMs {
   if (!Array.isArray(v)) return expectNumber(v, where);
   if (v.length !== 2) {
-    throw new ConfigError(`Expected a number or [min, max] for ${where} but received ${JSON.stringify(v)}`);
+    throw new ConfigError(`Expected a number or [min, max] for ${where} but received ${received(v)}`);
   }
   const lo = expectNumber(v[0], `${where}[0]`);
   return [lo, expectNumber(v[1], `${where}[1]`, lo)];
@@ -168,7 +190,7 @@ export function drawMs(d: DurationMs, rng: { between(lo: number, hi: number): nu
 
 function expectString(v: unknown, where: string): string {
   if (typeof v !== 'string' || v.length === 0) {
-    throw new ConfigError(`Expected a non-empty string for ${where} but received ${JSON.stringify(v)}`);
+    throw new ConfigError(`Expected a non-empty string for ${where} but received ${received(v)}`);
   }
   return v;
 }
@@ -184,16 +206,20 @@ function expectProbability(v: unknown, where: string): number {
 export function resolveConfig(input: unknown): EmulatorConfig {
   const base = defaultConfig();
   if (input === undefined || input === null) return base;
-  if (!isObject(input)) throw new ConfigError('Expected a JSON object at the top of the config');
+  if (!isObject(input)) {
+    throw new ConfigError(
+      `Expected a JSON object of config keys at the top of the config but received ${received(input)}`,
+    );
+  }
   const known = new Set([...Object.keys(base), 'signing_secret']);
   for (const k of Object.keys(input)) {
-    if (!known.has(k)) throw new ConfigError(`Unknown config key '${k}'`);
+    if (!known.has(k)) throw new ConfigError(`Unknown config key '${k}' (known: ${[...known].join(', ')})`);
   }
   const cfg: EmulatorConfig = { ...base, faults: { ...base.faults } };
   if (input.clients !== undefined) {
-    if (!Array.isArray(input.clients)) throw new ConfigError('Expected an array for clients');
+    if (!Array.isArray(input.clients)) throw shapeError('clients', SHAPES.clients, input.clients);
     cfg.clients = input.clients.map((c, i) => {
-      if (!isObject(c)) throw new ConfigError(`Expected an object for clients[${i}]`);
+      if (!isObject(c)) throw shapeError(`clients[${i}]`, CLIENT_SHAPE, c);
       const state = c.state ?? 'active';
       if (state !== 'active' && state !== 'suspended' && state !== 'deactivated') {
         throw new ConfigError(
@@ -210,9 +236,9 @@ export function resolveConfig(input: unknown): EmulatorConfig {
     });
   }
   if (input.keys !== undefined) {
-    if (!Array.isArray(input.keys)) throw new ConfigError('Expected an array for keys');
+    if (!Array.isArray(input.keys)) throw shapeError('keys', SHAPES.keys, input.keys);
     cfg.keys = input.keys.map((k, i) => {
-      if (!isObject(k)) throw new ConfigError(`Expected an object for keys[${i}]`);
+      if (!isObject(k)) throw shapeError(`keys[${i}]`, KEY_SHAPE, k);
       const key: KeyConfig = {
         key: expectString(k.key, `keys[${i}].key`),
         client: expectString(k.client, `keys[${i}].client`),
@@ -236,13 +262,7 @@ export function resolveConfig(input: unknown): EmulatorConfig {
   });
   if (input.rate_window_s !== undefined)
     cfg.rate_window_s = expectNumber(input.rate_window_s, 'rate_window_s', 0.001);
-  if (input.processing_ms !== undefined) {
-    if (!isObject(input.processing_ms)) throw new ConfigError('Expected an object for processing_ms');
-    cfg.processing_ms = {
-      image: expectDuration(input.processing_ms.image ?? base.processing_ms.image, 'processing_ms.image'),
-      video: expectDuration(input.processing_ms.video ?? base.processing_ms.video, 'processing_ms.video'),
-    };
-  }
+  if (input.processing_ms !== undefined) cfg.processing_ms = resolveProcessing(input.processing_ms, base);
   for (const key of [
     'queue_ms',
     'output_url_ttl_s',
@@ -259,11 +279,14 @@ export function resolveConfig(input: unknown): EmulatorConfig {
     cfg.callback_timeout_ms = expectNumber(input.callback_timeout_ms, 'callback_timeout_ms', 1);
   if (input.fetch_allow_hosts !== undefined) {
     if (!Array.isArray(input.fetch_allow_hosts))
-      throw new ConfigError('Expected an array of host names for fetch_allow_hosts');
+      throw shapeError('fetch_allow_hosts', '[<host name>, …]', input.fetch_allow_hosts);
     cfg.fetch_allow_hosts = input.fetch_allow_hosts.map((h, i) => expectString(h, `fetch_allow_hosts[${i}]`));
   }
   if (input.costs !== undefined) {
-    if (!isObject(input.costs)) throw new ConfigError('Expected an object for costs');
+    if (!isObject(input.costs)) {
+      const types = Object.keys(base.costs).join(', ');
+      throw shapeError('costs', `{ <generation type>: <credits>, … } (types: ${types})`, input.costs);
+    }
     cfg.costs = { ...base.costs };
     for (const [t, v] of Object.entries(input.costs)) {
       if (!(t in base.costs)) throw new ConfigError(`Unknown generation type '${t}' in costs`);
@@ -272,14 +295,14 @@ export function resolveConfig(input: unknown): EmulatorConfig {
   }
   if (input.blocked_words !== undefined) {
     if (!Array.isArray(input.blocked_words))
-      throw new ConfigError('Expected an array of words for blocked_words');
+      throw shapeError('blocked_words', '[<word>, …]', input.blocked_words);
     cfg.blocked_words = input.blocked_words.map((w, i) => expectString(w, `blocked_words[${i}]`));
   }
   if (input.faults !== undefined) cfg.faults = resolveFaults(input.faults);
   if (input.tiny_outputs !== undefined) {
     if (typeof input.tiny_outputs !== 'boolean')
       throw new ConfigError(
-        `Expected true or false for tiny_outputs but received ${JSON.stringify(input.tiny_outputs)}`,
+        `Expected true or false for tiny_outputs but received ${received(input.tiny_outputs)}`,
       );
     cfg.tiny_outputs = input.tiny_outputs;
   }
@@ -288,14 +311,31 @@ export function resolveConfig(input: unknown): EmulatorConfig {
   return cfg;
 }
 
+/** Checks a (partial) processing_ms object and merges it over the defaults. */
+function resolveProcessing(input: unknown, base: EmulatorConfig): EmulatorConfig['processing_ms'] {
+  if (!isObject(input)) throw shapeError('processing_ms', SHAPES.processing_ms, input);
+  for (const k of Object.keys(input)) {
+    if (!(PROCESSING_KEYS as readonly string[]).includes(k)) {
+      throw new ConfigError(`Unknown key '${k}' in processing_ms (it has ${PROCESSING_KEYS.join(' and ')})`);
+    }
+  }
+  return {
+    image: expectDuration(input.image ?? base.processing_ms.image, 'processing_ms.image'),
+    video: expectDuration(input.video ?? base.processing_ms.video, 'processing_ms.video'),
+  };
+}
+
 /** Checks a (partial) faults object and merges it over the defaults. */
 export function resolveFaults(input: unknown): FaultConfig {
-  if (!isObject(input)) throw new ConfigError('Expected an object for faults');
+  if (!isObject(input)) {
+    const faults = Object.keys(DEFAULT_FAULTS).join(', ');
+    throw shapeError('faults', `{ <fault>: <probability>, … } (faults: ${faults})`, input);
+  }
   const f: FaultConfig = { ...DEFAULT_FAULTS, failure_codes: {} };
   for (const [k, v] of Object.entries(input)) {
     switch (k) {
       case 'failure_codes': {
-        if (!isObject(v)) throw new ConfigError('Expected an object for faults.failure_codes');
+        if (!isObject(v)) throw shapeError('faults.failure_codes', SHAPES.failure_codes, v);
         for (const [code, p] of Object.entries(v)) {
           if (!FAILURE_CODE_NAMES.includes(code as FailureCode)) {
             throw new ConfigError(

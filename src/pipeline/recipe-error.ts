@@ -31,11 +31,18 @@ export class RecipeError extends Error {
   override name = 'RecipeError';
   readonly code = 'RECIPE_INVALID';
   readonly problems: readonly RecipeProblem[];
+  /**
+   * The message's lines: the problem alone, or a head line and one line per problem. A display prints
+   * each on its own line (the message is them joined with newlines).
+   */
+  readonly lines: readonly string[];
   constructor(problems: readonly RecipeProblem[]) {
     const sorted = [...problems].sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-    const lines = sorted.map(formatProblem);
-    super(lines.length === 1 ? lines[0]! : `the recipe has ${lines.length} problems:\n${lines.join('\n')}`);
+    const each = sorted.map(formatProblem);
+    const lines = each.length === 1 ? each : [`the recipe has ${each.length} problems:`, ...each];
+    super(lines.join('\n'));
     this.problems = sorted;
+    this.lines = lines;
   }
 }
 

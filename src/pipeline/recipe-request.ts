@@ -212,16 +212,18 @@ export interface RequestProblem {
  * Replaces every `{ ref: <name> }` at an ImageRef position (source, image_ref[i], video.start_frame,
  * video.end_frame, video.guide_frame, video.keyframes[i], video.edit.keyframes[i]) with the placeholder
  * `{ file_id: '$ref:<name>' }` (plus `media_type` for a video), in place. A `ref` naming no reference, or
- * written with other fields beside it, is a problem.
+ * a reference the recipe names but cannot use, or written with other fields beside it, is a problem.
  *
  * @param request - the request, changed in place
- * @param references - the recipe's references by name
+ * @param references - the recipe's usable references by name
+ * @param unusable - references the recipe names but cannot use (a missing file…), and why
  * @returns the problems, empty when every ref resolved
  * @example resolveReferences(req, { style: { kind: 'image', mime: 'image/png' } })
  */
 export function resolveReferences(
   request: Json,
   references: Readonly<Record<string, ReferenceKind>>,
+  unusable: Readonly<Record<string, string>> = {},
 ): RequestProblem[] {
   const problems: RequestProblem[] = [];
   for (const path of [...imageRefPositions(request)]) {
@@ -236,8 +238,13 @@ export function resolveReferences(
         path,
         message: `a shared reference is written { ref: ${name} } alone (remove ${extra.join(', ')})`,
       });
+    } else if (Object.hasOwn(unusable, name)) {
+      problems.push({
+        path: [...path, 'ref'],
+        message: `reference '${name}' cannot be used: ${unusable[name]}`,
+      });
     } else if (!Object.hasOwn(references, name)) {
-      const known = Object.keys(references);
+      const known = [...Object.keys(references), ...Object.keys(unusable)];
       problems.push({
         path: [...path, 'ref'],
         message: `no reference named '${name}' (${known.length ? `known: ${known.join(', ')}` : 'the recipe has no references'})`,

@@ -27,7 +27,7 @@ import {
   type VideoProbe,
   verifyImage,
 } from '../media/index.ts';
-import { describeValue, type MediaFacts } from '../spec/index.ts';
+import { describeValue, type MediaFacts, withValidModels } from '../spec/index.ts';
 import type { InputAs } from './item.ts';
 import { RecipeError, type RecipeProblem } from './recipe-error.ts';
 import {
@@ -225,36 +225,56 @@ export async function parseRecipe(
       at([key], `unknown field (a recipe has ${TOP_KEYS.join(' and ')})`);
     }
   }
-  const references = await readReferences(root.references, where.dir, at);
-  const rules = readRules(root.rules, references, parsed, at);
+  const { references, unusable } = await readReferences(root.references, where.dir, at);
+  const rules = readRules(root.rules, { usable: references, unusable }, parsed, at);
   if (problems.length > 0) throw new RecipeError(problems);
   return { file: where.file, display: where.display, dir: where.dir, rules, references };
 }
 
 type At = (path: FieldPath, message: string) => void;
 
-async function readReferences(value: unknown, dir: string, at: At): Promise<Record<string, RecipeReference>> {
-  const out: Record<string, RecipeReference> = {};
+/** The references of a recipe: those it can use, and those it names but cannot use (with why). */
+interface ReadReferences {
+  references: Record<string, RecipeReference>;
+  unusable: Record<string, string>;
+}
+
+/** The rules' view of the references: the usable ones, and why the others cannot be used. */
+interface RuleReferences {
+  usable: Record<string, RecipeReference>;
+  unusable: Record<string, string>;
+}
+
+async function readReferences(value: unknown, dir: string, at: At): Promise<ReadReferences> {
+  const out: ReadReferences = { references: {}, unusable: {} };
   if (value === undefined || value === null) return out;
   if (!isObject(value)) {
     at(['references'], `must be a map of name: path, not ${describeValue(value)}`);
     return out;
   }
   for (const [name, path] of Object.entries(value)) {
-    const here = ['references', name];
-    if (!REFERENCE_NAME_RE.test(name)) {
-      at(here, 'a reference name is 1 to 64 letters, digits, _ or -');
-      continue;
+    const ref = await readNamedReference(name, path, dir);
+    if (typeof ref === 'string') {
+      at(['references', name], ref);
+      out.unusable[name] = ref;
+    } else {
+      out.references[name] = ref;
     }
-    if (typeof path !== 'string' || path.trim() === '') {
-      at(here, `must be a file path (relative to the recipe's folder), not ${describeValue(path)}`);
-      continue;
-    }
-    const ref = await readReference(name, path, dir);
-    if (typeof ref === 'string') at(here, ref);
-    else out[name] = ref;
   }
   return out;
+}
+
+/** The reference `name: path` of the recipe, or the problem with it. */
+async function readNamedReference(
+  name: string,
+  path: unknown,
+  dir: string,
+): Promise<RecipeReference | string> {
+  if (!REFERENCE_NAME_RE.test(name)) return 'a reference name is 1 to 64 letters, digits, _ or -';
+  if (typeof path !== 'string' || path.trim() === '') {
+    return `must be a file path (relative to the recipe's folder), not ${describeValue(path)}`;
+  }
+  return readReference(name, path, dir);
 }
 
 /** The reference, or the problem with it. */
@@ -309,18 +329,17 @@ export function referenceFacts(recipe: Pick<Recipe, 'references'>): PlaceholderF
   return out;
 }
 
-function readRules(
-  value: unknown,
-  references: Record<string, RecipeReference>,
-  parsed: ParsedYaml,
-  at: At,
-): RecipeRule[] {
+function readRules(value: unknown, references: RuleReferences, parsed: ParsedYaml, at: At): RecipeRule[] {
   if (value === undefined || value === null) {
     at([], "missing 'rules': a recipe needs at least one rule");
     return [];
   }
-  if (!Array.isArray(value) || value.length === 0) {
-    at(['rules'], `must be a list of at least one rule, not ${describeValue(value)}`);
+  if (!Array.isArray(value)) {
+    at(['rules'], `must be a list of rules, not ${describeValue(value)}`);
+    return [];
+  }
+  if (value.length === 0) {
+    at(['rules'], 'the list is empty: a recipe needs at least one rule');
     return [];
   }
   const rules: RecipeRule[] = [];
@@ -347,7 +366,7 @@ function readMatch(value: unknown, here: FieldPath, at: At): string | null {
 function readRule(
   raw: unknown,
   index: number,
-  references: Record<string, RecipeReference>,
+  references: RuleReferences,
   parsed: ParsedYaml,
   at: At,
 ): RecipeRule | null {
@@ -393,11 +412,11 @@ function readRule(
     return null;
   }
   const request = structuredClone(raw.request);
-  const refProblems = resolveReferences(request, references);
+  const refProblems = resolveReferences(request, references.usable, references.unusable);
   for (const p of refProblems) at([...here, 'request', ...p.path], p.message);
   if (match === null || !sound || refProblems.length > 0) return null;
   const rule: RecipeRule = { index, match, inputAs, upload, request, line: lineAt(parsed, here) };
-  checkRuleRequest(rule, references, at);
+  checkRuleRequest(rule, references.usable, at);
   return rule;
 }
 
@@ -431,10 +450,11 @@ function checkRuleRequest(rule: RecipeRule, references: Record<string, RecipeRef
   if (!result.ok) {
     const field = fieldOfDetail(result.detail, placed);
     const site = inputSitePath(inputAs, rule.request);
+    const detail = withValidModels(result.detail);
     if (field !== null && formatPath(field).startsWith(site) && inputAs !== 'prompt') {
-      at(inputWhere, result.detail);
+      at(inputWhere, detail);
     } else {
-      at(field === null ? [...here, 'request'] : [...here, 'request', ...field], result.detail);
+      at(field === null ? [...here, 'request'] : [...here, 'request', ...field], detail);
     }
     return;
   }

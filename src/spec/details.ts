@@ -6,7 +6,7 @@
  * keeping the given prefix. Texts the interface does not give at all are our choices (README "Choices").
  * Wrong JSON types and out-of-range values share one sharp-style builder, {@link expectedDetail}.
  */
-import { MANGA_ASPECT_RATIOS } from './enums.ts';
+import { MANGA_ASPECT_RATIOS, MODELS } from './enums.ts';
 import { LIMITS } from './limits.ts';
 
 // ---- the one message builder for types and values ------------------------------------------
@@ -66,9 +66,36 @@ export function unknownFieldDetail(path: string): string {
 
 // ---- 400: model, type, aspect ratio, prompt (given texts) ----------------------------------
 
+/**
+ * The list of valid values a detail ends with, `Valid: a, b, c`, in the order given: the interface's
+ * aspect-ratio detail, and genpipe's addition to the model detail ({@link withValidModels}).
+ */
+function validList(values: readonly string[]): string {
+  return `Valid: ${values.join(', ')}`;
+}
+
+const UNKNOWN_MODEL_PREFIX = 'Unknown model: ';
+
 /** 400 when `model` is not a known model, or not on the caller's plan. */
 export function unknownModelDetail(model: string): string {
-  return `Unknown model: ${model}`;
+  return `${UNKNOWN_MODEL_PREFIX}${model}`;
+}
+
+/**
+ * A detail as genpipe shows it to a person: the service's `Unknown model: <model>` followed by the
+ * models, as the aspect-ratio detail lists its valid values; any other detail unchanged. The detail
+ * itself — what the service and the emulator answer, what an error keeps as `detail` — stays the given
+ * text. The service also calls a model of its own unknown when it is not on the caller's plan: then
+ * that is what is added.
+ *
+ * @example withValidModels('Unknown model: uni-9') // 'Unknown model: uni-9. Valid: uni-1, uni-1-max, ray-3.2'
+ */
+export function withValidModels(detail: string): string {
+  if (!detail.startsWith(UNKNOWN_MODEL_PREFIX)) return detail;
+  const model = detail.slice(UNKNOWN_MODEL_PREFIX.length);
+  return (MODELS as readonly string[]).includes(model)
+    ? `${detail} (a model the service has, but not on this API client's plan)`
+    : `${detail}. ${validList(MODELS)}`;
 }
 
 /** 400 when the model does not accept the generation type. */
@@ -93,7 +120,7 @@ export function compareAspectRatios(a: string, b: string): number {
  * @param valid - the aspect ratios valid for the model and type, in any order
  */
 export function invalidAspectRatioDetail(value: string, valid: readonly string[]): string {
-  return `Invalid aspect_ratio '${value}'. Valid: ${[...valid].sort(compareAspectRatios).join(', ')}`;
+  return `Invalid aspect_ratio '${value}'. ${validList([...valid].sort(compareAspectRatios))}`;
 }
 
 /** 400 when the prompt is missing where required, or shorter than 1 / longer than 6000 characters. */

@@ -119,8 +119,8 @@ describe('genpipe generate', () => {
       cliEnv(emu),
     );
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('Unknown model: uni-9');
-    expect(r.stderr).toContain('HTTP 400');
+    // The service's text, then the models there are.
+    expect(r.stderr).toContain('Unknown model: uni-9. Valid: uni-1, uni-1-max, ray-3.2 (HTTP 400)');
     expect(r.stderr).toContain('nothing was sent');
     expect((await adminRows(emu)).length).toBe(generationsBefore);
     expect((await call(emu, 'GET', '/v1/files?limit=100')).body.data.length).toBe(filesBefore);

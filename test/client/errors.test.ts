@@ -378,6 +378,9 @@ describe('outcome and local errors', () => {
     const e = await failure(client.generations.create({ model: 'uni-2' as 'uni-1', prompt: 'x' }));
     expect(e).toBeInstanceOf(PreflightError);
     expect(e).toMatchObject({ status: 400, detail: 'Unknown model: uni-2', requestId: null });
+    expect(e.message).toBe(
+      'Rejected before sending: Unknown model: uni-2. Valid: uni-1, uni-1-max, ray-3.2 (HTTP 400)',
+    );
     const after = await stats(emu);
     // Only the stats call itself was answered in between.
     expect(after.responses).toEqual({ ...before.responses, 200: (before.responses['200'] ?? 0) + 1 });
@@ -400,6 +403,19 @@ describe('outcome and local errors', () => {
     expect(other).toBeInstanceOf(ApiError);
     expect(other).toMatchObject({ code: 'GENPIPE_HTTP_ERROR', status: 418, detail: 'short and stout' });
     expectClean(other);
+  });
+
+  it("a service's 'Unknown model' names the models in the message, its detail kept verbatim", () => {
+    const typo = errorFromResponse(400, { detail: 'Unknown model: uni-9' }, {});
+    expect(typo).toMatchObject({ detail: 'Unknown model: uni-9' });
+    expect(typo.message).toBe(
+      'Bad request: Unknown model: uni-9. Valid: uni-1, uni-1-max, ray-3.2 (HTTP 400)',
+    );
+    // A model of the interface the service calls unknown is not on the caller's plan.
+    const plan = errorFromResponse(400, { detail: 'Unknown model: uni-1-max' }, {});
+    expect(plan.message).toBe(
+      "Bad request: Unknown model: uni-1-max (a model the service has, but not on this API client's plan) (HTTP 400)",
+    );
   });
 
   it('every class was provoked', () => {

@@ -129,7 +129,7 @@ refrences: {}
       `${file}:3: rules[0].input_as: must be one of source, start_frame, end_frame, image_ref, prompt, not 'sauce'`,
       `${file}:5: rules[1].match: must be a glob string such as "**/*.jpg", not 42`,
       `${file}:12: rules[2].request.video.hdr: Expected boolean for video.hdr but received 'yes'`,
-      `${file}:14: rules[3].request.model: Unknown model: uni-2`,
+      `${file}:14: rules[3].request.model: Unknown model: uni-2. Valid: uni-1, uni-1-max, ray-3.2`,
       `${file}:16: rules[4].colour: unknown field (a rule has match, input_as, request, upload)`,
       `${file}:18: refrences: unknown field (a recipe has rules and references)`,
     ]);
@@ -148,8 +148,9 @@ refrences: {}
       "1: null: missing 'rules': a recipe needs at least one rule",
     ]);
     expect(await problemsOf('rules: []\n')).toEqual([
-      '1: rules: must be a list of at least one rule, not an array',
+      '1: rules: the list is empty: a recipe needs at least one rule',
     ]);
+    expect(await problemsOf('rules: "*.png"\n')).toEqual(["1: rules: must be a list of rules, not '*.png'"]);
     expect(
       await problemsOf(
         'rules:\n  - match: "../*.png"\n    request: { type: image, prompt: x }\n  - match: "*.jpg"\n    request: nope\n',
@@ -211,11 +212,23 @@ references:
   "bad name": refs/style.png
 `;
     expect(await problemsOf(text)).toEqual([
-      "8: rules[0].request.image_ref[1].ref: no reference named 'nope' (known: style)",
+      "8: rules[0].request.image_ref[1].ref: no reference named 'nope' (known: style, gone, notes, bad name)",
       '9: rules[0].request.image_ref[2]: a shared reference is written { ref: style } alone (remove weight)',
       "12: references.gone: refs/missing.png: file not found (paths are relative to the recipe's folder)",
       '13: references.notes: refs/notes.txt: a reference must be an image or a video',
       '14: references.bad name: a reference name is 1 to 64 letters, digits, _ or -',
+    ]);
+    expect(
+      await problemsOf(`rules:
+  - match: "*.png"
+    request: { type: image_edit, prompt: x, image_ref: [{ ref: style }, { ref: nostyle }] }
+references:
+  style: refs/missing.png
+`),
+    ).toEqual([
+      "3: rules[0].request.image_ref[0].ref: reference 'style' cannot be used: refs/missing.png: file not found (paths are relative to the recipe's folder)",
+      "3: rules[0].request.image_ref[1].ref: no reference named 'nostyle' (known: style)",
+      "5: references.style: refs/missing.png: file not found (paths are relative to the recipe's folder)",
     ]);
     expect(
       await problemsOf(

@@ -202,6 +202,10 @@ describe('stage plan: rules and sidecars', () => {
     expect((await planned('edit/broken.png')).reason).toBe(
       "Invalid aspect_ratio '7:3'. Valid: 16:9, 1:1, 1:2, 1:3, 2:1, 2:3, 3:1, 3:2, 9:16",
     );
+    await put(dir, 'edit/broken.png.json', '{"model": "uni-9"}');
+    expect((await planned('edit/broken.png')).reason).toBe(
+      'Unknown model: uni-9. Valid: uni-1, uni-1-max, ray-3.2',
+    );
     await put(dir, 'edit/broken.png.json', '{"style": "manga", "aspect_ratio": "16:9"}');
     expect((await planned('edit/broken.png')).reason).toBe(
       "aspect_ratio='16:9' is not allowed when style='manga'. Valid aspect_ratio: 1:2, 1:3, 2:3, 9:16",

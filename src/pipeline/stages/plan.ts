@@ -10,7 +10,7 @@
  */
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PROMPT_LENGTH_DETAIL } from '../../spec/index.ts';
+import { PROMPT_LENGTH_DETAIL, withValidModels } from '../../spec/index.ts';
 import { type InputAs, type Item, MAIN_STEP, type MediaKind, newStep } from '../item.ts';
 import { findRule, type RecipeRule } from '../recipe.ts';
 import {
@@ -159,6 +159,6 @@ export async function plan(item: Item, ctx: StageContext): Promise<Item> {
   const planned = placeInput(request, inputAs, { kind: sniff.kind, mime: sniff.mime, prompt });
   const result = validatePlanned(planned);
   const steps = [newStep(MAIN_STEP, planned)];
-  if (!result.ok) return fail(result.detail, { inputAs, steps });
+  if (!result.ok) return fail(withValidModels(result.detail), { inputAs, steps });
   return advance(item, 'planned', { ...matched, inputAs, steps });
 }
