@@ -2,7 +2,8 @@
  * The concurrency governor: one per client. It tracks this client's own jobs from their 201 until a
  * get()/wait() observes them completed or failed, learns the service's job ceiling from "Too many
  * concurrent jobs" 429s (the ceiling is our own active count at that moment) or takes it from the
- * `maxConcurrentJobs` option, and holds creates back while the ceiling is reached. A held create is
+ * `maxConcurrentJobs` option, and holds creates back while the ceiling is reached (while it is unknown,
+ * creates awaiting their answer are at most our running jobs, at least one: see hasRoom). A held create is
  * released the moment one of our jobs is observed terminal — not after the 429's fixed 60 s — and, as a
  * fallback when nothing is observed, once that Retry-After has passed.
  *
@@ -145,9 +146,17 @@ export class ConcurrencyGovernor {
     for (const [id, since] of this.active) if (now - since >= maxAge) this.active.delete(id);
   }
 
+  /**
+   * Room for one more create. Under a known ceiling: our jobs and pending creates below it. While the
+   * ceiling is unknown, a slow start: no more creates awaiting their answer than jobs of ours running
+   * (at least one), so the creates in flight double with each round of answers, and the first "Too
+   * many concurrent jobs" arrives with few others in flight (sending every held create at once made a
+   * burst of 429s, 20 of 30 against a ceiling of 3 when the machine was loaded).
+   */
   private hasRoom(): boolean {
     const ceiling = this.ceiling;
-    return ceiling === null || this.activeCount + this.reserved < ceiling;
+    if (ceiling !== null) return this.activeCount + this.reserved < ceiling;
+    return this.reserved < Math.max(1, this.activeCount);
   }
 
   /** Admits waiters from the head while there is room; `released` marks a job that just ended. */
