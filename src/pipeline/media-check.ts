@@ -5,8 +5,10 @@
  *
  * - sniff: the real type from the bytes (file-type), else `text` (valid UTF-8 without NUL bytes),
  *   `empty` or unknown (see {@link sniffPath});
- * - images: the limits from the header alone (sharp metadata, no decode), then a full streaming decode
- *   so truncated or damaged files fail ("image could not be decoded: …");
+ * - images: the limits from the size the header claims, read from the file's structure before any
+ *   decoder sees it (a 60000 x 60000 px PNG is refused with the service's text, not with the decoder's
+ *   "exceeds pixel limit"), then sharp's header read (no decode), then a full streaming decode so
+ *   truncated or damaged files fail ("image could not be decoded: …");
  * - videos: ≤ 5 GiB (the largest upload), then the container must hold its whole declared length (a
  *   half-copied faststart MP4 or WebM fools ffprobe, which reads only headers), then ffprobe and the
  *   limits (a source of video_edit / video_reframe is at most 30 s long, 18 s with `video.edit`).
@@ -15,6 +17,7 @@
  * request ({@link MediaCheckOptions.limits}).
  */
 import { stat } from 'node:fs/promises';
+import { readImageSize } from '../media/image-size.ts';
 import { isMediaError } from '../media/media-error.ts';
 import { readHead, SNIFF_HEAD_BYTES, sniffHead } from '../media/sniff.ts';
 import { CHOICES, type MediaFacts, urlVideoTooLargeDetail } from '../spec/index.ts';
@@ -124,6 +127,12 @@ export async function checkMediaFile(
       const { readImageHeader, verifyImage } = await import('../media/image-header.ts');
       const tooBig = opts.limits(base, 'image');
       if (tooBig) return refuse(tooBig, { bytes });
+      const claimed = await readImageSize(path);
+      if (claimed) {
+        const { width, height } = claimed;
+        const overClaimed = opts.limits({ ...base, width, height }, 'image');
+        if (overClaimed) return refuse(overClaimed, { bytes, width, height });
+      }
       const header = await readImageHeader(path);
       const media = { bytes, width: header.width, height: header.height };
       const overLimit = opts.limits({ ...base, width: header.width, height: header.height }, 'image');

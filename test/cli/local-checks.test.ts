@@ -12,6 +12,7 @@ import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { FILE_FAILURE_REASONS, imageTooManyPixelsDetail } from '../../src/spec/index.ts';
 import { adminRows, writePng } from '../client/client-helpers.ts';
 import { call, startTestEmulator } from '../helpers/emulator.ts';
+import { writeClaimedSize } from '../media/claimed-size.ts';
 import { makeImage, makeVideo, tempDir, truncated } from '../media/fixtures.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
@@ -24,6 +25,7 @@ beforeAll(async () => {
   ({ dir, remove } = await tempDir('genpipe-cli-local-checks-'));
   emu = await startTestEmulator();
   await writePng(file('big.png'), 9000, 30);
+  await writeClaimedSize(file('vast.avif'), 'avif', 60000, 60000);
   await writePng(file('ok.png'), 40, 30);
   await makeImage(file('photo.jpg'), { width: 320, height: 240 });
   await truncated(file('photo.jpg'), file('cut.jpg'), 0.5);
@@ -106,6 +108,7 @@ describe('genpipe files upload checks the file before uploading it', () => {
       [[file('empty.png')], `${file('empty.png')}: file is empty`],
       [[file('cut.jpg')], `${file('cut.jpg')}: image could not be decoded`],
       [[file('big.png')], imageTooManyPixelsDetail(file('big.png'), 9000, 30)],
+      [[file('vast.avif')], imageTooManyPixelsDetail(file('vast.avif'), 60000, 60000)],
       [[file('notes.png')], `${file('notes.png')}: unknown type: the bytes are not an image or a video`],
       [
         [file('ok.png'), '--mime-type', 'image/jpeg'],
