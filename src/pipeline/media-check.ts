@@ -19,7 +19,7 @@
 import { stat } from 'node:fs/promises';
 import { readImageSize } from '../media/image-size.ts';
 import { isMediaError } from '../media/media-error.ts';
-import { readHead, SNIFF_HEAD_BYTES, sniffHead } from '../media/sniff.ts';
+import { mediaKindOf, readHead, SNIFF_HEAD_BYTES, sniffHead } from '../media/sniff.ts';
 import { CHOICES, type MediaFacts, urlVideoTooLargeDetail } from '../spec/index.ts';
 import type { Item } from './item.ts';
 import { containerVerdict } from './watch/container-complete.ts';
@@ -45,9 +45,11 @@ export const MEDIA_CHECK_REASONS = {
   empty: 'file is empty',
   unknownType: (mime: string | undefined) => `unknown type: ${mime ?? 'not sniffed'}`,
   notMedia: (sniff: Sniff) =>
-    sniff.kind === 'text' || !sniff.ext
+    sniff.kind === 'text' || sniff.mime === UNKNOWN_SNIFF.mime
       ? `unknown type: the bytes are not an image or a video${sniff.kind === 'text' ? ' (they are text)' : ''}`
       : `unknown type: ${sniff.mime} is not an image or a video`,
+  untold: (option: string) =>
+    `the type could not be told from the file's bytes: pass it with ${option} (an image/… or video/… type)`,
   wrongKind: (sniff: Sniff, site: string, type: string, wants: 'image' | 'video') =>
     `wrong type: the file is ${sniff.kind === 'video' ? 'a video' : 'an image'} (${sniff.mime}), but ${site} of type '${type}' takes ${wants === 'video' ? 'a video' : 'an image'}`,
 } as const;
@@ -169,6 +171,11 @@ export async function checkMediaFile(
 export interface LocalMediaOptions extends Omit<MediaCheckOptions, 'acceptText'> {
   /** The kind its position takes, with the words for the reason; any image or video when absent. */
   wants?: { kind: 'image' | 'video'; site: string; type: string };
+  /**
+   * The type the caller gives the bytes (`mime`, when given) and the option that gives it: bytes whose
+   * type their head does not tell are checked as `mime`, or refused with a reason naming `option`.
+   */
+  declared?: { mime?: string; option: string };
 }
 
 /**
@@ -196,10 +203,16 @@ export async function checkLocalMedia(
   if (sniff.mime === EMPTY_SNIFF.mime) {
     return { ok: false, reason: MEDIA_CHECK_REASONS.empty, media: { bytes: 0 }, sniff };
   }
+  const { wants, declared, ...check } = opts;
+  if (sniff.mime === UNKNOWN_SNIFF.mime && declared) {
+    const { mime, option } = declared;
+    if (mime === undefined)
+      return { ok: false, reason: MEDIA_CHECK_REASONS.untold(option), media: null, sniff };
+    sniff = { mime, ext: '', kind: mediaKindOf(mime) };
+  }
   if (sniff.kind !== 'image' && sniff.kind !== 'video') {
     return { ok: false, reason: MEDIA_CHECK_REASONS.notMedia(sniff), media: null, sniff };
   }
-  const { wants, ...check } = opts;
   if (wants && sniff.kind !== wants.kind) {
     return {
       ok: false,
