@@ -16,6 +16,7 @@ import {
   type Batch,
   type BatchResult,
   createRedactor,
+  ignoredText,
   type PipelineEvent,
   POLL_DEFAULTS,
   type ProgressDisplay,
@@ -259,9 +260,11 @@ function printClosing(
   epilogue: BatchRequest['epilogue'],
 ): void {
   const t = result.report.totals;
+  const ignored = result.report.ignored;
   const lines = [
     `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
-      (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : ''),
+      (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : '') +
+      (ignored && ignored.total > 0 ? `; ${ignoredText(ignored)}` : ''),
     ...s.cmd.closingLines(result),
     `report: ${shown(resolve(setup.outDir, REPORT_HTML_FILE))}`,
   ];

@@ -17,14 +17,17 @@ export { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
  * such a file, and every generation using it fails) and within the largest upload for a video (5 GiB),
  * and of the type `declaredMime` says when one is given (the service fails a file whose bytes disagree).
  * A video's length is the rule of the generation that uses it (checked when the request is made).
+ * Bytes whose type their head does not tell are checked as `declaredMime`, and refused without one
+ * with a reason that says to pass `--mime-type`: the service needs the type.
  *
- * @returns the file's sniff
+ * @returns the file's sniff (the declared type for bytes that do not tell theirs): the type to send
  * @throws LocalCheckError when it would be refused
  */
 export async function checkUploadFile(path: string, declaredMime?: string): Promise<Sniff> {
   const verdict = await checkLocalMedia(path, {
     limits: (facts, kind) => (kind === 'image' ? (checkImageFacts(path, facts)?.detail ?? null) : null),
     sitePath: () => path,
+    declared: { ...(declaredMime !== undefined ? { mime: declaredMime } : {}), option: '--mime-type' },
   });
   if (!verdict.ok) throw new LocalCheckError(path, verdict.reason);
   const sniff = verdict.sniff as Sniff;
@@ -52,14 +55,17 @@ export interface LocalUpload {
  *
  * @param request - the request body, with the uploads' refs in it
  * @param restore - the file id to leave at the uploads' positions
+ * @returns each checked file's type as the check told it from its bytes, by path: the type to upload
+ *   it with (the client's own look at the first bytes sees less)
  * @throws LocalCheckError naming the flag, the file and the rule
  */
 export async function checkRequestFiles(
   request: Record<string, unknown>,
   uploads: readonly LocalUpload[],
   restore: string,
-): Promise<void> {
-  if (uploads.length === 0) return;
+): Promise<Map<string, string>> {
+  const mimes = new Map<string, string>();
+  if (uploads.length === 0) return mimes;
   const ids = uploads.map((u, i) => {
     const id = `$local:${i}`;
     u.place(id);
@@ -69,7 +75,7 @@ export async function checkRequestFiles(
   const { validatePlanned } = await import('../pipeline/recipe-request.ts');
   try {
     const placed = validatePlanned(request);
-    if (!placed.ok) return; // the service's own check of the request reports this
+    if (!placed.ok) return mimes; // the service's own check of the request reports this
     for (const [i, u] of uploads.entries()) {
       const id = ids[i] as string;
       const site = placed.sites.find((s) => s.placeholder === id);
@@ -87,8 +93,10 @@ export async function checkRequestFiles(
         sitePath: () => site.path,
       });
       if (!verdict.ok) throw new LocalCheckError(`${u.flag} ${u.path}`, verdict.reason);
+      if (verdict.sniff) mimes.set(u.path, verdict.sniff.mime);
     }
   } finally {
     for (const u of uploads) u.place(restore);
   }
+  return mimes;
 }

@@ -13,6 +13,7 @@
  * Only the parts needed are read, through a small cache: the pixels never reach JS memory.
  */
 import { type FileHandle, open } from 'node:fs/promises';
+import { FileBytes as Bytes } from './file-bytes.ts';
 
 /** `cut`: the file ends before its structure does; `whole`: it does not (damage, if it fails). */
 export type ImageEndVerdict = 'cut' | 'whole';
@@ -22,37 +23,6 @@ export interface ImageEnd {
   /** `PNG`, `JPEG`, `GIF`, `WebP`, `AVIF`, `HEIF`. */
   format: string;
   verdict: ImageEndVerdict;
-}
-
-const WINDOW = 64 * 1024;
-
-/** Reads bytes at any offset through one cached window of the file. */
-class Bytes {
-  private start = 0;
-  private buf = Buffer.alloc(0);
-
-  constructor(
-    private readonly fh: FileHandle,
-    readonly size: number,
-  ) {}
-
-  /** `n` bytes at `at`, or fewer when the file ends first. */
-  async at(at: number, n: number): Promise<Buffer> {
-    if (at < this.start || at + n > this.start + this.buf.length) {
-      const len = Math.max(n, WINDOW);
-      const buf = Buffer.alloc(Math.min(len, Math.max(0, this.size - at)));
-      let got = 0;
-      while (got < buf.length) {
-        const { bytesRead } = await this.fh.read(buf, got, buf.length - got, at + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
-      this.start = at;
-      this.buf = buf.subarray(0, got);
-    }
-    const from = at - this.start;
-    return this.buf.subarray(from, Math.min(from + n, this.buf.length));
-  }
 }
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -130,7 +100,7 @@ async function bmffEnd(b: Bytes): Promise<ImageEndVerdict> {
 }
 
 /** The AVIF / HEIF name from the `ftyp` box's brands. */
-function bmffName(ftyp: Buffer): string | null {
+export function bmffName(ftyp: Buffer): string | null {
   if (ftyp.toString('latin1', 4, 8) !== 'ftyp') return null;
   const brands = ftyp.toString('latin1', 8, Math.min(ftyp.length, ftyp.readUInt32BE(0)));
   if (/avi[fs]/.test(brands)) return 'AVIF';

@@ -72,6 +72,21 @@ export async function readHead(path: string): Promise<Buffer> {
 }
 
 /**
+ * A TIFF (classic, either byte order) whose first IFD lies past the head: file-type reads the IFD to
+ * tell TIFF-based raw formats apart and, not finding it, names nothing. libtiff writes a large image's
+ * IFD after its pixels, so any TIFF over the head's size would read as unknown bytes. The header says
+ * TIFF.
+ */
+function tiffPastHead(head: Uint8Array): SniffResult | null {
+  if (head.length < 8) return null;
+  const buf = Buffer.from(head.buffer, head.byteOffset, head.length);
+  const le = buf.readUInt32BE(0) === 0x49492a00;
+  if (!le && buf.readUInt32BE(0) !== 0x4d4d002a) return null;
+  const ifd = le ? buf.readUInt32LE(4) : buf.readUInt32BE(4);
+  return ifd >= head.length ? { mime: 'image/tiff', ext: 'tif', kind: 'image' } : null;
+}
+
+/**
  * Sniffs the real type from a file's head (readHead); null when the type is not recognised (including
  * an empty head).
  *
@@ -80,7 +95,7 @@ export async function readHead(path: string): Promise<Buffer> {
 export async function sniffHead(head: Uint8Array): Promise<SniffResult | null> {
   if (head.length === 0) return null;
   const type = await fileTypeFromBuffer(head);
-  if (!type) return null;
+  if (!type) return tiffPastHead(head);
   return { mime: type.mime, ext: type.ext, kind: mediaKindOf(type.mime) };
 }
 

@@ -37,6 +37,8 @@ export interface BatchTotals {
   skipped: number;
   /** Items left unprocessed because the batch stopped early. */
   stopped: number;
+  /** Entries of the input folder that are not inputs (see report.json `ignored`); absent for watch. */
+  ignored?: number;
 }
 
 export type EventSink = (event: PipelineEvent) => void;

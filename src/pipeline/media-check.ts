@@ -5,8 +5,10 @@
  *
  * - sniff: the real type from the bytes (file-type), else `text` (valid UTF-8 without NUL bytes),
  *   `empty` or unknown (see {@link sniffPath});
- * - images: the limits from the header alone (sharp metadata, no decode), then a full streaming decode
- *   so truncated or damaged files fail ("image could not be decoded: …");
+ * - images: the limits from the size the header claims, read from the file's structure before any
+ *   decoder sees it (a 60000 x 60000 px PNG is refused with the service's text, not with the decoder's
+ *   "exceeds pixel limit"), then sharp's header read (no decode), then a full streaming decode so
+ *   truncated or damaged files fail ("image could not be decoded: …");
  * - videos: ≤ 5 GiB (the largest upload), then the container must hold its whole declared length (a
  *   half-copied faststart MP4 or WebM fools ffprobe, which reads only headers), then ffprobe and the
  *   limits (a source of video_edit / video_reframe is at most 30 s long, 18 s with `video.edit`).
@@ -15,8 +17,9 @@
  * request ({@link MediaCheckOptions.limits}).
  */
 import { stat } from 'node:fs/promises';
+import { readImageSize } from '../media/image-size.ts';
 import { isMediaError } from '../media/media-error.ts';
-import { readHead, SNIFF_HEAD_BYTES, sniffHead } from '../media/sniff.ts';
+import { mediaKindOf, readHead, SNIFF_HEAD_BYTES, sniffHead } from '../media/sniff.ts';
 import { CHOICES, type MediaFacts, urlVideoTooLargeDetail } from '../spec/index.ts';
 import type { Item } from './item.ts';
 import { containerVerdict } from './watch/container-complete.ts';
@@ -42,9 +45,11 @@ export const MEDIA_CHECK_REASONS = {
   empty: 'file is empty',
   unknownType: (mime: string | undefined) => `unknown type: ${mime ?? 'not sniffed'}`,
   notMedia: (sniff: Sniff) =>
-    sniff.kind === 'text' || !sniff.ext
+    sniff.kind === 'text' || sniff.mime === UNKNOWN_SNIFF.mime
       ? `unknown type: the bytes are not an image or a video${sniff.kind === 'text' ? ' (they are text)' : ''}`
       : `unknown type: ${sniff.mime} is not an image or a video`,
+  untold: (option: string) =>
+    `the type could not be told from the file's bytes: pass it with ${option} (an image/… or video/… type)`,
   wrongKind: (sniff: Sniff, site: string, type: string, wants: 'image' | 'video') =>
     `wrong type: the file is ${sniff.kind === 'video' ? 'a video' : 'an image'} (${sniff.mime}), but ${site} of type '${type}' takes ${wants === 'video' ? 'a video' : 'an image'}`,
 } as const;
@@ -124,6 +129,12 @@ export async function checkMediaFile(
       const { readImageHeader, verifyImage } = await import('../media/image-header.ts');
       const tooBig = opts.limits(base, 'image');
       if (tooBig) return refuse(tooBig, { bytes });
+      const claimed = await readImageSize(path);
+      if (claimed) {
+        const { width, height } = claimed;
+        const overClaimed = opts.limits({ ...base, width, height }, 'image');
+        if (overClaimed) return refuse(overClaimed, { bytes, width, height });
+      }
       const header = await readImageHeader(path);
       const media = { bytes, width: header.width, height: header.height };
       const overLimit = opts.limits({ ...base, width: header.width, height: header.height }, 'image');
@@ -160,6 +171,11 @@ export async function checkMediaFile(
 export interface LocalMediaOptions extends Omit<MediaCheckOptions, 'acceptText'> {
   /** The kind its position takes, with the words for the reason; any image or video when absent. */
   wants?: { kind: 'image' | 'video'; site: string; type: string };
+  /**
+   * The type the caller gives the bytes (`mime`, when given) and the option that gives it: bytes whose
+   * type their head does not tell are checked as `mime`, or refused with a reason naming `option`.
+   */
+  declared?: { mime?: string; option: string };
 }
 
 /**
@@ -187,10 +203,16 @@ export async function checkLocalMedia(
   if (sniff.mime === EMPTY_SNIFF.mime) {
     return { ok: false, reason: MEDIA_CHECK_REASONS.empty, media: { bytes: 0 }, sniff };
   }
+  const { wants, declared, ...check } = opts;
+  if (sniff.mime === UNKNOWN_SNIFF.mime && declared) {
+    const { mime, option } = declared;
+    if (mime === undefined)
+      return { ok: false, reason: MEDIA_CHECK_REASONS.untold(option), media: null, sniff };
+    sniff = { mime, ext: '', kind: mediaKindOf(mime) };
+  }
   if (sniff.kind !== 'image' && sniff.kind !== 'video') {
     return { ok: false, reason: MEDIA_CHECK_REASONS.notMedia(sniff), media: null, sniff };
   }
-  const { wants, ...check } = opts;
   if (wants && sniff.kind !== wants.kind) {
     return {
       ok: false,

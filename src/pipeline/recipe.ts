@@ -23,11 +23,12 @@ import {
   isMediaError,
   probeVideo,
   readImageHeader,
+  readImageSize,
   sniffFile,
   type VideoProbe,
   verifyImage,
 } from '../media/index.ts';
-import { describeValue, type MediaFacts, withValidModels } from '../spec/index.ts';
+import { checkImageFacts, describeValue, type MediaFacts, withValidModels } from '../spec/index.ts';
 import type { InputAs } from './item.ts';
 import { RecipeError, type RecipeProblem } from './recipe-error.ts';
 import {
@@ -298,7 +299,13 @@ async function readReference(name: string, path: string, dir: string): Promise<R
       mime: sniff.mime,
       bytes: st.size,
     };
-    if (sniff.kind === 'image') {
+    // An image whose header claims more than any position takes is not decoded: the rules that use it
+    // refuse it with the service's text, at its position.
+    const claimed = sniff.kind === 'image' ? await readImageSize(absPath) : null;
+    if (claimed && checkImageFacts(path, { bytes: st.size, ...claimed }) !== null) {
+      ref.width = claimed.width;
+      ref.height = claimed.height;
+    } else if (sniff.kind === 'image') {
       const header: ImageHeader = await readImageHeader(absPath);
       await verifyImage(absPath);
       ref.width = header.width;

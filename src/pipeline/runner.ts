@@ -49,7 +49,7 @@ import type { Item } from './item.ts';
 import { GenerationPoller, RecentJobDurations } from './poller.ts';
 import { recipeFiles } from './recipe.ts';
 import { SharedReferences } from './references.ts';
-import { itemPlace, type ReportHead } from './report/index.ts';
+import { IgnoredEntries, itemPlace, type ReportHead } from './report/index.ts';
 import type { RunContext } from './run-context.ts';
 import { BatchItems } from './runner/batch-items.ts';
 import { ItemDriver } from './runner/item-driver.ts';
@@ -110,6 +110,8 @@ export function startBatch(options: RunOptions): Batch {
   const ctx = runContext(run, stops);
   const driver = new ItemDriver(run, ctx, pools, stops, items, emit);
   const scheduler = new Scheduler(driver, items);
+  // What discovery leaves out of the input folder; a source (watch) is not a walk of it.
+  const ignored = options.source ? null : new IgnoredEntries();
   const reports = new ReportRefresher(
     run.outDir,
     {
@@ -118,6 +120,7 @@ export function startBatch(options: RunOptions): Batch {
       inputDir: run.inputDir,
       emulator: run.emulator,
       journal: options.journal ?? null,
+      ignoredEntries: ignored,
     },
     items,
     run.reportIntervalMs,
@@ -133,7 +136,7 @@ export function startBatch(options: RunOptions): Batch {
     });
     try {
       await sweepBatchScratch(run.outDir).catch(() => 0);
-      const seen = await feed(run, { stops, pools, items, driver, scheduler, emit });
+      const seen = await feed(run, { stops, pools, items, driver, scheduler, emit }, ignored);
       await collectVanished(run, seen, { stops, driver, scheduler, emit });
       await scheduler.drain();
     } finally {
@@ -158,6 +161,7 @@ export function startBatch(options: RunOptions): Batch {
         failed: t.failed,
         skipped: t.skipped,
         stopped: t.unprocessed + t.pending,
+        ...(report.ignored ? { ignored: report.ignored.total } : {}),
       },
     });
     return { report, items: all, stop, startedAt, finishedAt };
@@ -238,14 +242,23 @@ interface BatchParts {
 
 /**
  * Hands every found item (discovery or the `source`) to the scheduler, each with an in-flight slot;
- * once the batch stops, the rest are reported not processed. Returns the inputs seen.
+ * once the batch stops, the rest are reported not processed. What discovery leaves out goes to
+ * `ignored`. Returns the inputs seen.
  */
-async function feed(run: ResolvedRun, parts: BatchParts): Promise<Set<string>> {
+async function feed(
+  run: ResolvedRun,
+  parts: BatchParts,
+  ignored: IgnoredEntries | null,
+): Promise<Set<string>> {
   const { stops, pools, items, driver, scheduler, emit } = parts;
   const seen = new Set<string>();
   const walk =
     run.options.source ??
-    discover(run.inputDir, { outDir: run.outDir, skipFiles: recipeFiles(run.options.recipe) });
+    discover(run.inputDir, {
+      outDir: run.outDir,
+      skipFiles: recipeFiles(run.options.recipe),
+      onSkip: (input, reason) => ignored?.add(input, reason),
+    });
   try {
     for await (const found of walk) {
       seen.add(found.input);

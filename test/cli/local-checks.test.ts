@@ -7,11 +7,14 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { runFfmpeg } from '../../src/media/index.ts';
 import { FILE_FAILURE_REASONS, imageTooManyPixelsDetail } from '../../src/spec/index.ts';
 import { adminRows, writePng } from '../client/client-helpers.ts';
 import { call, startTestEmulator } from '../helpers/emulator.ts';
+import { writeClaimedSize } from '../media/claimed-size.ts';
 import { makeImage, makeVideo, tempDir, truncated } from '../media/fixtures.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
@@ -24,6 +27,7 @@ beforeAll(async () => {
   ({ dir, remove } = await tempDir('genpipe-cli-local-checks-'));
   emu = await startTestEmulator();
   await writePng(file('big.png'), 9000, 30);
+  await writeClaimedSize(file('vast.avif'), 'avif', 60000, 60000);
   await writePng(file('ok.png'), 40, 30);
   await makeImage(file('photo.jpg'), { width: 320, height: 240 });
   await truncated(file('photo.jpg'), file('cut.jpg'), 0.5);
@@ -31,6 +35,19 @@ beforeAll(async () => {
   await writeFile(file('notes.png'), 'just some words, not an image');
   await makeVideo(file('long.mp4'), { seconds: 31, fps: 2, width: 64, height: 36 });
   await makeVideo(file('clip.mp4'), { seconds: 1, fps: 5, width: 64, height: 36 });
+  // A YUV4MPEG2 video: ffprobe reads it, its first bytes name no type.
+  const testsrc = 'testsrc2=size=64x36:rate=5:duration=1';
+  await runFfmpeg(['-f', 'lavfi', '-i', testsrc, '-pix_fmt', 'yuv420p', file('clip.y4m')]);
+  await writeFile(
+    file('noise.bin'),
+    Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7919 + 13) % 256)),
+  );
+  // A TIFF whose IFD sits after 10 KB of pixels: told from the first 64 KiB, not from the first 4 KiB.
+  const raw = Buffer.alloc(60 * 60 * 3);
+  for (let i = 0; i < raw.length; i++) raw[i] = (i * 7919) % 251;
+  await sharp(raw, { raw: { width: 60, height: 60, channels: 3 } })
+    .tiff({ compression: 'none' })
+    .toFile(file('scan.tiff'));
 }, 60_000);
 
 afterAll(async () => {
@@ -106,6 +123,7 @@ describe('genpipe files upload checks the file before uploading it', () => {
       [[file('empty.png')], `${file('empty.png')}: file is empty`],
       [[file('cut.jpg')], `${file('cut.jpg')}: image could not be decoded`],
       [[file('big.png')], imageTooManyPixelsDetail(file('big.png'), 9000, 30)],
+      [[file('vast.avif')], imageTooManyPixelsDetail(file('vast.avif'), 60000, 60000)],
       [[file('notes.png')], `${file('notes.png')}: unknown type: the bytes are not an image or a video`],
       [
         [file('ok.png'), '--mime-type', 'image/jpeg'],
@@ -126,6 +144,105 @@ describe('genpipe files upload checks the file before uploading it', () => {
       const r = await runCli(['files', 'upload', path, '--wait', '--poll-interval', '1'], cliEnv(emu));
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain('  ready');
+    }
+  });
+});
+
+describe('genpipe files upload of a file whose type its bytes do not tell', () => {
+  const untold = (path: string) =>
+    `${path}: the type could not be told from the file's bytes: pass it with --mime-type (an image/… or video/… type)`;
+
+  /** The ids of every file the emulator holds, deleted ones too. */
+  async function fileIds(): Promise<string[]> {
+    const ids: string[] = [];
+    for (const q of ['', '&state=deleted']) {
+      for (const f of (await call(emu, 'GET', `/v1/files?limit=100${q}`)).body.data) ids.push(f.id);
+    }
+    return ids.sort();
+  }
+
+  it('says so before sending anything and names --mime-type, in either upload mode', async () => {
+    const before = await fileIds();
+    for (const extra of [[], ['--mode', 'presigned']]) {
+      const r = await runCli(['files', 'upload', file('clip.y4m'), ...extra], cliEnv(emu));
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(untold(file('clip.y4m')));
+      expect(r.stderr).toContain('checked locally: nothing was uploaded or sent');
+      expect(r.stderr).not.toContain('mime_type is required');
+    }
+    expect(await fileIds()).toEqual(before);
+  });
+
+  it('with --mime-type, checks the bytes as that type and sends it', async () => {
+    const before = await fileIds();
+    const noise = await runCli(
+      ['files', 'upload', file('noise.bin'), '--mime-type', 'image/png'],
+      cliEnv(emu),
+    );
+    expect(noise.code, noise.stderr).toBe(1);
+    expect(noise.stderr).toContain(`${file('noise.bin')}: image could not be decoded`);
+    const pdf = await runCli(
+      ['files', 'upload', file('noise.bin'), '--mime-type', 'application/pdf'],
+      cliEnv(emu),
+    );
+    expect(pdf.code, pdf.stderr).toBe(1);
+    expect(pdf.stderr).toContain(
+      `${file('noise.bin')}: unknown type: application/pdf is not an image or a video`,
+    );
+    expect(await fileIds()).toEqual(before);
+
+    const r = await runCli(
+      [
+        'files',
+        'upload',
+        file('clip.y4m'),
+        '--mime-type',
+        'video/x-yuv4mpeg',
+        '--mode',
+        'presigned',
+        '--json',
+      ],
+      cliEnv(emu),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const sent = JSON.parse(r.stdout);
+    expect(sent.file).toMatchObject({ filename: 'clip.y4m', mime_type: 'video/x-yuv4mpeg' });
+  });
+
+  it('sends the type the check told from the first 64 KiB, beyond what a 4 KiB look tells', async () => {
+    const r = await runCli(
+      [
+        'files',
+        'upload',
+        file('scan.tiff'),
+        '--mode',
+        'presigned',
+        '--wait',
+        '--poll-interval',
+        '1',
+        '--json',
+      ],
+      cliEnv(emu),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).file).toMatchObject({ state: 'ready', mime_type: 'image/tiff' });
+  });
+});
+
+describe('genpipe generate uploads its local files with the type its check told', () => {
+  it('a TIFF told from its first 64 KiB goes presigned (the inline cap is small) with its type', async () => {
+    const small = await startTestEmulator({ inline_upload_max_bytes: 4096 });
+    try {
+      const r = await runCli(
+        ['generate', '--type', 'image_edit', '--prompt', 'x', '--source', file('scan.tiff'), '--json'],
+        cliEnv(small),
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toContain('mime_type is required');
+      const files = (await call(small, 'GET', '/v1/files?limit=100')).body.data;
+      expect(files).toMatchObject([{ filename: 'scan.tiff', mime_type: 'image/tiff', state: 'ready' }]);
+    } finally {
+      await small.close();
     }
   });
 });

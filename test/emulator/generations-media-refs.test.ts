@@ -17,6 +17,7 @@ import {
   imageTooManyPixelsDetail,
 } from '../../src/spec/index.ts';
 import { call, hold, KEY_B, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { claimedSizeBytes } from '../media/claimed-size.ts';
 import { settled, uploadInline } from './files-helpers.ts';
 import { mediaServer, png, terminal, tinyMp4 } from './generations-helpers.ts';
 
@@ -209,6 +210,31 @@ describe('data references', () => {
     const g = await terminal(emu, r.body.id);
     expect(g).toMatchObject({ state: 'failed', failure_code: 'corrupt_input', output: [] });
     expect(g.failure_reason).toMatch(/^source: image could not be decoded/);
+  });
+});
+
+describe('images whose header claims more pixels than any decoder takes', () => {
+  it('answers 413 with the pixel text for inline data, from the header, not corrupt_input', async () => {
+    const vast = await claimedSizeBytes('webp-vp8x', 60000, 60000);
+    const r = await create(imageWithRef({ data: vast.toString('base64'), media_type: 'image/webp' }));
+    expect({ status: r.status, body: r.body }).toEqual({
+      status: 413,
+      body: { detail: imageTooManyPixelsDetail('image_ref[0]', 60000, 60000) },
+    });
+  });
+
+  it('keeps an uploaded one ready with its header size; a generation using it fails as image_too_large', async () => {
+    const up = await uploadInline(emu, await claimedSizeBytes('png', 60000, 60000), {
+      type: 'image/png',
+      filename: 'vast.png',
+    });
+    const file = await settled(emu, up.body.id);
+    expect(file).toMatchObject({ state: 'ready', failure_reason: null });
+    const r = await create(imageWithRef({ file_id: file.id }));
+    expect(r.status).toBe(201);
+    const failed = await terminal(emu, r.body.id);
+    expect(failed).toMatchObject({ state: 'failed', failure_code: 'image_too_large', output: [] });
+    expect(failed.failure_reason).toBe(imageTooManyPixelsDetail('image_ref[0]', 60000, 60000));
   });
 });
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findRule, isRecipeError, loadRecipe, type RecipeError } from '../../src/pipeline/recipe.ts';
 import { mergeRequest } from '../../src/pipeline/recipe-request.ts';
+import { writeClaimedSize } from '../media/claimed-size.ts';
 import { makeImage, tempDir } from '../media/fixtures.ts';
 import { put } from './stage-helpers.ts';
 
@@ -13,6 +14,7 @@ beforeAll(async () => {
   await put(dir, 'refs/.keep', '');
   await makeImage(join(dir, 'refs', 'style.png'), { width: 16, height: 12 });
   await makeImage(join(dir, 'refs', 'huge.png'), { width: 8001, height: 10 });
+  await writeClaimedSize(join(dir, 'refs', 'vast.webp'), 'webp-vp8x', 60000, 60000);
   await put(dir, 'refs/notes.txt', 'not media');
 });
 afterAll(() => remove());
@@ -236,6 +238,14 @@ references:
       ),
     ).toEqual([
       '6: rules[0].request.image_ref[0]: image_ref[0]: image is 8001x10px but each side must be <= 8000px. Resize and try again.',
+    ]);
+    // A header claiming more than any decoder takes: the same text, from the header, nothing decoded.
+    expect(
+      await problemsOf(
+        'rules:\n  - match: "*.png"\n    request:\n      type: image_edit\n      prompt: x\n      image_ref: [{ ref: vast }]\nreferences:\n  vast: refs/vast.webp\n',
+      ),
+    ).toEqual([
+      '6: rules[0].request.image_ref[0]: image_ref[0]: image is 60000x60000px but each side must be <= 8000px. Resize and try again.',
     ]);
     expect(
       await problemsOf(

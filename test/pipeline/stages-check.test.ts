@@ -7,6 +7,13 @@ import { check } from '../../src/pipeline/stages/check.ts';
 import { plan } from '../../src/pipeline/stages/plan.ts';
 import { sniff } from '../../src/pipeline/stages/sniff.ts';
 import { GiB, MiB } from '../../src/spec/index.ts';
+import {
+  CLAIMED_EXT,
+  CLAIMED_FORMATS,
+  claimedSizeBytes,
+  largestClaim,
+  writeClaimedSize,
+} from '../media/claimed-size.ts';
 import { makeImage, makeVideo, tempDir, truncated } from '../media/fixtures.ts';
 import { contextFor, itemFor, put, runLocalStages } from './stage-helpers.ts';
 
@@ -93,6 +100,53 @@ describe('stage check: images', () => {
       failedAt: 'check',
       reason: 'file is empty',
     });
+  });
+});
+
+describe('stage check: the size an image header claims', () => {
+  it.each(CLAIMED_FORMATS)(
+    'refuses a %s whose header claims 60000 x 60000 px with the service text, not the decoder error',
+    async (format) => {
+      const side = largestClaim(format, 60000); // a VP8 / VP8L WebP holds at most 16383 / 16384
+      const rel = `edit/huge-${format}.${CLAIMED_EXT[format]}`;
+      await writeClaimedSize(join(dir, rel), format, side, side);
+      expect(await runLocalStages(ctx, rel)).toMatchObject({
+        state: 'failed',
+        failedAt: 'check',
+        reason: `source: image is ${side}x${side}px but each side must be <= 8000px. Resize and try again.`,
+        media: { width: side, height: side },
+      });
+    },
+  );
+
+  it('names the side over the limit with the width and height the header gives, in order', async () => {
+    await writeClaimedSize(join(dir, 'like', 'tall.png'), 'png', 640, 60000);
+    expect((await runLocalStages(ctx, 'like/tall.png')).reason).toBe(
+      'image_ref[1]: image is 640x60000px but each side must be <= 8000px. Resize and try again.',
+    );
+  });
+
+  it('refuses a file too large in pixels before decoding it: its cut body is never reached', async () => {
+    // 8001 x 8001 is within sharp's pixel limit: a decode would report the missing data.
+    const whole = await claimedSizeBytes('png', 8001, 8001);
+    await put(dir, 'edit/cut-huge.png', whole.subarray(0, whole.length - 20));
+    expect((await runLocalStages(ctx, 'edit/cut-huge.png')).reason).toBe(
+      'source: image is 8001x8001px but each side must be <= 8000px. Resize and try again.',
+    );
+  });
+
+  it('passes images of every format within the limits: the header size is only a first look', async () => {
+    for (const format of CLAIMED_FORMATS) {
+      if (format === 'heic') continue; // no HEVC decoder: it stands for a header only
+      const rel = `edit/small-${format}.${CLAIMED_EXT[format]}`;
+      await writeClaimedSize(join(dir, rel), format, 16, 16);
+      const item = await runLocalStages(ctx, rel);
+      expect({ format, state: item.state, media: item.media }).toMatchObject({
+        format,
+        state: 'checked',
+        media: { width: 16, height: 16 },
+      });
+    }
   });
 });
 

@@ -38,6 +38,24 @@ describe('stage sniff', () => {
     expect((await sniff(await itemFor(dir, 'prompt.jpg'), ctx)).sniff).toEqual(TEXT_SNIFF);
   });
 
+  it('knows a TIFF whose first IFD lies past the head it reads (as libtiff writes a large one)', async () => {
+    const raw = Buffer.alloc(200 * 200 * 3);
+    for (let i = 0; i < raw.length; i++) raw[i] = (i * 7919) % 251;
+    const tiff = await sharp(raw, { raw: { width: 200, height: 200, channels: 3 } })
+      .tiff({ compression: 'none' })
+      .toBuffer();
+    expect(tiff.readUInt32LE(4)).toBeGreaterThan(64 * 1024); // the IFD comes after the pixels
+    await put(dir, 'scan.tif', tiff);
+    expect((await sniff(await itemFor(dir, 'scan.tif'), ctx)).sniff).toEqual({
+      mime: 'image/tiff',
+      ext: 'tif',
+      kind: 'image',
+    });
+    // A TIFF header alone, its IFD past the end of a short file, is a TIFF cut short, not unknown bytes.
+    await put(dir, 'cut.tif', tiff.subarray(0, 4096));
+    expect((await sniff(await itemFor(dir, 'cut.tif'), ctx)).sniff).toMatchObject({ mime: 'image/tiff' });
+  });
+
   it('records empty files and unknown bytes without failing them (plan decides)', async () => {
     await put(dir, 'empty.png', '');
     const empty = await sniff(await itemFor(dir, 'empty.png'), ctx);

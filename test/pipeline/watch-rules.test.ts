@@ -12,6 +12,7 @@ import {
 import { createMountGuard } from '../../src/pipeline/watch/mount-guard.ts';
 import { lookAtPath } from '../../src/pipeline/watch/path-hint.ts';
 import { StabilityTracker } from '../../src/pipeline/watch/stability.ts';
+import { claimedSizeBytes } from '../media/claimed-size.ts';
 import { tempDir } from '../media/fixtures.ts';
 
 describe('the stability tracker', () => {
@@ -182,6 +183,24 @@ describe('completeness of media files', () => {
     expect(await checkComplete(mp4)).toMatchObject({ complete: false, kind: 'video' });
     const movHead = await cut('plain.mov', 0.5); // moov at the end: not there yet
     expect(await checkComplete(movHead)).toMatchObject({ complete: false, kind: 'video' });
+  });
+
+  it('judges an image whose header claims more than any position takes by its structure, not a decode', async () => {
+    const whole = await claimedSizeBytes('png', 60000, 60000);
+    await writeFile(join(dir, 'vast.png'), whole);
+    await writeFile(join(dir, 'vast-half.png'), whole.subarray(0, whole.length - 12)); // no IEND yet
+    // The check then refuses it with the service's text; waiting on a decode would hold it forever.
+    expect(await checkComplete(join(dir, 'vast.png'))).toEqual({
+      complete: true,
+      kind: 'image',
+      mime: 'image/png',
+    });
+    expect(await checkComplete(join(dir, 'vast-half.png'))).toEqual({
+      complete: false,
+      kind: 'image',
+      mime: 'image/png',
+      reason: 'image is incomplete: the PNG file ends before its structure does',
+    });
   });
 
   it('holds empty files and passes files of no known type on stability alone', async () => {

@@ -181,7 +181,10 @@ function registerUpload(files: Command): void {
         FILE_PURPOSES,
       ),
     )
-    .option('--mime-type <type>', 'MIME type of the bytes (default: sniffed from the first bytes)')
+    .option(
+      '--mime-type <type>',
+      'MIME type of the bytes (default: told from the first 64 KiB; needed when they do not tell it)',
+    )
     .option(
       '--expires-at <time>',
       'when the service may delete the file: an RFC 3339 date-time, or a time from now such as 90m, 12h or 7d (default: not set)',
@@ -197,13 +200,14 @@ function registerUpload(files: Command): void {
     runWithClient(flags, async (ctx) => {
       requireFile(path, 'files upload');
       const expiresAt = flags.expiresAt === undefined ? undefined : expiresAtArg(flags.expiresAt);
-      // The file as the service would take it, before a byte is sent (exit 1 naming the rule).
-      await checkUploadFile(path, flags.mimeType);
+      // The file as the service would take it, before a byte is sent (exit 1 naming the rule). Its
+      // type, as the check told it from the first 64 KiB (or as --mime-type gives it), is sent.
+      const { mime } = await checkUploadFile(path, flags.mimeType);
       const started = performance.now();
       const timed = await uploadPath(ctx, path, {
         mode: flags.mode,
         ...(flags.purpose ? { purpose: flags.purpose } : {}),
-        ...(flags.mimeType ? { mimeType: flags.mimeType } : {}),
+        mimeType: flags.mimeType ?? mime,
         ...(expiresAt ? { expiresAt } : {}),
         ...(flags.userId ? { userId: flags.userId } : {}),
         wait: flags.wait === true,

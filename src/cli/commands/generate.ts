@@ -205,17 +205,23 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-/** Uploads the planned local files (each path once, waited on until ready) and fills in their ids. */
+/**
+ * Uploads the planned local files (each path once, waited on until ready, with the type their check
+ * told, by path in `mimes`) and fills in their ids.
+ */
 async function uploadPlanned(
   ctx: CommandContext,
   plan: PlannedRequest,
+  mimes: ReadonlyMap<string, string>,
 ): Promise<Array<{ path: string; result: UploadResult }>> {
   const byPath = new Map<string, { path: string; result: UploadResult }>();
   for (const u of plan.uploads) {
     const key = resolve(u.path);
     let done = byPath.get(key);
     if (!done) {
-      done = { path: u.path, result: await uploadPath(ctx, u.path, { purpose: u.purpose, wait: true }) };
+      const mime = mimes.get(u.path);
+      const options = { purpose: u.purpose, wait: true, ...(mime ? { mimeType: mime } : {}) };
+      done = { path: u.path, result: await uploadPath(ctx, u.path, options) };
       byPath.set(key, done);
       ctx.note(`uploaded ${u.path} as file ${done.result.file.id} (${done.result.file.state})`);
     }
@@ -269,8 +275,8 @@ export function registerGenerate(program: Command): void {
       // The service's rules first, then the local files against the rules of their positions: nothing
       // is uploaded or sent for a request the service would refuse, or a file it would fail.
       await preflightGeneration(plan.request as GenerationRequest);
-      await checkRequestFiles(plan.request, plan.uploads, PLACEHOLDER_FILE_ID);
-      const uploads = await uploadPlanned(ctx, plan);
+      const mimes = await checkRequestFiles(plan.request, plan.uploads, PLACEHOLDER_FILE_ID);
+      const uploads = await uploadPlanned(ctx, plan, mimes);
       const requestId = flags.requestId ?? randomUUID();
       const created = await ctx.client.generations.create(plan.request as GenerationRequest, {
         requestId,

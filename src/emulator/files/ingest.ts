@@ -4,10 +4,18 @@
  * or failed (with a human-readable failure_reason). Runs in the background; close() waits for it.
  */
 
-import { isMediaError, probeVideo, readImageHeader, sniffFile, verifyImage } from '../../media/index.ts';
+import {
+  isMediaError,
+  probeVideo,
+  readImageHeader,
+  readImageSize,
+  sniffFile,
+  verifyImage,
+} from '../../media/index.ts';
 import { FILE_FAILURE_REASONS, sameMediaType } from '../../spec/index.ts';
 import { schedule } from '../background.ts';
 import type { EmulatorContext } from '../context.ts';
+import { overSide } from '../generations/media-refs.ts';
 import { blockedWordIn } from '../generations/moderation.ts';
 import type { FileRec, MediaInfo } from '../store.ts';
 
@@ -49,8 +57,11 @@ async function examine(
   let media: MediaInfo;
   if (sniffed.kind === 'image') {
     try {
-      await verifyImage(path);
-      const header = await readImageHeader(path);
+      // A header claiming a side over the limit is kept at its word, not decoded (no decoder reads
+      // 60000 px a side): ready, like any image too large, and a generation using it fails.
+      const claimed = await readImageSize(path);
+      if (!claimed || !overSide(claimed)) await verifyImage(path);
+      const header = claimed && overSide(claimed) ? claimed : await readImageHeader(path);
       media = { kind: 'image', mime: sniffed.mime, width: header.width, height: header.height };
     } catch (err) {
       return { ok: false, reason: undecodable(err, 'image'), sniffedMime: sniffed.mime };

@@ -6,7 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isMediaError, probeVideo, readImageHeader, sniffFile } from '../../media/index.ts';
+import { isMediaError, probeVideo, readImageHeader, readImageSize, sniffFile } from '../../media/index.ts';
 import {
   CHOICES,
   type FailureCode,
@@ -77,10 +77,15 @@ function oversizeImage(path: string, facts: MediaFacts): ResolvedMedia['lateFail
   if (facts.bytes > LIMITS.imageMaxBytes)
     return { code: 'image_too_large', reason: imageTooLargeDetail(path) };
   const { width = 0, height = 0 } = facts;
-  if (width > LIMITS.imageMaxSide || height > LIMITS.imageMaxSide) {
+  if (overSide({ width, height })) {
     return { code: 'image_too_large', reason: imageTooManyPixelsDetail(path, width, height) };
   }
   return undefined;
+}
+
+/** Whether an image has a side over 8000 px. */
+export function overSide(size: { width: number; height: number }): boolean {
+  return size.width > LIMITS.imageMaxSide || size.height > LIMITS.imageMaxSide;
 }
 
 function notMediaDetail(path: string, kind: MediaKind): string {
@@ -103,8 +108,12 @@ async function inspect(path: string, filePath: string, bytes: number, kind: Medi
   const facts: MediaFacts = { bytes, mime: sniffed.mime };
   let lateFailure: ResolvedMedia['lateFailure'];
   try {
-    if (kind === 'image') {
-      const h = await readImageHeader(filePath);
+    // A header claiming a side over the limit is taken at its word (no decoder reads 60000 px a side):
+    // the 413 follows from it.
+    const claimed = kind === 'image' ? await readImageSize(filePath) : null;
+    const h =
+      claimed && overSide(claimed) ? claimed : kind === 'image' ? await readImageHeader(filePath) : null;
+    if (h) {
       facts.width = h.width;
       facts.height = h.height;
     } else {

@@ -69,6 +69,7 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
         `${t.skipped} skipped`,
       ];
       if (t.stopped > 0) parts.push(`${t.stopped} not processed`);
+      if (t.ignored) parts.push(`${t.ignored} ignored`);
       return `${at} finished: ${parts.join(', ')}`;
     }
   }

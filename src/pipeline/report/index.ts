@@ -16,6 +16,13 @@ import {
 } from './report-json.ts';
 
 export { esc, relUrl } from './html-escape.ts';
+export {
+  IGNORED_LISTED_MAX,
+  IgnoredEntries,
+  type IgnoredEntry,
+  ignoredText,
+  type ReportIgnored,
+} from './ignored.ts';
 export { itemFolder, itemOutDir, itemPlace, RESULT_FILE, suffixedName } from './item-paths.ts';
 export {
   compareEntries,

@@ -1,7 +1,7 @@
 /**
  * `<out>/report.html`: one page a person would rather look at than report.json. Input and output
  * thumbnails side by side, failures first and loud, skipped and unprocessed files with their reasons,
- * totals, time per stage and a timeline of the batch. No scripts and no external assets (a CSP forbids
+ * the folder's entries that are not inputs (ignored) with theirs, totals, time per stage and a timeline of the batch. No scripts and no external assets (a CSP forbids
  * both); thumbnails live in `<out>/.thumbs/` and are referenced relatively. Every user-supplied string
  * (file names, prompts, reasons) is escaped, and the page passes through the redactor.
  */
@@ -11,6 +11,7 @@ import { currentStep, type Item, STAGE_NAMES, type StageName } from '../item.ts'
 import { formatBytes, formatDuration } from '../progress/format.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { esc, relUrl } from './html-escape.ts';
+import { ignoredReasonsText, type ReportIgnored } from './ignored.ts';
 import { itemPlace } from './item-paths.ts';
 import { heldEntries, type ReportEntry } from './report-entries.ts';
 import {
@@ -463,6 +464,7 @@ function* pageParts(input: PageInput): Generator<string | ThumbsWanted> {
     yield '</div></section>';
   }
   yield* statusTable(rows, 'skipped', 'Skipped', t.skipped, figures);
+  if (report.ignored && report.ignored.total > 0) yield* ignoredSection(report.ignored);
   const table = stages.table();
   if (table) yield* ['<section id="stages"><h2>Time per stage</h2>', table, '</section>'];
   yield* [
@@ -492,6 +494,21 @@ function* statusTable(
     const { line: l, item } = rows.read(i);
     figures(item, l.status);
     yield `<tr class="${status}" id="item-${i}"><td>${esc(shownName(l))}</td><td>${badge(l.status)}</td><td>${esc(l.reason ?? '')}</td></tr>`;
+  }
+  yield '</tbody></table></section>';
+}
+
+/** The entries of the input folder that are not inputs, each with why (the first 1,000; all counted). */
+function* ignoredSection(ignored: ReportIgnored): Generator<string> {
+  const more =
+    ignored.unlisted > 0
+      ? ` The first ${ignored.entries.length} are listed; ${ignored.unlisted} more are counted only.`
+      : '';
+  yield `<section id="ignored"><h2>Ignored (${ignored.total})</h2>`;
+  yield `<p class="muted">Entries of the input folder that are not inputs: ${esc(ignoredReasonsText(ignored))}.${more}</p>`;
+  yield '<table><thead><tr><th>entry</th><th>reason</th></tr></thead><tbody>';
+  for (const e of ignored.entries) {
+    yield `<tr class="ignored"><td>${esc(e.input)}</td><td>${esc(e.reason)}</td></tr>`;
   }
   yield '</tbody></table></section>';
 }

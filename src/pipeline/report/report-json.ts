@@ -9,6 +9,7 @@ import { itemStatus, type ReportStatus } from '../events.ts';
 import { currentStep, type Item, type ItemAttempt, type StageName } from '../item.ts';
 import { JOURNAL_CHOICES } from '../journal/texts.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
+import type { ReportIgnored } from './ignored.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
 import { heldEntries, type JournalCount, type ReportEntry } from './report-entries.ts';
 import { earlierAttemptsJson } from './result-json.ts';
@@ -120,6 +121,12 @@ export interface BatchReport {
   stopped_early: { reason: string } | null;
   totals: ReportTotals;
   /**
+   * The entries of the input folder that are not inputs (what discovery left out), each with why: the
+   * first 1,000 listed, all counted. Present when the batch walked its input folder (`run`), absent
+   * for `watch`.
+   */
+  ignored?: ReportIgnored;
+  /**
    * Every input exactly once (told apart by place), sorted by input path; the versions of one input
    * path in the order of their folders (`scan.png`, `scan-1.png`, `scan-2.png`, …).
    */
@@ -140,6 +147,8 @@ export interface ReportMeta {
   redact?: Redact;
   /** The batch ran with a journal: its file and crash policy (report.json `journal`). */
   journal?: ReportJournalMeta | null;
+  /** What discovery left out of the input folder so far (report.json `ignored`); absent for watch. */
+  ignored?: ReportIgnored | null;
 }
 
 /** Reason of an item left unprocessed without one of its own. */
@@ -269,6 +278,7 @@ export function reportHead(entries: readonly ReportEntry[], meta: ReportMeta): R
     stopped_early: meta.stoppedEarly ? { reason: meta.stoppedEarly.reason } : null,
     ...(meta.journal ? { journal: journalSection(entries, meta.journal) } : {}),
     totals,
+    ...(meta.ignored ? { ignored: meta.ignored } : {}),
   };
   return redactDeep(head, meta.redact ?? redactShapes);
 }

@@ -7,6 +7,7 @@
 import type { Item } from '../item.ts';
 import type { Redact } from '../progress/redact.ts';
 import {
+  type IgnoredEntries,
   type ReportFilesMeta,
   type ReportHead,
   type ReportJournalMeta,
@@ -21,6 +22,8 @@ export interface ReportMeta {
   inputDir: string;
   emulator: boolean;
   journal: ReportJournalMeta | null;
+  /** What discovery leaves out of the input folder, as it goes (`run`); null when it is not walked (`watch`). */
+  ignoredEntries: IgnoredEntries | null;
 }
 
 /** A rewrite while running takes at most 1 / REWRITE_SHARE_INVERSE of the time (see the module comment). */
@@ -47,7 +50,7 @@ export class ReportRefresher {
   refresh(): void {
     const started = Date.now();
     if (this.writing || started < this.notBefore || !this.items.takeStale()) return;
-    this.writing = this.write({ ...this.meta, now: started })
+    this.writing = this.write({ now: started })
       .catch(() => undefined)
       .finally(() => {
         const ended = Date.now();
@@ -72,12 +75,14 @@ export class ReportRefresher {
   ): Promise<{ report: ReportHead; items: Item[] }> {
     this.halt();
     if (this.writing) await this.writing;
-    const report = await this.write({ ...this.meta, finishedAt, now: finishedAt, stoppedEarly });
+    const report = await this.write({ finishedAt, now: finishedAt, stoppedEarly });
     return { report, items: keepItems ? this.items.reportItems() : [] };
   }
 
-  /** Writes both reports from a snapshot of the batch's entries. */
-  private async write(meta: ReportFilesMeta): Promise<ReportHead> {
+  /** Writes both reports from a snapshot of the batch's entries and of what discovery left out. */
+  private async write(at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly'>): Promise<ReportHead> {
+    const { ignoredEntries, ...fixed } = this.meta;
+    const meta: ReportFilesMeta = { ...fixed, ...at, ignored: ignoredEntries?.section() ?? null };
     const snapshot = this.items.reportEntries();
     try {
       return await writeReportFiles(this.outDir, snapshot.entries, meta);

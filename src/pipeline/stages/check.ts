@@ -3,8 +3,10 @@
  * it, locally, before any upload, with the texts the service would answer. The check itself is
  * media-check.ts, the one `generate` and `files upload` run too:
  *
- * - images: ≤ 50 MB and ≤ 8000 px a side from the header alone (sharp metadata, no decode), then a full
- *   streaming decode so truncated or damaged files fail here ("image could not be decoded: …");
+ * - images: ≤ 50 MB, then ≤ 8000 px a side from the size the header claims, read from the file's
+ *   structure before any decoder sees it (whatever the format: a 60000 x 60000 px header is refused with
+ *   the service's text), then sharp's header read and a full streaming decode so truncated or damaged
+ *   files fail here ("image could not be decoded: …");
  * - videos: ≤ 5 GiB (the largest upload), then the container must hold its whole declared length (a
  *   half-copied faststart MP4 or WebM fools ffprobe, which reads only headers; see
  *   watch/container-complete.ts), then ffprobe: a source of video_edit / video_reframe is at most 30 s

@@ -3,13 +3,24 @@
  * enough: a copy that stalls on a slow share looks stable. So, by the real type from the bytes:
  *
  * - images: the header parses (sharp metadata) AND the whole image decodes (a half-written PNG's header
- *   parses, its pixels do not);
+ *   parses, its pixels do not); an image whose header claims more pixels than any position takes is not
+ *   decoded (the check refuses it by its header): it is complete when its structure ends inside the
+ *   file (image-end.ts; a format whose end is not read, on stability alone);
  * - videos: the container holds its whole declared length (see container-complete.ts) AND ffprobe reads it;
  * - anything else (prompt text, unknown types): stability alone;
  * - an empty file is never complete: files are created empty before their bytes arrive.
  */
 import { stat } from 'node:fs/promises';
-import { isMediaError, probeVideo, readImageHeader, sniffFile, verifyImage } from '../../media/index.ts';
+import {
+  imageEnd,
+  isMediaError,
+  probeVideo,
+  readImageHeader,
+  readImageSize,
+  sniffFile,
+  verifyImage,
+} from '../../media/index.ts';
+import { checkImageFacts } from '../../spec/index.ts';
 import { containerVerdict } from './container-complete.ts';
 
 /** What the completeness check found. */
@@ -19,6 +30,9 @@ export type CompleteVerdict =
 
 /** The reason given for an empty file. */
 export const EMPTY_REASON = 'file is empty';
+/** The reason given for an image too large to decode whose structure runs past the file's end. */
+export const IMAGE_CUT_REASON = (format: string) =>
+  `image is incomplete: the ${format} file ends before its structure does`;
 /** The reason given for a file that cannot be opened. */
 export const UNREADABLE_REASON = 'file not found or not readable';
 
@@ -42,7 +56,13 @@ export async function checkComplete(path: string): Promise<CompleteVerdict> {
   if (sniffed === null) return { complete: true, kind: 'other', mime: null };
   const { kind, mime } = sniffed;
   try {
-    if (kind === 'image') {
+    const claimed = kind === 'image' ? await readImageSize(path) : null;
+    if (claimed && checkImageFacts(path, { bytes: size, ...claimed }) !== null) {
+      const end = await imageEnd(path);
+      if (end?.verdict === 'cut') {
+        return { complete: false, kind, mime, reason: IMAGE_CUT_REASON(end.format) };
+      }
+    } else if (kind === 'image') {
       await readImageHeader(path);
       await verifyImage(path);
     } else if (kind === 'video') {
