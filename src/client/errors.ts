@@ -208,6 +208,28 @@ export class LostResponseError extends GenpipeError {
   }
 }
 
+/**
+ * A create that was cancelled before its request could reach the service: it was still held by the
+ * pacer or the concurrency governor, or waiting between retries (whose earlier attempts were answered
+ * 429/502/503 or failed to connect, and queued nothing). No job exists for `requestId`. It is a
+ * cancellation: its `name` is `AbortError`, and `cause` is the reason of the signal that cut it.
+ */
+export class CreateNotSentError extends GenpipeError {
+  override name = 'AbortError';
+  override readonly code = 'GENPIPE_CREATE_NOT_SENT';
+  /** Always false: the request never reached the service. */
+  readonly sent = false;
+  declare readonly requestId: string;
+
+  constructor(what: string, requestId: string, cause: unknown) {
+    super(`${what} was cancelled before it was sent; no job was created`, {
+      requestId,
+      retryable: false,
+      cause,
+    });
+  }
+}
+
 // ---- outcome errors ---------------------------------------------------------------------------
 
 /** Minimal view of a failed generation carried by {@link GenerationFailedError}. */

@@ -9,6 +9,7 @@ import { lostIfSent } from './api-transport.ts';
 import type { ConcurrencyGovernor, GovernorSlot } from './concurrency-governor.ts';
 import { type DownloadedOutput, type DownloadOptions, downloadOutputs } from './download-outputs.ts';
 import {
+  CreateNotSentError,
   GenerationFailedError,
   LostResponseError,
   NotFoundError,
@@ -20,10 +21,11 @@ import { GenerationPoller } from './generation-poller.ts';
 import { type AttemptResponse, readSmallBody } from './http-attempt.ts';
 import { inlineUrlMedia, type ReplayableBody, urlMediaPaths } from './inline-url-media.ts';
 import { jobKindOf, RecentJobDurations } from './job-durations.ts';
+import { linkedSignal } from './linked-signal.ts';
 import type { PaceOutcome, Pacer, PaceTicket } from './pacer.ts';
 import { type PollSettings, pollDelay } from './poll-schedule.ts';
 import { preflightGeneration } from './preflight.ts';
-import { type RetryPolicy, resubmitDelay } from './retry-policy.ts';
+import { notActedOn, type RetryPolicy, resubmitDelay } from './retry-policy.ts';
 import { retryingCall } from './retrying-call.ts';
 import { sleep } from './sleep.ts';
 import type { Generation, GenerationRequest } from './types.ts';
@@ -41,7 +43,14 @@ export interface GenerationsDeps {
 export interface CreateOptions {
   /** X-Request-Id to send (and to find the job by after a LostResponseError); a fresh UUID otherwise. */
   requestId?: string;
+  /** Cancels everything: the waits and the request, even on the wire (it may then have been sent). */
   signal?: AbortSignal;
+  /**
+   * Cancels only the waits before the request is sent — held by the pacer or the governor, or between
+   * retries — never a request on the wire (which then goes on to its answer). A create it cut throws
+   * CreateNotSentError. A batch passes its "no new work" signal here.
+   */
+  holdSignal?: AbortSignal;
   /**
    * This create's retry budget instead of the client's (e.g. `{ maxRateLimitRetries: 19 }` to wait out
    * a rate limit rather than fail); delays stay the client's.
@@ -106,16 +115,43 @@ export class Generations {
    * @param request - the POST /v1/generations body
    * @param options.requestId - the X-Request-Id to send (the same on every retry)
    * @param options.signal - cancels waits and the request
+   * @param options.holdSignal - cancels the waits before the request is sent, not the request
    * @param options.retry - this create's retry budget (maxRetries, maxRateLimitRetries)
    * @returns the generation, in state queued
-   * @throws PreflightError, the error class of the answer, LostResponseError, ConnectionError
+   * @throws PreflightError, the error class of the answer, LostResponseError, ConnectionError;
+   *   CreateNotSentError when a signal cut it before it was sent; the signal's reason when it cut the
+   *   request on the wire (it may have been sent)
    * @example const gen = await client.generations.create({ type: 'image', prompt: 'a red fox' });
    */
   async create(request: GenerationRequest, options: CreateOptions = {}): Promise<Generation> {
-    const { transport, pacer, governor } = this.deps;
-    await preflightGeneration(request, transport.secrets);
-    const { signal } = options;
+    await preflightGeneration(request, this.deps.transport.secrets);
     const requestId = options.requestId ?? randomUUID();
+    const { signal, holdSignal } = options;
+    // The waits follow both signals; the request on the wire only `signal`.
+    const held = linkedSignal(signal, holdSignal);
+    /** False until an attempt was given to the transport, and again after one that queued nothing. */
+    const wire = { maybeSent: false };
+    try {
+      return await this.createAttempts(request, requestId, options, held.signal, wire);
+    } catch (err) {
+      const cutBy = [signal, holdSignal].find((s) => s?.aborted && s.reason === err);
+      if (cutBy && !wire.maybeSent) throw new CreateNotSentError('POST /v1/generations', requestId, err);
+      throw err;
+    } finally {
+      held.release();
+    }
+  }
+
+  /** create()'s retry loop: `held` cuts the waits, `options.signal` the attempts too. */
+  private async createAttempts(
+    request: GenerationRequest,
+    requestId: string,
+    options: CreateOptions,
+    held: AbortSignal | undefined,
+    wire: { maybeSent: boolean },
+  ): Promise<Generation> {
+    const { transport, pacer, governor } = this.deps;
+    const { signal } = options;
     const url = transport.url('agents', '/v1/generations');
     const what = 'POST /v1/generations';
     let body: string | ReplayableBody = JSON.stringify(request);
@@ -130,18 +166,24 @@ export class Generations {
         hooks: transport.settings.hooks,
         random: transport.settings.random,
         run: async () => {
-          const slot = await governor.acquire({ signal, holdMs });
+          const slot = await governor.acquire({ signal: held, holdMs });
           holdMs = undefined;
           let ticket: PaceTicket;
           try {
-            ticket = await pacer.acquire(signal);
+            ticket = await pacer.acquire(held);
           } catch (err) {
             slot.done('none');
             throw err;
           }
-          return this.sendCreate(url, requestId, body, signal, slot, ticket);
+          wire.maybeSent = true;
+          try {
+            return await this.sendCreate(url, requestId, body, signal, slot, ticket);
+          } catch (err) {
+            wire.maybeSent = !notActedOn(err);
+            throw err;
+          }
         },
-        wait: async (err, delayMs, waitSignal) => {
+        wait: async (err, delayMs) => {
           if (err instanceof RateLimitError && err.kind === 'rpm') return; // the pacer holds until Retry-After
           if (err instanceof RateLimitError && err.kind === 'concurrency') {
             // Held by the governor until one of our jobs ends (or Retry-After passes when it learned
@@ -159,13 +201,13 @@ export class Generations {
             // "Retry or send base64 instead of URL": resend at once with the media inline.
             transport.settings.hooks.log?.(`${what}: resending url media as base64 after 503`);
             body = await inlineUrlMedia(request, transport.settings.dispatcher, {
-              signal: waitSignal,
+              signal: held,
               timeoutMs: transport.settings.timeoutMs,
               userAgent: transport.settings.userAgent,
             });
             return;
           }
-          await sleep(delayMs, waitSignal);
+          await sleep(delayMs, held);
         },
       });
     } finally {

@@ -22,6 +22,7 @@ export {
   BadRequestError,
   ConflictError,
   ConnectionError,
+  CreateNotSentError,
   detailOf,
   type ErrorFields,
   errorFromResponse,

@@ -102,6 +102,11 @@ export class Pacer {
     return this.window.ms ?? LIMITS.rateWindowSeconds * 1000;
   }
 
+  /** Creates held back right now. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
   /** Creates counted in the window now, plus those whose answer is pending. */
   get used(): number {
     this.prune();

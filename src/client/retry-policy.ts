@@ -116,6 +116,15 @@ export function shouldRetry(
   if (error instanceof RateLimitError || error instanceof UpstreamError) return true;
   if (retryClass === 'idempotent') return error instanceof ConnectionError || error instanceof TimeoutError;
   // create: only when the request certainly did not reach the service whole.
+  return notActedOn(error);
+}
+
+/**
+ * True when a create that failed with `error` certainly queued nothing: a 429, 502 or 503 answer, or a
+ * connection that failed before the request was written in full (the errors a create is retried on).
+ */
+export function notActedOn(error: unknown): boolean {
+  if (error instanceof RateLimitError || error instanceof UpstreamError) return true;
   return (error instanceof ConnectionError || error instanceof TimeoutError) && !error.sent;
 }
 

@@ -20,6 +20,11 @@ export interface RunSettings {
 
 /** The context of every stage of a run (the local stages read only its StageContext part). */
 export interface RunContext extends StageContext {
+  /**
+   * Aborted when the batch stops taking new work (the first signal, a batch-stopping answer): it ends
+   * waits before new work is sent (submit's create held by the pacer or governor), not work in flight.
+   */
+  stopping: AbortSignal;
   client: GenpipeClient;
   /** The recipe's shared references, each uploaded once per batch on first use. */
   references: SharedReferences;

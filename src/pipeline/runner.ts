@@ -202,6 +202,7 @@ function runContext(run: ResolvedRun, stops: StopControl): RunContext {
     outDir: run.outDir,
     recipe: options.recipe,
     signal,
+    stopping: stops.stopping.signal,
     client: options.client,
     references: new SharedReferences({
       client: options.client,

@@ -7,7 +7,7 @@
  * - submit: a create the service refused is recorded as never sent;
  * - wait: a generation that failed with a retryable failure_code is resubmitted, after a backoff.
  */
-import { type GenpipeClient, GenpipeError } from '../../client/index.ts';
+import { CreateNotSentError, type GenpipeClient, GenpipeError } from '../../client/index.ts';
 import { isRetryableFailureCode } from '../failure-class.ts';
 import { currentStep, type Item, type ItemJournalNote, stepOf, withStep } from '../item.ts';
 import { sha256File } from '../journal/content-hash.ts';
@@ -72,13 +72,15 @@ export const CHECK_POLICY: StepPolicy = {
 
 /**
  * submit: a create that escaped the stage was answered by the service with a refusal that stops the
- * batch (a 503 that outlasted the retries, 401, 402, 403): nothing was queued, so its request id was
- * never used. Recorded so, the next run submits the file instead of taking the create for one of
- * unknown outcome. A connection failure or a timeout may have reached the service: not this.
+ * batch (a 503 that outlasted the retries, 401, 402, 403), or was cut by the stop before it was sent
+ * (CreateNotSentError: held by the pacer or governor, or between retries): nothing was queued, so its
+ * request id was never used. Recorded so, the next run submits the file instead of taking the create
+ * for one of unknown outcome. A connection failure, a timeout or a create cut on the wire may have
+ * reached the service: not this.
  */
 export const SUBMIT_POLICY: StepPolicy = {
   async onThrow(begun, err, env) {
-    if (err instanceof GenpipeError && err.status !== null) {
+    if (err instanceof CreateNotSentError || (err instanceof GenpipeError && err.status !== null)) {
       await env.persist(begun).catch(() => undefined);
     }
   },

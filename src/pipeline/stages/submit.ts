@@ -16,6 +16,11 @@
  * a second create would be paid twice; the next run applies the crash policy to it.
  * A request the service would refuse (the client's preflight with src/spec) fails the item with the
  * service's exact detail, and nothing is sent.
+ *
+ * Once the batch stops taking new work (ctx.stopping), a create still held by the client's pacer or
+ * governor, or waiting between retries, is not sent: the client throws CreateNotSentError, which the
+ * runner takes as a stop, and SUBMIT_POLICY records the item without that request id (never used).
+ * A create already on the wire goes on to its answer, cut only by ctx.signal (it may then be sent).
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -106,6 +111,7 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
     const generation = await ctx.client.generations.create(body, {
       requestId,
       signal: ctx.signal,
+      holdSignal: ctx.stopping,
       retry: SUBMIT_RETRY,
     });
     return advanceStep(pending, 'submitted', { generationId: generation.id });
