@@ -2,7 +2,7 @@
  * Random access to a file's bytes through one cached window, for the readers of image structure
  * (image-end.ts, image-size.ts): a few small reads where the structure points, never the whole file.
  */
-import type { FileHandle } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 
 const WINDOW = 64 * 1024;
 
@@ -32,5 +32,29 @@ export class FileBytes {
     }
     const from = at - this.start;
     return this.buf.subarray(from, Math.min(from + n, this.buf.length));
+  }
+}
+
+/**
+ * Opens the file at `path` and gives `read` its bytes and its first 64; null when the file cannot be
+ * opened or `read` throws (a reader of structure then knows nothing, and the decoder says what is wrong).
+ */
+export async function readStructure<T>(
+  path: string,
+  read: (bytes: FileBytes, head: Buffer) => Promise<T | null>,
+): Promise<T | null> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const bytes = new FileBytes(fh, (await fh.stat()).size);
+    return await read(bytes, Buffer.from(await bytes.at(0, 64)));
+  } catch {
+    return null;
+  } finally {
+    await fh.close();
   }
 }

@@ -12,8 +12,7 @@
  *
  * Only the parts needed are read, through a small cache: the pixels never reach JS memory.
  */
-import { type FileHandle, open } from 'node:fs/promises';
-import { FileBytes as Bytes } from './file-bytes.ts';
+import { type FileBytes as Bytes, readStructure } from './file-bytes.ts';
 
 /** `cut`: the file ends before its structure does; `whole`: it does not (damage, if it fails). */
 export type ImageEndVerdict = 'cut' | 'whole';
@@ -115,15 +114,7 @@ export function bmffName(ftyp: Buffer): string | null {
  * @example await imageEnd('half.png') // { format: 'PNG', verdict: 'cut' }
  */
 export async function imageEnd(path: string): Promise<ImageEnd | null> {
-  let fh: FileHandle;
-  try {
-    fh = await open(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const b = new Bytes(fh, (await fh.stat()).size);
-    const head = await b.at(0, 64);
+  return readStructure(path, async (b, head): Promise<ImageEnd | null> => {
     if (head.subarray(0, 8).equals(PNG_SIGNATURE)) return { format: 'PNG', verdict: await pngEnd(b) };
     if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) {
       return { format: 'JPEG', verdict: await jpegEnd(b) };
@@ -135,9 +126,5 @@ export async function imageEnd(path: string): Promise<ImageEnd | null> {
     const bmff = head.length >= 12 ? bmffName(head) : null;
     if (bmff) return { format: bmff, verdict: await bmffEnd(b) };
     return null;
-  } catch {
-    return null;
-  } finally {
-    await fh.close();
-  }
+  });
 }

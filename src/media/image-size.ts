@@ -11,8 +11,7 @@
  * - TIFF (and BigTIFF): ImageWidth / ImageLength of the first IFD;
  * - AVIF / HEIF: the `ispe` property of the primary item, turned by its `irot` (as libheif reports it).
  */
-import { type FileHandle, open } from 'node:fs/promises';
-import { FileBytes } from './file-bytes.ts';
+import { type FileBytes, readStructure } from './file-bytes.ts';
 import { bmffName } from './image-end.ts';
 
 /** What a header claims. */
@@ -222,22 +221,10 @@ async function bmffSize(b: FileBytes): Promise<Dims> {
  * @example await readImageSize('huge.png') // { format: 'png', width: 60000, height: 60000 }
  */
 export async function readImageSize(path: string): Promise<ImageSize | null> {
-  let fh: FileHandle;
-  try {
-    fh = await open(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const b = new FileBytes(fh, (await fh.stat()).size);
-    const head = Buffer.from(await b.at(0, 64));
+  return readStructure(path, async (b, head) => {
     const found = await sizeOf(b, head);
     return found ? { format: found.format, ...found.size } : null;
-  } catch {
-    return null;
-  } finally {
-    await fh.close();
-  }
+  });
 }
 
 async function sizeOf(
