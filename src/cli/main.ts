@@ -7,7 +7,20 @@ import { CommanderError } from 'commander';
 import { EXIT } from './exit-codes.ts';
 import { buildProgram } from './program.ts';
 
+/**
+ * A reader of stdout that goes away (`genpipe run photos --out out | head`) ends what is shown there,
+ * not the command: a batch goes on, writes its reports and prints its closing summary on stderr. Any
+ * other stdout error still ends the process.
+ */
+export function outliveClosedStdout(stdout: NodeJS.WriteStream = process.stdout): void {
+  stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') return;
+    throw err;
+  });
+}
+
 export async function main(argv: string[]): Promise<void> {
+  outliveClosedStdout();
   const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv);
