@@ -183,6 +183,14 @@ export class Generations {
             throw err;
           }
         },
+        whenText: (err, delayMs) => {
+          if (!(err instanceof RateLimitError)) return undefined;
+          if (err.kind === 'rpm')
+            return `once the request window has room (within ${Math.ceil(delayMs / 1000)} s)`;
+          const active = governor.activeCount;
+          if (err.kind !== 'concurrency' || governor.ceiling === null || active === 0) return undefined;
+          return `when one of this client's ${active} running jobs ends (the service's job ceiling)`;
+        },
         wait: async (err, delayMs) => {
           if (err instanceof RateLimitError && err.kind === 'rpm') return; // the pacer holds until Retry-After
           if (err instanceof RateLimitError && err.kind === 'concurrency') {

@@ -44,6 +44,17 @@ export interface RetryingCallOptions<T> {
   wait?: (error: GenpipeError, delayMs: number, signal: AbortSignal | undefined) => Promise<void>;
   /** Decides retries instead of shouldRetry (for calls whose body cannot be sent twice). */
   canRetry?: (error: unknown, attempt: number) => boolean;
+  /**
+   * When the retry is sent, in words, where `wait` knows better than the delay (a create held until one
+   * of its client's jobs ends); undefined: "in <delay>".
+   */
+  whenText?: (error: GenpipeError, delayMs: number) => string | undefined;
+}
+
+/** The answer a retry follows, in the service's words: `429 "Too many concurrent jobs"`. */
+function answerText(err: GenpipeError): string {
+  const status = err.status ? `${err.status} ` : '';
+  return err.detail ? `${status}"${err.detail}"` : `${status}${err.name}`;
 }
 
 /**
@@ -72,8 +83,9 @@ export async function retryingCall<T>(options: RetryingCallOptions<T>): Promise<
         error: err,
         requestId: err.requestId ?? options.requestId ?? null,
       };
+      const when = options.whenText?.(err, delayMs) ?? `in ${delayMs} ms`;
       options.hooks?.log?.(
-        `retrying ${info.what} in ${delayMs} ms after ${err.name}${err.status ? ` ${err.status}` : ''}` +
+        `retrying ${info.what} ${when} after ${answerText(err)}` +
           ` (attempt ${attempt} of ${retryBudget(err, policy) + 1}${info.requestId ? `, request id ${info.requestId}` : ''})`,
       );
       await options.hooks?.onRetry?.(info);

@@ -107,6 +107,24 @@ describe('concurrency governor', () => {
     expectAdmittedAfterEnds(events, 2);
   });
 
+  it("says a held create is sent when one of its jobs ends, not after the 429's 60 s", async () => {
+    const e = await start(2);
+    await hold(e);
+    const logs: string[] = [];
+    const client = governed(e, { hooks: { log: (m: string) => logs.push(m) } });
+    const { done } = fiveJobs(client);
+    await until(async () => client.governor.ceiling !== null && client.governor.waiting === 3);
+    await endJobsOneByOne(e, client);
+    await done;
+    const retries = logs.filter((l) => l.startsWith('retrying POST /v1/generations'));
+    expect(retries.length).toBeGreaterThan(0);
+    for (const line of retries) {
+      expect(line).toContain("when one of this client's 2 running jobs ends");
+      expect(line).toContain('429 "Too many concurrent jobs"');
+      expect(line).not.toContain('60000 ms');
+    }
+  });
+
   it('with maxConcurrentJobs it never gets a 429', async () => {
     const e = await start(2);
     await hold(e);
