@@ -22,6 +22,7 @@ const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>]> = [
   ['generate', async () => (await import('./commands/generate.ts')).registerGenerate],
   ['generations', async () => (await import('./commands/generations.ts')).registerGenerations],
   ['legacy', async () => (await import('./commands/legacy.ts')).registerLegacy],
+  ['status', async () => (await import('./commands/status.ts')).registerStatus],
 ];
 
 /**

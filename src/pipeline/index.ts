@@ -36,6 +36,10 @@ export {
   NetworkFilesystemError,
   type OpenJournalOptions,
   openJournal,
+  RERUN_TEXTS,
+  type StatusKind,
+  type StatusSummary,
+  statusSummary,
 } from './journal/index.ts';
 export {
   GenerationPoller,

@@ -37,4 +37,11 @@ export { decide, type JournalAction, type JournalDecision } from './resume-decis
 export { type JournalRunHooks, journalRunHooks } from './run-hooks.ts';
 export { JournalLockedError, type LockHolder, lockHolder, runnerLockPath } from './runner-lock.ts';
 export { JournalFileError, type SynchronousMode } from './schema.ts';
+export {
+  RERUN_TEXTS,
+  type StatusFailure,
+  type StatusKind,
+  type StatusSummary,
+  statusSummary,
+} from './status-summary.ts';
 export { JOURNAL_CHOICES, JOURNAL_TEXTS, NETWORK_FS_TYPES } from './texts.ts';

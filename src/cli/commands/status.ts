@@ -1,0 +1,105 @@
+/**
+ * `genpipe status <out-dir>`: what an out dir's journal says, without running anything or calling the
+ * service — the last batch, the inputs by where their work stands, what failed and why, and what the
+ * next `run` would do with each. Safe while a run is going: it takes no lock and writes nothing but the
+ * journal's own upgrade when an older genpipe made it.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import {
+  defaultJournalPath,
+  openJournal,
+  RERUN_TEXTS,
+  type StatusKind,
+  type StatusSummary,
+  statusSummary,
+} from '../../pipeline/index.ts';
+import { UsageError } from '../usage-error.ts';
+
+/** Failures listed one by one; the rest are counted. */
+export const STATUS_FAILURES_LISTED = 50;
+
+const KIND_ORDER: readonly StatusKind[] = [
+  'done',
+  'failed, retried by a re-run',
+  'failed, not retried',
+  'outcome unknown',
+  'at the service',
+  'downloaded',
+  'failed before the service',
+  'skipped',
+  'not yet submitted',
+];
+
+function when(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+}
+
+/** The lines `genpipe status` prints for `summary`. */
+export function statusLines(outDir: string, journalPath: string, summary: StatusSummary): string[] {
+  const lines = [`${outDir}: journal ${journalPath}`];
+  const b = summary.lastBatch;
+  if (b) {
+    const state = b.status === 'running' ? `running or interrupted (pid ${b.pid})` : b.status;
+    const ended = b.finishedAt ? `, ended ${when(b.finishedAt)} UTC` : '';
+    lines.push(
+      `last batch: #${b.id} of ${summary.batches}, ${state}, started ${when(b.startedAt)} UTC${ended}`,
+    );
+    lines.push(`  from ${b.inputDir}`);
+  } else lines.push('no batch has run here yet');
+  lines.push(
+    `inputs in the journal: ${summary.inputs} (a file refused before it was planned — unreadable, empty, no rule — is only in the report)`,
+  );
+  for (const kind of KIND_ORDER) {
+    const n = summary.byKind[kind];
+    if (n) lines.push(`  ${String(n).padStart(6)} ${kind}`);
+  }
+  if (summary.failures.length > 0) {
+    lines.push(`failed (${summary.failures.length}):`);
+    for (const f of summary.failures.slice(0, STATUS_FAILURES_LISTED))
+      lines.push(`  ${f.input}: ${f.reason}`);
+    const more = summary.failures.length - STATUS_FAILURES_LISTED;
+    if (more > 0) lines.push(`  … and ${more} more (report.json lists them all)`);
+  }
+  if (summary.inputs > 0) {
+    lines.push('a re-run of the same command:');
+    for (const kind of KIND_ORDER) {
+      const n = summary.byKind[kind];
+      if (n) lines.push(`  ${kind} (${n}): ${RERUN_TEXTS[kind]}`);
+    }
+  }
+  return lines;
+}
+
+export function registerStatus(program: Command): void {
+  program
+    .command('status')
+    .description(
+      "What an out dir's journal says: its last batch, inputs by state, failures and why, and what a re-run would do; runs nothing",
+    )
+    .argument('<out-dir>', 'the out dir of earlier runs')
+    .option(
+      '--journal <path>',
+      'the journal file, when the runs used --journal (default <out-dir>/.genpipe/journal.db)',
+    )
+    .option('--json', 'the summary as one JSON object on stdout')
+    .action(async (outArg: string, opts: { journal?: string; json?: boolean }) => {
+      const outDir = resolve(outArg);
+      const path = opts.journal ? resolve(opts.journal) : defaultJournalPath(outDir);
+      if (!existsSync(path)) {
+        throw new UsageError(
+          `no journal at ${path}: nothing ran with ${outArg} as its --out${opts.journal ? '' : ' (or the runs used --journal <path>: pass it here too)'}`,
+        );
+      }
+      const journal = openJournal({ outDir, path, lock: false });
+      try {
+        const summary = statusSummary(journal.rows(), await journal.batches());
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ out_dir: outDir, journal: path, ...summary })}\n`);
+        } else process.stdout.write(`${statusLines(outDir, path, summary).join('\n')}\n`);
+      } finally {
+        await journal.close();
+      }
+    });
+}
