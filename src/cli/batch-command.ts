@@ -72,7 +72,8 @@ export interface BatchCommand {
   /** With the journal open, before the batch is recorded in it: the command's source of items starts. */
   open?(setup: BatchSetup): Promise<void>;
   /** The progress display of the batch's events (stdout). */
-  createProgress(json: boolean, redact: Redact): ProgressDisplay;
+  /** @param verbose - plain lines for every state a file reaches, not only its outcome (-v) */
+  createProgress(json: boolean, redact: Redact, verbose: boolean): ProgressDisplay;
   /**
    * The runner options that say where the items come from and what happens to them, from those that
    * wire the journal in.
@@ -210,7 +211,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     embedded: service.emulator !== null,
   });
   const redact = createRedactor(s.secrets);
-  const progress = cmd.createProgress(s.json, redact);
+  const progress = cmd.createProgress(s.json, redact, s.flags.verbose === true);
   const display = s.quiet && !s.json ? null : progress;
   s.batch = startBatch({
     inputDir: setup.inputDir,

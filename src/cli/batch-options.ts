@@ -24,6 +24,8 @@ export interface BatchFlags extends ServiceFlags, JournalFlags {
   concurrency?: number;
   json?: boolean;
   quiet?: boolean;
+  /** Plain lines for every state a file reaches, not only its outcome. */
+  verbose?: boolean;
   emulator?: boolean;
   /** Seconds between two reads of one job at most (fixed schedule: always). */
   pollInterval?: number;
@@ -149,6 +151,10 @@ export function addSharedBatchOptions(cmd: Command): Command {
     .option(
       JOURNAL_CHOICES.resubmitUnknownFlag,
       'submit again the files whose create may have reached the service before an interruption (default: fail them, never pay twice)',
+    )
+    .option(
+      '-v, --verbose',
+      'when stdout is not a terminal, a line for every stage each file reaches (default: one line per file outcome)',
     );
   return addServiceOptions(cmd, {
     json: 'one JSON object per event on stdout (errors as one JSON line on stderr)',

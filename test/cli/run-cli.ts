@@ -3,9 +3,11 @@
  * environment variables. Asynchronous on purpose: the emulator the CLI talks to runs in the test's own
  * process and must keep answering while the child runs.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { KEY } from '../helpers/emulator.ts';
+import { verboseArgs } from '../helpers/processes.ts';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'genpipe.js');
 
@@ -35,7 +37,7 @@ export function runCli(
   as: { uid?: number; gid?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [BIN, ...verboseArgs(args)], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
       ...as,

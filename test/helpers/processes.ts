@@ -61,3 +61,15 @@ export async function killToZombie(pid: number, timeoutMs = 20_000): Promise<voi
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * `genpipe run|watch` arguments with `-v` added: the tests that follow a child by its plain lines see a
+ * line for every state a file reaches (the default, on a pipe, is one line per outcome; a test that is
+ * about the default passes `--no-verbose-for-tests`, which is removed here, not given to genpipe).
+ */
+export function verboseArgs(args: readonly string[]): string[] {
+  const out = args.filter((a) => a !== '--no-verbose-for-tests');
+  const plain = (args[0] === 'run' || args[0] === 'watch') && !args.includes('--json');
+  if (!plain || out.length !== args.length || out.includes('-v') || out.includes('--verbose')) return out;
+  return [out[0] as string, '-v', ...out.slice(1)];
+}

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { request as undiciRequest } from 'undici';
 import { call } from '../helpers/emulator.ts';
-import { childPidIn, underNonReapingParent } from '../helpers/processes.ts';
+import { childPidIn, underNonReapingParent, verboseArgs } from '../helpers/processes.ts';
 import { BIN, cleanEnv, readJson } from './run-fixtures.ts';
 
 // ---- the child ---------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ export function spawnGenpipe(
   env: NodeJS.ProcessEnv,
   opts: { nonReapingParent?: boolean } = {},
 ): GenpipeChild {
-  const argv = [process.execPath, BIN, ...args];
+  const argv = [process.execPath, BIN, ...verboseArgs(args)];
   const [command, rest] = opts.nonReapingParent ? underNonReapingParent(argv) : [argv[0]!, argv.slice(1)];
   const proc = spawn(command, rest, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(proc);

@@ -3,11 +3,13 @@
  * tree (to prove the input dir is never modified), reading a batch's JSON outputs, and running the CLI
  * as a child process.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { verboseArgs } from '../helpers/processes.ts';
 import { makeImage, makeVideo, truncated } from '../media/fixtures.ts';
 import { put } from './stage-helpers.ts';
 
@@ -143,7 +145,7 @@ export function runGenpipe(
 ): Promise<CliResult> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [BIN, ...verboseArgs(args)], {
       env,
       cwd: opts.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],

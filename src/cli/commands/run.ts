@@ -55,8 +55,8 @@ function runCommand(): BatchCommand {
         : null,
     }),
     checkInputDir: (inputDir) => requireDir(inputDir, 'input dir'),
-    createProgress: (json, redact) =>
-      createProgress({ json, isTTY: !json && process.stdout.isTTY === true, redact }),
+    createProgress: (json, redact, verbose) =>
+      createProgress({ json, isTTY: !json && process.stdout.isTTY === true, redact, verbose }),
     runOptions: (_setup, journaling) => journaling,
     finishState: (result) => (result.stop ? 'stopped' : 'finished'),
     closingLines: (result) => {

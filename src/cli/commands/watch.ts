@@ -235,9 +235,9 @@ class WatchCommand implements BatchCommand {
     };
   }
 
-  createProgress(json: boolean, redact: Redact): ProgressDisplay {
+  createProgress(json: boolean, redact: Redact, verbose: boolean): ProgressDisplay {
     const stream = { write: (chunk: string) => this.summary.above(() => process.stdout.write(chunk)) };
-    return createProgress({ json, isTTY: false, redact, stream, command: 'watch' });
+    return createProgress({ json, isTTY: false, redact, stream, command: 'watch', verbose });
   }
 
   async runOptions(setup: BatchSetup, { vanished, ...journaling }: Journaling): Promise<Partial<RunOptions>> {

@@ -20,6 +20,8 @@ export interface ProgressOptions {
   utc?: boolean;
   /** The command the plain lines' first line names (default `run`). */
   command?: 'run' | 'watch';
+  /** Plain lines for every state a file reaches (default), or false: one per file outcome. */
+  verbose?: boolean;
 }
 
 /**
@@ -36,5 +38,10 @@ export function createProgress(opts: ProgressOptions): ProgressDisplay {
   if (opts.isTTY ?? stream.isTTY ?? false) {
     return createTtyProgress(stream, { redact: opts.redact, columns: opts.columns });
   }
-  return createPlainProgress(stream, { redact: opts.redact, utc: opts.utc, command: opts.command });
+  return createPlainProgress(stream, {
+    redact: opts.redact,
+    utc: opts.utc,
+    command: opts.command,
+    ...(opts.verbose !== undefined ? { verbose: opts.verbose } : {}),
+  });
 }

@@ -17,7 +17,21 @@ export interface PlainOptions {
   utc?: boolean;
   /** The command the first line names (default `run`). */
   command?: 'run' | 'watch';
+  /**
+   * A line for every state a file reaches (default). false: one line per file outcome (succeeded,
+   * failed, skipped, not processed, or processed again because it changed) and the batch's own lines.
+   */
+  verbose?: boolean;
 }
+
+/** States a file ends a batch in: the lines that stay when `verbose` is false. */
+const OUTCOME_STATES: ReadonlySet<string> = new Set([
+  'reported',
+  'failed',
+  'skipped',
+  'stopped',
+  'discovered',
+]);
 
 /**
  * The plain line of one event (without a newline), or null for an event that gets none.
@@ -33,8 +47,12 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
     case 'batch_started':
       return `${at} ${opts.command ?? 'run'}: ${text(event.input_dir)} -> ${text(event.out_dir)}${event.emulator ? ' (EMULATOR: not the real service)' : ''}`;
     case 'item_discovered':
-      return `${at} ${text(event.input)}: discovered (${formatBytes(event.size)})`;
+      return opts.verbose === false
+        ? null
+        : `${at} ${text(event.input)}: discovered (${formatBytes(event.size)})`;
     case 'item_state': {
+      if (opts.verbose === false && !OUTCOME_STATES.has(event.state)) return null;
+      if (opts.verbose === false && event.state === 'discovered' && !event.reason) return null;
       const name = text(event.input);
       const why = event.reason ? `: ${text(event.reason)}` : '';
       // Reported as an earlier run left it: its reason says so ("failed in an earlier run (…), not
@@ -51,6 +69,10 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
         case 'discovered':
           // An item goes back to `discovered` only when its file changed while it was processed.
           return `${at} ${name}: ${event.reason ? text(event.reason) : 'discovered'}`;
+        case 'reported':
+          if (opts.verbose === false)
+            return `${at} ${name}: ${event.reason ? text(event.reason) : 'succeeded'}`;
+          return `${at} ${name}: ${event.reason ? text(event.reason) : event.state}`;
         default:
           // The state's name, unless the event says what happened instead: an item resumed from the
           // journal (`resumed: downloading the outputs of generation … again`, not "submitted"), one sent

@@ -1,0 +1,53 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from './run-cli.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function folder(): { input: string; out: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'genpipe-output-modes-'));
+  dirs.push(dir);
+  const input = join(dir, 'in');
+  mkdirSync(input);
+  writeFileSync(
+    join(input, 'genpipe.yaml'),
+    'rules:\n  - match: "*.txt"\n    input_as: prompt\n    request: { type: image, model: uni-1, aspect_ratio: "1:1" }\n',
+  );
+  for (const n of ['a', 'b', 'c']) writeFileSync(join(input, `${n}.txt`), `a small ${n} fox`);
+  writeFileSync(join(input, 'empty.txt'), '');
+  return { input, out: join(dir, 'out') };
+}
+
+describe('run on a pipe', () => {
+  it('prints one line per file outcome by default, and every stage with -v', async () => {
+    const { input, out } = folder();
+    const plain = await runCli(
+      ['run', input, '--out', out, '--emulator', '--no-verbose-for-tests'],
+      process.env,
+      60_000,
+    );
+    expect(plain.code).toBe(1); // the empty file fails its check
+    const lines = plain.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/ run: /);
+    expect(lines.at(-1)).toMatch(/ finished: 4 inputs, 3 succeeded, 1 failed/);
+    const files = lines.slice(1, -1);
+    expect(files).toHaveLength(4);
+    for (const n of ['a', 'b', 'c'])
+      expect(files.filter((l) => l.includes(` ${n}.txt: succeeded`))).toHaveLength(1);
+    expect(files.filter((l) => l.includes(' empty.txt: failed'))).toHaveLength(1);
+    expect(plain.stdout).not.toContain('submitted');
+
+    const verbose = await runCli(
+      ['run', input, '--out', `${out}-v`, '--emulator', '-v'],
+      process.env,
+      60_000,
+    );
+    expect(verbose.stdout).toContain('a.txt: submitted');
+    expect(verbose.stdout).toContain('a.txt: discovered');
+  }, 120_000);
+});
