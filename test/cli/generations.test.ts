@@ -2,7 +2,7 @@
  * `genpipe generations get|wait|download` as a user runs them: child processes against an emulator
  * on loopback. Generations are created straight through the API; the CLI reads, waits and downloads.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { CHOICES } from '../../src/spec/index.ts';
-import { call, hold, startTestEmulator, until } from '../helpers/emulator.ts';
+import { call, hold, release, startTestEmulator, unhold, until } from '../helpers/emulator.ts';
 import { cliEnv, jsonOut, runCli } from './run-cli.ts';
 
 let emu: RunningEmulator;
@@ -112,8 +112,66 @@ describe('genpipe generations', () => {
     const out = join(dir, 'dl-none');
     const r = await runCli(['generations', 'download', id, '--out', out, '--json'], cliEnv(emu));
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stderr).error.message).toContain('has no outputs to download');
+    const message = JSON.parse(r.stderr).error.message;
+    expect(message).toContain(`Generation ${id} has no outputs to download yet (state queued)`);
+    expect(message).toContain('pass --wait');
     expect(r.stdout).toBe('');
+    expect(existsSync(join(out, id))).toBe(false);
+  });
+
+  it('download --wait waits for a generation still running, then downloads its outputs', async () => {
+    const holdId = await hold(emu, { state: 'queued', prompt: 'a patient owl' });
+    try {
+      const id = await create({ type: 'image', prompt: 'a patient owl', aspect_ratio: '1:1' });
+      const out = join(dir, 'dl-wait');
+      let released: Promise<void> | null = null;
+      const r = await runCli(
+        ['generations', 'download', id, '--out', out, '--wait', '--poll-interval', '1', '--json'],
+        cliEnv(emu),
+        60_000,
+        (text) => {
+          // Let it go only once the command has seen it queued: the wait is what gets the outputs.
+          if (!released && text.includes(`generation ${id}: queued`)) released = release(emu, id);
+        },
+      );
+      await released;
+      expect(released).not.toBeNull();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`generation ${id}: completed`);
+      expect(jsonOut(r)).toMatchObject({ id, outputs: [{ index: 0, path: join(out, id, 'output-0.png') }] });
+      expect(readdirSync(join(out, id))).toEqual(['output-0.png']);
+    } finally {
+      await unhold(emu, holdId);
+    }
+  });
+
+  it('download --wait of a failing generation exits 1 with failure_code and reason, as wait does', async () => {
+    const id = await create({ type: 'image', prompt: 'a forbidden download' });
+    const out = join(dir, 'dl-failed');
+    const r = await runCli(
+      ['generations', 'download', id, '--out', out, '--wait', '--poll-interval', '1'],
+      cliEnv(emu),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`Generation ${id} failed (content_moderated)`);
+    expect(r.stderr).toContain(`failure_reason: ${CHOICES.failureReasons.content_moderated}`);
+    expect(r.stdout).toBe('');
+    expect(existsSync(join(out, id))).toBe(false);
+  });
+
+  it('download --wait --timeout gives up with exit 1; --timeout without --wait is a usage error', async () => {
+    const id = await create({ type: 'video', prompt: 'waves that never land' });
+    const out = join(dir, 'dl-timeout');
+    const r = await runCli(
+      ['generations', 'download', id, '--out', out, '--wait', '--timeout', '1', '--poll-interval', '1'],
+      cliEnv(emu),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`Generation ${id} did not finish within 1000 ms`);
+    expect(existsSync(join(out, id))).toBe(false);
+    const usage = await runCli(['generations', 'download', id, '--out', out, '--timeout', '1'], cliEnv(emu));
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--timeout needs --wait');
   });
 
   it('errors: an unknown id exits 1 with the 404 detail and request id; a missing --out exits 2', async () => {

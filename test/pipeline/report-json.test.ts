@@ -47,6 +47,7 @@ describe('result.json', () => {
     const json = JSON.parse(text);
     expect(json).toEqual({
       input: 'photos/a.jpg',
+      input_facts: { sha256: null, mime: 'image/png', bytes: 100, width: 16, height: 12, duration_s: null },
       place: 'photos/a.jpg',
       status: 'succeeded',
       item_state: 'reported',

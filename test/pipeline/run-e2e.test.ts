@@ -5,6 +5,7 @@
  * outputs in report.json and result.json, the composite's pixels against the source, the exit codes
  * (0, 1, 2, 3), and that the input dir is never modified.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -169,6 +170,47 @@ describe('genpipe run over a mixed folder (emulator given by GENPIPE_* variables
     const fox = await result('prompts/fox.txt');
     const gen = admin.body.data.find((g: { id: string }) => g.id === fox.generation_id);
     expect(JSON.stringify(gen)).toContain(fox.request_id);
+  });
+
+  it("records each input's sha256, sniffed type, dimensions and duration in result.json", async () => {
+    const sha256 = async (name: string) =>
+      createHash('sha256')
+        .update(await readFile(join(input, name)))
+        .digest('hex');
+    const size = async (name: string) => (await stat(join(input, name))).size;
+    expect((await result('photos/good.png')).input_facts).toEqual({
+      sha256: await sha256('photos/good.png'),
+      mime: 'image/png',
+      bytes: await size('photos/good.png'),
+      width: 64,
+      height: 48,
+      duration_s: null,
+    });
+    // The type is the one the bytes have, not the name's.
+    expect((await result('photos/really-a-jpeg.png')).input_facts).toMatchObject({
+      sha256: await sha256('photos/really-a-jpeg.png'),
+      mime: 'image/jpeg',
+    });
+    const clip = (await result('clips/ok.mp4')).input_facts;
+    expect(clip).toMatchObject({
+      sha256: await sha256('clips/ok.mp4'),
+      mime: 'video/mp4',
+      width: 64,
+      height: 36,
+    });
+    expect(clip.duration_s).toBeCloseTo(1, 1);
+    expect((await result('prompts/fox.txt')).input_facts).toEqual({
+      sha256: await sha256('prompts/fox.txt'),
+      mime: 'text/plain',
+      bytes: await size('prompts/fox.txt'),
+      width: null,
+      height: null,
+      duration_s: null,
+    });
+    // A file the check failed keeps what it learned: the 31 s video's length.
+    const long = (await result('clips/long.mp4')).input_facts;
+    expect(long.mime).toBe('video/mp4');
+    expect(long.duration_s).toBeGreaterThan(30);
   });
 
   it('uploads the shared reference once, the mislabelled JPEG as what it is, and small images as base64', async () => {

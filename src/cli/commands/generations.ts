@@ -4,7 +4,7 @@
  * state notes, the JSON of saved outputs. Outputs are saved through generation-out.ts.
  */
 import type { Command } from 'commander';
-import type { Generation } from '../../client/index.ts';
+import { type Generation, GenpipeError } from '../../client/index.ts';
 import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
 import {
   addPollOption,
@@ -15,6 +15,7 @@ import {
   secondsArg,
 } from '../make-client.ts';
 import { checkOutDir } from '../out-dir-check.ts';
+import { UsageError } from '../usage-error.ts';
 
 /** The lines describing a generation, for people. */
 export function generationLines(g: Generation, requestId?: string): string[] {
@@ -71,8 +72,19 @@ interface WaitFlags extends ClientFlags {
   timeout?: number;
 }
 
-interface DownloadFlags extends ClientFlags {
+interface DownloadFlags extends WaitFlags {
   out: string;
+  wait?: boolean;
+}
+
+/** The refusal to download a generation still running when `--wait` was not given. */
+function notCompletedText(g: Pick<Generation, 'id' | 'state'>): string {
+  return `Generation ${g.id} has no outputs to download yet (state ${g.state}): pass --wait to wait for it to complete, then download`;
+}
+
+/** Seconds of `--timeout` as ms for waitNoting (undefined: no limit). */
+function timeoutMs(flags: WaitFlags): number | undefined {
+  return flags.timeout === undefined ? undefined : flags.timeout * 1000;
 }
 
 /** Registers `genpipe generations get|wait|download`. */
@@ -98,20 +110,37 @@ export function registerGenerations(program: Command): void {
     ),
   ).action((id: string, flags: WaitFlags) =>
     runWithClient(flags, async (ctx) => {
-      const g = await waitNoting(ctx, id, flags.timeout === undefined ? undefined : flags.timeout * 1000);
+      const g = await waitNoting(ctx, id, timeoutMs(flags));
       ctx.result(g, () => generationLines(g));
     }),
   );
 
-  addServiceOptions(
-    generations
-      .command('download <id>')
-      .description('Download the outputs of a completed generation; prints their paths')
-      .requiredOption('--out <dir>', 'save the outputs in <dir>/<generation id>/ (created when missing)'),
+  addPollOption(
+    addServiceOptions(
+      generations
+        .command('download <id>')
+        .description('Download the outputs of a completed generation; prints their paths')
+        .requiredOption('--out <dir>', 'save the outputs in <dir>/<generation id>/ (created when missing)')
+        .option(
+          '--wait',
+          'when the generation is not completed yet, wait for it as `generations wait` does (exit 1 when it fails)',
+        )
+        .option(
+          '--timeout <seconds>',
+          'with --wait: give up after this long (exit 1; default: no limit)',
+          secondsArg(0),
+        ),
+    ),
   ).action((id: string, flags: DownloadFlags) =>
     runWithClient(flags, async (ctx) => {
+      if (flags.timeout !== undefined && !flags.wait) throw new UsageError('--timeout needs --wait');
       await checkOutDir(flags.out);
-      const g = await ctx.client.generations.get(id, { signal: ctx.signal });
+      let g = await ctx.client.generations.get(id, { signal: ctx.signal });
+      if (g.state !== 'completed') {
+        // A failed one is waited on too: the wait ends at once with the failure, as `generations wait` does.
+        if (flags.wait) g = await waitNoting(ctx, g, timeoutMs(flags));
+        else if (g.state !== 'failed') throw new GenpipeError(notCompletedText(g));
+      }
       const outputs = await saveGenerationOutputs(ctx, g, flags.out, (dir, o) =>
         ctx.client.generations.download(g, dir, o),
       );

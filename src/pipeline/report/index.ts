@@ -68,6 +68,8 @@ export { REPORT_PROMPT_CHARS, reportView } from './report-view.ts';
 export {
   buildResultJson,
   elideInlineData,
+  type InputFactsJson,
+  inputFactsJson,
   type ResultJson,
   type StageTimingJson,
   timingsJson,

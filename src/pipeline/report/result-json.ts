@@ -24,9 +24,29 @@ export interface StageTimingJson {
   duration_ms: number | null;
 }
 
+/**
+ * What the pipeline learned about the input file itself (result.json `input_facts`): each fact is
+ * null when the stage that learns it did not get that far or the file's kind has none.
+ */
+export interface InputFactsJson {
+  /** Hex sha256 of the file's bytes: the one the journal keyed the item by (or the upload computed). */
+  sha256: string | null;
+  /** The type sniffed from the bytes (not the extension); null before the sniff. */
+  mime: string | null;
+  /** The file's size in bytes. */
+  bytes: number;
+  /** Of an image or video, as the check read it from the header (or ffprobe). */
+  width: number | null;
+  height: number | null;
+  /** Of a video, in seconds, as ffprobe gave it. */
+  duration_s: number | null;
+}
+
 /** The shape of result.json. Paths are relative to the out dir, '/' separated. */
 export interface ResultJson {
   input: string;
+  /** What the sniff and check learned of the input file (see InputFactsJson). */
+  input_facts: InputFactsJson;
   /** The item's out folder, relative to the out dir (the input path unless an earlier version of the file kept that one). */
   place: string;
   /** The item as the batch report counts it. */
@@ -109,6 +129,21 @@ export function earlierAttemptsJson(item: Item): ItemAttempt[] {
   }));
 }
 
+/** The input file's facts as the sniff and check (and the journal's hash) recorded them; reads no file. */
+export function inputFactsJson(item: Item): InputFactsJson {
+  const media = item.media;
+  // An empty contentHash is the journal's placeholder for an item admitted without hashing.
+  const sha256 = item.contentHash || currentStep(item)?.upload?.sha256 || null;
+  return {
+    sha256,
+    mime: item.sniff?.mime ?? null,
+    bytes: media?.bytes ?? item.size,
+    width: media?.width ?? null,
+    height: media?.height ?? null,
+    duration_s: media?.durationSeconds ?? null,
+  };
+}
+
 /** Per stage that started: its ISO start time and duration, in pipeline order. */
 export function timingsJson(item: Item): Partial<Record<StageName, StageTimingJson>> {
   const out: Partial<Record<StageName, StageTimingJson>> = {};
@@ -135,6 +170,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
   const generation = step?.generation ?? null;
   const result: ResultJson = {
     input: item.input,
+    input_facts: inputFactsJson(item),
     place: itemPlace(item),
     status,
     item_state: item.state,
