@@ -224,6 +224,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     ...(flags.maxReads !== undefined ? { maxGetsPerSecond: flags.maxReads } : {}),
     ...(service.filePollIntervalMs !== undefined ? { filePollIntervalMs: service.filePollIntervalMs } : {}),
     ...(setup.maxResubmits !== undefined ? { maxResubmits: setup.maxResubmits } : {}),
+    select: setup.select,
     signal: s.controller.signal,
     onEvent: cmd.observe
       ? (event) => {

@@ -6,11 +6,13 @@
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
+  type InputSelection,
   JOURNAL_CHOICES,
   type OVERLAP_WORDS,
   POLL_DEFAULTS,
   type Recipe,
   RUN_DEFAULTS,
+  relativeGlobProblem,
 } from '../pipeline/index.ts';
 import { checkBatchInputs, type JournalFlags } from './batch-setup.ts';
 import { addServiceOptions, intArg } from './make-client.ts';
@@ -37,6 +39,12 @@ export interface BatchFlags extends ServiceFlags, JournalFlags {
   rateWindow?: number;
   /** Status reads per second at most, across all jobs. */
   maxReads?: number;
+  /** `--include <glob>`, repeatable: only files one of them matches are taken. */
+  include?: string[];
+  /** `--exclude <glob>`, repeatable: files one of them matches are left out. */
+  exclude?: string[];
+  /** `--max-files <n>` (run only): the first n files in discovery order are taken. */
+  maxFiles?: number;
 }
 
 /** A batch's options once defaulted and checked. */
@@ -50,6 +58,8 @@ export interface BatchOptions {
   concurrency: number;
   /** Unset: the runner's default. */
   maxResubmits: number | undefined;
+  /** The files to take (--include, --exclude, --max-files), globs checked, `./` dropped. */
+  select: InputSelection;
 }
 
 /**
@@ -78,7 +88,32 @@ export async function resolveBatchOptions(
     recipe,
     concurrency: flags.concurrency ?? RUN_DEFAULTS.concurrency,
     maxResubmits: flags.retries,
+    select: {
+      include: checkedGlobs('--include', flags.include),
+      exclude: checkedGlobs('--exclude', flags.exclude),
+      ...(flags.maxFiles !== undefined ? { maxFiles: flags.maxFiles } : {}),
+    },
   };
+}
+
+/**
+ * The globs of `--include` / `--exclude` as matched: a leading `./` dropped, as in the recipe.
+ *
+ * @throws UsageError naming the flag and the glob when one is empty or not relative to the input dir
+ */
+function checkedGlobs(flag: string, globs: string[] | undefined): string[] {
+  return (globs ?? []).map((raw) => {
+    if (raw.trim() === '')
+      throw new UsageError(`${flag} needs a glob such as '**/*.jpg', not an empty string`);
+    const glob = raw.startsWith('./') ? raw.slice(2) : raw;
+    const problem = relativeGlobProblem(glob);
+    if (problem !== null) throw new UsageError(`${flag} '${raw}': ${problem}`);
+    return glob;
+  });
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /** The flags of a run or watch as the journal records them (never the key or the token). */
@@ -130,6 +165,16 @@ export function addSharedBatchOptions(cmd: Command): Command {
       '--rate-window <seconds>',
       "the service's request window, when you know it (default: learned from its X-RateLimit-Reset)",
       positiveSeconds,
+    )
+    .option(
+      '--include <glob>',
+      "take only the files this glob matches on their path relative to the input dir, in the recipe's glob dialect (repeatable: any of them)",
+      collect,
+    )
+    .option(
+      '--exclude <glob>',
+      'leave out the files this glob matches (repeatable; wins over --include); they are listed as ignored',
+      collect,
     )
     .option(
       '--retries <n>',

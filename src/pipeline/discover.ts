@@ -10,6 +10,7 @@
  */
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { type InputSelection, SELECTION_REASONS, selectionFilter } from './input-selection.ts';
 import { type Item, newItem } from './item.ts';
 import { RECIPE_FILE_NAME } from './recipe.ts';
 import { SIDECAR_SUFFIX } from './recipe-sidecar.ts';
@@ -28,6 +29,12 @@ export interface DiscoverOptions {
    * out instead of failing the walk (the watcher keeps what it knew under it).
    */
   onUnreadableDir?: (input: string, err: NodeJS.ErrnoException) => void;
+  /**
+   * The files to take among the inputs (--include, --exclude, --max-files): the others are told to
+   * `onSkip` with why. Past `maxFiles` the walk goes on only to count the rest: a regular file is then
+   * not looked at beyond its folder's listing (no stat).
+   */
+  select?: InputSelection;
 }
 
 /** Why discovery left an entry out. */
@@ -122,7 +129,9 @@ function isInside(root: string, p: string): boolean {
 }
 
 /**
- * Walks `inputDir` and yields an Item (state `discovered`) for every input file, in a stable order.
+ * Walks `inputDir` and yields an Item (state `discovered`) for every input file, in a stable order:
+ * each folder's entries by name (code unit order, so `B.jpg` before `a.jpg`), a subfolder's files at
+ * the subfolder's place among them.
  * A symbolic link to a file is followed only when its target lies inside the input dir (the item's
  * `absPath` is then the target's real path); links to folders are never followed, so the walk has no
  * loops and visits each folder once.
@@ -143,6 +152,10 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
   for (const f of opts.skipFiles ?? []) skipFiles.add(await futureRealpath(f));
   const { signal, onSkip, onUnreadableDir } = opts;
   const skip = (input: string, reason: string) => onSkip?.(input, reason);
+  const selected = opts.select ? selectionFilter(opts.select) : null;
+  const maxFiles = opts.select?.maxFiles ?? Number.POSITIVE_INFINITY;
+  const beyondMax = SELECTION_REASONS.beyondMax(maxFiles);
+  let taken = 0;
 
   async function* walk(dirAbs: string, dirRel: string): AsyncGenerator<Item> {
     let entries: Entry[];
@@ -195,6 +208,15 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
         skip(rel, SKIP_REASONS.recipeFile);
         continue;
       }
+      const notSelected = selected?.(rel) ?? null;
+      if (notSelected !== null) {
+        skip(rel, notSelected);
+        continue;
+      }
+      if (taken >= maxFiles && type === 'file') {
+        skip(rel, beyondMax); // the listing says it is a regular file: no stat needed to count it
+        continue;
+      }
       const st = await (type === 'link' ? stat(real) : lstat(real)).catch(() => null);
       if (st === null) continue; // gone since the folder was read
       if (st.isDirectory()) {
@@ -209,6 +231,11 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
         skip(rel, SKIP_REASONS.outDir);
         continue;
       }
+      if (taken >= maxFiles) {
+        skip(rel, beyondMax);
+        continue;
+      }
+      taken++;
       yield newItem(rel, real, st.size, st.mtimeMs);
     }
   }

@@ -12,6 +12,7 @@ export {
   type PipelineEvent,
   type ReportStatus,
 } from './events.ts';
+export { type InputSelection, SELECTION_REASONS, selectionFilter } from './input-selection.ts';
 export {
   FINAL_ITEM_STATES,
   ITEM_STATES,
@@ -70,6 +71,7 @@ export {
   type RecipeRule,
   readRecipe,
   recipeFiles,
+  relativeGlobProblem,
   UPLOAD_PREFERENCES,
   type UploadPreference,
 } from './recipe.ts';

@@ -363,8 +363,9 @@ function readMatch(value: unknown, here: FieldPath, at: At): string | null {
     return null;
   }
   const glob = value.startsWith('./') ? value.slice(2) : value;
-  if (glob.startsWith('/') || glob.split('/').includes('..')) {
-    at(here, 'the glob is matched on the path relative to the input dir: it cannot start with / or use ..');
+  const problem = relativeGlobProblem(glob);
+  if (problem !== null) {
+    at(here, problem);
     return null;
   }
   return glob;
@@ -482,10 +483,31 @@ function checkRuleRequest(rule: RecipeRule, references: Record<string, RecipeRef
 
 const matchers = new WeakMap<RecipeRule, (path: string) => boolean>();
 
+/**
+ * The matcher of a glob in the recipe's dialect (picomatch, ignoring case), on a path relative to the
+ * input dir, `/`-separated: the recipe's `match` and `genpipe run --include/--exclude` use it alike.
+ *
+ * @example globMatcher('**\/*.jpg')('trip/IMG_1.JPG') // true
+ */
+export function globMatcher(glob: string): (path: string) => boolean {
+  return picomatch(glob, { nocase: true });
+}
+
+/**
+ * Why `glob` cannot be matched on a path relative to the input dir (it starts with / or uses ..),
+ * or null; a leading `./` is dropped from the glob (see the recipe's `match`).
+ */
+export function relativeGlobProblem(glob: string): string | null {
+  if (glob.startsWith('/') || glob.split('/').includes('..')) {
+    return 'the glob is matched on the path relative to the input dir: it cannot start with / or use ..';
+  }
+  return null;
+}
+
 function matcherOf(rule: RecipeRule): (path: string) => boolean {
   let m = matchers.get(rule);
   if (!m) {
-    m = picomatch(rule.match, { nocase: true });
+    m = globMatcher(rule.match);
     matchers.set(rule, m);
   }
   return m;

@@ -259,6 +259,7 @@ async function feed(
       outDir: run.outDir,
       skipFiles: recipeFiles(run.options.recipe),
       onSkip: (input, reason) => ignored?.add(input, reason),
+      ...(run.options.select ? { select: run.options.select } : {}),
     });
   try {
     for await (const found of walk) {

@@ -18,6 +18,7 @@ import { type BatchCommand, type BatchRequest, executeBatch, shown } from '../ba
 import { addSharedBatchOptions, type BatchFlags } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
 import { EXIT } from '../exit-codes.ts';
+import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -103,7 +104,12 @@ export function registerRun(program: Command): void {
         ),
       ),
     )
-    .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)');
+    .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)')
+    .option(
+      '--max-files <n>',
+      'take the first n files in discovery order (by name, folder by folder); the rest are listed as ignored',
+      intArg(1),
+    );
   addSharedBatchOptions(cmd);
   cmd.action(async (inputDir: string, flags: RunFlags) => {
     process.exitCode = await executeRun({ inputDir, flags });

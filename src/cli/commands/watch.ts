@@ -24,6 +24,7 @@ import {
   checkWatchFolders,
   createProgress,
   createReadyQueue,
+  type InputSelection,
   type Item,
   incompleteReason,
   newProgressState,
@@ -37,6 +38,7 @@ import {
   readyItem,
   recipeFiles,
   sameSignature,
+  selectionFilter,
   settleInput,
   startWatcher,
   WATCH_DEFAULTS,
@@ -211,6 +213,7 @@ class WatchCommand implements BatchCommand {
       rescanMs: flags.rescanMs ?? WATCH_DEFAULTS.rescanMs,
       poll: flags.poll === true,
       skipFiles: recipeFiles(setup.recipe),
+      ...selectionSkip(setup.select),
       known: (file) => {
         const was = finished.get(file.input);
         return was !== undefined && sameSignature(was, file);
@@ -314,6 +317,12 @@ class WatchCommand implements BatchCommand {
  */
 export function executeWatch(inputDirArg: string, flags: WatchFlags): Promise<number> {
   return executeBatch(new WatchCommand(flags), { inputDir: inputDirArg, flags });
+}
+
+/** --include / --exclude as the watcher's shouldSkip: a file they leave out is never handed over. */
+function selectionSkip(select: InputSelection): Pick<WatcherOptions, 'shouldSkip'> {
+  const filter = selectionFilter(select);
+  return filter ? { shouldSkip: (input) => filter(input) !== null } : {};
 }
 
 /** Registers `genpipe watch`. */

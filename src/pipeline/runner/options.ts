@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { GenpipeClient, JobDurations, PollScheduleName } from '../../client/index.ts';
 import type { EventSink } from '../events.ts';
+import type { InputSelection } from '../input-selection.ts';
 import type { Item, ItemJournalNote } from '../item.ts';
 import { POLL_DEFAULTS } from '../poller.ts';
 import { createRedactor, type Redact } from '../progress/redact.ts';
@@ -90,6 +91,11 @@ export interface RunOptions {
    * `discovered` items, or journaled items in a later state). The batch ends when it ends.
    */
   source?: AsyncIterable<Item>;
+  /**
+   * The files to take among those discovered (--include, --exclude, --max-files); the others are
+   * listed as ignored with why. Not used with `source`.
+   */
+  select?: InputSelection;
   /**
    * The journal's decision for a planned item (before it is checked): continue with `item` from its
    * state. Called once per planned item, in the local pool.
