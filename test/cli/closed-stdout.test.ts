@@ -1,27 +1,17 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { usePromptFolders } from './prompt-folder.ts';
 import { BIN } from './run-cli.ts';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const promptFolder = usePromptFolders();
 
 describe('a reader of stdout that goes away', () => {
   it('ends the display, not the batch: `genpipe run … | head -1` still finishes and writes its reports', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'genpipe-closed-stdout-'));
-    dirs.push(dir);
-    const input = join(dir, 'in');
-    mkdirSync(input);
-    writeFileSync(
-      join(input, 'genpipe.yaml'),
-      'rules:\n  - match: "*.txt"\n    input_as: prompt\n    request: { type: image, model: uni-1, aspect_ratio: "1:1" }\n',
+    const { input, out } = promptFolder(
+      Object.fromEntries([0, 1, 2, 3].map((i) => [`p${i}.txt`, `a small fox number ${i}`])),
     );
-    for (let i = 0; i < 4; i++) writeFileSync(join(input, `p${i}.txt`), `a small fox number ${i}`);
-    const out = join(dir, 'out');
     const child = spawn(process.execPath, [BIN, 'run', input, '--out', out, '--emulator'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,27 +1,15 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { usePromptFolders } from './prompt-folder.ts';
 import { runCli } from './run-cli.ts';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function folder(): { input: string; out: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'genpipe-output-modes-'));
-  dirs.push(dir);
-  const input = join(dir, 'in');
-  mkdirSync(input);
-  writeFileSync(
-    join(input, 'genpipe.yaml'),
-    'rules:\n  - match: "*.txt"\n    input_as: prompt\n    request: { type: image, model: uni-1, aspect_ratio: "1:1" }\n',
-  );
-  for (const n of ['a', 'b', 'c']) writeFileSync(join(input, `${n}.txt`), `a small ${n} fox`);
-  writeFileSync(join(input, 'empty.txt'), '');
-  return { input, out: join(dir, 'out') };
-}
+const promptFolder = usePromptFolders();
+const folder = () =>
+  promptFolder({
+    'a.txt': 'a small a fox',
+    'b.txt': 'a small b fox',
+    'c.txt': 'a small c fox',
+    'empty.txt': '',
+  });
 
 describe('run on a pipe', () => {
   it('prints one line per file outcome by default, and every stage with -v', async () => {
