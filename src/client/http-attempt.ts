@@ -3,8 +3,10 @@
  * throws a ConnectionError / TimeoutError that says whether the request had been written in full
  * (`sent`) — the fact the create retry rules hinge on. Retries live in retrying-call.ts.
  */
+
 import { Dispatcher, request } from 'undici';
 import { ConnectionError, errorFromResponse, type GenpipeError, TimeoutError } from './errors.ts';
+import { linkedSignal } from './linked-signal.ts';
 import { redact } from './redact.ts';
 import { abortReason } from './sleep.ts';
 
@@ -165,13 +167,10 @@ export async function sendAttempt(dispatcher: Dispatcher, req: AttemptRequest): 
     timedOut = true;
     timer.abort();
   }, req.timeoutMs);
-  // The caller's signal aborts the request (and its answer's body) through a listener removed once the
-  // body is done: AbortSignal.any would leave a record of every request on a signal that lives as long
-  // as the batch (Node 20 keeps them), a few hundred bytes per item of a large batch.
-  const forward = () => timer.abort(req.signal?.reason);
-  const release = () => req.signal?.removeEventListener('abort', forward);
-  if (req.signal?.aborted) forward();
-  else req.signal?.addEventListener('abort', forward, { once: true });
+  // The caller's signal and the timer each abort the request (and its answer's body), linked by
+  // listeners released once the body is done (linked-signal.ts: AbortSignal.any would leave a record of
+  // every request on a signal that lives as long as the batch, a few hundred bytes per item).
+  const linked = linkedSignal(req.signal, timer.signal);
   const tracking = new SentTrackingDispatcher(
     dispatcher,
     () => {
@@ -187,15 +186,15 @@ export async function sendAttempt(dispatcher: Dispatcher, req: AttemptRequest): 
       method: req.method,
       headers: req.headers,
       body: req.body as string | Uint8Array | undefined,
-      signal: timer.signal,
+      signal: linked.signal,
       dispatcher: tracking,
       headersTimeout: req.timeoutMs,
       bodyTimeout: req.timeoutMs,
     });
-    res.body.once('close', release);
+    res.body.once('close', linked.release);
     return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
   } catch (err) {
-    release();
+    linked.release();
     if (req.signal?.aborted) throw abortReason(req.signal);
     if (timedOut) {
       throw new TimeoutError(`Timed out after ${req.timeoutMs} ms waiting for an answer to ${what}`, {
