@@ -24,6 +24,11 @@ export interface PlainOptions {
   verbose?: boolean;
 }
 
+/** A reported file's word in one-line-per-outcome mode is `succeeded`; otherwise the state's name. */
+function outcomeWord(state: string, opts: PlainOptions): string {
+  return opts.verbose === false && state === 'reported' ? 'succeeded' : state;
+}
+
 /** States a file ends a batch in: the lines that stay when `verbose` is false. */
 const OUTCOME_STATES: ReadonlySet<string> = new Set([
   'reported',
@@ -69,15 +74,11 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
         case 'discovered':
           // An item goes back to `discovered` only when its file changed while it was processed.
           return `${at} ${name}: ${event.reason ? text(event.reason) : 'discovered'}`;
-        case 'reported':
-          if (opts.verbose === false)
-            return `${at} ${name}: ${event.reason ? text(event.reason) : 'succeeded'}`;
-          return `${at} ${name}: ${event.reason ? text(event.reason) : event.state}`;
         default:
           // The state's name, unless the event says what happened instead: an item resumed from the
           // journal (`resumed: downloading the outputs of generation … again`, not "submitted"), one sent
           // back to submit, one whose step did other than the name says (`prompt ready: …`, not "uploaded").
-          return `${at} ${name}: ${event.reason ? text(event.reason) : event.state}`;
+          return `${at} ${name}: ${event.reason ? text(event.reason) : outcomeWord(event.state, opts)}`;
       }
     }
     case 'batch_stopping':
