@@ -14,8 +14,11 @@ import {
   reframeVideo,
   renderImage,
   renderVideo,
+  writeTinyAnchoredVideo,
+  writeTinyImageOf,
   writeTinyMp4,
   writeTinyPng,
+  writeTinyVideoOf,
 } from '../media/render.ts';
 import type { StoredOutput } from '../store.ts';
 import { extractFrame } from './extend-frame.ts';
@@ -137,12 +140,44 @@ export async function renderOutputs(job: RenderJob): Promise<StoredOutput[]> {
   }
 }
 
-/** The one minimal output of a job (tiny_outputs): an 8×8 PNG for images, a one-frame MP4 for videos. */
+/**
+ * The one minimal output of a job (tiny_outputs): an 8×8 PNG for images, a one-frame 16×16 MP4 for
+ * videos; made of the earlier media a job uses (an edit's source, a reframe's, an extend's or anchored
+ * video's frames), so a chain of tiny outputs still shows which media it used.
+ */
 async function tinyOutputs(job: RenderJob): Promise<StoredOutput[]> {
-  const isImage = job.request.type === 'image' || job.request.type === 'image_edit';
-  const r = isImage
-    ? await writeTinyPng(join(job.outDir, 'output-0.png'))
-    : await writeTinyMp4(join(job.outDir, 'output-0.mp4'));
-  const type = isImage ? CHOICES.outputTypes.image : CHOICES.outputTypes.video;
-  return [{ type, mime: r.mime, blobPath: r.path, layer: null }];
+  const { request } = job;
+  const image = (r: { path: string; mime: string }): StoredOutput[] => [
+    { type: CHOICES.outputTypes.image, mime: r.mime, blobPath: r.path, layer: null },
+  ];
+  const video = (r: { path: string; mime: string }): StoredOutput[] => [
+    { type: CHOICES.outputTypes.video, mime: r.mime, blobPath: r.path, layer: null },
+  ];
+  const png = join(job.outDir, 'output-0.png');
+  const mp4 = join(job.outDir, 'output-0.mp4');
+  switch (request.type) {
+    case 'image':
+      return image(await writeTinyPng(png));
+    case 'image_edit':
+      return image(await writeTinyImageOf(sourceOf(job), png));
+    case 'video_edit':
+    case 'video_reframe':
+      return video(
+        await writeTinyVideoOf({
+          sourcePath: sourceOf(job),
+          aspectRatio: request.type === 'video_reframe' ? request.aspect_ratio : undefined,
+          outPath: mp4,
+          signal: job.signal,
+        }),
+      );
+    case 'video': {
+      const anchors = [
+        await anchorFrame(job, 'video.start_frame'),
+        await anchorFrame(job, 'video.end_frame'),
+      ];
+      const anchorPaths = anchors.filter((p): p is string => p !== undefined);
+      if (anchorPaths.length === 0) return video(await writeTinyMp4(mp4));
+      return video(await writeTinyAnchoredVideo({ anchorPaths, outPath: mp4, signal: job.signal }));
+    }
+  }
 }
