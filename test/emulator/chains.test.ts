@@ -83,6 +83,19 @@ describe('video extend', () => {
     expect(meanAbsDiff(first, firstAndLast(parentVideo).first)).toBeGreaterThan(SAME);
   });
 
+  it('keeps the parent’s shape and resolution when the extend sends none, and opens on its last frame', async () => {
+    const tall = await generate(clip('a tall clip of a tower', { aspect_ratio: '9:16' }));
+    const tallVideo = await decodeVideoUrl(tall.output[0]?.url ?? '');
+    const ext = await generate({
+      type: 'video',
+      prompt: 'higher',
+      video: { start_frame: { generation_id: tall.id } },
+    });
+    const out = await decodeVideoUrl(ext.output[0]?.url ?? '');
+    expect([out.probe.width, out.probe.height]).toEqual([tallVideo.probe.width, tallVideo.probe.height]);
+    expect(meanAbsDiff(firstAndLast(out).first, firstAndLast(tallVideo).last)).toBeLessThan(SAME);
+  });
+
   it('reverse: the output ends on the parent video’s first frame', async () => {
     const ext = await generate(clip('lead in', { video: { end_frame: { generation_id: parent.id } } }));
     const out = await decodeVideoUrl(ext.output[0]?.url ?? '');

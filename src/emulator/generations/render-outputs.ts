@@ -1,8 +1,8 @@
 /**
  * Producing a generation's real outputs with the renderers: image → renderImage; image_edit →
  * editImage, or layerStack when the prompt asks for "layers"; video → renderVideo (with start/end
- * frames, extracted from the prior video for an extend); video_edit → editVideo; video_reframe →
- * reframeVideo.
+ * frames, extracted from the prior video for an extend, in that video's shape and resolution unless the
+ * caller sent them); video_edit → editVideo; video_reframe → reframeVideo.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,14 +21,16 @@ import {
   writeTinyVideoOf,
 } from '../media/render.ts';
 import type { StoredOutput } from '../store.ts';
-import { extractFrame } from './extend-frame.ts';
+import { extendedVideo, extendShape, extractFrame } from './extend-frame.ts';
 import type { ResolvedMedia } from './media-refs.ts';
 import { containsWord } from './moderation.ts';
 
 export interface RenderJob {
   request: NormalizedGenerationRequest;
-  /** video.resolution exactly as the caller sent it (edits keep the source's resolution otherwise). */
+  /** video.resolution exactly as the caller sent it (edits and extends keep the source's otherwise). */
   explicitResolution?: string;
+  /** aspect_ratio exactly as the caller sent it (an extend keeps its parent's shape otherwise). */
+  explicitAspectRatio?: string;
   media: readonly ResolvedMedia[];
   /** Directory for this generation's output files. */
   outDir: string;
@@ -104,11 +106,18 @@ export async function renderOutputs(job: RenderJob): Promise<StoredOutput[]> {
       return [{ type: CHOICES.outputTypes.image, mime: r.mime, blobPath: r.path, layer: null }];
     }
     case 'video': {
+      const parent = extendedVideo(job.media);
+      const shape = parent
+        ? await extendShape(parent.filePath, {
+            aspectRatio: job.explicitAspectRatio,
+            resolution: job.explicitResolution,
+          })
+        : undefined;
       const r = await renderVideo({
         prompt,
-        aspectRatio: request.aspect_ratio ?? CHOICES.defaultVideoAspectRatio,
+        aspectRatio: shape?.aspectRatio ?? request.aspect_ratio ?? CHOICES.defaultVideoAspectRatio,
         duration: video.duration ?? CHOICES.defaultVideoDuration,
-        resolution: video.resolution ?? CHOICES.defaultVideoResolution,
+        resolution: shape?.resolution ?? video.resolution ?? CHOICES.defaultVideoResolution,
         outPath: join(job.outDir, 'output-0.mp4'),
         startFramePath: await anchorFrame(job, 'video.start_frame'),
         endFramePath: await anchorFrame(job, 'video.end_frame'),
