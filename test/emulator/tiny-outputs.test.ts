@@ -151,6 +151,14 @@ describe('tiny_outputs in a chain', () => {
     const last = await decodeVideoUrl(ed.output[0]?.url ?? '');
     expect(last.frames.length).toBe(1);
     expect(last.probe.width / last.probe.height).toBeCloseTo(21 / 9, 0);
+    // An extend keeps the shape of the video it extends.
+    const wide = await done({
+      type: 'video',
+      prompt: 'wider',
+      video: { start_frame: { generation_id: ed.id } },
+    });
+    const extended = await decodeVideoUrl(wide.output[0]?.url ?? '');
+    expect([extended.probe.width, extended.probe.height]).toEqual([last.probe.width, last.probe.height]);
 
     const still = await done({ type: 'image', prompt: 'a still' });
     const edited = await done({ type: 'image_edit', prompt: 'warm', source: { generation_id: still.id } });

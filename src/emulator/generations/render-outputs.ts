@@ -186,7 +186,21 @@ async function tinyOutputs(job: RenderJob): Promise<StoredOutput[]> {
       ];
       const anchorPaths = anchors.filter((p): p is string => p !== undefined);
       if (anchorPaths.length === 0) return video(await writeTinyMp4(mp4));
-      return video(await writeTinyAnchoredVideo({ anchorPaths, outPath: mp4, signal: job.signal }));
+      const parent = extendedVideo(job.media);
+      const shape = parent
+        ? await extendShape(parent.filePath, {
+            aspectRatio: job.explicitAspectRatio,
+            resolution: job.explicitResolution,
+          })
+        : undefined;
+      return video(
+        await writeTinyAnchoredVideo({
+          anchorPaths,
+          aspectRatio: shape?.aspectRatio,
+          outPath: mp4,
+          signal: job.signal,
+        }),
+      );
     }
   }
 }

@@ -3,7 +3,7 @@
  * made of that media, so a chain stays checkable: an image_edit is its source scaled to 8×8; an edit
  * or reframe of a video has the source's frames (resampled to 24 fps, so its duration) at a short side
  * of 16 px, in the source's shape or the asked one; a video with a start and/or end frame is that
- * frame (or those two frames) at 16×16.
+ * frame (or those two frames) at 16×16, or in the shape of the video it extends.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import sharp from 'sharp';
@@ -79,15 +79,16 @@ async function rgbOf(path: string, size: FrameSize): Promise<Buffer> {
 }
 
 /**
- * Writes a tiny MP4 of anchor images, one 16×16 frame each, in order (start frame, then end frame):
- * the video opens on the first and closes on the last.
+ * Writes a tiny MP4 of anchor images, one frame each, in order (start frame, then end frame): the video
+ * opens on the first and closes on the last. 16×16, or short side 16 in the shape of `aspectRatio`.
  */
 export async function writeTinyAnchoredVideo(o: {
   anchorPaths: readonly string[];
+  aspectRatio?: string;
   outPath: string;
   signal?: AbortSignal;
 }): Promise<RenderedVideo> {
-  const size = { width: TINY_VIDEO_SIDE, height: TINY_VIDEO_SIDE };
+  const size = frameForShortSide(TINY_VIDEO_SIDE, o.aspectRatio ? aspectValue(o.aspectRatio) : 1);
   const raw = scratchPathFor(o.outPath, 'rgb');
   try {
     await writeFile(raw, Buffer.concat(await Promise.all(o.anchorPaths.map((p) => rgbOf(p, size)))));
