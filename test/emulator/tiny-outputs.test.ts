@@ -4,7 +4,7 @@
  * is about (the parent's frames, duration, the asked shape, the source's pixels).
  */
 
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -56,23 +56,27 @@ describe('tiny_outputs', () => {
 async function redThenBlue(): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'genpipe-tiny-'));
   const out = join(dir, 'rb.mp4');
-  const half = (c: string) => ['-f', 'lavfi', '-i', `color=c=${c}:s=64x36:r=24:d=0.5`];
-  await runFfmpeg([
-    ...half('red'),
-    ...half('blue'),
-    '-filter_complex',
-    '[0:v][1:v]concat=n=2:v=1[v]',
-    '-map',
-    '[v]',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    out,
-  ]);
-  return readFile(out);
+  try {
+    const half = (c: string) => ['-f', 'lavfi', '-i', `color=c=${c}:s=64x36:r=24:d=0.5`];
+    await runFfmpeg([
+      ...half('red'),
+      ...half('blue'),
+      '-filter_complex',
+      '[0:v][1:v]concat=n=2:v=1[v]',
+      '-map',
+      '[v]',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      out,
+    ]);
+    return await readFile(out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 async function done(json: Record<string, unknown>) {
