@@ -1,6 +1,6 @@
 /**
  * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
- * Names: emulator-get, emulator-upload, client-upload, client-pacing, pipeline-schedule,
+ * Names: emulator-get, emulator-upload, emulator-chains, client-upload, client-pacing, pipeline-schedule,
  * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, pipeline-scale, watch-restart
  * (all when none
  * given).
@@ -8,6 +8,7 @@
 import { benchClientPacing } from './client-pacing.bench.ts';
 import { benchClientUpload } from './client-upload.bench.ts';
 import { benchGetThroughput, benchPresignedUploadMemory } from './emulator.bench.ts';
+import { benchEmulatorChains } from './emulator-chains.bench.ts';
 import { type BenchRow, printTable, writeResult } from './lib.ts';
 import { benchPipelineDiscover } from './pipeline-discover.bench.ts';
 import { benchJournalOverhead } from './pipeline-journal.bench.ts';
@@ -20,6 +21,7 @@ import { benchWatchRestart } from './watch-restart.bench.ts';
 const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>> = {
   'emulator-get': benchGetThroughput,
   'emulator-upload': benchPresignedUploadMemory,
+  'emulator-chains': benchEmulatorChains,
   'pipeline-discover': benchPipelineDiscover,
   'pipeline-journal': benchJournalOverhead,
   'client-upload': benchClientUpload,

@@ -55,6 +55,19 @@ export interface FaultConfig {
 /** A time in ms: fixed, or [min, max] drawn uniformly each time it is used. */
 export type DurationMs = number | [number, number];
 
+/** The generation types that may have a processing time of their own (else their kind's). */
+const OWN_PROCESSING_TYPES = ['image_edit', 'video_edit', 'video_reframe'] as const;
+
+export type ProcessingMs = { image: DurationMs; video: DurationMs } & Partial<
+  Record<(typeof OWN_PROCESSING_TYPES)[number], DurationMs>
+>;
+
+/** The processing time of a generation type: its own when configured, else its media kind's. */
+export function processingMsFor(processing: ProcessingMs, type: GenerationType): DurationMs {
+  if (type !== 'image' && type !== 'video' && processing[type] !== undefined) return processing[type];
+  return type.startsWith('video') ? processing.video : processing.image;
+}
+
 export interface EmulatorConfig {
   clients: ClientConfig[];
   keys: KeyConfig[];
@@ -62,9 +75,10 @@ export interface EmulatorConfig {
   rate_window_s: number;
   /**
    * Processing time per media kind, ms: a number, or [min, max] drawn uniformly per generation (from
-   * the seeded random source); a generation is queued for `queue_ms` first.
+   * the seeded random source); a generation is queued for `queue_ms` first. image_edit, video_edit
+   * and video_reframe may have their own; without it they take their kind's (image or video).
    */
-  processing_ms: { image: DurationMs; video: DurationMs };
+  processing_ms: ProcessingMs;
   queue_ms: number;
   output_url_ttl_s: number;
   upload_url_ttl_s: number;
@@ -152,11 +166,12 @@ function received(v: unknown): string {
 /** The shapes of the config's object and list fields, as the messages about them write them. */
 const CLIENT_SHAPE = '{ id, state?, rpm?, concurrency?, balance? }';
 const KEY_SHAPE = '{ key, client, revoked?, expires_at? }';
-const PROCESSING_KEYS = ['image', 'video'] as const;
+const PROCESSING_KEYS = ['image', 'video', ...OWN_PROCESSING_TYPES] as const;
 const SHAPES = {
   clients: `[${CLIENT_SHAPE}, …]`,
   keys: `[${KEY_SHAPE}, …]`,
-  processing_ms: '{ image: <ms>, video: <ms> } (each a number of ms, or [min, max])',
+  processing_ms:
+    '{ image: <ms>, video: <ms>, image_edit?: <ms>, video_edit?: <ms>, video_reframe?: <ms> } (each a number of ms, or [min, max])',
   failure_codes: '{ <failure_code>: <probability>, … }',
 } as const;
 
@@ -316,13 +331,18 @@ function resolveProcessing(input: unknown, base: EmulatorConfig): EmulatorConfig
   if (!isObject(input)) throw shapeError('processing_ms', SHAPES.processing_ms, input);
   for (const k of Object.keys(input)) {
     if (!(PROCESSING_KEYS as readonly string[]).includes(k)) {
-      throw new ConfigError(`Unknown key '${k}' in processing_ms (it has ${PROCESSING_KEYS.join(' and ')})`);
+      const keys = `${PROCESSING_KEYS.slice(0, -1).join(', ')} and ${PROCESSING_KEYS.at(-1)}`;
+      throw new ConfigError(`Unknown key '${k}' in processing_ms (it has ${keys})`);
     }
   }
-  return {
+  const out: ProcessingMs = {
     image: expectDuration(input.image ?? base.processing_ms.image, 'processing_ms.image'),
     video: expectDuration(input.video ?? base.processing_ms.video, 'processing_ms.video'),
   };
+  for (const t of OWN_PROCESSING_TYPES) {
+    if (input[t] !== undefined) out[t] = expectDuration(input[t], `processing_ms.${t}`);
+  }
+  return out;
 }
 
 /** Checks a (partial) faults object and merges it over the defaults. */

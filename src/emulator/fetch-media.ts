@@ -1,14 +1,16 @@
 /**
  * Fetching url media references for the emulator: only from allowed hosts, streamed to a file,
  * never buffered, with a byte cap. Used by generation media references and the legacy modify source.
+ * The emulator's own output URLs are read from its store, whatever host they name.
  */
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
 import { CHOICES } from '../spec/index.ts';
 import type { EmulatorContext } from './context.ts';
+import { type OwnOutput, ownOutputOf } from './files/own-output.ts';
 
 export type FetchFailureKind = 'not_allowed' | 'unreachable' | 'http' | 'too_large' | 'not_media';
 
@@ -38,8 +40,8 @@ function hostOf(url: URL): string {
   return url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
 }
 
-/** Parses and checks a URL against the scheme and host allow-list; throws not_allowed. */
-function allowedUrl(ctx: EmulatorContext, raw: string): URL {
+/** Parses a URL and checks its scheme; throws not_allowed. */
+function httpUrl(raw: string): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -49,6 +51,12 @@ function allowedUrl(ctx: EmulatorContext, raw: string): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new FetchMediaError('not_allowed', `scheme ${url.protocol} is not fetched`);
   }
+  return url;
+}
+
+/** Parses and checks a URL against the scheme and host allow-list; throws not_allowed. */
+function allowedUrl(ctx: EmulatorContext, raw: string | URL): URL {
+  const url = typeof raw === 'string' ? httpUrl(raw) : raw;
   const allow = new Set(ctx.config.fetch_allow_hosts.map((h) => h.toLowerCase().replace(/^\[(.*)\]$/, '$1')));
   if (!allow.has(hostOf(url))) {
     throw new FetchMediaError('not_allowed', `host ${hostOf(url)} is not in fetch_allow_hosts`);
@@ -77,19 +85,61 @@ function byteCap(max: number, counter: { bytes: number }): Transform {
   });
 }
 
+export interface FetchOptions {
+  maxBytes: number;
+  accept: 'image' | 'video' | 'media';
+  signal?: AbortSignal;
+}
+
+/**
+ * Copies one of the emulator's own outputs to `destPath` under the same rules as a fetch: an expired
+ * URL or a missing output fails as the storage host's 403 / 404 would, then the MIME type and the byte
+ * cap are checked.
+ */
+async function copyOwnOutput(own: OwnOutput, destPath: string, opts: FetchOptions): Promise<FetchedMedia> {
+  const size =
+    own.status === 200
+      ? await stat(own.output.blobPath).then(
+          (s) => s.size,
+          () => null,
+        )
+      : null;
+  if (own.status !== 200 || size === null) {
+    const status = own.status === 200 ? 404 : own.status;
+    throw new FetchMediaError('http', `HTTP ${status}`, status);
+  }
+  const { mime, blobPath } = own.output;
+  if (!contentTypeFits(mime, opts.accept)) {
+    throw new FetchMediaError('not_media', `content-type ${mime} is not accepted`, undefined, mime);
+  }
+  if (size > opts.maxBytes)
+    throw new FetchMediaError('too_large', `${size} bytes is over ${opts.maxBytes} bytes`);
+  try {
+    await pipeline(createReadStream(blobPath), createWriteStream(destPath), { signal: opts.signal });
+  } catch (err) {
+    await rm(destPath, { force: true });
+    throw new FetchMediaError('unreachable', `copy failed: ${(err as Error).message}`);
+  }
+  return { path: destPath, bytes: size, contentType: mime };
+}
+
 /**
  * Streams `url` to `destPath`. Rejects with FetchMediaError: host not in config.fetch_allow_hosts,
  * connection failure, non-2xx status, more than `maxBytes`, or a Content-Type that is neither
  * image/* nor video/* (per `accept`). Redirects are followed (up to CHOICES.fetchMaxRedirects), each
- * hop checked against the allow-list again; a partial file is removed on failure.
+ * hop checked against the allow-list again; a partial file is removed on failure. An output URL the
+ * emulator signed is read from its store instead, whatever its host (see ownOutputOf).
  */
 export async function fetchToFile(
   ctx: EmulatorContext,
   url: string,
   destPath: string,
-  opts: { maxBytes: number; accept: 'image' | 'video' | 'media'; signal?: AbortSignal },
+  opts: FetchOptions,
 ): Promise<FetchedMedia> {
-  let target = allowedUrl(ctx, url);
+  const first = httpUrl(url);
+  const own = ownOutputOf(ctx, first);
+  if (own) return copyOwnOutput(own, destPath, opts);
+  let target = allowedUrl(ctx, first);
   for (let hop = 0; ; hop += 1) {
     let res: Awaited<ReturnType<typeof request>>;
     try {

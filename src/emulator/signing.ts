@@ -46,6 +46,35 @@ export function signUrl(
   return { url: `${base}${path}?${q.toString()}`, expiresAt: expires * 1000 };
 }
 
+/** What a signed storage request's query says of it: the emulator's and in time, the emulator's but past its expiry, or not the emulator's. */
+export type SignatureVerdict =
+  | { ok: true; size: number | undefined }
+  | { ok: false; why: 'invalid' | 'expired' };
+
+/** Checks a storage request's signature and expiry without throwing (see verifySignedRequest). */
+export function checkSignature(
+  ctx: EmulatorContext,
+  method: 'GET' | 'PUT',
+  path: string,
+  query: Record<string, unknown>,
+): SignatureVerdict {
+  const expires = Number(query.expires);
+  const sizeRaw = query.size;
+  const size = sizeRaw === undefined ? undefined : Number(sizeRaw);
+  const sig = typeof query.sig === 'string' ? query.sig : '';
+  if (!Number.isFinite(expires) || (size !== undefined && !Number.isFinite(size))) {
+    return { ok: false, why: 'invalid' };
+  }
+  const expected = Buffer.from(
+    mac(ctx.signingSecret, [method, path, expires, sizeRaw === undefined ? '' : String(sizeRaw)]),
+  );
+  const given = Buffer.from(sig);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return { ok: false, why: 'invalid' };
+  if (expires * 1000 <= ctx.clock.now()) return { ok: false, why: 'expired' };
+  return { ok: true, size };
+}
+
 /**
  * Verifies a storage request's signature and expiry. Tampered → 403, expired → 403.
  * @returns the signed size, when the URL carries one.
@@ -57,21 +86,13 @@ export function verifySignedRequest(
   query: Record<string, unknown>,
   kind: 'upload' | 'output',
 ): number | undefined {
-  const expires = Number(query.expires);
-  const sizeRaw = query.size;
-  const size = sizeRaw === undefined ? undefined : Number(sizeRaw);
-  const sig = typeof query.sig === 'string' ? query.sig : '';
-  const invalid = kind === 'upload' ? DETAILS.uploadSignatureInvalid : DETAILS.outputSignatureInvalid;
-  if (!Number.isFinite(expires) || (size !== undefined && !Number.isFinite(size)))
-    throw new HttpError(403, invalid);
-  const expected = Buffer.from(
-    mac(ctx.signingSecret, [method, path, expires, sizeRaw === undefined ? '' : String(sizeRaw)]),
-  );
-  const given = Buffer.from(sig);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected))
-    throw new HttpError(403, invalid);
-  if (expires * 1000 <= ctx.clock.now()) {
-    throw new HttpError(403, kind === 'upload' ? DETAILS.uploadUrlExpired : DETAILS.outputUrlExpired);
+  const verdict = checkSignature(ctx, method, path, query);
+  if (verdict.ok) return verdict.size;
+  if (verdict.why === 'invalid') {
+    throw new HttpError(
+      403,
+      kind === 'upload' ? DETAILS.uploadSignatureInvalid : DETAILS.outputSignatureInvalid,
+    );
   }
-  return size;
+  throw new HttpError(403, kind === 'upload' ? DETAILS.uploadUrlExpired : DETAILS.outputUrlExpired);
 }

@@ -57,7 +57,7 @@ describe('genpipe serve', () => {
     const r = await runCli(['serve', '--port', '0', '--config', config], bareEnv());
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      `genpipe: ${config}: Expected processing_ms: { image: <ms>, video: <ms> } (each a number of ms, or [min, max]) but received 5\n`,
+      `genpipe: ${config}: Expected processing_ms: { image: <ms>, video: <ms>, image_edit?: <ms>, video_edit?: <ms>, video_reframe?: <ms> } (each a number of ms, or [min, max]) but received 5\n`,
     );
     expect(r.stdout).toBe('');
   });

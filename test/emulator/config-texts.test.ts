@@ -17,7 +17,7 @@ function messageOf(input: unknown): string {
 describe('emulator config texts', () => {
   it('say the shape of an object or list field, not only "an object"', () => {
     expect(messageOf({ processing_ms: 5 })).toBe(
-      'Expected processing_ms: { image: <ms>, video: <ms> } (each a number of ms, or [min, max]) but received 5',
+      'Expected processing_ms: { image: <ms>, video: <ms>, image_edit?: <ms>, video_edit?: <ms>, video_reframe?: <ms> } (each a number of ms, or [min, max]) but received 5',
     );
     expect(messageOf({ clients: { id: 'a' } })).toBe(
       'Expected clients: [{ id, state?, rpm?, concurrency?, balance? }, …] but received {"id":"a"}',
@@ -53,7 +53,7 @@ describe('emulator config texts', () => {
 
   it('refuse a key processing_ms does not have, instead of ignoring it', () => {
     expect(messageOf({ processing_ms: { images: 5 } })).toBe(
-      "Unknown key 'images' in processing_ms (it has image and video)",
+      "Unknown key 'images' in processing_ms (it has image, video, image_edit, video_edit and video_reframe)",
     );
   });
 

@@ -49,6 +49,12 @@ function explicitResolution(body: unknown): string | undefined {
   return typeof r === 'string' ? r : undefined;
 }
 
+/** aspect_ratio exactly as sent, when it is a string. */
+function explicitAspectRatio(body: unknown): string | undefined {
+  const r = (body as { aspect_ratio?: unknown } | null)?.aspect_ratio;
+  return typeof r === 'string' ? r : undefined;
+}
+
 /**
  * Runs every submit-time check for an authenticated client and records the generation.
  * @param base scheme://host[:port] the caller used (for output URLs)
@@ -116,6 +122,7 @@ export async function createGeneration(
     render: {
       request: normalized,
       explicitResolution: explicitResolution(request.body),
+      explicitAspectRatio: explicitAspectRatio(request.body),
       media,
       outDir,
       workDir,

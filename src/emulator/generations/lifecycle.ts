@@ -1,16 +1,16 @@
 /**
  * A generation's life after its 201: queued for `config.queue_ms`, then processing (moderation, the
  * seeded fault draw, real rendering), then completed or failed no sooner than
- * `config.processing_ms.{image|video}` after processing began. The balance is debited at completion;
+ * `config.processing_ms` of its type (or of its kind, image or video) after processing began. The balance is debited at completion;
  * when it can no longer cover the cost the generation fails with budget_exhausted. Terminal jobs leave
  * the client's active jobs. Timers go through schedule/track, so closing the app cancels or awaits them.
  * An admin hold (holds.ts) keeps a generation queued, or processing, past those times until let go.
  */
 import { rm } from 'node:fs/promises';
 import { isMediaError } from '../../media/index.ts';
-import { CHOICES, type FailureCode, type GenerationType } from '../../spec/index.ts';
+import { CHOICES, type FailureCode } from '../../spec/index.ts';
 import { schedule } from '../background.ts';
-import { drawMs } from '../config.ts';
+import { drawMs, processingMsFor } from '../config.ts';
 import type { EmulatorContext } from '../context.ts';
 import type { ClientRec, GenerationRec, StoredOutput } from '../store.ts';
 import { debit } from './balance.ts';
@@ -29,8 +29,6 @@ export interface Job {
 }
 
 type Outcome = { ok: true; outputs: StoredOutput[] } | { ok: false; code: FailureCode; reason: string };
-
-const VIDEO_TYPES: readonly GenerationType[] = ['video', 'video_edit', 'video_reframe'];
 
 function fail(code: FailureCode, reason: string = CHOICES.failureReasons[code]): Outcome {
   return { ok: false, code, reason };
@@ -84,10 +82,7 @@ async function processJob(ctx: EmulatorContext, job: Job): Promise<void> {
   job.rec.startedAt = ctx.clock.now();
   const began = Date.now();
   const outcome = await produce(ctx, job);
-  const minMs = drawMs(
-    VIDEO_TYPES.includes(job.rec.type) ? ctx.config.processing_ms.video : ctx.config.processing_ms.image,
-    ctx.rng,
-  );
+  const minMs = drawMs(processingMsFor(ctx.config.processing_ms, job.rec.type), ctx.rng);
   schedule(ctx, began + minMs - Date.now(), () =>
     leave(ctx, job, 'processing', () => finish(ctx, job, outcome)),
   );

@@ -1,8 +1,8 @@
 /**
  * Producing a generation's real outputs with the renderers: image → renderImage; image_edit →
  * editImage, or layerStack when the prompt asks for "layers"; video → renderVideo (with start/end
- * frames, extracted from the prior video for an extend); video_edit → editVideo; video_reframe →
- * reframeVideo.
+ * frames, extracted from the prior video for an extend, in that video's shape and resolution unless the
+ * caller sent them); video_edit → editVideo; video_reframe → reframeVideo.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,18 +14,23 @@ import {
   reframeVideo,
   renderImage,
   renderVideo,
+  writeTinyAnchoredVideo,
+  writeTinyImageOf,
   writeTinyMp4,
   writeTinyPng,
+  writeTinyVideoOf,
 } from '../media/render.ts';
 import type { StoredOutput } from '../store.ts';
-import { extractFrame } from './extend-frame.ts';
+import { extendedVideo, extendShape, extractFrame } from './extend-frame.ts';
 import type { ResolvedMedia } from './media-refs.ts';
 import { containsWord } from './moderation.ts';
 
 export interface RenderJob {
   request: NormalizedGenerationRequest;
-  /** video.resolution exactly as the caller sent it (edits keep the source's resolution otherwise). */
+  /** video.resolution exactly as the caller sent it (edits and extends keep the source's otherwise). */
   explicitResolution?: string;
+  /** aspect_ratio exactly as the caller sent it (an extend keeps its parent's shape otherwise). */
+  explicitAspectRatio?: string;
   media: readonly ResolvedMedia[];
   /** Directory for this generation's output files. */
   outDir: string;
@@ -101,11 +106,18 @@ export async function renderOutputs(job: RenderJob): Promise<StoredOutput[]> {
       return [{ type: CHOICES.outputTypes.image, mime: r.mime, blobPath: r.path, layer: null }];
     }
     case 'video': {
+      const parent = extendedVideo(job.media);
+      const shape = parent
+        ? await extendShape(parent.filePath, {
+            aspectRatio: job.explicitAspectRatio,
+            resolution: job.explicitResolution,
+          })
+        : undefined;
       const r = await renderVideo({
         prompt,
-        aspectRatio: request.aspect_ratio ?? CHOICES.defaultVideoAspectRatio,
+        aspectRatio: shape?.aspectRatio ?? request.aspect_ratio ?? CHOICES.defaultVideoAspectRatio,
         duration: video.duration ?? CHOICES.defaultVideoDuration,
-        resolution: video.resolution ?? CHOICES.defaultVideoResolution,
+        resolution: shape?.resolution ?? video.resolution ?? CHOICES.defaultVideoResolution,
         outPath: join(job.outDir, 'output-0.mp4'),
         startFramePath: await anchorFrame(job, 'video.start_frame'),
         endFramePath: await anchorFrame(job, 'video.end_frame'),
@@ -137,12 +149,58 @@ export async function renderOutputs(job: RenderJob): Promise<StoredOutput[]> {
   }
 }
 
-/** The one minimal output of a job (tiny_outputs): an 8×8 PNG for images, a one-frame MP4 for videos. */
+/**
+ * The one minimal output of a job (tiny_outputs): an 8×8 PNG for images, a one-frame 16×16 MP4 for
+ * videos; made of the earlier media a job uses (an edit's source, a reframe's, an extend's or anchored
+ * video's frames), so a chain of tiny outputs still shows which media it used.
+ */
 async function tinyOutputs(job: RenderJob): Promise<StoredOutput[]> {
-  const isImage = job.request.type === 'image' || job.request.type === 'image_edit';
-  const r = isImage
-    ? await writeTinyPng(join(job.outDir, 'output-0.png'))
-    : await writeTinyMp4(join(job.outDir, 'output-0.mp4'));
-  const type = isImage ? CHOICES.outputTypes.image : CHOICES.outputTypes.video;
-  return [{ type, mime: r.mime, blobPath: r.path, layer: null }];
+  const { request } = job;
+  const image = (r: { path: string; mime: string }): StoredOutput[] => [
+    { type: CHOICES.outputTypes.image, mime: r.mime, blobPath: r.path, layer: null },
+  ];
+  const video = (r: { path: string; mime: string }): StoredOutput[] => [
+    { type: CHOICES.outputTypes.video, mime: r.mime, blobPath: r.path, layer: null },
+  ];
+  const png = join(job.outDir, 'output-0.png');
+  const mp4 = join(job.outDir, 'output-0.mp4');
+  switch (request.type) {
+    case 'image':
+      return image(await writeTinyPng(png));
+    case 'image_edit':
+      return image(await writeTinyImageOf(sourceOf(job), png));
+    case 'video_edit':
+    case 'video_reframe':
+      return video(
+        await writeTinyVideoOf({
+          sourcePath: sourceOf(job),
+          aspectRatio: request.type === 'video_reframe' ? request.aspect_ratio : undefined,
+          outPath: mp4,
+          signal: job.signal,
+        }),
+      );
+    case 'video': {
+      const anchors = [
+        await anchorFrame(job, 'video.start_frame'),
+        await anchorFrame(job, 'video.end_frame'),
+      ];
+      const anchorPaths = anchors.filter((p): p is string => p !== undefined);
+      if (anchorPaths.length === 0) return video(await writeTinyMp4(mp4));
+      const parent = extendedVideo(job.media);
+      const shape = parent
+        ? await extendShape(parent.filePath, {
+            aspectRatio: job.explicitAspectRatio,
+            resolution: job.explicitResolution,
+          })
+        : undefined;
+      return video(
+        await writeTinyAnchoredVideo({
+          anchorPaths,
+          aspectRatio: shape?.aspectRatio,
+          outPath: mp4,
+          signal: job.signal,
+        }),
+      );
+    }
+  }
 }

@@ -15,7 +15,7 @@ import { pick, rngFor } from './seed.ts';
 import type { RenderedVideo, SourcePosition } from './types.ts';
 
 /** Source resampled to 24 fps, padded by repeating its last frame so the frame count is always reached. */
-function resampled(frames: number): string {
+export function resampled(frames: number): string {
   return `fps=${FPS},tpad=stop_mode=clone:stop=${frames},setsar=1`;
 }
 

@@ -6,5 +6,6 @@ export { editVideo, reframeVideo } from './edit-video.ts';
 export { layerStack } from './layer-stack.ts';
 export { editImage, renderImage } from './render-image.ts';
 export { renderVideo } from './render-video.ts';
+export { writeTinyAnchoredVideo, writeTinyImageOf, writeTinyVideoOf } from './tiny-chained.ts';
 export { writeTinyMp4, writeTinyPng } from './tiny-output.ts';
 export type { LayerBounds, RenderedImage, RenderedLayer, RenderedVideo, SourcePosition } from './types.ts';
