@@ -83,7 +83,8 @@ function costLine(summary: DryRunSummary, prices: PriceList | null, unknownWhy: 
   const priced = GENERATION_TYPES.filter((t) => generations[t] && cost.unpriced[t] === undefined);
   const unpriced = Object.keys(cost.unpriced).length > 0;
   const parts = priced.map((t) => `${generations[t]} ${t} × ${prices[t]}`).join(', ');
-  let line = `estimated cost: ${unpriced ? 'at least ' : ''}${cost.credits} credits${parts ? ` (${parts})` : ''}, from ${cost.source}`;
+  const credits = `${cost.credits} credit${cost.credits === 1 ? '' : 's'}`;
+  let line = `estimated cost: ${unpriced ? 'at least ' : ''}${credits}${parts ? ` (${parts})` : ''}, from ${cost.source}`;
   if (unpriced) line += `; no price there for ${byType(cost.unpriced)}`;
   return line;
 }
