@@ -152,9 +152,20 @@ async function emulatorPrices(baseUrl: string, signal: AbortSignal): Promise<Pri
     if (prices) return { prices, source: `the emulator's configured costs (${url})`, unknownWhy: '' };
     return { prices: null, source: null, unknownWhy: `the service at ${baseUrl} does not tell its prices` };
   } catch (err) {
-    const why = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    const why = failureWords(err);
     return { prices: null, source: null, unknownWhy: `could not ask ${url} for prices: ${why}` };
   }
+}
+
+/** Why fetch failed, in a word or two: the system's code (ECONNREFUSED, ENOTFOUND), else its message. */
+function failureWords(err: unknown): string {
+  const e = err as {
+    name?: string;
+    message?: string;
+    cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> };
+  };
+  if (e.name === 'TimeoutError') return `no answer within ${COSTS_TIMEOUT_MS / 1000} s`;
+  return e.cause?.code ?? e.cause?.errors?.[0]?.code ?? e.cause?.message ?? e.message ?? String(err);
 }
 
 /** The price list of `--price-list`, or the service's; problems of the file are usage errors (exit 2). */
