@@ -26,7 +26,7 @@ import {
   type Store,
   startBatch,
 } from '../pipeline/index.ts';
-import { type BatchFlags, type BatchOptions, recordedFlags, resolveBatchOptions } from './batch-options.ts';
+import { type BatchFlags, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
   type BatchService,
   connectService,
@@ -37,6 +37,7 @@ import {
   type SignalWatch,
   watchSignals,
 } from './batch-setup.ts';
+import { type DryRunIntake, type DryRunSession, executeDryRun, type IntakeSetup } from './dry-run-command.ts';
 import { emulatorBanner } from './embedded-emulator.ts';
 import { signalExit } from './exit-codes.ts';
 import { growHeapBeforeMarking } from './heap-growth.ts';
@@ -47,12 +48,12 @@ export type StopSignal = 'SIGINT' | 'SIGTERM';
 /** The runner options that wire the journal in (journalRunOptions). */
 export type Journaling = JournalRunOptions;
 
+export type { DryRunIntake, IntakeSetup };
+
 /** What a command's hooks get once the service is connected and the journal open. */
-export interface BatchSetup extends BatchOptions {
+export interface BatchSetup extends IntakeSetup {
   service: BatchService;
   journal: Store;
-  /** Prints a note on stderr, secrets masked (nothing with --quiet). */
-  note(text: string): void;
 }
 
 /** What one batch command does its own way; one per execution (it may hold the execution's state). */
@@ -70,7 +71,12 @@ export interface BatchCommand {
   /** With the service connected, before the journal is opened: the command's own refusals. */
   checkFolders?(inputDir: string, outDir: string): Promise<void>;
   /** With the journal open, before the batch is recorded in it: the command's source of items starts. */
-  open?(setup: BatchSetup): Promise<void>;
+  open?(setup: IntakeSetup): Promise<void>;
+  /**
+   * `--dry-run`: starts the command's source of items (after its checks; the journal read only, or
+   * null), when it has one of its own; without this hook the dry run discovers the input dir.
+   */
+  dryRunIntake?(setup: IntakeSetup): Promise<DryRunIntake>;
   /** The progress display of the batch's events (stdout). */
   /** @param verbose - plain lines for every state a file reaches, not only its outcome (-v) */
   createProgress(json: boolean, redact: Redact, verbose: boolean): ProgressDisplay;
@@ -150,7 +156,10 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
   };
   const signals = wireSignals(session);
   try {
-    return signalExit(await runBatch(session, request), signals.received);
+    const code = flags.dryRun
+      ? await executeDryRun(dryRunSession(session, request))
+      : await runBatch(session, request);
+    return signalExit(code, signals.received);
   } catch (err) {
     cmd.endDisplay();
     return signalExit(printError(err, { json: session.json, secrets: session.secrets }), signals.received);
@@ -159,11 +168,30 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
   }
 }
 
+/** What a dry run sees of the session. */
+function dryRunSession(s: Session, request: BatchRequest): DryRunSession {
+  return {
+    cmd: s.cmd,
+    request,
+    json: s.json,
+    quiet: s.quiet,
+    signal: s.controller.signal,
+    note: s.note,
+    opened: ({ secrets, journal }) => {
+      if (secrets) s.secrets = [...s.secrets, ...secrets];
+      if (journal) s.journal = journal;
+    },
+  };
+}
+
 /** The two-step answer to SIGINT / SIGTERM (watchSignals). */
 function wireSignals(s: Session): SignalWatch {
   return watchSignals({
     first: (signal) => {
-      const { reason, note } = s.cmd.interruption(signal, s.batch !== null);
+      // A dry run has nothing at the service to wind down: it stops evaluating files.
+      const { reason, note } = s.flags.dryRun
+        ? { reason: `interrupted (${signal})`, note: null }
+        : s.cmd.interruption(signal, s.batch !== null);
       s.stopReason = reason;
       if (note !== null) s.note(note);
       if (!s.batch) s.controller.abort(new DOMException('interrupted', 'AbortError'));

@@ -45,6 +45,10 @@ export interface BatchFlags extends ServiceFlags, JournalFlags {
   exclude?: string[];
   /** `--max-files <n>` (run only): the first n files in discovery order are taken. */
   maxFiles?: number;
+  /** `--dry-run`: what would be sent for each file, and its cost; nothing is sent or written. */
+  dryRun?: boolean;
+  /** `--price-list <file>` (with --dry-run): the credits of each generation type, YAML or JSON. */
+  priceList?: string;
 }
 
 /** A batch's options once defaulted and checked. */
@@ -78,6 +82,9 @@ export async function resolveBatchOptions(
   checkInputDir: (inputDir: string) => Promise<void>,
 ): Promise<BatchOptions> {
   if (!flags.out) throw new UsageError('--out <out-dir> is required: where the outputs and reports go');
+  if (flags.priceList !== undefined && !flags.dryRun) {
+    throw new UsageError('--price-list prices a dry run: use it with --dry-run');
+  }
   const inputDir = resolve(inputDirArg);
   const outDir = resolve(flags.out);
   await checkInputDir(inputDir);
@@ -196,6 +203,14 @@ export function addSharedBatchOptions(cmd: Command): Command {
     .option(
       JOURNAL_CHOICES.resubmitUnknownFlag,
       'submit again the files whose create may have reached the service before an interruption (default: fail them, never pay twice)',
+    )
+    .option(
+      '--dry-run',
+      'say what would be sent for each file (request, upload mode, or why it would fail) and the generations and their estimated cost; nothing is uploaded, submitted or written',
+    )
+    .option(
+      '--price-list <file>',
+      "with --dry-run: the credits of one generation of each type, a YAML or JSON map such as { image: 1, video: 10 } (default: the emulator's configured costs)",
     )
     .option(
       '-v, --verbose',

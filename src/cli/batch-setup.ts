@@ -8,6 +8,7 @@
 import { resolve } from 'node:path';
 import type { ClientOptions, GenpipeClient } from '../client/index.ts';
 import {
+  type Item,
   isRecipeError,
   JOURNAL_TEXTS,
   type JobDurations,
@@ -24,6 +25,7 @@ import {
   type Recipe,
   type RunOptions,
   type Store,
+  type StoreDecision,
 } from '../pipeline/index.ts';
 import {
   EMBEDDED_CLIENT_SETTINGS,
@@ -146,11 +148,18 @@ export async function connectService(
  * @throws UsageError
  * @example const journal = openRunJournal({ outDir: 'out', path: flags.journal });
  */
-export function openRunJournal(opts: { outDir: string; path?: string; mountInfo?: string | null }): Journal {
+export function openRunJournal(opts: {
+  outDir: string;
+  path?: string;
+  mountInfo?: string | null;
+  /** false: read it without taking the out dir's runner lock (a dry run). Default true. */
+  lock?: boolean;
+}): Journal {
   try {
     return openJournal({
       outDir: opts.outDir,
       ...(opts.path ? { path: resolve(opts.path) } : {}),
+      ...(opts.lock === false ? { lock: false } : {}),
       ...(opts.mountInfo !== undefined ? { mountInfo: opts.mountInfo } : {}),
     });
   } catch (err) {
@@ -195,21 +204,7 @@ export async function journalRunOptions(
     // The embedded emulator dies with its process: a finished result on disk is still good, but an
     // upload or a generation of an earlier run cannot be resumed against the next one.
     admit: embedded
-      ? async (item, signal) => {
-          const d = await hooks.admit(item, signal);
-          const needsService =
-            d.action === 'resume' && (d.item.state === 'uploaded' || d.item.state === 'submitted');
-          if (!needsService) return d;
-          // Redone in the row's place: the row keeps its folder, and the item the content hash it was keyed by.
-          const redo = { ...item, place: d.item.place, contentHash: d.item.contentHash };
-          if (!d.retried) return { action: 'fresh', item: redo, reason: EMBEDDED_REDO_REASON };
-          return {
-            action: 'fresh',
-            item: redo,
-            reason: `${d.reason}; ${EMBEDDED_REDO_REASON}`,
-            retried: true,
-          };
-        }
+      ? async (item, signal) => redoneOnEmbedded(item, await hooks.admit(item, signal))
       : hooks.admit,
     vanished: embedded ? async () => [] : hooks.vanished,
     placeFor: hooks.placeFor,
@@ -224,6 +219,20 @@ export async function journalRunOptions(
       note: flags.resubmitUnknown ? JOURNAL_TEXTS.policyResubmit : JOURNAL_TEXTS.policyFail,
     },
   };
+}
+
+/**
+ * The decision `d` for the planned `item` as it stands against the embedded emulator, which dies with
+ * its process: a finished result on disk is still good, but an upload or a generation of an earlier
+ * run cannot be resumed against the next one, so such a file is processed again (fresh).
+ */
+export function redoneOnEmbedded(item: Item, d: StoreDecision): StoreDecision {
+  const needsService = d.action === 'resume' && (d.item.state === 'uploaded' || d.item.state === 'submitted');
+  if (!needsService) return d;
+  // Redone in the row's place: the row keeps its folder, and the item the content hash it was keyed by.
+  const redo = { ...item, place: d.item.place, contentHash: d.item.contentHash };
+  if (!d.retried) return { action: 'fresh', item: redo, reason: EMBEDDED_REDO_REASON };
+  return { action: 'fresh', item: redo, reason: `${d.reason}; ${EMBEDDED_REDO_REASON}`, retried: true };
 }
 
 /**

@@ -48,6 +48,11 @@ export async function startEmbeddedEmulator(): Promise<EmbeddedEmulator> {
   return { url: emulator.url, apiKey: DEFAULT_KEY, emulator, close: () => emulator.close() };
 }
 
+/** What each generation type costs on the embedded emulator (its configuration's `costs`). */
+export function embeddedEmulatorCosts(): Record<string, number> {
+  return { ...resolveConfig(structuredClone(EMBEDDED_EMULATOR_CONFIG)).costs };
+}
+
 /** The loud notice printed on stderr when a batch runs against the embedded emulator. */
 export function emulatorBanner(url: string): string {
   const line = '='.repeat(78);

@@ -27,6 +27,27 @@ import { multipartBody, pathSource, streamSource, UploadMeter, type UploadSource
 /** How an upload sends its bytes. */
 export type UploadMode = 'auto' | 'inline' | 'presigned';
 
+/**
+ * The way upload() sends `size` bytes in `mode` first: `presigned` when asked, or in auto mode above
+ * the inline threshold or for a source that cannot be read twice (a stream of known size: it could not
+ * fall back after a 413); `inline` otherwise. An inline upload in auto mode that the service answers
+ * 413 still falls back to presigned.
+ *
+ * @param size - the byte count, null when unknown (a stream without `size`: inline)
+ * @param reopenable - the source can be read again (a file on disk)
+ * @example uploadModeFor('auto', 30 * 1024 * 1024, CHOICES.inlineUploadMaxBytes) // 'presigned'
+ */
+export function uploadModeFor(
+  mode: UploadMode,
+  size: number | null,
+  inlineMaxBytes: number,
+  reopenable = true,
+): 'inline' | 'presigned' {
+  if (mode === 'presigned') return 'presigned';
+  if (mode === 'auto' && size !== null && (size > inlineMaxBytes || !reopenable)) return 'presigned';
+  return 'inline';
+}
+
 /** Options of upload(). */
 export interface UploadOptions {
   /**
@@ -124,11 +145,7 @@ export class Files {
       typeof input === 'string' ? await pathSource(input) : await streamSource(input, options.size ?? null);
     const mode = options.mode ?? 'auto';
     const size = source.size;
-    // auto: presigned above the inline threshold, and for a stream of known size (read once, it could
-    // not fall back after a 413); inline for a file under the threshold and a stream of unknown size.
-    const presigned =
-      mode === 'presigned' ||
-      (mode === 'auto' && size !== null && (size > this.deps.inlineMaxBytes || !source.reopenable));
+    const presigned = uploadModeFor(mode, size, this.deps.inlineMaxBytes, source.reopenable) === 'presigned';
     let result: UploadResult;
     if (presigned) {
       result = await this.uploadPresigned(source, options);

@@ -51,6 +51,7 @@ export {
   type UploadMode,
   type UploadOptions,
   type UploadResult,
+  uploadModeFor,
 } from './files.ts';
 export {
   GenerationPoller,

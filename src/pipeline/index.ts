@@ -6,6 +6,20 @@
 export { OVERLAP_WORDS, type OverlapWords, overlapRefusal } from './batch-paths.ts';
 export { type DiscoverOptions, discover, SKIP_REASONS } from './discover.ts';
 export {
+  DRY_RUN_TEXTS,
+  type DryRunEntry,
+  type DryRunOptions,
+  type DryRunResult,
+  type DryRunSummary,
+  dryRun,
+  dryRunLine,
+  dryRunSummaryLines,
+  loadPriceList,
+  type PriceList,
+  PriceListError,
+  pricesOfAnswer,
+} from './dry-run/index.ts';
+export {
   type BatchTotals,
   type EventSink,
   itemStatus,

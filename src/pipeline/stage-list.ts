@@ -15,6 +15,7 @@ import {
   SUBMIT_POLICY,
   WAIT_POLICY,
 } from './runner/step-policy.ts';
+import type { Stage } from './stage.ts';
 import { check } from './stages/check.ts';
 import { download } from './stages/download.ts';
 import { plan } from './stages/plan.ts';
@@ -51,11 +52,23 @@ export interface StageStep {
   says?: (item: Item) => string | null;
 }
 
-/** The pipeline, in order. */
-export const STAGES: readonly StageStep[] = [
+/** A step that runs on the machine alone: it reads only a StageContext. */
+export type LocalStep = StageStep & { run: Stage; pool: 'local' };
+
+/**
+ * The steps that run on the machine alone (sniff, plan, check), in order: the pipeline's first steps
+ * (STAGES begins with them). A dry run runs them without a client and stops where the first step that
+ * talks to the service (upload) would begin.
+ */
+export const LOCAL_STEPS: readonly LocalStep[] = [
   { name: 'sniff', takes: 'discovered', run: sniff, pool: 'local', whileStopping: false },
   { name: 'plan', takes: 'sniffed', run: plan, pool: 'local', whileStopping: false, policy: PLAN_POLICY },
   { name: 'check', takes: 'planned', run: check, pool: 'local', whileStopping: false, policy: CHECK_POLICY },
+];
+
+/** The pipeline, in order. */
+export const STAGES: readonly StageStep[] = [
+  ...LOCAL_STEPS,
   {
     name: 'upload',
     takes: 'checked',

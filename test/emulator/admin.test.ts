@@ -16,6 +16,7 @@ import {
   unhold,
   until,
 } from '../helpers/emulator.ts';
+import { settled, tinyPng, uploadInline } from './files-helpers.ts';
 
 const IMAGE = { type: 'image', prompt: 'a blue circle', aspect_ratio: '1:1' };
 
@@ -98,6 +99,37 @@ describe('GET /_emulator/stats', () => {
       'failed',
       'queued',
     ]);
+  });
+});
+
+describe('GET /_emulator/costs and the files of /_emulator/stats', () => {
+  it('answers the configured cost of each generation type', async () => {
+    const r = await call(emu, 'GET', '/_emulator/costs', { key: null });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ image: 1, image_edit: 1, video: 10, video_edit: 10, video_reframe: 10 });
+    const priced = await startTestEmulator({ costs: { video: 25 } });
+    try {
+      expect((await call(priced, 'GET', '/_emulator/costs', { key: null })).body).toMatchObject({
+        image: 1,
+        video: 25,
+      });
+    } finally {
+      await priced.close();
+    }
+  });
+
+  it('counts the files of every client by state', async () => {
+    const before = (await call(emu, 'GET', '/_emulator/stats', { key: null })).body.files;
+    expect(Object.keys(before).sort()).toEqual(['deleted', 'failed', 'pending', 'ready']);
+    const up = await uploadInline(emu, await tinyPng(), {
+      type: 'image/png',
+      filename: 'a.png',
+      fields: { purpose: 'input' },
+    });
+    expect(up.status).toBe(201);
+    await settled(emu, up.body.id);
+    const after = (await call(emu, 'GET', '/_emulator/stats', { key: null })).body.files;
+    expect(after.ready).toBe(before.ready + 1);
   });
 });
 

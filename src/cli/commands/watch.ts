@@ -48,7 +48,9 @@ import type { WatcherOptions } from '../../pipeline/watch/index.ts';
 import {
   type BatchCommand,
   type BatchSetup,
+  type DryRunIntake,
   executeBatch,
+  type IntakeSetup,
   type Journaling,
   type StopSignal,
   shown,
@@ -188,7 +190,7 @@ class WatchCommand implements BatchCommand {
   }
 
   /** Starts the watcher (its refusals are usage errors); closed again at once after an early signal. */
-  async open(setup: BatchSetup): Promise<void> {
+  async open(setup: IntakeSetup): Promise<void> {
     this.dir = setup.inputDir;
     try {
       this.started = await startWatcher(await this.watcherOptions(setup));
@@ -199,11 +201,24 @@ class WatchCommand implements BatchCommand {
     if (this.stopping) await this.stopIntake();
   }
 
-  private async watcherOptions(setup: BatchSetup): Promise<WatcherOptions> {
+  /**
+   * --dry-run: the watcher's settled files, as the watch would take them, until a signal; a file that
+   * never became complete fails at check with its reason.
+   */
+  async dryRunIntake(setup: IntakeSetup): Promise<DryRunIntake> {
+    await this.open(setup);
+    return {
+      source: this.queue,
+      failAtCheck: (item) => this.incomplete.get(item.input) ?? null,
+      closingLines: () => untakenText(this.started!.stats()),
+    };
+  }
+
+  private async watcherOptions(setup: IntakeSetup): Promise<WatcherOptions> {
     const { flags, queue, incomplete } = this;
     // Files finished in an earlier session: found unchanged, they need no quiet period and no check.
     const finished =
-      flags.force || flags.recheckFinished
+      flags.force || flags.recheckFinished || !setup.journal
         ? new Map<string, { size: number; mtimeMs: number }>()
         : await setup.journal.finishedFiles();
     return {

@@ -1,5 +1,5 @@
-/** What the emulator's admin endpoints show: every generation of both surfaces, and the counters. */
-import { GENERATION_STATES, LEGACY_STATES } from '../../spec/index.ts';
+/** What the emulator's admin endpoints show: every generation of both surfaces, and the counters (files too). */
+import { FILE_STATES, GENERATION_STATES, LEGACY_STATES } from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import type { GenerationRec } from '../store.ts';
 import type { HoldState } from './holds.ts';
@@ -59,6 +59,8 @@ export interface AdminStats {
   resets: number;
   /** Generations by state, per surface. */
   generations: { agents: Record<string, number>; legacy: Record<string, number> };
+  /** Files by state (outputs the emulator made are not files), of every client. */
+  files: Record<string, number>;
 }
 
 /** The emulator's counters. */
@@ -69,10 +71,13 @@ export function adminStats(ctx: EmulatorContext): AdminStats {
     const bucket = rec.surface === 'legacy' ? legacy : agents;
     bucket[rec.state] = (bucket[rec.state] ?? 0) + 1;
   }
+  const files: Record<string, number> = Object.fromEntries(FILE_STATES.map((s) => [s, 0]));
+  for (const rec of ctx.store.files.values()) files[rec.state] = (files[rec.state] ?? 0) + 1;
   return {
     responses: { ...ctx.stats.byStatus },
     rate_limited: { ...ctx.stats.rateLimited },
     resets: ctx.stats.resets,
     generations: { agents, legacy },
+    files,
   };
 }

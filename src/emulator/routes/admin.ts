@@ -1,6 +1,7 @@
 /**
  * The emulator's admin endpoints (loopback tooling, no auth): GET /_emulator/generations,
- * GET /_emulator/stats, PUT /_emulator/faults to switch faults on a running emulator, and
+ * GET /_emulator/stats, GET /_emulator/costs (the configured cost of each generation type),
+ * PUT /_emulator/faults to switch faults on a running emulator, and
  * /_emulator/holds (plus POST /_emulator/generations/{id}/release) to keep generations queued or
  * processing until let go (see generations/holds.ts).
  * Callers from other than a loopback address get 403, so `serve --host 0.0.0.0` does not expose them.
@@ -35,6 +36,9 @@ export default async function routes(app: FastifyInstance): Promise<void> {
   app.get('/_emulator/stats', async () => adminStats(ctx));
 
   app.get('/_emulator/faults', async () => ctx.config.faults);
+
+  // What each generation type costs, as configured (`costs`): what a dry run prices its generations with.
+  app.get('/_emulator/costs', async () => ctx.config.costs);
 
   app.put('/_emulator/faults', async (request) => {
     try {

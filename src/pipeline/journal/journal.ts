@@ -65,7 +65,7 @@ import { checkOutputs, type OutputCheck } from './outputs-check.ts';
 import { QuotaRows } from './quota-rows.ts';
 import { recipeHash, referencesUsed } from './recipe-hash.ts';
 import { ReferenceRows } from './reference-rows.ts';
-import { type DecideInput, decide, type JournalDecision } from './resume-decision.ts';
+import { type DecideInput, decide, type JournalDecision, type RowDecision } from './resume-decision.ts';
 import { acquireRunnerLock, lockHolder, type RunnerLock, releaseRunnerLock } from './runner-lock.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
@@ -295,13 +295,23 @@ export class Journal implements Store {
     references: Readonly<Record<string, { absPath: string }>> = {},
     signal?: AbortSignal,
   ): Promise<JournalKey> {
-    const contentHash = await this.hashFile(item.absPath, signal);
+    return this.keyWith(item, references, this.batch?.service, (path) => this.hashFile(path, signal));
+  }
+
+  /** The key of a planned item for `service`, its files hashed by `hash`. */
+  private async keyWith(
+    item: Item,
+    references: Readonly<Record<string, { absPath: string }>>,
+    service: string | undefined,
+    hash: (path: string) => Promise<string>,
+  ): Promise<JournalKey> {
+    const contentHash = await hash(item.absPath);
     const refHashes: Record<string, string> = {};
     for (const name of item.steps.flatMap((s) => referencesUsed(s.request))) {
       const ref = references[name];
-      if (ref) refHashes[name] = await this.hashFile(ref.absPath, signal);
+      if (ref) refHashes[name] = await hash(ref.absPath);
     }
-    return { contentHash, recipeHash: recipeHash(item, refHashes, this.batch?.service) };
+    return { contentHash, recipeHash: recipeHash(item, refHashes, service) };
   }
 
   // ---- planning -------------------------------------------------------------------------------
@@ -339,27 +349,8 @@ export class Journal implements Store {
    */
   plan(item: Item, key: JournalKey, opts: PlanOptions = {}): JournalDecision {
     const batch = this.requireBatch();
-    const force = opts.force ?? false;
     return this.tx(() => {
-      let active = this.items.active(item.input);
-      if (active && active.contentHash === UNHASHED) {
-        // Noted by a run that stopped before planning the file (noteStopped): this is its key.
-        this.items.setKey(active.id, key);
-        active = { ...active, ...key };
-      }
-      const earlier = active && !force && !hasKey(active, key) ? this.items.earlier(item.input, key) : null;
-      const row = earlier ?? active;
-      const needsOutputs =
-        row !== null && hasKey(row, key) && (row.phase === 'downloaded' || row.phase === 'reported');
-      const decision = decide({
-        ...this.decideInput(row, needsOutputs),
-        row,
-        fresh: item,
-        key,
-        force,
-        resubmitUnknown: opts.resubmitUnknown ?? false,
-        retryFailed: opts.retryFailed ?? false,
-      });
+      const { active, row, decision } = this.decideRow(item, key, opts, true);
       let id: number;
       let next: Item;
       if (!row || decision.supersede) {
@@ -384,6 +375,72 @@ export class Journal implements Store {
         ...(decision.retried ? { retried: decision.retried } : {}),
       };
     });
+  }
+
+  /**
+   * The row a planned file's key leads to (its active row, or an earlier version's row that the same
+   * bytes and recipe bring back), and the decision for it. With `keyNoted`, the key of a row a stopped
+   * run noted without one (noteStopped) is recorded; without it nothing is written.
+   */
+  private decideRow(
+    item: Item,
+    key: JournalKey,
+    opts: PlanOptions,
+    keyNoted: boolean,
+  ): { active: JournalRow | null; row: JournalRow | null; decision: RowDecision } {
+    const force = opts.force ?? false;
+    let active = this.items.active(item.input);
+    if (active && active.contentHash === UNHASHED) {
+      // Noted by a run that stopped before planning the file (noteStopped): this is its key.
+      if (keyNoted) this.items.setKey(active.id, key);
+      active = { ...active, ...key };
+    }
+    const earlier = active && !force && !hasKey(active, key) ? this.items.earlier(item.input, key) : null;
+    const row = earlier ?? active;
+    const needsOutputs =
+      row !== null && hasKey(row, key) && (row.phase === 'downloaded' || row.phase === 'reported');
+    const decision = decide({
+      ...this.decideInput(row, needsOutputs),
+      row,
+      fresh: item,
+      key,
+      force,
+      resubmitUnknown: opts.resubmitUnknown ?? false,
+      retryFailed: opts.retryFailed ?? false,
+    });
+    return { active, row, decision };
+  }
+
+  /**
+   * What admit would decide for a planned file, writing nothing: no row is made or changed, the input
+   * is not bound, no hash is cached, and no batch is needed (`service` stands for the batch's, as part
+   * of the recipe hash). For a dry run; safe on a journal opened without the lock. The item of the
+   * decision carries the place the file would go to.
+   *
+   * @example const d = await journal.preview(item, recipe, { service: 'http://127.0.0.1:4010' });
+   */
+  async preview(
+    item: Item,
+    recipe: RecipeFiles,
+    opts: PlanOptions & { service: string; signal?: AbortSignal },
+  ): Promise<JournalDecision> {
+    this.assertOpen();
+    this.group.flush();
+    const readOnly: HashCache = {
+      cachedHash: (p, identity) => this.cachedHash(p, identity),
+      saveHash: async () => {},
+    };
+    const key = await this.keyWith(item, recipe.references, opts.service, (path) =>
+      hashWithCache(readOnly, path, opts.signal),
+    );
+    const { row, decision } = this.decideRow(item, key, opts, false);
+    const place = !row || decision.supersede ? this.items.freePlace(item.input) : row.place;
+    return {
+      action: decision.action,
+      item: { ...decision.item, place },
+      reason: decision.reason,
+      ...(decision.retried ? { retried: decision.retried } : {}),
+    };
   }
 
   /**

@@ -16,7 +16,7 @@ import { itemPlace } from '../report/index.ts';
 import { isAbort } from '../runner-errors.ts';
 import { failItem } from '../stage.ts';
 import { uploadsGone } from '../uploads-gone.ts';
-import type { AdmitDecision, ResolvedRun } from './options.ts';
+import type { AdmitDecision, ResolvedRun, RunOptions } from './options.ts';
 import { sweepItemScratch } from './scratch-sweep.ts';
 
 /** What a policy may use of the running batch. */
@@ -62,12 +62,18 @@ export interface StepPolicy {
   after?(next: Item, env: StepEnv, drive: DriveState): Promise<Settled | undefined>;
 }
 
+/**
+ * The item failed at check without being checked, when `failAtCheck` gives a reason (watch: a file
+ * that never became complete); null to check it. The runner's check policy, and a dry run's.
+ */
+export function refusedAtCheck(item: Item, failAtCheck: RunOptions['failAtCheck']): Item | null {
+  const why = failAtCheck?.(item) ?? null;
+  return why === null ? null : failItem(item, 'check', why, { media: { bytes: item.size } });
+}
+
 /** check: watch's reason to fail a file that never became complete, instead of checking it. */
 export const CHECK_POLICY: StepPolicy = {
-  before(item, env) {
-    const why = env.run.options.failAtCheck?.(item) ?? null;
-    return why === null ? null : failItem(item, 'check', why, { media: { bytes: item.size } });
-  },
+  before: (item, env) => refusedAtCheck(item, env.run.options.failAtCheck),
 };
 
 /**

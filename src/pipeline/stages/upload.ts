@@ -26,6 +26,7 @@ import type { ImageRef } from '../../spec/index.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, InputChangedError } from '../input-changed.ts';
 import { type Item, stepOf } from '../item.ts';
+import type { Recipe } from '../recipe.ts';
 import { INPUT_FILE_ID, type Json, REF_FILE_ID_PREFIX } from '../recipe-request.ts';
 import { fillReferences, ReferenceUploadError, referenceNamesIn } from '../references.ts';
 import type { RunContext } from '../run-context.ts';
@@ -39,13 +40,38 @@ export const INLINE_INPUT_DATA = '$input';
 export const BASE64_MAX_BYTES = 4 * 1024 * 1024;
 
 /** True when the request still holds the item's own media placeholder. */
-function holdsInput(request: Json): boolean {
+export function holdsInput(request: Json): boolean {
   let found = false;
   fillReferences(request, (id) => {
     if (id === INPUT_FILE_ID) found = true;
     return undefined;
   });
   return found;
+}
+
+/**
+ * How the item's own media travels, by its rule's `upload` key: `base64` (in the request itself) for an
+ * image of at most `base64MaxBytes` under `upload: base64`; otherwise the client's upload mode —
+ * `inline` or `presigned` when the rule forces one, else `auto` (larger files and videos under
+ * `base64` too). What the upload stage does, and what a dry run shows.
+ *
+ * @example ownMediaMode(photoItem, recipe, BASE64_MAX_BYTES) // 'base64' under `upload: base64`
+ */
+export function ownMediaMode(
+  item: Item,
+  recipe: Pick<Recipe, 'rules'>,
+  base64MaxBytes: number,
+): UploadMode | 'base64' {
+  const rule = item.rule ? recipe.rules[item.rule.index] : undefined;
+  const preference = rule?.upload ?? 'auto';
+  if (
+    preference === 'base64' &&
+    item.sniff?.kind === 'image' &&
+    (item.media?.bytes ?? item.size) <= base64MaxBytes
+  ) {
+    return 'base64';
+  }
+  return preference === 'inline' || preference === 'presigned' ? preference : 'auto';
 }
 
 /**
@@ -97,14 +123,9 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
 
   if (!holdsInput(request)) return advanceStep(item, 'uploaded', { request, upload: null });
 
-  const rule = item.rule ? ctx.recipe.rules[item.rule.index] : undefined;
-  const preference = rule?.upload ?? 'auto';
   const sniffed = item.sniff;
-  if (
-    preference === 'base64' &&
-    sniffed?.kind === 'image' &&
-    (item.media?.bytes ?? item.size) <= ctx.settings.base64MaxBytes
-  ) {
+  const mode = ownMediaMode(item, ctx.recipe, ctx.settings.base64MaxBytes);
+  if (mode === 'base64' && sniffed) {
     const inline: ImageRef = { data: INLINE_INPUT_DATA, media_type: sniffed.mime };
     return advanceStep(item, 'uploaded', {
       request: fillReferences(request, (id) => (id === INPUT_FILE_ID ? inline : undefined)),
@@ -112,10 +133,9 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
     });
   }
 
-  const mode: UploadMode = preference === 'inline' || preference === 'presigned' ? preference : 'auto';
   try {
     const result = await ctx.client.files.upload(item.absPath, {
-      mode,
+      mode: mode === 'base64' ? 'auto' : mode,
       purpose: 'input',
       filename: basename(item.input),
       ...(sniffed ? { mimeType: sniffed.mime } : {}),

@@ -1,0 +1,190 @@
+/**
+ * What a dry run says of one file: what would become of it (sent, failed, skipped, already done, or
+ * collected from the service), and for a file that would be sent, the request as it would go — the
+ * item's own media shown as what it would become (uploaded inline or presigned, base64 in the request,
+ * the text as the prompt), the shared references as uploaded once — with the number of bytes.
+ */
+import { uploadModeFor } from '../../client/index.ts';
+import type { GenerationType } from '../../spec/index.ts';
+import { currentStep, type Item, type ItemJournalNote, type StageName } from '../item.ts';
+import type { Recipe } from '../recipe.ts';
+import { INPUT_FILE_ID, isObject, type Json, REF_FILE_ID_PREFIX, requestType } from '../recipe-request.ts';
+import { fillReferences, referenceNamesIn } from '../references.ts';
+import type { AdmitDecision } from '../runner/options.ts';
+import { holdsInput, INLINE_INPUT_DATA, ownMediaMode } from '../stages/upload.ts';
+
+/**
+ * What would become of a file: `send` (a generation would be created), `fail` (locally, or reported
+ * failed again from the journal), `skip` (no recipe rule), `done` (finished by an earlier run: reported
+ * as it was) or `collect` (its generation is already at the service: its outputs would be collected,
+ * nothing created).
+ */
+export type DryRunOutcome = 'send' | 'fail' | 'skip' | 'done' | 'collect';
+
+/**
+ * How the item's own media would travel: uploaded `inline` (multipart) or `presigned`, as `base64` in
+ * the request, its text as the `prompt`, `reused` (the upload of an earlier run, from the journal), or
+ * `none` (the request holds no media of the file's own).
+ */
+export type DryRunMedia = 'inline' | 'presigned' | 'base64' | 'prompt' | 'reused' | 'none';
+
+/** One file of a dry run (its `--json` line is this with `type: 'dry_run_item'`). */
+export interface DryRunEntry {
+  input: string;
+  /** Its out folder, when the journal gave it one. */
+  place?: string;
+  outcome: DryRunOutcome;
+  /** The stage that would fail it (`fail`), else null. */
+  stage: StageName | null;
+  /** Why: the reason a real run gives (failed, skipped), or the journal's; null for a plain `send`. */
+  reason: string | null;
+  /** `send`: the generation's type and model; null otherwise. */
+  generation_type: GenerationType | null;
+  model: string | null;
+  /** `send`: how its own media would travel; null otherwise. */
+  media: DryRunMedia | null;
+  /** The file's size in bytes. */
+  bytes: number;
+  /** `send`: the request as it would be sent, placeholders in angle brackets; null otherwise. */
+  request: Json | null;
+  /** `send`: the shared references it uses (uploaded once per batch). */
+  references: string[];
+  /** What the journal would decide (absent without a journal, or for a file never planned). */
+  journal?: ItemJournalNote;
+  /** Reported as an earlier run left it, nothing would run for it. */
+  from_journal?: true;
+}
+
+/** The settings an entry's media words need. */
+export interface MediaSettings {
+  /** The recipe (its rules' `upload`). */
+  recipe: Pick<Recipe, 'rules'>;
+  /** Largest image sent as base64 under `upload: base64`. */
+  base64MaxBytes: number;
+  /** Largest file the client sends inline in `auto` mode. */
+  inlineMaxBytes: number;
+}
+
+/** What the placeholders of a request would become, in words (never a real id). */
+export const DRY_RUN_PLACEHOLDERS = {
+  upload: (mode: 'inline' | 'presigned') => `<the file, uploaded ${mode}>`,
+  base64: (bytes: number) => `<the file as base64, ${bytes} bytes>`,
+  reference: (name: string) => `<reference ${name}, uploaded once per batch>`,
+} as const;
+
+/** How a checked item's own media would travel. */
+function mediaOfChecked(item: Item, request: Json, settings: MediaSettings): DryRunMedia {
+  if (!holdsInput(request)) return item.inputAs === 'prompt' ? 'prompt' : 'none';
+  const mode = ownMediaMode(item, settings.recipe, settings.base64MaxBytes);
+  if (mode === 'base64') return 'base64';
+  return uploadModeFor(mode, item.media?.bytes ?? item.size, settings.inlineMaxBytes);
+}
+
+/** How the own media of an item resumed at `uploaded` would travel (its earlier upload is reused). */
+function mediaOfUploaded(item: Item): DryRunMedia {
+  const upload = currentStep(item)?.upload;
+  if (upload?.mode === 'base64') return 'base64';
+  if (upload) return 'reused';
+  return item.inputAs === 'prompt' ? 'prompt' : 'none';
+}
+
+/** The request with its placeholders shown as what they would become. */
+function shownRequest(request: Json, media: DryRunMedia, bytes: number, mime: string | null): Json {
+  const filled = fillReferences(request, (id) => {
+    if (id.startsWith(REF_FILE_ID_PREFIX)) {
+      return { file_id: DRY_RUN_PLACEHOLDERS.reference(id.slice(REF_FILE_ID_PREFIX.length)) };
+    }
+    if (id !== INPUT_FILE_ID) return undefined;
+    if (media === 'base64') {
+      return { data: DRY_RUN_PLACEHOLDERS.base64(bytes), ...(mime ? { media_type: mime } : {}) };
+    }
+    return media === 'inline' || media === 'presigned'
+      ? { file_id: DRY_RUN_PLACEHOLDERS.upload(media) }
+      : undefined;
+  });
+  // A base64 image's `data` (resumed at `uploaded`, or just placed): its bytes are read at submit.
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (!isObject(v)) return v;
+    const out: Json = {};
+    for (const [k, x] of Object.entries(v)) {
+      out[k] = k === 'data' && x === INLINE_INPUT_DATA ? DRY_RUN_PLACEHOLDERS.base64(bytes) : walk(x);
+    }
+    return out;
+  };
+  return walk(filled) as Json;
+}
+
+/** The outcome of an item as the local steps (and the journal) left it; null for one not evaluated. */
+function outcomeOf(item: Item): DryRunOutcome | null {
+  switch (item.state) {
+    case 'checked':
+    case 'uploaded':
+      return 'send';
+    case 'failed':
+      return 'fail';
+    case 'skipped':
+      return 'skip';
+    case 'reported':
+      return 'done';
+    case 'submitted':
+    case 'completed':
+    case 'downloaded':
+      return 'collect';
+    default:
+      return null;
+  }
+}
+
+/**
+ * The entry of an item the dry run took as far as a real run would before its upload: through sniff,
+ * plan, the journal's decision (`decision`, null without a journal) and check; null for an item it did
+ * not get to evaluate (the dry run was interrupted).
+ *
+ * @example dryRunEntry(checkedItem, null, settings).media // 'inline'
+ */
+export function dryRunEntry(
+  item: Item,
+  decision: AdmitDecision | null,
+  settings: MediaSettings,
+): DryRunEntry | null {
+  const outcome = outcomeOf(item);
+  if (outcome === null) return null;
+  const bytes = item.media?.bytes ?? item.size;
+  const journal = decision ? { journal: { action: decision.action, reason: decision.reason } } : {};
+  const fromJournal = decision?.action === 'done' ? { from_journal: true as const } : {};
+  // A file the journal ends (done, or failed by the crash policy) gets the journal's words, as in a run.
+  const journalEnds = decision?.action === 'done' || decision?.action === 'fail';
+  const base = {
+    input: item.input,
+    ...(item.place !== undefined ? { place: item.place } : {}),
+    outcome,
+    stage: null,
+    reason: journalEnds
+      ? (decision?.reason ?? item.reason ?? null)
+      : (item.reason ?? decision?.reason ?? null),
+    generation_type: null,
+    model: null,
+    media: null,
+    bytes,
+    request: null,
+    references: [],
+    ...journal,
+    ...fromJournal,
+  };
+  if (outcome === 'fail') {
+    return { ...base, stage: decision?.action === 'done' ? null : (item.failedAt ?? null) };
+  }
+  if (outcome !== 'send') return base;
+  const request = (currentStep(item)?.request ?? {}) as Json;
+  const media = item.state === 'checked' ? mediaOfChecked(item, request, settings) : mediaOfUploaded(item);
+  const model = request.model;
+  return {
+    ...base,
+    generation_type: requestType(request),
+    model: typeof model === 'string' ? model : null,
+    media,
+    request: shownRequest(request, media, bytes, item.sniff?.mime ?? null),
+    references: referenceNamesIn(request),
+  };
+}
