@@ -29,6 +29,7 @@ import {
   type Store,
   startBatch,
 } from '../pipeline/index.ts';
+import { printable } from '../pipeline/progress/index.ts';
 import { type BatchFlags, type BatchOptions, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
   type BatchService,
@@ -157,7 +158,7 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
     log: null,
     note: (text) => {
       session.record(text);
-      if (!quiet) cmd.print(`genpipe: ${createRedactor(session.secrets)(text)}`);
+      if (!quiet) cmd.print(`genpipe: ${printable(createRedactor(session.secrets)(text))}`);
     },
     record: (text) => session.log?.line('note', text),
   };
@@ -333,7 +334,7 @@ function printClosing(
     lines.push('(these outputs came from the embedded EMULATOR, not the real service)');
   }
   for (const line of [...lines, ...(epilogue?.(result, setup.outDir) ?? [])]) {
-    process.stderr.write(`genpipe: ${redact(line)}\n`);
+    process.stderr.write(`genpipe: ${printable(redact(line))}\n`);
     s.log?.line('genpipe', line);
   }
 }

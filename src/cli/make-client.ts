@@ -237,7 +237,7 @@ export async function runWithClient(
         if (json) {
           process.stdout.write(`${JSON.stringify(redactDeep(value, redact), null, 2)}\n`);
         } else {
-          for (const line of human()) process.stdout.write(`${redact(line)}\n`);
+          for (const line of human()) process.stdout.write(`${printable(redact(line))}\n`);
         }
       },
       progress(label) {
