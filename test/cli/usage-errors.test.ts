@@ -4,7 +4,7 @@
  * every usage error is one JSON line on stderr, the exit code 2 all the same.
  */
 import { describe, expect, it } from 'vitest';
-import { runCli } from './run-cli.ts';
+import { BIN, runCli } from './run-cli.ts';
 
 describe('a command group without a command', () => {
   for (const [group, names] of [
@@ -52,6 +52,44 @@ describe('usage errors with --json', () => {
       const { error } = JSON.parse(lines[0]!);
       expect(error).toMatchObject({ name: 'UsageError', code: 'GENPIPE_USAGE' });
       expect(error.message).toContain(message);
+    });
+  }
+});
+
+describe('--timeout without a wait', () => {
+  // A service nothing listens at: a request sent would fail with exit 1, not 2.
+  const env = {
+    ...process.env,
+    GENPIPE_API_KEY: 'svc-api-nowhere-key',
+    GENPIPE_BASE_URL: 'http://127.0.0.1:9',
+  };
+  const cases: Array<[string[], string]> = [
+    [
+      ['generate', '--type', 'image', '--model', 'uni-1', '--prompt', 'a fox', '--timeout', '5'],
+      '--wait or --out',
+    ],
+    [['files', 'upload', BIN, '--timeout', '5'], '--wait'],
+    [
+      [
+        'legacy',
+        'modify',
+        '--media-url',
+        'http://127.0.0.1:9/v.mp4',
+        '--model',
+        'ray-2',
+        '--mode',
+        'adhere_1',
+        '--timeout',
+        '5',
+      ],
+      '--wait or --out',
+    ],
+  ];
+  for (const [args, waits] of cases) {
+    it(`genpipe ${args[0] === 'generate' ? 'generate' : args.slice(0, 2).join(' ')} --timeout is refused before anything is sent`, async () => {
+      const r = await runCli(args, env);
+      expect(r.stderr).toBe(`genpipe: --timeout needs ${waits}: it limits the wait\n`);
+      expect(r.code).toBe(2);
     });
   }
 });
