@@ -18,6 +18,7 @@ import {
   recipeHash,
   unknownSubmissionPolicy,
 } from '../../src/pipeline/journal/index.ts';
+import { statusKind } from '../../src/pipeline/journal/status-summary.ts';
 import { lostAnswerReason } from '../../src/pipeline/stages/submit.ts';
 import { flatView, type ItemPatch, patchItem } from '../helpers/item-patch.ts';
 
@@ -247,6 +248,32 @@ describe('resume decisions', () => {
     expect(decideFor(atService).item.reason).toBe('generation failed');
     const local = row(item({ state: 'failed', failedAt: 'check', reason: 'too big' }));
     expect(decideFor(local)).toMatchObject({ action: 'fresh', supersede: false });
+  });
+});
+
+describe('genpipe status: each row told as the next run takes it up', () => {
+  it('names the kind of every phase', () => {
+    const failedAt = (code: string | null) =>
+      patchItem(submitted, {
+        state: 'failed' as const,
+        failedAt: 'wait' as const,
+        reason: 'generation failed',
+        generation: { state: 'failed', failure_code: code, failure_reason: 'generation failed' },
+      });
+    const cases: Array<[JournalRow, string]> = [
+      [row(reported), 'done'],
+      [row(patchItem(submitted, { state: 'downloaded' as const })), 'downloaded'],
+      [row({ ...submitted, state: 'stopped' }, { liveState: 'submitted' }), 'at the service'],
+      [row(submitting, { liveState: 'uploaded' }), 'outcome unknown'],
+      [row(uploaded), 'not yet submitted'],
+      [row(uploaded, { uploadedAt: NOW - 25 * 3600_000 }), 'not yet submitted'],
+      [row(item()), 'not yet submitted'],
+      [row(item({ state: 'failed', failedAt: 'check', reason: 'too big' })), 'failed before the service'],
+      [row(item({ state: 'skipped', reason: 'no rule' })), 'skipped'],
+      [row(failedAt('generation_failed')), 'failed, retried by a re-run'],
+      [row(failedAt('content_moderated')), 'failed, not retried'],
+    ];
+    expect(cases.map(([r]) => statusKind(r))).toEqual(cases.map(([, kind]) => kind));
   });
 });
 
