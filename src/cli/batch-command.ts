@@ -17,6 +17,9 @@ import {
   type BatchResult,
   createRedactor,
   ignoredText,
+  type LogFile,
+  LogFileOpenError,
+  openLogFile,
   type PipelineEvent,
   POLL_DEFAULTS,
   type ProgressDisplay,
@@ -26,7 +29,8 @@ import {
   type Store,
   startBatch,
 } from '../pipeline/index.ts';
-import { type BatchFlags, recordedFlags, resolveBatchOptions } from './batch-options.ts';
+import { printable } from '../pipeline/progress/index.ts';
+import { type BatchFlags, type BatchOptions, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
   type BatchService,
   connectService,
@@ -41,7 +45,9 @@ import { type DryRunIntake, type DryRunSession, executeDryRun, type IntakeSetup 
 import { emulatorBanner } from './embedded-emulator.ts';
 import { signalExit } from './exit-codes.ts';
 import { growHeapBeforeMarking } from './heap-growth.ts';
+import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
+import { UsageError } from './usage-error.ts';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
@@ -121,7 +127,12 @@ interface Session {
   batch: Batch | null;
   /** Set by the first signal. */
   stopReason: string | null;
+  /** `--log-file`, once open. */
+  log: LogFile | null;
+  /** Prints a note on stderr (not with --quiet) and writes it to the log file. */
   note(text: string): void;
+  /** Writes a note to the log file only. */
+  record(text: string): void;
 }
 
 /** A display path: relative to the working directory when inside it. */
@@ -150,9 +161,12 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
     journal: null,
     batch: null,
     stopReason: null,
+    log: null,
     note: (text) => {
-      if (!quiet) cmd.print(`genpipe: ${createRedactor(session.secrets)(text)}`);
+      session.record(text);
+      if (!quiet) cmd.print(`genpipe: ${printable(createRedactor(session.secrets)(text))}`);
     },
+    record: (text) => session.log?.line('note', text),
   };
   const signals = wireSignals(session);
   try {
@@ -162,6 +176,7 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
     return signalExit(code, signals.received);
   } catch (err) {
     cmd.endDisplay();
+    logError(session, err);
     return signalExit(printError(err, { json: session.json, secrets: session.secrets }), signals.received);
   } finally {
     await tearDown(session, signals);
@@ -203,17 +218,64 @@ function wireSignals(s: Session): SignalWatch {
       s.controller.abort(new DOMException('interrupted', 'AbortError'));
     },
     // The journal's close is done when called (its promise only reports it): nothing is lost by the exit.
-    beforeHardExit: () => void s.journal?.close(),
+    beforeHardExit: () => {
+      s.log?.flush();
+      void s.journal?.close();
+    },
+  });
+}
+
+/**
+ * `--log-file`, opened before anything else (a file that cannot be opened is a usage error), with the
+ * run's separator line and its options (never the key or the token).
+ *
+ * @throws UsageError
+ */
+function openBatchLog(s: Session): LogFile | null {
+  const path = s.flags.logFile;
+  if (path === undefined) return null;
+  try {
+    return openLogFile(
+      resolve(path),
+      { version: genpipeVersion(), command: s.cmd.name, options: recordedFlags(s.cmd.name, s.flags) },
+      {
+        redact: createRedactor([s.flags.apiKey, s.flags.legacyToken]),
+        onWriteError: (err) => {
+          if (!s.quiet) s.cmd.print(`genpipe: the log file cannot be written any more: ${err.message}`);
+        },
+      },
+    );
+  } catch (err) {
+    if (err instanceof LogFileOpenError) throw new UsageError(`--log-file ${err.message}`);
+    throw err;
+  }
+}
+
+/** The error a batch command ended with, in the log file too (as printed, secrets masked). */
+function logError(s: Session, err: unknown): void {
+  const log = s.log;
+  if (!log) return;
+  printError(err, {
+    secrets: s.secrets,
+    prefix: 'error',
+    stream: {
+      write: (text) => {
+        for (const l of text.replace(/\n$/, '').split('\n')) log.line('genpipe', l);
+      },
+    },
   });
 }
 
 /** The options resolved, the service connected, the journal open. */
 async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   const { cmd, flags } = s;
+  s.log = openBatchLog(s);
   const options = await resolveBatchOptions(inputDirArg, flags, cmd.name, (dir) => cmd.checkInputDir(dir));
-  const service = await connectService(flags, s.json, s.note);
+  // The client's notes (retries, 429 waits) on stderr unless --json; in the log file always.
+  const service = await connectService(flags, (text) => (s.json ? s.record(text) : s.note(text)));
   s.service = service;
   s.secrets = service.secrets;
+  s.log?.setRedact(createRedactor(s.secrets));
   await cmd.checkFolders?.(options.inputDir, options.outDir);
   const journal = openRunJournal({
     outDir: options.outDir,
@@ -223,7 +285,10 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   const setup: BatchSetup = { ...options, service, journal, note: s.note };
   await cmd.open?.(setup);
   // Said loudly, and only now: a usage error (a refused journal, watch's refusals) comes before anything else.
-  if (service.emulator) process.stderr.write(`${emulatorBanner(service.emulator.url)}\n`);
+  if (service.emulator) {
+    process.stderr.write(`${emulatorBanner(service.emulator.url)}\n`);
+    s.record('using the embedded emulator, not the real service');
+  }
   return setup;
 }
 
@@ -254,12 +319,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     ...(setup.maxResubmits !== undefined ? { maxResubmits: setup.maxResubmits } : {}),
     select: setup.select,
     signal: s.controller.signal,
-    onEvent: cmd.observe
-      ? (event) => {
-          cmd.observe?.(event);
-          display?.sink(event);
-        }
-      : display?.sink,
+    onEvent: batchSink(s, display),
     redact,
     emulator: service.emulator !== null,
     stopGraceMs: SIGNAL_CHOICES.graceMs,
@@ -302,8 +362,21 @@ function printClosing(
     lines.push('(these outputs came from the embedded EMULATOR, not the real service)');
   }
   for (const line of [...lines, ...(epilogue?.(result, setup.outDir) ?? [])]) {
-    process.stderr.write(`genpipe: ${redact(line)}\n`);
+    process.stderr.write(`genpipe: ${printable(redact(line))}\n`);
+    s.log?.line('genpipe', line);
   }
+}
+
+/** Every event to the log file first (whatever stdout shows), then the command, then the display. */
+function batchSink(s: Session, display: ProgressDisplay | null): RunOptions['onEvent'] {
+  const sinks = [s.log?.sink, s.cmd.observe?.bind(s.cmd), display?.sink].filter(
+    (f): f is (event: PipelineEvent) => void => f !== undefined,
+  );
+  if (sinks.length === 0) return undefined;
+  if (sinks.length === 1) return sinks[0];
+  return (event) => {
+    for (const sink of sinks) sink(event);
+  };
 }
 
 /** Stops the intake, closes the journal, the client and the embedded emulator. */
@@ -313,4 +386,5 @@ async function tearDown(s: Session, signals: SignalWatch): Promise<void> {
   await s.journal?.close();
   await s.service?.client.close();
   await s.service?.emulator?.close();
+  s.log?.close();
 }

@@ -49,6 +49,8 @@ export interface BatchFlags extends ServiceFlags, JournalFlags {
   dryRun?: boolean;
   /** `--price-list <file>` (with --dry-run): the credits of each generation type, YAML or JSON. */
   priceList?: string;
+  /** `--log-file <path>`: every stage, note and the summary appended there with ISO times. */
+  logFile?: string;
 }
 
 /** A batch's options once defaulted and checked. */
@@ -215,6 +217,10 @@ export function addSharedBatchOptions(cmd: Command): Command {
     .option(
       '-v, --verbose',
       'when stdout is not a terminal, a line for every stage each file reaches (default: one line per file outcome)',
+    )
+    .option(
+      '--log-file <path>',
+      'append a record of the run there: every stage of every file with ISO times (as -v, whatever stdout shows), the options, notes such as retries, and the closing summary; secrets masked',
     );
   return addServiceOptions(cmd, {
     json: 'one JSON object per event on stdout (errors as one JSON line on stderr)',

@@ -88,16 +88,15 @@ export interface BatchService {
  * The client of a batch: the embedded emulator with `emulator` (the command prints its banner once
  * nothing can be refused any more), else the service from the flags or GENPIPE_* variables.
  *
- * @param note - prints a note on stderr (the client's retry notes go there)
+ * @param note - where the client's notes go (retries, 429 waits): stderr, the log file
  * @throws UsageError when no service is configured, explaining every way to give one
  */
 export async function connectService(
   flags: ServiceFlags & { emulator?: boolean; pollInterval?: number; rateWindow?: number },
-  json: boolean,
   note: (text: string) => void,
 ): Promise<BatchService> {
   const clientOptions: Partial<ClientOptions> = {
-    hooks: { log: json ? () => undefined : (m) => note(m) },
+    hooks: { log: (m) => note(m) },
     ...(flags.rateWindow !== undefined ? { rateWindowMs: Math.round(flags.rateWindow * 1000) } : {}),
   };
   const pollIntervalMs = flags.pollInterval !== undefined ? Math.round(flags.pollInterval * 1000) : undefined;

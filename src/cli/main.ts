@@ -5,7 +5,7 @@
  */
 import { CommanderError } from 'commander';
 import { EXIT } from './exit-codes.ts';
-import { buildProgram } from './program.ts';
+import { buildProgram, wantsJson } from './program.ts';
 
 /**
  * A reader of stdout that goes away (`genpipe run photos --out out | head`) ends what is shown there,
@@ -32,7 +32,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     // Loaded only now: `serve` has no other use for the client's redaction.
     const { printError } = await import('./print-error.ts');
-    process.exitCode = printError(err);
+    process.exitCode = printError(err, { json: wantsJson(argv) });
   }
 }
 

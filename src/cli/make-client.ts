@@ -98,6 +98,19 @@ export function addPollOption(cmd: Command): Command {
   );
 }
 
+/**
+ * `--timeout` limits a wait: a command not asked to wait (`--wait`, or `--out` where that waits) would
+ * accept it and do nothing with it, so it is refused before anything is sent.
+ *
+ * @param waits - the flags that make the command wait, as the message names them
+ * @throws UsageError `--timeout needs --wait: it limits the wait`
+ */
+export function checkTimeoutWaits(flags: { timeout?: number }, waiting: boolean, waits: string): void {
+  if (flags.timeout !== undefined && !waiting) {
+    throw new UsageError(`--timeout needs ${waits}: it limits the wait`);
+  }
+}
+
 let wasmTierUpOff = false;
 
 /**
@@ -237,7 +250,7 @@ export async function runWithClient(
         if (json) {
           process.stdout.write(`${JSON.stringify(redactDeep(value, redact), null, 2)}\n`);
         } else {
-          for (const line of human()) process.stdout.write(`${redact(line)}\n`);
+          for (const line of human()) process.stdout.write(`${printable(redact(line))}\n`);
         }
       },
       progress(label) {

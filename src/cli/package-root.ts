@@ -20,3 +20,9 @@ export function packageRoot(from: string = dirname(fileURLToPath(import.meta.url
     if (dirname(dir) === dir) throw new Error(`genpipe's package.json not found above ${from}`);
   }
 }
+
+/** genpipe's version, from its package.json. */
+export function genpipeVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string })
+    .version;
+}

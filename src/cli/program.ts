@@ -32,19 +32,67 @@ const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>]> = [
  * @example const program = await buildProgram(['node', 'genpipe']); // every command, for its help
  */
 export async function buildProgram(argv: readonly string[] = process.argv): Promise<Command> {
+  const json = wantsJson(argv);
   const program = new Command();
   program
     .name('genpipe')
     .description('Media ingestion pipeline for an asynchronous video and image generation service')
     .version('0.1.0')
-    // Set before the commands are added: they inherit it. A usage error reads like genpipe's others.
-    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'genpipe: ')) })
+    // Set before the commands are added: they inherit it. A usage error reads like genpipe's others,
+    // and with --json it is one JSON line, as printError writes every other error then.
+    .configureOutput({ outputError: (text, write) => write(json ? jsonUsageError(text) : plainError(text)) })
     .exitOverride();
   configureOptionHelp(program);
   const named = COMMANDS.find(([name]) => name === argv[2]);
   for (const [, load] of named ? [named] : COMMANDS) (await load())(program);
-  pointToHelp(program);
+  for (const cmd of program.commands) requireSubcommand(cmd);
+  // The pointer to the help is text: with --json the JSON line stands alone.
+  if (!json) pointToHelp(program);
   return program;
+}
+
+/**
+ * Whether the command line asks for `--json` (before any `--`): its usage errors are then one JSON line.
+ *
+ * @example wantsJson(['node', 'genpipe', 'run', 'in', '--json']) // true
+ */
+export function wantsJson(argv: readonly string[]): boolean {
+  const args = argv.slice(2);
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).includes('--json');
+}
+
+function plainError(text: string): string {
+  return text.replace(/^error: /, 'genpipe: ');
+}
+
+/**
+ * A usage error commander found, as the one JSON line printError writes for genpipe's own usage errors:
+ * `{"error":{"name":"UsageError","code":"GENPIPE_USAGE","message":"unknown option '--bogus'"}}`.
+ */
+function jsonUsageError(text: string): string {
+  const message = text.replace(/^error: /, '').trimEnd();
+  return `${JSON.stringify({ error: { name: 'UsageError', code: 'GENPIPE_USAGE', message } })}\n`;
+}
+
+/**
+ * A group of commands (`genpipe files`, `generations`, `legacy`) named without one of its commands is a
+ * usage error like the others (one line, and the pointer to the help), not the whole help.
+ */
+function requireSubcommand(group: Command): void {
+  if (group.commands.length === 0) return;
+  const names = group.commands.map((c) => c.name());
+  // An action would otherwise drop the implicit `help [command]` of the group.
+  group.helpCommand(true);
+  group.allowExcessArguments().action(() => {
+    const [first] = group.args;
+    group.error(
+      first === undefined
+        ? `error: '${commandPath(group)}' needs a command: ${names.join(', ')}`
+        : `error: unknown command '${first}'`,
+      { exitCode: 2, code: first === undefined ? 'genpipe.missingCommand' : 'commander.unknownCommand' },
+    );
+  });
 }
 
 /** `genpipe files upload`: the words that run `cmd`. */

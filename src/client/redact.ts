@@ -3,7 +3,7 @@
  * The client scrubs the service's details with it (`redact`); the pipeline and the CLI pass everything
  * they print or write (progress lines, --json events, result.json, the reports, errors) through a
  * redactor built with `createRedactor`, which also masks anything shaped like an API key or a bearer
- * token.
+ * token, and the password of a URL.
  */
 
 /** What a secret is replaced with. */
@@ -16,7 +16,7 @@ export type Redact = (text: string) => string;
 export interface RedactorOptions {
   /** Known secrets shorter than this are ignored (shorter strings would mask ordinary words). */
   minSecretLength?: number;
-  /** Also mask anything shaped like an API key (`svc-api-…`) or a `Bearer <token>` credential. */
+  /** Also mask anything shaped like an API key (`svc-api-…`), a `Bearer <token>` credential or a URL's password. */
   maskShapes?: boolean;
   /**
    * Texts left as they are although shaped like a key (the emulator's published default key); a
@@ -28,10 +28,14 @@ export interface RedactorOptions {
 /** Defaults of createRedactor, in one place. */
 export const REDACTOR_DEFAULTS = { minSecretLength: 6, maskShapes: true } as const;
 
-/** Anything shaped like an agents-surface API key (fixed prefix `svc-api-`) or a bearer credential. */
+/**
+ * Anything shaped like an agents-surface API key (fixed prefix `svc-api-`), a bearer credential, or the
+ * password of a URL (`https://user:password@host`: a service or store URL may carry one).
+ */
 const SECRET_SHAPES: readonly [RegExp, string][] = [
   [/svc-api-[A-Za-z0-9._~+/=-]+/g, REDACTED],
   [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
+  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:)[^\s/@]+@/gi, `$1${REDACTED}@`],
 ];
 
 /** Stands for a kept text while the shapes are masked (no shape matches it). */
@@ -43,8 +47,8 @@ function escapeRegExp(s: string): string {
 
 /**
  * A redactor that replaces every occurrence of the given secrets (longest first), then — unless
- * `maskShapes` is false — anything shaped like an API key (`svc-api-…`) or a `Bearer <token>` credential
- * (8+ token characters), by `[redacted]`. Empty, missing and very short secrets (under
+ * `maskShapes` is false — anything shaped like an API key (`svc-api-…`), a `Bearer <token>` credential
+ * (8+ token characters) or the password of a URL (`https://user:[redacted]@host`), by `[redacted]`. Empty, missing and very short secrets (under
  * `minSecretLength`, default 6 characters) are ignored rather than masking ordinary text.
  *
  * @param secrets the secrets known (API keys, tokens); null/undefined entries are ignored

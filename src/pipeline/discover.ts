@@ -10,7 +10,12 @@
  */
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { type InputSelection, SELECTION_REASONS, selectionFilter } from './input-selection.ts';
+import {
+  excludedFolder,
+  type InputSelection,
+  SELECTION_REASONS,
+  selectionFilter,
+} from './input-selection.ts';
 import { type Item, newItem } from './item.ts';
 import { RECIPE_FILE_NAME } from './recipe.ts';
 import { SIDECAR_SUFFIX } from './recipe-sidecar.ts';
@@ -32,7 +37,8 @@ export interface DiscoverOptions {
   /**
    * The files to take among the inputs (--include, --exclude, --max-files): the others are told to
    * `onSkip` with why. Past `maxFiles` the walk goes on only to count the rest: a regular file is then
-   * not looked at beyond its folder's listing (no stat).
+   * not looked at beyond its folder's listing (no stat). A folder an exclude leaves out entirely
+   * (`raw/**`) is not walked into: it is told to `onSkip` once, as the folder.
    */
   select?: InputSelection;
 }
@@ -153,6 +159,7 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
   const { signal, onSkip, onUnreadableDir } = opts;
   const skip = (input: string, reason: string) => onSkip?.(input, reason);
   const selected = opts.select ? selectionFilter(opts.select) : null;
+  const folderExcluded = opts.select ? excludedFolder(opts.select) : null;
   const maxFiles = opts.select?.maxFiles ?? Number.POSITIVE_INFINITY;
   const beyondMax = SELECTION_REASONS.beyondMax(maxFiles);
   let taken = 0;
@@ -178,7 +185,8 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
         continue;
       }
       if (type === 'dir') {
-        if (abs === outReal) skip(rel, SKIP_REASONS.outDir);
+        const excluded = abs === outReal ? SKIP_REASONS.outDir : (folderExcluded?.(rel) ?? null);
+        if (excluded !== null) skip(rel, excluded);
         else yield* walk(abs, rel);
         continue;
       }

@@ -37,7 +37,7 @@ export interface BatchTotals {
   skipped: number;
   /** Items left unprocessed because the batch stopped early. */
   stopped: number;
-  /** Entries of the input folder that are not inputs (see report.json `ignored`); absent for watch. */
+  /** Entries of the input folder that are not inputs (see report.json `ignored`; watch: at its last complete rescan). */
   ignored?: number;
 }
 

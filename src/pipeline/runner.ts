@@ -110,8 +110,9 @@ export function startBatch(options: RunOptions): Batch {
   const ctx = runContext(run, stops);
   const driver = new ItemDriver(run, ctx, pools, stops, items, emit);
   const scheduler = new Scheduler(driver, items);
-  // What discovery leaves out of the input folder; a source (watch) is not a walk of it.
+  // What discovery leaves out of the input folder; a source (watch) is not a walk of it, and tells its own.
   const ignored = options.source ? null : new IgnoredEntries();
+  const ignoredSource = options.ignored;
   const reports = new ReportRefresher(
     run.outDir,
     {
@@ -120,7 +121,7 @@ export function startBatch(options: RunOptions): Batch {
       inputDir: run.inputDir,
       emulator: run.emulator,
       journal: options.journal ?? null,
-      ignoredEntries: ignored,
+      ignoredEntries: ignored ?? (ignoredSource ? { section: ignoredSource } : null),
     },
     items,
     run.reportIntervalMs,

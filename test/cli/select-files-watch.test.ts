@@ -55,3 +55,35 @@ it('genpipe watch takes only the files --include matches and no --exclude does',
   const report = await readJson(join(out, 'report.json'));
   expect(report.items.map((i: { input: string }) => i.input).sort()).toEqual(['a.txt', 'd.txt']);
 }, 90_000);
+
+it("genpipe watch's reports list what the inbox holds that is not an input, with why, as run's do", async () => {
+  const inbox = join(root, 'inbox-ignored');
+  const out = join(root, 'out-ignored');
+  await put(inbox, 'genpipe.yaml', RECIPE);
+  await put(inbox, 'a.txt', 'a red fox');
+  await put(inbox, '.hidden.txt', 'a secret');
+  await put(inbox, 'b.txt.part', 'still coming');
+  await put(join(inbox, 'raw'), 'c.txt', 'a green frog');
+  const child = spawnGenpipe(
+    [
+      ...['watch', inbox, '--out', out, '--emulator', '--json', '--quiet-ms', '200', '--rescan-ms', '300'],
+      ...['--exclude', 'raw/**'],
+    ],
+    cleanEnv(),
+  );
+  await child.until((es) => es.some((e) => e.input === 'a.txt' && e.state === 'reported'), 'a.txt reported');
+  child.proc.kill('SIGTERM');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+
+  const report = await readJson(join(out, 'report.json'));
+  expect(report.ignored.entries).toEqual([
+    { input: '.hidden.txt', reason: 'hidden (name starts with a dot)' },
+    { input: 'b.txt.part', reason: 'temporary file name' },
+    { input: 'genpipe.yaml', reason: 'recipe file' },
+    { input: 'raw', reason: "excluded by --exclude 'raw/**' (the whole folder, not looked into)" },
+  ]);
+  expect(report.ignored.total).toBe(4);
+  expect(child.stderr()).toMatch(/1 files: 1 succeeded, 0 failed, 0 skipped; 4 ignored: /);
+  const finished = child.events.find((e) => e.type === 'batch_finished') as { totals?: { ignored?: number } };
+  expect(finished.totals?.ignored).toBe(4);
+}, 90_000);

@@ -13,4 +13,11 @@ describe('the one redactor', () => {
     expect(createRedactor([], { keep: [published] })(text)).toBe(`use ${published}, not ${REDACTED}`);
     expect(createRedactor([published], { keep: [published] })(text)).toBe(`use ${REDACTED}, not ${REDACTED}`);
   });
+
+  it('masks the password of a URL, not its user, host, port or path', () => {
+    const r = createRedactor();
+    expect(r('store postgres://bob:s3cr3t@db.local:5432/genpipe and http://host:8080/a@b')).toBe(
+      `store postgres://bob:${REDACTED}@db.local:5432/genpipe and http://host:8080/a@b`,
+    );
+  });
 });

@@ -136,6 +136,36 @@ describe('discover', () => {
     expect(seen).toEqual(['a.jpg']);
   });
 
+  it('does not walk into a folder an --exclude leaves out entirely', async () => {
+    const input = join(base, 'excluded-folder');
+    await put(input, 'a.jpg', 'a');
+    await put(join(input, 'raw'), 'b.jpg', 'b');
+    await put(join(input, 'keep', 'raw'), 'c.jpg', 'c');
+    await put(join(input, 'raw-too'), 'd.jpg', 'd');
+    // Below raw/, a tree deeper than a path may be long: reading it fails whoever runs the walk (root
+    // too), so a walk that went in would throw ENAMETOOLONG.
+    const segment = 'd'.repeat(60);
+    execFileSync('sh', [
+      '-c',
+      `cd "$0" && for i in $(seq 1 80); do mkdir ${segment} && cd -P ${segment}; done`,
+      join(input, 'raw'),
+    ]);
+    try {
+      const { items, skipped } = await collect(input, { select: { exclude: ['raw/**', '**/raw/**'] } });
+      expect(items.map((i) => i.input)).toEqual(['a.jpg', 'raw-too/d.jpg']);
+      expect(skipped).toEqual({
+        'keep/raw': "excluded by --exclude '**/raw/**' (the whole folder, not looked into)",
+        raw: "excluded by --exclude 'raw/**' (the whole folder, not looked into)",
+      });
+      // An exclude that leaves some of a folder's files in is matched file by file, as before.
+      const some = await collect(join(input, 'keep'), { select: { exclude: ['raw/*.png'] } });
+      expect(some.items.map((i) => i.input)).toEqual(['raw/c.jpg']);
+    } finally {
+      // fs.rm walks by full paths, too long here; rm -rf does not.
+      execFileSync('rm', ['-rf', join(input, 'raw')]);
+    }
+  });
+
   it('walks 10,000 files quickly with a bounded number of open handles', { timeout: 60_000 }, async () => {
     const input = join(base, 'many');
     for (let d = 0; d < 100; d++) {

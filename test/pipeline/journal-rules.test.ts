@@ -18,6 +18,7 @@ import {
   recipeHash,
   unknownSubmissionPolicy,
 } from '../../src/pipeline/journal/index.ts';
+import { statusKind } from '../../src/pipeline/journal/status-summary.ts';
 import { lostAnswerReason } from '../../src/pipeline/stages/submit.ts';
 import { flatView, type ItemPatch, patchItem } from '../helpers/item-patch.ts';
 
@@ -247,6 +248,76 @@ describe('resume decisions', () => {
     expect(decideFor(atService).item.reason).toBe('generation failed');
     const local = row(item({ state: 'failed', failedAt: 'check', reason: 'too big' }));
     expect(decideFor(local)).toMatchObject({ action: 'fresh', supersede: false });
+  });
+});
+
+describe('resume decisions: an item that uploaded nothing', () => {
+  const DAY_AND_HOUR = 25 * 3600_000;
+  /** A prompt file ready to submit: its text is in the request, nothing was uploaded for it. */
+  const prompt = (refs: Record<string, unknown> = {}) =>
+    patchItem(
+      { ...newItem('a.txt', '/in/a.txt', 10, 1), state: 'planned', inputAs: 'prompt' },
+      { request: { type: 'image', model: 'uni-1', prompt: 'a small fox', ...refs }, state: 'uploaded' },
+    );
+  const freshPrompt = {
+    ...newItem('a.txt', '/in/a.txt', 10, 1),
+    state: 'planned' as const,
+    inputAs: 'prompt' as const,
+  };
+
+  it('is submitted as it is however old its row, without a word about an old upload', () => {
+    const d = decideFor(row(prompt(), { uploadedAt: NOW - DAY_AND_HOUR }), { fresh: freshPrompt });
+    expect(d.action).toBe('resume');
+    expect(d.item.state).toBe('uploaded');
+    expect(d.reason).toBe(JOURNAL_TEXTS.resumeUploaded('prompt ready'));
+    expect(d.reason).not.toContain(JOURNAL_TEXTS.uploadTooOld);
+  });
+
+  it('is retried from its request after a retryable failure however old its row', () => {
+    const failed = patchItem(prompt(), {
+      state: 'failed' as const,
+      failedAt: 'wait' as const,
+      reason: 'generation failed',
+      requestId: 'req-1',
+      generationId: 'gen-1',
+      generation: { state: 'failed', failure_code: 'generation_failed', failure_reason: 'generation failed' },
+    });
+    const d = decideFor(row(failed, { uploadedAt: NOW - DAY_AND_HOUR }), { fresh: freshPrompt });
+    expect(d.action).toBe('resume');
+    expect(d.retried).toBe(true);
+    expect(d.reason).not.toContain(JOURNAL_TEXTS.uploadTooOld);
+  });
+
+  it('still counts as uploaded when its request holds an uploaded reference', () => {
+    const withRef = prompt({ image_ref: [{ file_id: 'file-ref-1' }] });
+    const d = decideFor(row(withRef, { uploadedAt: NOW - DAY_AND_HOUR }), { fresh: freshPrompt });
+    expect(d).toMatchObject({ action: 'fresh', reason: JOURNAL_TEXTS.uploadTooOld });
+  });
+});
+
+describe('genpipe status: each row told as the next run takes it up', () => {
+  it('names the kind of every phase', () => {
+    const failedAt = (code: string | null) =>
+      patchItem(submitted, {
+        state: 'failed' as const,
+        failedAt: 'wait' as const,
+        reason: 'generation failed',
+        generation: { state: 'failed', failure_code: code, failure_reason: 'generation failed' },
+      });
+    const cases: Array<[JournalRow, string]> = [
+      [row(reported), 'done'],
+      [row(patchItem(submitted, { state: 'downloaded' as const })), 'downloaded'],
+      [row({ ...submitted, state: 'stopped' }, { liveState: 'submitted' }), 'at the service'],
+      [row(submitting, { liveState: 'uploaded' }), 'outcome unknown'],
+      [row(uploaded), 'not yet submitted'],
+      [row(uploaded, { uploadedAt: NOW - 25 * 3600_000 }), 'not yet submitted'],
+      [row(item()), 'not yet submitted'],
+      [row(item({ state: 'failed', failedAt: 'check', reason: 'too big' })), 'failed before the service'],
+      [row(item({ state: 'skipped', reason: 'no rule' })), 'skipped'],
+      [row(failedAt('generation_failed')), 'failed, retried by a re-run'],
+      [row(failedAt('content_moderated')), 'failed, not retried'],
+    ];
+    expect(cases.map(([r]) => statusKind(r))).toEqual(cases.map(([, kind]) => kind));
   });
 });
 

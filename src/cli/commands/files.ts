@@ -12,6 +12,7 @@ import {
   addServiceOptions,
   type ClientFlags,
   type CommandContext,
+  checkTimeoutWaits,
   intArg,
   runWithClient,
   secondsArg,
@@ -198,6 +199,7 @@ function registerUpload(files: Command): void {
     );
   addPollOption(addServiceOptions(cmd)).action((path: string, flags: UploadFlags) =>
     runWithClient(flags, async (ctx) => {
+      checkTimeoutWaits(flags, flags.wait === true, '--wait');
       requireFile(path, 'files upload');
       const expiresAt = flags.expiresAt === undefined ? undefined : expiresAtArg(flags.expiresAt);
       // The file as the service would take it, before a byte is sent (exit 1 naming the rule). Its

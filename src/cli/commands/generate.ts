@@ -23,6 +23,7 @@ import {
   addServiceOptions,
   type ClientFlags,
   type CommandContext,
+  checkTimeoutWaits,
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
@@ -260,11 +261,12 @@ export function registerGenerate(program: Command): void {
     )
     .option(
       '--timeout <seconds>',
-      'give up waiting after this long (exit 1; default: no limit)',
+      'with --wait or --out: give up waiting after this long (exit 1; default: no limit)',
       secondsArg(0),
     );
   addPollOption(addServiceOptions(cmd)).action((flags: GenerateFlags) =>
     runWithClient(flags, async (ctx) => {
+      checkTimeoutWaits(flags, flags.wait === true || flags.out !== undefined, '--wait or --out');
       const given = [flags.request, flags.prompt, flags.source, flags.imageRef, flags.type].some(
         (v) => v !== undefined,
       );

@@ -11,11 +11,11 @@ import {
   addServiceOptions,
   type ClientFlags,
   type CommandContext,
+  checkTimeoutWaits,
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
 import { checkOutDir } from '../out-dir-check.ts';
-import { UsageError } from '../usage-error.ts';
 
 /** The lines describing a generation, for people. */
 export function generationLines(g: Generation, requestId?: string): string[] {
@@ -133,7 +133,7 @@ export function registerGenerations(program: Command): void {
     ),
   ).action((id: string, flags: DownloadFlags) =>
     runWithClient(flags, async (ctx) => {
-      if (flags.timeout !== undefined && !flags.wait) throw new UsageError('--timeout needs --wait');
+      checkTimeoutWaits(flags, flags.wait === true, '--wait');
       await checkOutDir(flags.out);
       let g = await ctx.client.generations.get(id, { signal: ctx.signal });
       if (g.state !== 'completed') {

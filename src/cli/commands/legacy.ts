@@ -12,6 +12,7 @@ import {
   addPollOption,
   addServiceOptions,
   type ClientFlags,
+  checkTimeoutWaits,
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
@@ -76,11 +77,12 @@ export function registerLegacy(program: Command): void {
     )
     .option(
       '--timeout <seconds>',
-      'give up waiting after this long (exit 1; default: no limit)',
+      'with --wait or --out: give up waiting after this long (exit 1; default: no limit)',
       secondsArg(0),
     );
   addPollOption(addServiceOptions(modify)).action((flags: ModifyFlags) =>
     runWithClient(flags, async (ctx) => {
+      checkTimeoutWaits(flags, flags.wait === true || flags.out !== undefined, '--wait or --out');
       if (flags.out !== undefined) await checkOutDir(flags.out);
       const requestId = flags.requestId ?? randomUUID();
       const created = await ctx.client.legacy.modifyVideo(modifyRequest(flags), {

@@ -15,6 +15,7 @@ import {
   type StatusSummary,
   statusSummary,
 } from '../../pipeline/index.ts';
+import { printable } from '../../pipeline/progress/index.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** Failures listed one by one; the rest are counted. */
@@ -97,7 +98,7 @@ export function registerStatus(program: Command): void {
         const summary = statusSummary(journal.rows(), await journal.batches());
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ out_dir: outDir, journal: path, ...summary })}\n`);
-        } else process.stdout.write(`${statusLines(outDir, path, summary).join('\n')}\n`);
+        } else process.stdout.write(`${statusLines(outDir, path, summary).map(printable).join('\n')}\n`);
       } finally {
         await journal.close();
       }

@@ -24,7 +24,6 @@ import {
   checkWatchFolders,
   createProgress,
   createReadyQueue,
-  type InputSelection,
   type Item,
   incompleteReason,
   newProgressState,
@@ -34,11 +33,11 @@ import {
   type PipelineEvent,
   type ProgressDisplay,
   type Redact,
+  type ReportIgnored,
   type RunOptions,
   readyItem,
   recipeFiles,
   sameSignature,
-  selectionFilter,
   settleInput,
   startWatcher,
   WATCH_DEFAULTS,
@@ -153,6 +152,8 @@ class WatchCommand implements BatchCommand {
   private watcher: Watcher | null = null;
   private stopping = false;
   private pausedBecause: string | null = null;
+  /** What the last complete rescan found in the inbox that is not an input, with why. */
+  private ignored: ReportIgnored | null = null;
   private tick: NodeJS.Timeout | undefined;
 
   constructor(private readonly flags: WatchFlags) {
@@ -228,7 +229,11 @@ class WatchCommand implements BatchCommand {
       rescanMs: flags.rescanMs ?? WATCH_DEFAULTS.rescanMs,
       poll: flags.poll === true,
       skipFiles: recipeFiles(setup.recipe),
-      ...selectionSkip(setup.select),
+      select: { include: setup.select.include, exclude: setup.select.exclude },
+      // What the last complete rescan left out, for the reports' ignored list.
+      onScan: (result) => {
+        if (result.complete) this.ignored = result.ignored;
+      },
       known: (file) => {
         const was = finished.get(file.input);
         return was !== undefined && sameSignature(was, file);
@@ -270,6 +275,7 @@ class WatchCommand implements BatchCommand {
     return {
       source: this.queue,
       reportIntervalMs: WATCH_REPORT_INTERVAL_MS,
+      ignored: () => this.ignored,
       failAtCheck: (item) => this.incomplete.get(item.input) ?? null,
       // A file that changed while it was processed is not sent: the watcher hands it over again once
       // it is stable, and that item waits for this one.
@@ -332,12 +338,6 @@ class WatchCommand implements BatchCommand {
  */
 export function executeWatch(inputDirArg: string, flags: WatchFlags): Promise<number> {
   return executeBatch(new WatchCommand(flags), { inputDir: inputDirArg, flags });
-}
-
-/** --include / --exclude as the watcher's shouldSkip: a file they leave out is never handed over. */
-function selectionSkip(select: InputSelection): Pick<WatcherOptions, 'shouldSkip'> {
-  const filter = selectionFilter(select);
-  return filter ? { shouldSkip: (input) => filter(input) !== null } : {};
 }
 
 /** Registers `genpipe watch`. */

@@ -12,7 +12,8 @@
  * | local, an earlier run stopped or died     | resume from the start (same row): `continued`             |
  * |   before it was finished                  |                                                           |
  * | uploaded                                  | resume at `uploaded` (submit), if the upload is recent    |
- * |                                           |   (a prompt file or a base64 image: nothing was uploaded) |
+ * |                                           |   (a prompt file or a base64 image without uploaded       |
+ * |                                           |   references: nothing was uploaded, nothing is too old)   |
  * | submitting (outcome unknown)              | the crash policy: fail (default; action `fail`) or resubmit |
  * | submitted                                 | resume at `submitted`: poll, never submit again           |
  * | downloaded, outputs complete              | resume at `downloaded` (write result.json)                |
@@ -107,8 +108,31 @@ function generationIdOf(item: Item): string {
   return currentStep(item)?.generationId ?? '?';
 }
 
-/** The row's uploads (its own media and the references in its request) are young enough to reuse. */
+/** True when `value` (a request, or part of it) names a file at the service (not a `$…` placeholder). */
+function namesServiceFile(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(namesServiceFile);
+  if (typeof value !== 'object' || value === null) return false;
+  for (const [k, v] of Object.entries(value)) {
+    if (k === 'file_id' && typeof v === 'string' && !v.startsWith('$')) return true;
+    if (namesServiceFile(v)) return true;
+  }
+  return false;
+}
+
+/**
+ * Nothing was uploaded for the item: its own media went in the request (a prompt file's text, an image
+ * as base64) or it has none, and no request of its names a file at the service (a shared reference).
+ */
+function uploadedNothing(item: Item): boolean {
+  return uploadOutcome(item) !== 'uploaded' && !item.steps.some((step) => namesServiceFile(step.request));
+}
+
+/**
+ * The row's uploads (its own media and the references in its request) are young enough to reuse; an
+ * item that uploaded nothing has nothing to grow old.
+ */
 function uploadIsRecent(row: JournalRow, now: number, maxAgeMs: number): boolean {
+  if (uploadedNothing(row.item)) return true;
   return row.uploadedAt !== null && now - row.uploadedAt <= maxAgeMs;
 }
 

@@ -1,11 +1,12 @@
 /**
  * What `genpipe status <out-dir>` says of an out dir, from its journal alone (nothing is run, nothing is
  * read at the service): the inputs by where their work stands, the failures with their reasons, and
- * what the next run would do with each kind, by the same rules resume-decision.ts applies.
+ * what the next run would do with each kind: resume-decision.ts's own decision, told in other words.
  */
-import { failureOf } from '../failure-class.ts';
 import type { BatchRow } from '../store/store.ts';
 import type { JournalRow } from './journal-row.ts';
+import type { OutputCheck } from './outputs-check.ts';
+import { decide } from './resume-decision.ts';
 
 /** Where an input's work stands. */
 export type StatusKind =
@@ -49,22 +50,42 @@ export interface StatusSummary {
   failures: StatusFailure[];
 }
 
-/** Where the work of `row` stands. */
+/**
+ * What a re-run without flags would find of a row: its outputs and result.json taken as present (status
+ * reads no file), its uploads as young enough (their age changes how a file is sent again, not its kind).
+ */
+const STATUS_OUTPUTS: OutputCheck = { complete: true, resultPresent: true, problems: [] };
+
+/**
+ * Where the work of `row` stands: what the next run does with it, as Journal.plan decides it
+ * (resume-decision.ts's decide, the one table of those rules), told in status's words.
+ */
 export function statusKind(row: JournalRow): StatusKind {
-  switch (row.phase) {
-    case 'reported':
-      return 'done';
-    case 'failed':
-      return failureOf(row.item)?.retryable ? 'failed, retried by a re-run' : 'failed, not retried';
-    case 'submitting':
-      return row.outcomeUnknown ? 'outcome unknown' : 'not yet submitted';
-    case 'submitted':
-      return 'at the service';
-    case 'downloaded':
-      return 'downloaded';
+  const d = decide({
+    row,
+    fresh: row.item,
+    key: { contentHash: row.contentHash, recipeHash: row.recipeHash },
+    force: false,
+    resubmitUnknown: false,
+    retryFailed: false,
+    now: Date.now(),
+    uploadReuseMaxAgeMs: Number.POSITIVE_INFINITY,
+    outputs: STATUS_OUTPUTS,
+  });
+  if (d.retried) return 'failed, retried by a re-run';
+  switch (d.action) {
+    case 'done':
+      return row.phase === 'failed' ? 'failed, not retried' : 'done';
+    case 'fail':
+      return 'outcome unknown';
     default:
-      if (row.item.state === 'failed') return 'failed before the service';
-      if (row.item.state === 'skipped') return 'skipped';
+      // Resumed or started again: where the run takes it up.
+      if (d.item.state === 'submitted') return 'at the service';
+      if (d.item.state === 'downloaded') return 'downloaded';
+      if (row.phase === 'local' || row.phase === 'uploaded') {
+        if (row.item.state === 'failed') return 'failed before the service';
+        if (row.item.state === 'skipped') return 'skipped';
+      }
       return 'not yet submitted';
   }
 }

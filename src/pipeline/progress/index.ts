@@ -5,6 +5,13 @@
 export { createProgress, type ProgressOptions } from './create-progress.ts';
 export { clockTime, ellipsize, formatBytes, formatDuration, printable } from './format.ts';
 export { createJsonLinesProgress } from './json-lines.ts';
+export {
+  LOG_FLUSH_BYTES,
+  type LogFile,
+  LogFileOpenError,
+  type LogRunHeader,
+  openLogFile,
+} from './log-file.ts';
 export { createPlainProgress, type PlainOptions, plainLine } from './plain.ts';
 export {
   applyEvent,

@@ -15,6 +15,8 @@ export interface PlainOptions {
   redact?: Redact;
   /** Show times in UTC instead of local time. */
   utc?: boolean;
+  /** Show the full ISO 8601 time (UTC, with the date and ms) instead of the time of day (the log file). */
+  iso?: boolean;
   /** The command the first line names (default `run`). */
   command?: 'run' | 'watch';
   /**
@@ -47,7 +49,7 @@ const OUTCOME_STATES: ReadonlySet<string> = new Set([
 export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string | null {
   const redact = opts.redact ?? redactShapes;
   const text = (s: string) => printable(redact(s));
-  const at = `[${clockTime(event.at, { utc: opts.utc })}]`;
+  const at = `[${opts.iso ? new Date(event.at).toISOString() : clockTime(event.at, { utc: opts.utc })}]`;
   switch (event.type) {
     case 'batch_started':
       return `${at} ${opts.command ?? 'run'}: ${text(event.input_dir)} -> ${text(event.out_dir)}${event.emulator ? ' (EMULATOR: not the real service)' : ''}`;

@@ -147,7 +147,7 @@ export interface ReportMeta {
   redact?: Redact;
   /** The batch ran with a journal: its file and crash policy (report.json `journal`). */
   journal?: ReportJournalMeta | null;
-  /** What discovery left out of the input folder so far (report.json `ignored`); absent for watch. */
+  /** What discovery left out of the input folder so far (report.json `ignored`; watch: at its last complete rescan). */
   ignored?: ReportIgnored | null;
 }
 

@@ -12,7 +12,7 @@ import { POLL_DEFAULTS } from '../poller.ts';
 import { createRedactor, type Redact } from '../progress/redact.ts';
 import type { Recipe } from '../recipe.ts';
 import type { ReferenceMemory } from '../references.ts';
-import type { ReportJournalMeta } from '../report/index.ts';
+import type { ReportIgnored, ReportJournalMeta } from '../report/index.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
 
 /** Defaults of a run, in one place. */
@@ -91,6 +91,11 @@ export interface RunOptions {
    * `discovered` items, or journaled items in a later state). The batch ends when it ends.
    */
   source?: AsyncIterable<Item>;
+  /**
+   * With `source`: what the source left out of the input folder, with why (watch: its last complete
+   * rescan), for the reports' `ignored`; null while it does not know yet.
+   */
+  ignored?: () => ReportIgnored | null;
   /**
    * The files to take among those discovered (--include, --exclude, --max-files); the others are
    * listed as ignored with why. Not used with `source`.

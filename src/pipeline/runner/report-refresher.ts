@@ -7,9 +7,9 @@
 import type { Item } from '../item.ts';
 import type { Redact } from '../progress/redact.ts';
 import {
-  type IgnoredEntries,
   type ReportFilesMeta,
   type ReportHead,
+  type ReportIgnored,
   type ReportJournalMeta,
   writeReportFiles,
 } from '../report/index.ts';
@@ -22,8 +22,11 @@ export interface ReportMeta {
   inputDir: string;
   emulator: boolean;
   journal: ReportJournalMeta | null;
-  /** What discovery leaves out of the input folder, as it goes (`run`); null when it is not walked (`watch`). */
-  ignoredEntries: IgnoredEntries | null;
+  /**
+   * What discovery leaves out of the input folder: as it goes (`run`), or as the last complete look at
+   * it found (`watch`'s rescans); null when nobody tells.
+   */
+  ignoredEntries: { section(): ReportIgnored | null } | null;
 }
 
 /** A rewrite while running takes at most 1 / REWRITE_SHARE_INVERSE of the time (see the module comment). */

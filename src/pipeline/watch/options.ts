@@ -5,6 +5,7 @@
  * defaults.ts.
  */
 import { resolve } from 'node:path';
+import { type InputSelection, selectionFilter } from '../input-selection.ts';
 import { WATCH_DEFAULTS } from './defaults.ts';
 import type { ReadyFile } from './ready-file.ts';
 import type { RescanResult } from './rescan.ts';
@@ -42,6 +43,11 @@ export interface WatcherOptions {
   known?: (file: { input: string; absPath: string } & Signature) => boolean;
   /** Further inputs to leave out, by path relative to the watched folder. */
   shouldSkip?: (input: string) => boolean;
+  /**
+   * --include / --exclude: the files they leave out are never handed over, and each rescan lists them
+   * as ignored with why (RescanResult.ignored); a folder an exclude leaves out entirely is not walked.
+   */
+  select?: Pick<InputSelection, 'include' | 'exclude'>;
   /** A file is ready. Called once per file (again only after it changed). A rejection is reported via onProblem. */
   onReady(file: ReadyFile): void | Promise<void>;
   /** The watcher paused, with a plain message saying why (called again if the reason changes). */
@@ -85,6 +91,7 @@ export interface WatchSettings {
   /** As given (their real paths are taken at start). */
   skipFiles: Iterable<string>;
   shouldSkip: ((input: string) => boolean) | undefined;
+  select: WatcherOptions['select'];
   known: WatcherOptions['known'];
 }
 
@@ -115,7 +122,16 @@ export function resolveWatchSettings(opts: WatcherOptions): WatchSettings {
             readyWaitMs: WATCH_DEFAULTS.hintsReadyWaitMs,
           },
     skipFiles: opts.skipFiles ?? [],
-    shouldSkip: opts.shouldSkip,
+    shouldSkip: selectionSkip(opts),
+    select: opts.select,
     known: opts.known,
   };
+}
+
+/** The inputs to leave out: those `shouldSkip` names and those --include / --exclude leave out. */
+function selectionSkip(opts: WatcherOptions): ((input: string) => boolean) | undefined {
+  const filter = opts.select ? selectionFilter(opts.select) : null;
+  const { shouldSkip } = opts;
+  if (!filter) return shouldSkip;
+  return (input) => filter(input) !== null || shouldSkip?.(input) === true;
 }

@@ -5,6 +5,8 @@
  * left out here instead of failing the walk.
  */
 import { discover } from '../discover.ts';
+import type { InputSelection } from '../input-selection.ts';
+import { IgnoredEntries, type ReportIgnored } from '../report/ignored.ts';
 import type { Signature } from './stability.ts';
 
 export interface RescanOptions {
@@ -14,6 +16,8 @@ export interface RescanOptions {
   skipFiles?: Iterable<string>;
   /** Further inputs to leave out, by path relative to the watched folder. */
   shouldSkip?: (input: string) => boolean;
+  /** --include / --exclude: the files left out are ignored with why; a folder excluded whole is not walked. */
+  select?: InputSelection;
   signal?: AbortSignal;
   /** Called for every input found, in discovery order. */
   onFile(input: string, absPath: string, sig: Signature): void;
@@ -26,6 +30,8 @@ export interface RescanResult {
   files: number;
   /** Subfolders that could not be read, with why. */
   unreadable: Array<{ input: string; code: string }>;
+  /** The entries of the tree that are not inputs, with why (as report.json's `ignored` lists them). */
+  ignored: ReportIgnored;
   /** Why the walk stopped, when not complete. */
   error: unknown;
   durationMs: number;
@@ -40,11 +46,14 @@ export interface RescanResult {
 export async function rescanTree(opts: RescanOptions): Promise<RescanResult> {
   const started = performance.now();
   const unreadable: RescanResult['unreadable'] = [];
+  const ignored = new IgnoredEntries();
   let files = 0;
   try {
     const walk = discover(opts.dir, {
       ...(opts.skipFiles ? { skipFiles: opts.skipFiles } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.select ? { select: { include: opts.select.include, exclude: opts.select.exclude } } : {}),
+      onSkip: (input, reason) => ignored.add(input, reason),
       onUnreadableDir: (input, err) => unreadable.push({ input, code: err.code ?? 'error' }),
     });
     for await (const item of walk) {
@@ -53,7 +62,9 @@ export async function rescanTree(opts: RescanOptions): Promise<RescanResult> {
       opts.onFile(item.input, item.absPath, { size: item.size, mtimeMs: item.mtimeMs });
     }
   } catch (error) {
-    return { complete: false, files, unreadable, error, durationMs: performance.now() - started };
+    const durationMs = performance.now() - started;
+    return { complete: false, files, unreadable, ignored: ignored.section(), error, durationMs };
   }
-  return { complete: true, files, unreadable, error: null, durationMs: performance.now() - started };
+  const durationMs = performance.now() - started;
+  return { complete: true, files, unreadable, ignored: ignored.section(), error: null, durationMs };
 }

@@ -33,7 +33,7 @@ export interface ScanRecord {
 
 /** What the loop works with. */
 export interface ScanLoopParts {
-  settings: Pick<WatchSettings, 'dir' | 'rescanMs' | 'retryMs'>;
+  settings: Pick<WatchSettings, 'dir' | 'rescanMs' | 'retryMs' | 'select'>;
   /** Where and what to scan (the folder's real path, the files to leave out). */
   rules: PathHintRules;
   guard: MountGuard;
@@ -125,6 +125,7 @@ export class ScanLoop {
       dir: rules.root,
       skipFiles: rules.skipFiles,
       ...(rules.shouldSkip ? { shouldSkip: rules.shouldSkip } : {}),
+      ...(this.parts.settings.select ? { select: this.parts.settings.select } : {}),
       signal: life.signal,
       onFile: (input, absPath, sig) => sightings.observe(input, absPath, sig, id),
     });

@@ -1,0 +1,95 @@
+/**
+ * Usage errors commander finds read like genpipe's own: a command group named without one of its
+ * commands gets the one-line error and the pointer to its help (not the whole help), and with --json
+ * every usage error is one JSON line on stderr, the exit code 2 all the same.
+ */
+import { describe, expect, it } from 'vitest';
+import { BIN, runCli } from './run-cli.ts';
+
+describe('a command group without a command', () => {
+  for (const [group, names] of [
+    ['files', 'upload, list, get, delete'],
+    ['generations', 'get, wait, download'],
+    ['legacy', 'modify, get'],
+  ] as const) {
+    it(`genpipe ${group}: one line and the pointer to its help, exit 2`, async () => {
+      const r = await runCli([group], process.env);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(
+        `genpipe: 'genpipe ${group}' needs a command: ${names}\nRun 'genpipe ${group} --help' for usage.\n`,
+      );
+    });
+  }
+
+  it('an unknown command of a group is still named, and `help <command>` still helps', async () => {
+    const unknown = await runCli(['files', 'bogus'], process.env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe("genpipe: unknown command 'bogus'\nRun 'genpipe files --help' for usage.\n");
+    const help = await runCli(['files', 'help', 'upload'], process.env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: genpipe files upload');
+  });
+});
+
+describe('usage errors with --json', () => {
+  const cases: Array<[string[], string]> = [
+    [['run', 'in', '--out', 'out', '--json', '--bogus'], "unknown option '--bogus'"],
+    [
+      ['run', 'in', '--out', 'out', '--json', '--concurrency', 'abc'],
+      "option '--concurrency <n>' argument 'abc' is invalid. expected a whole number of at least 1",
+    ],
+    [['generations', 'get', '--json'], "missing required argument 'id'"],
+    [['status', '/no/such/out', '--json'], 'no journal at /no/such/out/.genpipe/journal.db'],
+  ];
+  for (const [args, message] of cases) {
+    it(`genpipe ${args.join(' ')}: one JSON line, exit 2`, async () => {
+      const r = await runCli(args, process.env);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(1);
+      const { error } = JSON.parse(lines[0]!);
+      expect(error).toMatchObject({ name: 'UsageError', code: 'GENPIPE_USAGE' });
+      expect(error.message).toContain(message);
+    });
+  }
+});
+
+describe('--timeout without a wait', () => {
+  // A service nothing listens at: a request sent would fail with exit 1, not 2.
+  const env = {
+    ...process.env,
+    GENPIPE_API_KEY: 'svc-api-nowhere-key',
+    GENPIPE_BASE_URL: 'http://127.0.0.1:9',
+  };
+  const cases: Array<[string[], string]> = [
+    [
+      ['generate', '--type', 'image', '--model', 'uni-1', '--prompt', 'a fox', '--timeout', '5'],
+      '--wait or --out',
+    ],
+    [['files', 'upload', BIN, '--timeout', '5'], '--wait'],
+    [
+      [
+        'legacy',
+        'modify',
+        '--media-url',
+        'http://127.0.0.1:9/v.mp4',
+        '--model',
+        'ray-2',
+        '--mode',
+        'adhere_1',
+        '--timeout',
+        '5',
+      ],
+      '--wait or --out',
+    ],
+  ];
+  for (const [args, waits] of cases) {
+    it(`genpipe ${args[0] === 'generate' ? 'generate' : args.slice(0, 2).join(' ')} --timeout is refused before anything is sent`, async () => {
+      const r = await runCli(args, env);
+      expect(r.stderr).toBe(`genpipe: --timeout needs ${waits}: it limits the wait\n`);
+      expect(r.code).toBe(2);
+    });
+  }
+});
