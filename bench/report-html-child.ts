@@ -4,10 +4,15 @@
  * (finished items in a view file on disk), then writes report.json and report.html with genpipe's
  * writer (`new`) or the renderer of before (`before`: report.json, then the page of
  * bench/baseline/report-html-before.ts), and prints one JSON line: the write's time, the process's
- * peak RSS during it (VmHWM, reset just before through /proc/self/clear_refs) and its peak heap.
+ * peak RSS during it (VmHWM, reset just before through /proc/self/clear_refs) and its peak heap (garbage
+ * included); then writes them again, collecting garbage (`--expose-gc`) after every tenth of the items
+ * read, for the heap the write holds: the largest heap seen then beyond what it had before the write
+ * (less the small wrappers that count the reads).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { Item } from '../src/pipeline/item.ts';
 import {
+  type ReportEntry,
   type ReportFilesMeta,
   reportHead,
   writeReportFiles,
@@ -36,6 +41,40 @@ const meta: ReportFilesMeta = {
   inputDir: '/in',
 };
 
+/** An entry counting its reads: after every `every`-th, garbage is collected and the heap measured. */
+class Counted implements ReportEntry {
+  static reads = 0;
+  static every = 1;
+  static base = 0;
+  static held = 0;
+  readonly input: string;
+  readonly place: string;
+  readonly status: ReportEntry['status'];
+  readonly journalCount: ReportEntry['journalCount'];
+  constructor(private readonly at: ReportEntry) {
+    this.input = at.input;
+    this.place = at.place;
+    this.status = at.status;
+    this.journalCount = at.journalCount;
+  }
+  item(): Item {
+    if (++Counted.reads % Counted.every === 0) {
+      globalThis.gc?.();
+      Counted.held = Math.max(Counted.held, process.memoryUsage().heapUsed - Counted.base);
+    }
+    return this.at.item();
+  }
+}
+
+async function heldByWrite(entries: readonly ReportEntry[]): Promise<number> {
+  const counted = entries.map((e) => new Counted(e));
+  Counted.every = Math.max(1, Math.floor(entries.length / 10));
+  globalThis.gc?.();
+  Counted.base = process.memoryUsage().heapUsed;
+  await writeReportFiles(outDir!, counted, meta);
+  return Counted.held;
+}
+
 globalThis.gc?.();
 const heapBefore = process.memoryUsage().heapUsed;
 const rssBefore = kb('VmRSS');
@@ -61,6 +100,7 @@ if (renderer === 'new') {
 const writeMs = performance.now() - started;
 clearInterval(sampler);
 heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+const heapHeld = await heldByWrite(snapshot.entries);
 snapshot.release();
 views.close();
 console.log(
@@ -71,5 +111,6 @@ console.log(
     peakResetWorked,
     heapBefore,
     heapPeak,
+    heapHeld,
   }),
 );
