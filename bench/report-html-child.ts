@@ -66,12 +66,23 @@ class Counted implements ReportEntry {
   }
 }
 
+/** Writes both reports with the writer asked for. */
+async function write(entries: readonly ReportEntry[]): Promise<void> {
+  if (renderer === 'new') {
+    await writeReportFiles(outDir!, entries, meta);
+    return;
+  }
+  const head = reportHead(entries, meta);
+  await writeReportJsonEntries(outDir!, head, entries, meta);
+  await writeBefore(outDir!, head, entries, meta);
+}
+
 async function heldByWrite(entries: readonly ReportEntry[]): Promise<number> {
   const counted = entries.map((e) => new Counted(e));
   Counted.every = Math.max(1, Math.floor(entries.length / 10));
   globalThis.gc?.();
   Counted.base = process.memoryUsage().heapUsed;
-  await writeReportFiles(outDir!, counted, meta);
+  await write(counted);
   return Counted.held;
 }
 
@@ -90,13 +101,7 @@ const sampler = setInterval(() => {
 }, 5);
 const snapshot = batch.reportEntries();
 const started = performance.now();
-if (renderer === 'new') {
-  await writeReportFiles(outDir!, snapshot.entries, meta);
-} else {
-  const head = reportHead(snapshot.entries, meta);
-  await writeReportJsonEntries(outDir!, head, snapshot.entries, meta);
-  await writeBefore(outDir!, head, snapshot.entries, meta);
-}
+await write(snapshot.entries);
 const writeMs = performance.now() - started;
 clearInterval(sampler);
 heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);

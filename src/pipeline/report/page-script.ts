@@ -212,7 +212,13 @@ sortBox.addEventListener('change', function () {
   v.sort = sortBox.value; v.page = 0;
   setView(v, false);
 });
-window.addEventListener('hashchange', draw);
+var section = doc.getElementById('items');
+window.addEventListener('hashchange', function () {
+  draw();
+  // A new page, status or reason: show the list from its top (a search types on where it is).
+  var top = section.getBoundingClientRect().top;
+  if (top < 0 || top > innerHeight / 2) section.scrollIntoView();
+});
 draw();
 return api;
 })`;
