@@ -1,9 +1,8 @@
 /**
  * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
  * Names: emulator-get, emulator-upload, emulator-chains, client-upload, client-pacing, pipeline-schedule,
- * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, pipeline-scale, watch-restart
- * (all when none
- * given).
+ * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, pipeline-scale, watch-restart,
+ * report-html (all when none given).
  */
 import { benchClientPacing } from './client-pacing.bench.ts';
 import { benchClientUpload } from './client-upload.bench.ts';
@@ -16,6 +15,7 @@ import { benchPipelineOverhead } from './pipeline-overhead.bench.ts';
 import { benchPipelineQuota } from './pipeline-quota.bench.ts';
 import { benchPipelineScale } from './pipeline-scale.bench.ts';
 import { benchPipelineSchedule } from './pipeline-schedule.bench.ts';
+import { benchReportHtml } from './report-html.bench.ts';
 import { benchWatchRestart } from './watch-restart.bench.ts';
 
 const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>> = {
@@ -31,6 +31,7 @@ const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>
   'pipeline-quota': benchPipelineQuota,
   'pipeline-scale': benchPipelineScale,
   'watch-restart': benchWatchRestart,
+  'report-html': benchReportHtml,
 };
 
 const wanted = process.argv.slice(2);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { access, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,10 @@ import { createRedactor } from '../../src/pipeline/progress/redact.ts';
 import {
   buildReport,
   esc,
+  type FailureGroup,
   makeThumbnails,
+  PAGE_SCRIPT,
+  type PageRow,
   relUrl,
   renderReportHtml,
   THUMBS_DIR,
@@ -47,7 +51,7 @@ afterAll(async () => {
 /** The card of one input, else its row in the skipped / not processed table. */
 function blockOf(input: string): string {
   const name = esc(input);
-  const card = [...html.matchAll(/<article [\s\S]*?<\/article>/g)].find((m) =>
+  const card = [...staticPart(html).matchAll(/<article [\s\S]*?<\/article>/g)].find((m) =>
     m[0].includes(`<span class="name">${name}</span>`),
   );
   if (card) return card[0];
@@ -60,20 +64,41 @@ function srcs(text: string): string[] {
   return [...text.matchAll(/<img src="([^"]*)"/g)].map((m) => m[1]!);
 }
 
+/** The page up to its data: what it shows without its script. */
+function staticPart(page: string): string {
+  return page.slice(0, page.indexOf('<script'));
+}
+
+/** The page's data: its text and what it holds. */
+function dataOf(page: string): { text: string; rows: PageRow[]; groups: FailureGroup[] } {
+  const open = '<script type="application/json" id="report-data">';
+  const from = page.indexOf(open) + open.length;
+  const text = page.slice(from, page.indexOf('</script>', from));
+  return { text, ...JSON.parse(text) };
+}
+
 describe('report.html', () => {
-  it('escapes every user-supplied string and carries no script at all', () => {
+  it('escapes every user-supplied string; the only script that can run is its own', () => {
     expect(html).toContain(esc(XSS_NAME));
     expect(esc(XSS_NAME)).toBe('&lt;script&gt;alert(1)&lt;/script&gt;.png');
-    expect(html).not.toMatch(/<script/i);
     expect(html).toContain(esc(XSS_REASON));
     expect(html).not.toContain('<img src=x');
     expect(html).not.toContain('<b>the sea</b>');
     expect(html).toContain('&lt;b&gt;the sea&lt;/b&gt;');
+    // Two script elements: the data (never run, no `<` inside) and the page's script, allowed by its hash.
+    expect(html.match(/<script/gi)).toEqual(['<script', '<script']);
+    const data = dataOf(html);
+    expect(data.text).not.toContain('<');
+    expect(data.rows.map((r) => r.i)).toContain(`weird/${XSS_NAME}`);
+    expect(html).toContain(`<script>${PAGE_SCRIPT}(document);</script>`);
+    const hash = createHash('sha256').update(`${PAGE_SCRIPT}(document);`).digest('base64');
     expect(html).toContain(
-      `content="default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'"`,
+      `content="default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'; script-src 'sha256-${hash}'"`,
     );
     // Links and images are relative: no external asset.
-    for (const m of html.matchAll(/(?:src|href)="([^"]*)"/g)) expect(m[1]).not.toMatch(/^(?:[a-z]+:|\/)/i);
+    for (const m of staticPart(html).matchAll(/(?:src|href)="([^"]*)"/g)) {
+      expect(m[1]).not.toMatch(/^(?:[a-z]+:|\/)/i);
+    }
     // A file name with URL-special characters stays one path.
     expect(relUrl('a b/#1?.png')).toBe('a%20b/%231%3F.png');
   });
@@ -102,15 +127,33 @@ describe('report.html', () => {
       expect(block, line.input).toContain(`<span class="badge ${line.status}">${labels[line.status]}</span>`);
       if (line.reason) expect(block, line.input).toContain(esc(line.reason));
     }
-    // Failures are listed first, with their stage and reason, in their own table.
+    // Failures come first, grouped by reason with their stage and count, each group linking to its files.
     const failures = html.slice(
       html.indexOf('<section id="failures">'),
       html.indexOf('</section>', html.indexOf('<section id="failures">')),
     );
     expect(failures).toContain('Failed (3)');
-    expect(failures).toContain('image could not be decoded: file is empty');
+    expect(failures).toContain(
+      '<tr class="failed" data-group="0"><td class="n">1</td><td>check</td><td class="reason"><a href="#status=failed&amp;group=0">image could not be decoded: file is empty</a></td></tr>',
+    );
     expect(failures).toContain('content_moderated');
-    expect(html.indexOf('id="failures"')).toBeLessThan(html.indexOf('id="results"'));
+    expect(html.indexOf('id="failures"')).toBeLessThan(html.indexOf('id="items"'));
+    // Every file is a card, failures first; the data gives each failure its group.
+    const names = [...staticPart(html).matchAll(/<article class="card (\w+)"/g)].map((m) => m[1]);
+    // (The batch finished: the item still in flight is reported not processed.)
+    expect(names).toEqual([
+      ...['failed', 'failed', 'failed', 'unprocessed', 'unprocessed'],
+      ...['succeeded', 'succeeded', 'succeeded', 'succeeded', 'skipped'],
+    ]);
+    const data = dataOf(html);
+    expect(data.rows).toHaveLength(10);
+    expect(data.groups.map((g) => g.n)).toEqual([1, 1, 1]);
+    expect(
+      data.rows
+        .filter((r) => r.s === 'failed')
+        .map((r) => r.g)
+        .sort(),
+    ).toEqual([0, 1, 2]);
     expect(html).toContain(`The batch stopped early: ${STOP}. 2 files were not processed.`);
     expect(html).toContain('embedded emulator');
     // The attempts a retry replaced: a small line under the item, escaped; none for the others.
@@ -120,7 +163,7 @@ describe('report.html', () => {
         'request <span class="mono">req-mod-lost</span> failed: submission outcome unknown; resubmitted ' +
         '(--resubmit-unknown)</p>',
     );
-    expect(html.match(/class="attempts"/g)).toHaveLength(1);
+    expect(staticPart(html).match(/class="attempts"/g)).toHaveLength(1);
     // Totals.
     expect(html).toContain('<div class="total inputs some"><b>10</b>inputs</div>');
     expect(html).toContain('<div class="total failed some"><b>3</b>failed</div>');
@@ -151,7 +194,7 @@ describe('report.html', () => {
     // A prompt file shows its prompt; an empty file a placeholder.
     expect(blockOf('prompts/sunset.txt')).toContain('<div class="prompt-in">a sunset over');
     expect(blockOf('bad/empty.png')).toContain('<div class="ph">empty file</div>');
-    for (const src of srcs(html)) await access(join(outDir, src));
+    for (const src of srcs(staticPart(html))) await access(join(outDir, src));
   });
 
   it('draws a timeline bar for every stage timing', () => {

@@ -10,11 +10,13 @@ import {
   type BatchReport,
   entryLine,
   type ReportHead,
+  ReportJsonSink,
   type ReportMeta,
   reportHead,
-  writeReportJsonEntries,
 } from './report-json.ts';
+import type { AtomicFile } from './write-atomic.ts';
 
+export { FAILURE_GROUPS_MAX, type FailureGroup, FailureGroups } from './failure-groups.ts';
 export { esc, relUrl } from './html-escape.ts';
 export {
   IGNORED_LISTED_MAX,
@@ -24,6 +26,8 @@ export {
   type ReportIgnored,
 } from './ignored.ts';
 export { itemFolder, itemOutDir, itemPlace, RESULT_FILE, suffixedName } from './item-paths.ts';
+export { type PageRow, pageRow, scriptJson } from './page-row.ts';
+export { PAGE_SCRIPT, PAGE_SIZE, type PageScriptApi, type PageView, pageScriptApi } from './page-script.ts';
 export {
   compareEntries,
   HeldEntry,
@@ -34,6 +38,7 @@ export {
   reportEntries,
 } from './report-entries.ts';
 export {
+  type LineSink,
   REPORT_HTML_FILE,
   REPORT_REFRESH_SECONDS,
   type ReportHtmlInput,
@@ -53,6 +58,7 @@ export {
   type ReportItem,
   type ReportJournal,
   type ReportJournalMeta,
+  ReportJsonSink,
   type ReportMeta,
   type ReportTotals,
   reportHead,
@@ -77,15 +83,17 @@ export {
 } from './result-json.ts';
 export { makeThumbnail, makeThumbnails, THUMB_MAX_SIDE, THUMBS_DIR, type Thumbnails } from './thumbnails.ts';
 export { timelineSvg } from './timeline-svg.ts';
-export { writeFileAtomic } from './write-atomic.ts';
+export { AtomicFile, writeFileAtomic } from './write-atomic.ts';
 
 /** What the reports are written with besides their items. */
 export type ReportFilesMeta = ReportMeta & { inputDir?: string; emulator?: boolean; now?: number };
 
 /**
  * Writes `<out>/report.json` and `<out>/report.html` (both atomically) from the report's entries, one
- * per place in report order (see reportEntries), reading each entry's item as it is written: the
- * reports of a batch of any size are written from bounded memory. Returns the report's head.
+ * per place in report order (see reportEntries), in one pass: each entry's item is read once for both
+ * files (a failed one, and those of the page's first cards, once more), and each file gathers only
+ * about 64 KiB before writing it, so the reports of a batch of any size are written from bounded
+ * memory. report.json is put in place first, then report.html. Returns the report's head.
  *
  * @example const head = await writeReportFiles(outDir, batch.reportEntries(), { startedAt, redact });
  */
@@ -95,8 +103,18 @@ export async function writeReportFiles(
   meta: ReportFilesMeta,
 ): Promise<ReportHead> {
   const head = reportHead(entries, meta);
-  await writeReportJsonEntries(outDir, head, entries, meta);
-  await writeReportHtmlEntries(outDir, head, entries, meta);
+  const json = await ReportJsonSink.open(outDir, head, entries.length);
+  let html: AtomicFile | null = null;
+  try {
+    html = await writeReportHtmlEntries(outDir, head, entries, meta, json);
+    await json.finish();
+    await json.file.commit();
+  } catch (err) {
+    await json.file.abort();
+    await html?.abort();
+    throw err;
+  }
+  await html.commit();
   return head;
 }
 

@@ -13,7 +13,7 @@ import type { ReportIgnored } from './ignored.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
 import { heldEntries, type JournalCount, type ReportEntry } from './report-entries.ts';
 import { earlierAttemptsJson } from './result-json.ts';
-import { writeFileAtomic } from './write-atomic.ts';
+import { AtomicFile, writeFileAtomic } from './write-atomic.ts';
 
 /** File name of the batch report, at the top of the out dir. */
 export const REPORT_JSON_FILE = 'report.json';
@@ -341,6 +341,19 @@ export function reportJsonText(report: BatchReport): Generator<string> {
   return reportJsonPieces(head, items, items.length);
 }
 
+/** The text of report.json up to its first item (or the whole text when it has none). */
+function jsonHeadText(head: ReportHead, count: number): string {
+  const whole = JSON.stringify({ ...head, items: [] }, null, 2);
+  return count === 0 ? `${whole}\n` : `${whole.slice(0, whole.length - '[]\n}'.length)}[\n`;
+}
+
+/** An item's text in report.json (`last`: no comma after it). */
+function jsonItemText(line: ReportItem, last: boolean): string {
+  return `    ${JSON.stringify(line, null, 2).replaceAll('\n', '\n    ')}${last ? '' : ','}\n`;
+}
+
+const JSON_TAIL = '  ]\n}\n';
+
 /**
  * reportJsonText of the report made of `head` and the `count` items of `items` (`items` is the
  * report's last key: everything before it is the head of the text).
@@ -350,16 +363,46 @@ export function* reportJsonPieces(
   items: Iterable<ReportItem>,
   count: number,
 ): Generator<string> {
-  const whole = JSON.stringify({ ...head, items: [] }, null, 2);
-  if (count === 0) {
-    yield `${whole}\n`;
-    return;
-  }
-  yield `${whole.slice(0, whole.length - '[]\n}'.length)}[\n`;
+  yield jsonHeadText(head, count);
+  if (count === 0) return;
   let i = 0;
-  for (const line of items) {
-    const text = JSON.stringify(line, null, 2).replaceAll('\n', '\n    ');
-    yield `    ${text}${++i < count ? ',' : ''}\n`;
+  for (const line of items) yield jsonItemText(line, ++i >= count);
+  yield JSON_TAIL;
+}
+
+/**
+ * report.json written line by line into an atomic file as the lines come (the page's writer hands
+ * them over as it reads each item: see writeReportFiles): reportJsonText, exactly, once all `count`
+ * lines were added.
+ */
+export class ReportJsonSink {
+  private added = 0;
+
+  private constructor(
+    readonly file: AtomicFile,
+    private readonly count: number,
+  ) {}
+
+  /** Opens `<out>/report.json`'s scratch file and writes the head. */
+  static async open(outDir: string, head: ReportHead, count: number): Promise<ReportJsonSink> {
+    const sink = new ReportJsonSink(await AtomicFile.open(join(outDir, REPORT_JSON_FILE)), count);
+    sink.file.add(jsonHeadText(head, count));
+    return sink;
   }
-  yield '  ]\n}\n';
+
+  add(line: ReportItem): void {
+    this.file.add(jsonItemText(line, ++this.added >= this.count));
+  }
+
+  drain(): Promise<void> {
+    return this.file.drain();
+  }
+
+  /** Writes the end; throws unless every line was added (the file is then not put in place). */
+  async finish(): Promise<void> {
+    if (this.added !== this.count) {
+      throw new Error(`report.json: ${this.added} of ${this.count} items were written`);
+    }
+    if (this.count > 0) this.file.add(JSON_TAIL);
+  }
 }

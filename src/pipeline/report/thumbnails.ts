@@ -7,6 +7,7 @@
  * none: the report shows a placeholder.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { type Stats, statSync } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { extname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
@@ -66,7 +67,25 @@ function rememberMade(thumbsDir: string, key: string, name: string): void {
 }
 
 async function cacheKey(file: string): Promise<string | null> {
-  const st = await stat(file).catch(() => null);
+  return keyOfStat(file, await stat(file).catch(() => null));
+}
+
+/**
+ * cacheKey without a round trip through the fs threads: a refresh of the report looks at every source
+ * of every item (tens of thousands), and a stat answered from the inode cache takes microseconds, far
+ * less than its trip through the thread pool (or an error object for a file that is not there).
+ */
+function cacheKeySync(file: string): string | null {
+  let st: Stats | undefined;
+  try {
+    st = statSync(file, { throwIfNoEntry: false });
+  } catch {
+    return null;
+  }
+  return keyOfStat(file, st ?? null);
+}
+
+function keyOfStat(file: string, st: Stats | null): string | null {
   if (!st?.isFile() || st.size === 0) return null;
   // 12 bytes as hex: a string of its own (a slice of the whole digest's hex would keep all of it).
   return createHash('sha256')
@@ -215,14 +234,12 @@ export function thumbSources(item: Item, outDir: string): { file: string; kind: 
 export async function makeThumbnails(items: Iterable<Item>, outDir: string): Promise<Thumbnails> {
   const thumbsDir = join(outDir, THUMBS_DIR);
   const limit = pLimit(THUMB_CONCURRENCY);
-  // Looking at the sources is cheap, but not thousands at once: other work shares the fs threads.
-  const looks = pLimit(8);
   const sources = new Map<string, 'image' | 'video'>();
   for (const item of items) for (const s of thumbSources(item, outDir)) sources.set(s.file, s.kind);
   const thumbs = new Map<string, string>();
   await Promise.all(
     [...sources].map(async ([file, kind]) => {
-      const key = await looks(() => cacheKey(file));
+      const key = cacheKeySync(file);
       if (!key) return;
       const name = madeName(thumbsDir, key) ?? (await limit(() => makeKeyed(file, kind, thumbsDir, key)));
       if (name) thumbs.set(file, relative(outDir, join(thumbsDir, name)).split(sep).join('/'));

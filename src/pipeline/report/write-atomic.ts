@@ -1,7 +1,70 @@
 /** Writing a report file atomically: into a scratch name beside it, renamed onto it on success. */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+
+/** Pieces are gathered into writes of about this many characters. */
+const WRITE_CHARS = 65_536;
+
+/**
+ * A file written piece by piece into `<path>.<random>.tmp` and renamed onto `path` by `commit`, so a
+ * reader sees either the old file or the whole new one, never a half-written one. `add` only gathers a
+ * piece; `drain` writes what was gathered once it is worth a write: two files can so be written side by
+ * side from one pass over a report's items, neither ever whole in memory.
+ *
+ * @example const f = await AtomicFile.open(path); f.add(text); await f.drain(); await f.commit();
+ */
+export class AtomicFile {
+  private buf: string[] = [];
+  private chars = 0;
+
+  private constructor(
+    readonly path: string,
+    private readonly tmp: string,
+    private readonly handle: FileHandle,
+  ) {}
+
+  /** Opens the scratch file beside `path` (making the parent directory when missing). */
+  static async open(path: string): Promise<AtomicFile> {
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = `${path}.${randomUUID().slice(0, 8)}.tmp`;
+    return new AtomicFile(path, tmp, await open(tmp, 'w'));
+  }
+
+  /** Gathers a piece (written by the next drain that finds enough, or by commit). */
+  add(piece: string): void {
+    if (piece === '') return;
+    this.buf.push(piece);
+    this.chars += piece.length;
+  }
+
+  /** Writes what was gathered once it is about WRITE_CHARS or more. */
+  async drain(): Promise<void> {
+    if (this.chars >= WRITE_CHARS) await this.flush();
+  }
+
+  /** Writes the rest and renames the scratch file onto the path. */
+  async commit(): Promise<void> {
+    await this.flush();
+    await this.handle.close();
+    await rename(this.tmp, this.path);
+  }
+
+  /** Gives up: closes and removes the scratch file (the old file, if any, stays). */
+  async abort(): Promise<void> {
+    this.buf = [];
+    await this.handle.close().catch(() => undefined);
+    await rm(this.tmp, { force: true });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.buf.length === 0) return;
+    const text = this.buf.join('');
+    this.buf = [];
+    this.chars = 0;
+    await this.handle.writeFile(text, 'utf8');
+  }
+}
 
 /**
  * Writes `text` to `path` through `<path>.<random>.tmp` and a rename, so a reader sees either the old
@@ -15,29 +78,18 @@ export async function writeFileAtomic(
   path: string,
   text: string | Iterable<string> | AsyncIterable<string>,
 ): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${randomUUID().slice(0, 8)}.tmp`;
+  const file = await AtomicFile.open(path);
   try {
-    await writeFile(tmp, typeof text === 'string' ? text : batched(text), 'utf8');
-    await rename(tmp, path);
+    if (typeof text === 'string') file.add(text);
+    else {
+      for await (const piece of text) {
+        file.add(piece);
+        await file.drain();
+      }
+    }
+    await file.commit();
   } catch (err) {
-    await rm(tmp, { force: true });
+    await file.abort();
     throw err;
   }
-}
-
-/** Pieces joined into strings of about 64 KiB: one write each. */
-async function* batched(pieces: Iterable<string> | AsyncIterable<string>): AsyncGenerator<string> {
-  let buf: string[] = [];
-  let size = 0;
-  for await (const piece of pieces) {
-    buf.push(piece);
-    size += piece.length;
-    if (size >= 65_536) {
-      yield buf.join('');
-      buf = [];
-      size = 0;
-    }
-  }
-  if (buf.length > 0) yield buf.join('');
 }
