@@ -169,6 +169,12 @@ export function changedText(last: WrittenRow, item: Item): string | null {
 }
 
 /**
+ * How many rows' last writes are remembered (the oldest forgotten first): more than a batch has in
+ * flight, so an item's saves never read its row back, while memory stays bounded as batches grow.
+ */
+export const WRITTEN_ROWS_KEPT = 4_096;
+
+/**
  * The rows' last writes one process remembers, at most `kept` (the oldest forgotten first): more than a
  * batch has in flight, so an item's saves never read its row back, while memory stays bounded.
  */

@@ -13,18 +13,13 @@ import {
   prevOf,
   rowOfSql,
   sameButNote,
+  WRITTEN_ROWS_KEPT,
   WrittenRows,
 } from './item-columns.ts';
 import { itemFromJson } from './item-json.ts';
 import { choosePlace, folderInUse } from './item-place.ts';
 import type { JournalKey, JournalPhase, JournalRow } from './journal-row.ts';
 import { ITEM_SQL } from './sqlite-plans.ts';
-
-/**
- * How many rows' last writes are remembered (the oldest forgotten first): more than a batch has in
- * flight, so an item's saves never read its row back, while memory stays bounded as batches grow.
- */
-export const WRITTEN_ROWS_KEPT = 4_096;
 
 /** The item rows of one out dir. */
 export class ItemRows {
