@@ -13,3 +13,12 @@ export {
   PostgresStore,
   type PostgresStoreOptions,
 } from './postgres-store.ts';
+export {
+  type JobSlotAnswer,
+  type QuotaKey,
+  type RequestWindow,
+  releaseJobSlot,
+  type SlotAnswer,
+  takeJobSlot,
+  takeRequestSlot,
+} from './quota-ledger.ts';

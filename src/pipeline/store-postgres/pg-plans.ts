@@ -11,6 +11,9 @@ import { PLACE_HOLDING_PHASES } from '../journal/item-place.ts';
 /**
  * The steps from one schema version to the next: MIGRATIONS[v] turns version v into v + 1 (version 0:
  * an empty schema).
+ * - 0 → 1: the SQLite journal's tables.
+ * - 1 → 2: the quota shared by every worker of an API key (quota-ledger.ts): a row per key to lock,
+ *   the log of its requests (database time), its job slots.
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -112,6 +115,28 @@ CREATE TABLE IF NOT EXISTS job_durations (
   recorded_at BIGINT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS job_durations_kind ON job_durations(service, kind, id);
+`,
+  `
+CREATE TABLE IF NOT EXISTS key_quotas (
+  service TEXT NOT NULL,
+  key_fingerprint TEXT NOT NULL,
+  PRIMARY KEY (service, key_fingerprint)
+);
+CREATE TABLE IF NOT EXISTS key_requests (
+  id BIGSERIAL PRIMARY KEY,
+  service TEXT NOT NULL,
+  key_fingerprint TEXT NOT NULL,
+  sent_at TIMESTAMPTZ NOT NULL,
+  request_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS key_requests_window ON key_requests(service, key_fingerprint, sent_at);
+CREATE TABLE IF NOT EXISTS key_job_slots (
+  service TEXT NOT NULL,
+  key_fingerprint TEXT NOT NULL,
+  slot_id TEXT NOT NULL,
+  taken_at TIMESTAMPTZ NOT NULL,
+  PRIMARY KEY (service, key_fingerprint, slot_id)
+);
 `,
 ];
 
@@ -231,4 +256,34 @@ export const LOCK_SQL = {
   heartbeat: 'UPDATE runner_locks SET heartbeat_at = $3 WHERE out_dir = $1 AND token = $2',
   release: 'DELETE FROM runner_locks WHERE out_dir = $1 AND token = $2',
   holder: 'SELECT pid, proc_start, host, acquired_at FROM runner_locks WHERE out_dir = $1',
+} as const;
+
+/**
+ * The shared quota of an API key at a service (quota-ledger.ts); $1 service, $2 key fingerprint. Times
+ * are the database's (clock_timestamp(), read after the key's row is locked), never a worker's.
+ */
+export const LEDGER_SQL = {
+  ensureKey: 'INSERT INTO key_quotas (service, key_fingerprint) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+  lockKey: 'SELECT 1 FROM key_quotas WHERE service = $1 AND key_fingerprint = $2 FOR UPDATE',
+  /**
+   * The requests in the window ending now ($3: its length, ms), and when the one that must leave it
+   * for a request to be allowed ($4: the limit) leaves it, in ms from now (null: room now).
+   */
+  window: `WITH now AS (SELECT clock_timestamp() AS t),
+     inside AS (SELECT sent_at FROM key_requests, now
+       WHERE service = $1 AND key_fingerprint = $2 AND sent_at > now.t - $3 * interval '1 millisecond')
+   SELECT (SELECT count(*) FROM inside)::int AS n,
+     (SELECT t FROM now) AS now,
+     (SELECT ceil(extract(epoch FROM (sent_at + $3 * interval '1 millisecond' - (SELECT t FROM now))) * 1000)::bigint
+        FROM inside ORDER BY sent_at DESC OFFSET $4 - 1 LIMIT 1) AS free_in_ms`,
+  logRequest: `INSERT INTO key_requests (service, key_fingerprint, sent_at, request_id)
+   VALUES ($1, $2, clock_timestamp(), $3) RETURNING sent_at`,
+  /** Requests that left every window ($3: the longest window, ms) are forgotten. */
+  prune: `DELETE FROM key_requests WHERE service = $1 AND key_fingerprint = $2
+     AND sent_at <= clock_timestamp() - $3 * interval '1 millisecond'`,
+  slotsHeld: 'SELECT count(*)::int AS n FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2',
+  slotHeld: 'SELECT 1 FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND slot_id = $3',
+  takeSlot: `INSERT INTO key_job_slots (service, key_fingerprint, slot_id, taken_at)
+   VALUES ($1, $2, $3, clock_timestamp())`,
+  releaseSlot: 'DELETE FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND slot_id = $3',
 } as const;

@@ -56,6 +56,15 @@ import { PgItems, type Queryable } from './pg-items.ts';
 import { lockHolderOf, OutDirLock } from './pg-lock.ts';
 import { BATCH_SQL, DURATION_SQL, HASH_SQL, ITEM_SQL, QUOTA_SQL, REFERENCE_SQL } from './pg-plans.ts';
 import { migrateSchema } from './pg-schema.ts';
+import {
+  type JobSlotAnswer,
+  type QuotaKey,
+  type RequestWindow,
+  releaseJobSlot,
+  type SlotAnswer,
+  takeJobSlot,
+  takeRequestSlot,
+} from './quota-ledger.ts';
 
 /** Options of openPostgresStore. */
 export interface PostgresStoreOptions {
@@ -551,6 +560,40 @@ export class PostgresStore implements Store {
       this.now(),
     ];
     await this.use('recording the quota state', (q) => q.query(QUOTA_SQL.save, params));
+  }
+
+  // ---- the quota shared by every worker of a key (quota-ledger.ts) -----------------------------
+
+  /**
+   * Intent before action, under the key's shared quota: when the key's request window has room, logs
+   * the request and records `intent` (an admitted item holding the request id of the create about to
+   * be sent, as recordIntent) in one transaction; else records nothing and says how long until a slot
+   * frees. Only once it resolves granted may the create be sent.
+   *
+   * @throws Error when the item holds no request id or was not admitted
+   */
+  async takeRequestSlot(key: QuotaKey, window: RequestWindow, intent: Item): Promise<SlotAnswer> {
+    this.assertWritable();
+    const requestId = currentStep(intent)?.requestId;
+    if (!requestId) throw new Error(`store: takeRequestSlot(${intent.input}) without a request id`);
+    const id = this.bound.get(intent.input);
+    if (id === undefined) throw new Error(JOURNAL_TEXTS.notPlanned(intent.input, intent.state));
+    const batchId = this.batch?.id ?? null;
+    return this.serial.run(id, () =>
+      this.tx(`taking a request slot for ${intent.input}`, (q) =>
+        takeRequestSlot(q, key, window, requestId, (tq) => this.items.save(tq, id, intent, batchId)),
+      ),
+    );
+  }
+
+  /** Takes job slot `slotId` of `key` when fewer than `ceiling` are held by all workers. */
+  takeJobSlot(key: QuotaKey, ceiling: number, slotId: string): Promise<JobSlotAnswer> {
+    return this.tx('taking a job slot', (q) => takeJobSlot(q, key, ceiling, slotId));
+  }
+
+  /** Gives job slot `slotId` of `key` back (false: it was not held). */
+  releaseJobSlot(key: QuotaKey, slotId: string): Promise<boolean> {
+    return this.tx('releasing a job slot', (q) => releaseJobSlot(q, key, slotId));
   }
 
   // ---- job durations --------------------------------------------------------------------------
