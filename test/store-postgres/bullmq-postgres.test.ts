@@ -5,7 +5,7 @@
  * Adding a job again under its id adds nothing.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPostgresBackend, withBackend } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
