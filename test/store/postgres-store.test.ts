@@ -3,11 +3,13 @@
  * what only it has: every error names the store without its password.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newItem } from '../../src/pipeline/item.ts';
 import { openPostgresStore, redactUrl } from '../../src/pipeline/store-postgres/index.ts';
+import { patchItem, withFlatItem } from '../helpers/item-patch.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { defineStoreContract } from './store-contract.ts';
 
@@ -19,6 +21,39 @@ const schemaOf = (outDir: string): string =>
 
 defineStoreContract('PostgreSQL store', {
   open: (outDir) => openPostgresStore({ url: pg.url(), outDir, schema: schemaOf(outDir), lock: false }),
+});
+
+describe('PostgreSQL store writes', () => {
+  it('records the saves of one item in the order they were asked for, awaited or not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'genpipe-pg-order-'));
+    const store = await openPostgresStore({ url: pg.url(), outDir: dir, schema: schemaOf(dir) });
+    try {
+      await store.startBatch({ inputDir: dir, service: 'http://svc.test' });
+      writeFileSync(join(dir, 'a.png'), 'a');
+      const planned = patchItem(newItem('a.png', join(dir, 'a.png'), 1, 1), {
+        state: 'planned',
+        rule: { index: 0, match: '*' },
+        inputAs: 'source',
+        request: { type: 'image_edit', prompt: 'p', source: { file_id: '$input' } },
+      });
+      let it = (await store.admit(planned, { references: {} })).item;
+      const saves: Promise<void>[] = [];
+      for (let n = 1; n <= 20; n++) {
+        it = patchItem(it, {
+          state: 'uploaded',
+          upload: { mode: 'inline', fileId: `file-${n}`, sha256: null },
+        });
+        saves.push(store.save(it)); // not awaited: the next is asked for at once
+      }
+      await Promise.all(saves);
+      expect(withFlatItem((await store.get('a.png'))!)).toMatchObject({
+        item: { upload: { fileId: 'file-20' } },
+      });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('PostgreSQL store connection', () => {
