@@ -2,13 +2,36 @@
  * The embedded PostgreSQL of the tests and the demo: a real server from npm packages, reachable with
  * the password it was given, and gone with its folder once stopped.
  */
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/pipeline/store-postgres/embedded.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const file = usePostgres();
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const EMBEDDED_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/store-postgres/embedded.ts')).href;
+
+/** Child: starts a server, prints its folder, and lives until killed. */
+const OWNER = `
+const { startEmbeddedPostgres } = await import(process.env.EMBEDDED_MODULE);
+const server = await startEmbeddedPostgres({ volatile: true });
+process.stdout.write('dir ' + server.dir + '\\n');
+setInterval(() => {}, 1000);
+`;
+
+/** True while process `pid` exists and is not a zombie. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
 
 describe('embedded PostgreSQL', () => {
   it('serves the test file a database of its own', async () => {
@@ -40,5 +63,34 @@ describe('embedded PostgreSQL', () => {
     await expect(
       new pg.Client({ connectionString: other.url, connectionTimeoutMillis: 2_000 }).connect(),
     ).rejects.toThrow();
+  });
+
+  it('removes the server and folder an owner killed with -9 left, at the next start', async () => {
+    const owner = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', OWNER], {
+      cwd: ROOT,
+      env: { ...process.env, EMBEDDED_MODULE },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    owner.stderr?.on('data', (d: Buffer) => {
+      stderr += String(d);
+    });
+    const dir = await new Promise<string>((res, rej) => {
+      owner.stdout?.on('data', (d: Buffer) => {
+        const m = /^dir (\S+)$/m.exec(String(d));
+        if (m) res(m[1]!);
+      });
+      owner.once('exit', (code) => rej(new Error(`owner exited (${code}): ${stderr}`)));
+    });
+    const server = Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const dead = new Promise((r) => owner.once('exit', r));
+    owner.kill('SIGKILL');
+    await dead;
+    expect(running(server)).toBe(true); // a server outlives its owner
+
+    const next = await startEmbeddedPostgres({ volatile: true });
+    await next.stop();
+    expect(existsSync(dir)).toBe(false);
+    await expect.poll(() => running(server), { timeout: 20_000 }).toBe(false);
   });
 });
