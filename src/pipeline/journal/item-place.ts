@@ -73,3 +73,18 @@ export function folderInUse(outDir: string, place: string): boolean {
     return false;
   }
 }
+
+/**
+ * choosePlace for a store that asks its database whether a place is taken.
+ *
+ * @example await choosePlaceAsync('scan.png', async (p) => p === 'scan.png') // 'scan-1.png'
+ */
+export async function choosePlaceAsync(
+  input: string,
+  isTaken: (place: string) => Promise<boolean>,
+): Promise<string> {
+  for (let n = 0; ; n++) {
+    const candidate = suffixedName(input, n);
+    if (!(await isTaken(candidate))) return candidate;
+  }
+}

@@ -54,6 +54,7 @@ import type {
   RecipeFiles,
   Store,
 } from '../store/store.ts';
+import { decideInputOf, holdsServiceWork, needsOutputs, rowWrites, wantsEarlier } from './admission.ts';
 import { BatchRows } from './batch-rows.ts';
 import { type HashCache, hashWithCache } from './content-hash.ts';
 import { DurationRows } from './duration-rows.ts';
@@ -65,7 +66,7 @@ import { checkOutputs, type OutputCheck } from './outputs-check.ts';
 import { QuotaRows } from './quota-rows.ts';
 import { recipeHash, referencesUsed } from './recipe-hash.ts';
 import { ReferenceRows } from './reference-rows.ts';
-import { type DecideInput, decide, type JournalDecision, type RowDecision } from './resume-decision.ts';
+import { decide, type JournalDecision, type RowDecision } from './resume-decision.ts';
 import { acquireRunnerLock, lockHolder, type RunnerLock, releaseRunnerLock } from './runner-lock.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
@@ -91,18 +92,6 @@ export interface OpenJournalOptions {
   mountInfo?: string | null;
   /** FULL (default, and what genpipe uses); NORMAL exists only for the bench's baseline. */
   synchronous?: SynchronousMode;
-}
-
-/** True when the item holds anything the service did for it (a save of it may not be dropped). */
-function holdsServiceWork(item: Item): boolean {
-  return item.steps.some(
-    (s) => !!(s.upload?.fileId || s.requestId || s.generationId || s.outputs.length > 0),
-  );
-}
-
-/** True when the row is the work of this key. */
-function hasKey(row: JournalRow, key: JournalKey): boolean {
-  return row.contentHash === key.contentHash && row.recipeHash === key.recipeHash;
 }
 
 /** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
@@ -316,21 +305,6 @@ export class Journal implements Store {
 
   // ---- planning -------------------------------------------------------------------------------
 
-  /** What decide reads of a row besides the row, the item and the key. */
-  private decideInput(
-    row: JournalRow | null,
-    needsOutputs: boolean,
-  ): Omit<DecideInput, 'row' | 'fresh' | 'key'> {
-    return {
-      force: false,
-      resubmitUnknown: false,
-      retryFailed: false,
-      now: this.now(),
-      uploadReuseMaxAgeMs: JOURNAL_CHOICES.uploadReuseMaxAgeMs,
-      outputs: row !== null && needsOutputs ? this.outputsCheck(row) : null,
-    };
-  }
-
   /**
    * What to do with a planned file (see resume-decision.ts): fresh, resume or done. The row is
    * created, replaced (content or recipe changed, --force) or brought up to date in the same
@@ -351,21 +325,18 @@ export class Journal implements Store {
     const batch = this.requireBatch();
     return this.tx(() => {
       const { active, row, decision } = this.decideRow(item, key, opts, true);
+      const w = rowWrites(active, row, decision);
       let id: number;
       let next: Item;
-      if (!row || decision.supersede) {
-        if (active) this.items.supersede(active.id);
-        next = { ...decision.item, place: this.items.freePlace(item.input) };
+      if (w.kind === 'insert') {
+        if (w.supersede !== null) this.items.supersede(w.supersede);
+        next = { ...w.item, place: this.items.freePlace(item.input) };
         id = this.items.insert(next, key, batch.id);
       } else {
-        id = row.id;
-        next = { ...decision.item, place: row.place };
-        if (row !== active) {
-          if (active) this.items.supersede(active.id);
-          this.items.reactivate(row.id);
-        }
-        if (decision.action === 'fresh') this.items.write(id, next, null, batch.id);
-        else if (JSON.stringify(next) !== JSON.stringify(row.item)) this.items.write(id, next, row, batch.id);
+        ({ id, item: next } = w);
+        if (w.supersede !== null) this.items.supersede(w.supersede);
+        if (w.reactivate) this.items.reactivate(id);
+        if (w.write) this.items.write(id, next, w.write === 'fresh' ? null : row, batch.id);
       }
       this.bound.set(item.input, id);
       return {
@@ -388,26 +359,18 @@ export class Journal implements Store {
     opts: PlanOptions,
     keyNoted: boolean,
   ): { active: JournalRow | null; row: JournalRow | null; decision: RowDecision } {
-    const force = opts.force ?? false;
     let active = this.items.active(item.input);
     if (active && active.contentHash === UNHASHED) {
       // Noted by a run that stopped before planning the file (noteStopped): this is its key.
       if (keyNoted) this.items.setKey(active.id, key);
       active = { ...active, ...key };
     }
-    const earlier = active && !force && !hasKey(active, key) ? this.items.earlier(item.input, key) : null;
+    const earlier = wantsEarlier(active, key, opts.force ?? false)
+      ? this.items.earlier(item.input, key)
+      : null;
     const row = earlier ?? active;
-    const needsOutputs =
-      row !== null && hasKey(row, key) && (row.phase === 'downloaded' || row.phase === 'reported');
-    const decision = decide({
-      ...this.decideInput(row, needsOutputs),
-      row,
-      fresh: item,
-      key,
-      force,
-      resubmitUnknown: opts.resubmitUnknown ?? false,
-      retryFailed: opts.retryFailed ?? false,
-    });
+    const outputs = needsOutputs(row, key) ? this.outputsCheck(row) : null;
+    const decision = decide(decideInputOf(row, item, key, opts, this.now(), outputs));
     return { active, row, decision };
   }
 
@@ -607,12 +570,8 @@ export class Journal implements Store {
       for (const row of this.rowsIn(phase)) {
         if (this.bound.has(row.input) || skip?.(row.input)) continue;
         const key = { contentHash: row.contentHash, recipeHash: row.recipeHash };
-        const decision = decide({
-          ...this.decideInput(row, phase === 'downloaded'),
-          row,
-          fresh: row.item,
-          key,
-        });
+        const outputs = phase === 'downloaded' ? this.outputsCheck(row) : null;
+        const decision = decide(decideInputOf(row, row.item, key, {}, this.now(), outputs));
         if (decision.action !== 'resume') continue;
         this.tx(() => this.items.write(row.id, decision.item, row, batch.id));
         this.bound.set(row.input, row.id);

@@ -1,0 +1,116 @@
+/**
+ * Connecting to the PostgreSQL store without ever showing its password: a store URL is shown redacted
+ * (redactUrl) wherever it is named, and every error of the driver is turned into a StoreConnectionError
+ * whose message names the redacted URL and holds no password, even where the driver's text would echo
+ * one. Connections are pooled; BIGINT columns (ms since the epoch, ids) are read as numbers.
+ */
+import pg from 'pg';
+
+/** A failure to reach or use the store; its message never holds the password. */
+export class StoreConnectionError extends Error {
+  override name = 'StoreConnectionError';
+  /** The SQLSTATE (e.g. 28P01: wrong password) or the system's code (ECONNREFUSED), when known. */
+  readonly code: string | undefined;
+  constructor(message: string, code: string | undefined) {
+    super(message);
+    this.code = code;
+  }
+}
+
+const HIDDEN = '***';
+
+/**
+ * The URL as it may be shown: its password (in the authority or a `password` parameter, of a URL or
+ * of a `key=value` connection string) replaced by ***.
+ *
+ * @example redactUrl('postgres://genpipe:s3cret@db:5432/jobs') // 'postgres://genpipe:***@db:5432/jobs'
+ */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = HIDDEN;
+    for (const key of [...parsed.searchParams.keys()]) {
+      if (key.toLowerCase() === 'password') parsed.searchParams.set(key, HIDDEN);
+    }
+    return parsed.toString().replace(encodeURIComponent(HIDDEN), HIDDEN).replaceAll('%2A%2A%2A', HIDDEN);
+  } catch {
+    return url.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, `$1${HIDDEN}`);
+  }
+}
+
+/** The password a URL holds, as written and decoded (what may not appear in any text), or none. */
+function secretsOf(url: string): string[] {
+  const found: string[] = [];
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) found.push(parsed.password, decodeURIComponent(parsed.password));
+    for (const [key, value] of parsed.searchParams) if (key.toLowerCase() === 'password') found.push(value);
+  } catch {
+    for (const m of url.matchAll(/password\s*=\s*('([^']*)'|\S+)/gi)) found.push(m[2] ?? m[1] ?? '');
+  }
+  return [...new Set(found.filter((s) => s.length > 0))];
+}
+
+/** `text` with every occurrence of the URL's password replaced by ***. */
+export function scrub(text: string, url: string): string {
+  let out = text;
+  for (const secret of secretsOf(url)) out = out.split(secret).join(HIDDEN);
+  return out;
+}
+
+/** The plain words of a driver error (an AggregateError of several addresses included). */
+function messageOf(err: unknown): string {
+  if (err instanceof AggregateError && err.errors.length > 0) {
+    return [...new Set(err.errors.map((e: unknown) => messageOf(e)))].join('; ');
+  }
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+/**
+ * The StoreConnectionError for `err` met while doing `what` with the store at `url`: the redacted URL
+ * and the driver's words, scrubbed of the password. Nothing of the original error (which may hold the
+ * connection's parameters) is kept.
+ */
+export function storeError(err: unknown, url: string, what: string): StoreConnectionError {
+  if (err instanceof StoreConnectionError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  return new StoreConnectionError(
+    scrub(`${what} (store ${redactUrl(url)}): ${messageOf(err)}`, url),
+    typeof code === 'string' ? code : undefined,
+  );
+}
+
+/** BIGINT (int8) as a number: ms since the epoch and ids stay far below 2^53. */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+};
+
+/** A schema name genpipe accepts (no quoting games): lower-case letters, digits, `_`. */
+export function checkSchemaName(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`store schema "${schema}": use lower-case letters, digits and _ (at most 63)`);
+  }
+  return schema;
+}
+
+/** The connection settings of the store at `url` in `schema` (a pool's, or a single client's). */
+export function clientConfig(url: string, schema: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    options: `-c search_path=${checkSchemaName(schema)}`,
+    types: TYPES,
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+  };
+}
+
+/** A pool of connections to the store (errors of idle connections are handed to `onError`). */
+export function openPool(url: string, schema: string, onError: (err: StoreConnectionError) => void): pg.Pool {
+  const pool = new pg.Pool({ ...clientConfig(url, schema), max: 4, idleTimeoutMillis: 10_000 });
+  pool.on('error', (err) => onError(storeError(err, url, 'a store connection failed')));
+  return pool;
+}

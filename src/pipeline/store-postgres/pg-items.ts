@@ -1,0 +1,197 @@
+/**
+ * The PostgreSQL store's items table: one row per attempt at an input's work, read as JournalRow and
+ * written from an Item with the columns every store derives the same way (../journal/item-columns.ts).
+ * Each method runs on the connection it is given (the store's pool, or one transaction's client).
+ */
+import type pg from 'pg';
+import type { Item } from '../item.ts';
+import {
+  changedText,
+  type ItemColumns,
+  type ItemRowSql,
+  itemColumns,
+  type PrevRow,
+  prevOf,
+  rowOfSql,
+  sameButNote,
+  WRITTEN_ROWS_KEPT,
+  WrittenRows,
+} from '../journal/item-columns.ts';
+import { itemFromJson } from '../journal/item-json.ts';
+import { choosePlaceAsync, folderInUse } from '../journal/item-place.ts';
+import type { JournalKey, JournalPhase, JournalRow } from '../journal/journal-row.ts';
+import { ITEM_SQL } from './pg-plans.ts';
+
+/** A connection or a transaction's client. */
+export type Queryable = Pick<pg.ClientBase, 'query'>;
+
+function columnValues(c: ItemColumns): unknown[] {
+  return [
+    c.state,
+    c.live_state,
+    c.phase,
+    c.reason,
+    c.failed_at,
+    c.upload_file_id,
+    c.generation_id,
+    c.request_id,
+    c.attempts,
+    c.outcome_unknown,
+    c.item,
+    c.outputs,
+    c.uploaded_at,
+  ];
+}
+
+/** The item rows of one out dir. */
+export class PgItems {
+  /** Rows by id as last written here; cleared when a transaction that wrote them rolls back. */
+  readonly written = new WrittenRows(WRITTEN_ROWS_KEPT);
+
+  constructor(
+    private readonly outDir: string,
+    private readonly now: () => number,
+  ) {}
+
+  private async one(q: Queryable, sql: string, params: unknown[]): Promise<JournalRow | null> {
+    const { rows } = await q.query<ItemRowSql>(sql, [this.outDir, ...params]);
+    return rows[0] ? rowOfSql(rows[0]) : null;
+  }
+
+  private async all(q: Queryable, sql: string, params: unknown[]): Promise<JournalRow[]> {
+    const { rows } = await q.query<ItemRowSql>(sql, [this.outDir, ...params]);
+    return rows.map((r) => rowOfSql(r));
+  }
+
+  // ---- reading
+
+  active(q: Queryable, input: string): Promise<JournalRow | null> {
+    return this.one(q, ITEM_SQL.active, [input]);
+  }
+
+  history(q: Queryable, input: string): Promise<JournalRow[]> {
+    return this.all(q, ITEM_SQL.history, [input]);
+  }
+
+  allActive(q: Queryable): Promise<JournalRow[]> {
+    return this.all(q, ITEM_SQL.allActive, []);
+  }
+
+  inPhase(q: Queryable, phase: JournalPhase): Promise<JournalRow[]> {
+    return this.all(q, ITEM_SQL.byPhase, [phase]);
+  }
+
+  /** Inputs whose active row is reported or failed, with the size and mtime their item recorded. */
+  async finished(q: Queryable): Promise<Map<string, { size: number; mtimeMs: number }>> {
+    const { rows } = await q.query<{ input: string; size: string | null; mtime_ms: string | null }>(
+      ITEM_SQL.finished,
+      [this.outDir],
+    );
+    const out = new Map<string, { size: number; mtimeMs: number }>();
+    for (const r of rows) {
+      const [size, mtimeMs] = [Number(r.size), Number(r.mtime_ms)];
+      if (r.size !== null && r.mtime_ms !== null && Number.isFinite(size) && Number.isFinite(mtimeMs))
+        out.set(r.input, { size, mtimeMs });
+    }
+    return out;
+  }
+
+  /** The latest replaced row of `input` with this key that holds its place, when still its own alone. */
+  async earlier(q: Queryable, input: string, key: JournalKey): Promise<JournalRow | null> {
+    const row = await this.one(q, ITEM_SQL.earlier, [input, key.contentHash, key.recipeHash]);
+    if (!row) return null;
+    const other = await q.query(ITEM_SQL.placeHeldByOther, [this.outDir, row.place, row.id]);
+    return other.rowCount === 0 ? row : null;
+  }
+
+  /** The first free place for a new row of `input` (see item-place.ts). */
+  freePlace(q: Queryable, input: string): Promise<string> {
+    return choosePlaceAsync(input, async (place) => {
+      const { rowCount } = await q.query(ITEM_SQL.placeTaken, [this.outDir, place, input]);
+      return (rowCount ?? 0) > 0 || folderInUse(this.outDir, place);
+    });
+  }
+
+  // ---- writing
+
+  /** A new row of `item` (its place set) with `key`; its id. */
+  async insert(q: Queryable, item: Item, key: JournalKey, batchId: number): Promise<number> {
+    const now = this.now();
+    const { columns, written } = itemColumns(this.outDir, item, null, batchId, now);
+    const { rows } = await q.query<{ id: number }>(ITEM_SQL.insert, [
+      this.outDir,
+      item.input,
+      item.place ?? item.input,
+      key.contentHash,
+      key.recipeHash,
+      batchId,
+      ...columnValues(columns),
+      now,
+    ]);
+    const id = rows[0]!.id;
+    this.written.remember(id, written);
+    return id;
+  }
+
+  /** Row `id` now holds `item` (`prev`: the row as it was, null when it is started over). */
+  write(
+    q: Queryable,
+    id: number,
+    item: Item,
+    prev: JournalRow | null,
+    batchId: number | null,
+  ): Promise<void> {
+    return this.put(q, id, item, prevOf(prev), batchId);
+  }
+
+  /**
+   * Row `id` now holds `item`, unless it holds it already but for the item's `journal` note (compared
+   * with the row as last written here, or as read when not remembered).
+   *
+   * @param batchId - the batch writing; null keeps the row's own
+   */
+  async save(q: Queryable, id: number, item: Item, batchId: number | null): Promise<void> {
+    const last = this.written.get(id);
+    if (last) {
+      const text = changedText(last, item);
+      if (text !== null) await this.put(q, id, item, last.prev, batchId ?? last.prev.batchId, text);
+      return;
+    }
+    const { rows } = await q.query<ItemRowSql>(ITEM_SQL.byId, [this.outDir, id]);
+    const r = rows[0];
+    if (!r) return;
+    const stored = itemFromJson(r.item);
+    if (sameButNote(r.item, stored, item)) return;
+    const prev = rowOfSql(r, stored);
+    await this.write(q, id, item, prev, batchId ?? prev.batchId);
+  }
+
+  async supersede(q: Queryable, id: number): Promise<void> {
+    this.written.forget(id);
+    await q.query(ITEM_SQL.supersede, [this.outDir, id, this.now()]);
+  }
+
+  async reactivate(q: Queryable, id: number): Promise<void> {
+    this.written.forget(id);
+    await q.query(ITEM_SQL.reactivate, [this.outDir, id]);
+  }
+
+  async setKey(q: Queryable, id: number, key: JournalKey): Promise<void> {
+    await q.query(ITEM_SQL.setKey, [this.outDir, id, key.contentHash, key.recipeHash]);
+  }
+
+  private async put(
+    q: Queryable,
+    id: number,
+    item: Item,
+    prev: PrevRow | null,
+    batchId: number | null,
+    text?: string,
+  ): Promise<void> {
+    const now = this.now();
+    const { columns, written } = itemColumns(this.outDir, item, prev, batchId, now, text);
+    this.written.forget(id); // until the update is done: a failed one leaves the row as it was
+    await q.query(ITEM_SQL.update, [this.outDir, id, batchId, ...columnValues(columns), now]);
+    this.written.remember(id, written);
+  }
+}

@@ -1,0 +1,289 @@
+/**
+ * Every SQL text of the PostgreSQL store, in one place: the schema and its migrations, and each
+ * statement its parts run. The tables are the SQLite journal's (../journal/sqlite-plans.ts), with
+ * PostgreSQL's types, plus what a database shared by several workers needs: the out dir's lock is a
+ * session advisory lock with a row naming its holder (pg-lock.ts). Times are ms since the epoch
+ * (BIGINT, read as numbers). Statements name tables unqualified: the connection's search_path is the
+ * store's schema.
+ */
+import { PLACE_HOLDING_PHASES } from '../journal/item-place.ts';
+
+/**
+ * The steps from one schema version to the next: MIGRATIONS[v] turns version v into v + 1 (version 0:
+ * an empty schema).
+ * - 0 → 1: the SQLite journal's tables.
+ * - 1 → 2: the quota shared by every worker of an API key (quota-ledger.ts): a row per key to lock,
+ *   the log of its requests (database time), its job slots.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+CREATE TABLE IF NOT EXISTS batches (
+  id BIGSERIAL PRIMARY KEY,
+  started_at BIGINT NOT NULL,
+  finished_at BIGINT,
+  status TEXT NOT NULL DEFAULT 'running',
+  input_dir TEXT NOT NULL,
+  out_dir TEXT NOT NULL,
+  service TEXT,
+  options TEXT NOT NULL DEFAULT '{}',
+  pid INTEGER NOT NULL,
+  host TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS batches_out_dir ON batches(out_dir, id);
+
+CREATE TABLE IF NOT EXISTS items (
+  id BIGSERIAL PRIMARY KEY,
+  out_dir TEXT NOT NULL,
+  input TEXT NOT NULL,
+  place TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  recipe_hash TEXT NOT NULL,
+  state TEXT NOT NULL,
+  live_state TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  reason TEXT,
+  failed_at TEXT,
+  upload_file_id TEXT,
+  generation_id TEXT,
+  request_id TEXT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  outcome_unknown SMALLINT NOT NULL DEFAULT 0,
+  item TEXT NOT NULL,
+  outputs TEXT,
+  uploaded_at BIGINT,
+  batch_id BIGINT REFERENCES batches(id),
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  superseded_at BIGINT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS items_active ON items(out_dir, input) WHERE superseded_at IS NULL;
+CREATE INDEX IF NOT EXISTS items_input ON items(out_dir, input, id);
+CREATE INDEX IF NOT EXISTS items_phase ON items(out_dir, phase) WHERE superseded_at IS NULL;
+CREATE INDEX IF NOT EXISTS items_place ON items(out_dir, place);
+CREATE INDEX IF NOT EXISTS items_generation ON items(generation_id) WHERE generation_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_request ON items(request_id) WHERE request_id IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS shared_references (
+  service TEXT NOT NULL,
+  name TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  file_id TEXT NOT NULL,
+  uploaded_at BIGINT NOT NULL,
+  batch_id BIGINT REFERENCES batches(id),
+  PRIMARY KEY (service, name, content_hash)
+);
+
+CREATE TABLE IF NOT EXISTS content_hashes (
+  path TEXT PRIMARY KEY,
+  dev TEXT NOT NULL,
+  ino TEXT NOT NULL,
+  size BIGINT NOT NULL,
+  mtime_ns TEXT NOT NULL,
+  ctime_ns TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  hashed_at BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS runner_locks (
+  out_dir TEXT PRIMARY KEY,
+  pid INTEGER NOT NULL,
+  proc_start TEXT,
+  host TEXT NOT NULL,
+  acquired_at BIGINT NOT NULL,
+  heartbeat_at BIGINT NOT NULL,
+  token TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS quota_states (
+  service TEXT NOT NULL,
+  key_fingerprint TEXT NOT NULL,
+  job_ceiling INTEGER,
+  request_limit INTEGER,
+  window_ms BIGINT,
+  blocked_until BIGINT,
+  recent_requests TEXT NOT NULL DEFAULT '[]',
+  updated_at BIGINT NOT NULL,
+  PRIMARY KEY (service, key_fingerprint)
+);
+
+CREATE TABLE IF NOT EXISTS job_durations (
+  id BIGSERIAL PRIMARY KEY,
+  service TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  running_at_ms BIGINT NOT NULL,
+  done_by_ms BIGINT NOT NULL,
+  recorded_at BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_durations_kind ON job_durations(service, kind, id);
+`,
+  `
+CREATE TABLE IF NOT EXISTS key_quotas (
+  service TEXT NOT NULL,
+  key_fingerprint TEXT NOT NULL,
+  PRIMARY KEY (service, key_fingerprint)
+);
+CREATE TABLE IF NOT EXISTS key_requests (
+  id BIGSERIAL PRIMARY KEY,
+  service TEXT NOT NULL,
+  key_fingerprint TEXT NOT NULL,
+  sent_at TIMESTAMPTZ NOT NULL,
+  request_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS key_requests_window ON key_requests(service, key_fingerprint, sent_at);
+CREATE TABLE IF NOT EXISTS key_job_slots (
+  service TEXT NOT NULL,
+  key_fingerprint TEXT NOT NULL,
+  slot_id TEXT NOT NULL,
+  taken_at TIMESTAMPTZ NOT NULL,
+  PRIMARY KEY (service, key_fingerprint, slot_id)
+);
+`,
+];
+
+/** The schema version this genpipe writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Bringing a schema up to date (schema.ts), under a transaction-scoped advisory lock. */
+export const SCHEMA_SQL = {
+  /** Serializes migrators of one schema ($1: the schema's name). */
+  lock: `SELECT pg_advisory_xact_lock(hashtextextended('genpipe-schema:' || $1, 0))`,
+  createSchema: (quoted: string) => `CREATE SCHEMA IF NOT EXISTS ${quoted}`,
+  createMeta: 'CREATE TABLE IF NOT EXISTS genpipe_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)',
+  version: `SELECT value FROM genpipe_meta WHERE key = 'schema_version'`,
+  setVersion: `INSERT INTO genpipe_meta (key, value) VALUES ('schema_version', $1)
+   ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+} as const;
+
+/** holdsPlace (item-place.ts) as an SQL condition on the items table's `phase` and `generation_id`. */
+const HOLDS_PLACE = `(phase IN (${PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join(', ')}) OR (phase = 'failed' AND generation_id IS NOT NULL))`;
+
+const ITEM_COLUMNS =
+  'id, out_dir, input, place, content_hash, recipe_hash, live_state, phase, outcome_unknown, item, outputs, uploaded_at, batch_id, created_at, updated_at, superseded_at';
+
+/** The items table (pg-items.ts); $1 is always the out dir. */
+export const ITEM_SQL = {
+  /**
+   * Serializes the admissions of one out dir in the store's schema, whichever worker makes them (a
+   * place is chosen among all of the out dir's rows).
+   */
+  admissionLock: `SELECT pg_advisory_xact_lock(hashtextextended('genpipe-admit:' || current_schema() || ':' || $1, 0))`,
+  active: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND input = $2 AND superseded_at IS NULL`,
+  byId: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND id = $2`,
+  allActive: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND superseded_at IS NULL ORDER BY input`,
+  byPhase: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND phase = $2 AND superseded_at IS NULL ORDER BY input`,
+  finished: `SELECT input, item::json->>'size' AS size, item::json->>'mtimeMs' AS mtime_ms
+     FROM items WHERE out_dir = $1 AND phase IN ('reported', 'failed') AND superseded_at IS NULL`,
+  history: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND input = $2 ORDER BY id`,
+  earlier: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND input = $2 AND content_hash = $3 AND recipe_hash = $4
+     AND superseded_at IS NOT NULL AND ${HOLDS_PLACE} ORDER BY id DESC LIMIT 1`,
+  placeTaken: `SELECT 1 FROM items WHERE out_dir = $1 AND place = $2
+     AND (${HOLDS_PLACE} OR (superseded_at IS NULL AND input <> $3)) LIMIT 1`,
+  placeHeldByOther: `SELECT 1 FROM items WHERE out_dir = $1 AND place = $2 AND id <> $3 AND ${HOLDS_PLACE} LIMIT 1`,
+  insert: `INSERT INTO items (out_dir, input, place, content_hash, recipe_hash, batch_id, state, live_state, phase,
+     reason, failed_at, upload_file_id, generation_id, request_id, attempts, outcome_unknown, item, outputs,
+     uploaded_at, created_at, updated_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)
+   RETURNING id`,
+  update: `UPDATE items SET batch_id = $3, state = $4, live_state = $5, phase = $6, reason = $7, failed_at = $8,
+     upload_file_id = $9, generation_id = $10, request_id = $11, attempts = $12, outcome_unknown = $13,
+     item = $14, outputs = $15, uploaded_at = $16, updated_at = $17
+   WHERE out_dir = $1 AND id = $2`,
+  supersede: 'UPDATE items SET superseded_at = $3 WHERE out_dir = $1 AND id = $2',
+  setKey: 'UPDATE items SET content_hash = $3, recipe_hash = $4 WHERE out_dir = $1 AND id = $2',
+  reactivate: 'UPDATE items SET superseded_at = NULL WHERE out_dir = $1 AND id = $2',
+} as const;
+
+/** The batches table; $1 is the out dir. */
+export const BATCH_SQL = {
+  insert: `INSERT INTO batches (out_dir, started_at, input_dir, service, options, pid, host)
+   VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+  finish: 'UPDATE batches SET finished_at = $3, status = $4 WHERE out_dir = $1 AND id = $2',
+  list: 'SELECT * FROM batches WHERE out_dir = $1 ORDER BY id',
+} as const;
+
+/** The shared_references table. */
+export const REFERENCE_SQL = {
+  get: 'SELECT file_id, uploaded_at FROM shared_references WHERE service = $1 AND name = $2 AND content_hash = $3',
+  save: `INSERT INTO shared_references (service, name, content_hash, file_id, uploaded_at, batch_id)
+   VALUES ($1, $2, $3, $4, $5, $6)
+   ON CONFLICT (service, name, content_hash) DO UPDATE SET file_id = excluded.file_id,
+     uploaded_at = excluded.uploaded_at, batch_id = excluded.batch_id`,
+  forget: 'DELETE FROM shared_references WHERE service = $1 AND name = $2 AND content_hash = $3',
+} as const;
+
+/** The content_hashes table. */
+export const HASH_SQL = {
+  get: 'SELECT dev, ino, size, mtime_ns, ctime_ns, hash FROM content_hashes WHERE path = $1',
+  put: `INSERT INTO content_hashes (path, dev, ino, size, mtime_ns, ctime_ns, hash, hashed_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+   ON CONFLICT (path) DO UPDATE SET dev = excluded.dev, ino = excluded.ino, size = excluded.size,
+     mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, hash = excluded.hash,
+     hashed_at = excluded.hashed_at`,
+} as const;
+
+/** The quota_states table. */
+export const QUOTA_SQL = {
+  get: `SELECT job_ceiling, request_limit, window_ms, blocked_until, recent_requests, updated_at
+   FROM quota_states WHERE service = $1 AND key_fingerprint = $2`,
+  save: `INSERT INTO quota_states (service, key_fingerprint, job_ceiling, request_limit, window_ms, blocked_until,
+     recent_requests, updated_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+   ON CONFLICT (service, key_fingerprint) DO UPDATE SET job_ceiling = excluded.job_ceiling,
+     request_limit = excluded.request_limit, window_ms = excluded.window_ms, blocked_until = excluded.blocked_until,
+     recent_requests = excluded.recent_requests, updated_at = excluded.updated_at`,
+} as const;
+
+/** The job_durations table: the latest $3 rows of a service and kind are kept. */
+export const DURATION_SQL = {
+  ofService: 'SELECT kind, running_at_ms, done_by_ms FROM job_durations WHERE service = $1 ORDER BY id',
+  add: `INSERT INTO job_durations (service, kind, running_at_ms, done_by_ms, recorded_at)
+   VALUES ($1, $2, $3, $4, $5)`,
+  prune: `DELETE FROM job_durations WHERE service = $1 AND kind = $2 AND id NOT IN
+   (SELECT id FROM job_durations WHERE service = $1 AND kind = $2 ORDER BY id DESC LIMIT $3)`,
+} as const;
+
+/**
+ * The out dir's lock (pg-lock.ts): a session advisory lock keyed by the schema and the out dir, and
+ * the runner_locks row naming its holder.
+ */
+export const LOCK_SQL = {
+  tryLock: `SELECT pg_try_advisory_lock(hashtextextended('genpipe-out-dir:' || current_schema() || ':' || $1, 0)) AS taken`,
+  unlock: `SELECT pg_advisory_unlock(hashtextextended('genpipe-out-dir:' || current_schema() || ':' || $1, 0))`,
+  upsert: `INSERT INTO runner_locks (out_dir, pid, proc_start, host, acquired_at, heartbeat_at, token)
+   VALUES ($1, $2, $3, $4, $5, $5, $6)
+   ON CONFLICT (out_dir) DO UPDATE SET pid = excluded.pid, proc_start = excluded.proc_start, host = excluded.host,
+     acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at, token = excluded.token`,
+  heartbeat: 'UPDATE runner_locks SET heartbeat_at = $3 WHERE out_dir = $1 AND token = $2',
+  release: 'DELETE FROM runner_locks WHERE out_dir = $1 AND token = $2',
+  holder: 'SELECT pid, proc_start, host, acquired_at FROM runner_locks WHERE out_dir = $1',
+} as const;
+
+/**
+ * The shared quota of an API key at a service (quota-ledger.ts); $1 service, $2 key fingerprint. Times
+ * are the database's (clock_timestamp(), read after the key's row is locked), never a worker's.
+ */
+export const LEDGER_SQL = {
+  ensureKey: 'INSERT INTO key_quotas (service, key_fingerprint) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+  lockKey: 'SELECT 1 FROM key_quotas WHERE service = $1 AND key_fingerprint = $2 FOR UPDATE',
+  /**
+   * The requests in the window ending now ($3: its length, ms), and when the one that must leave it
+   * for a request to be allowed ($4: the limit) leaves it, in ms from now (null: room now).
+   */
+  window: `WITH now AS (SELECT clock_timestamp() AS t),
+     inside AS (SELECT sent_at FROM key_requests, now
+       WHERE service = $1 AND key_fingerprint = $2 AND sent_at > now.t - $3 * interval '1 millisecond')
+   SELECT (SELECT count(*) FROM inside)::int AS n,
+     (SELECT t FROM now) AS now,
+     (SELECT ceil(extract(epoch FROM (sent_at + $3 * interval '1 millisecond' - (SELECT t FROM now))) * 1000)::bigint
+        FROM inside ORDER BY sent_at DESC OFFSET $4 - 1 LIMIT 1) AS free_in_ms`,
+  logRequest: `INSERT INTO key_requests (service, key_fingerprint, sent_at, request_id)
+   VALUES ($1, $2, clock_timestamp(), $3) RETURNING sent_at`,
+  /** Requests that left every window ($3: the longest window, ms) are forgotten. */
+  prune: `DELETE FROM key_requests WHERE service = $1 AND key_fingerprint = $2
+     AND sent_at <= clock_timestamp() - $3 * interval '1 millisecond'`,
+  slotsHeld: 'SELECT count(*)::int AS n FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2',
+  slotHeld: 'SELECT 1 FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND slot_id = $3',
+  takeSlot: `INSERT INTO key_job_slots (service, key_fingerprint, slot_id, taken_at)
+   VALUES ($1, $2, $3, clock_timestamp())`,
+  releaseSlot: 'DELETE FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND slot_id = $3',
+} as const;

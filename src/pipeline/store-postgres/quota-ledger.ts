@@ -1,0 +1,119 @@
+/**
+ * One quota across every machine that shares an API key: the exact sliding-window log of its requests
+ * and the count of its job slots, in the store's database. Each decision is one transaction that locks
+ * the key's row (SELECT … FOR UPDATE) for the decision only — never across an HTTP call — and reads
+ * the time from the database's clock once the row is locked, so workers whose clocks disagree still
+ * share one window. A granted request slot is logged in the same transaction as the caller's intent
+ * (the item about to be sent, with its request id: see PostgresStore.takeRequestSlot), so a request
+ * is never sent without being counted, nor counted without its intent recorded.
+ *
+ * The window is the service's: a request counts while less than `windowMs` has passed since it was
+ * logged; one more is allowed while fewer than `limit` count. The service counts a request when it
+ * arrives, a little after it was logged here: `marginMs` is added to the window to cover that.
+ */
+import type { Queryable } from './pg-items.ts';
+import { LEDGER_SQL } from './pg-plans.ts';
+
+/** Whose quota: a service and an API key's fingerprint (store/key-fingerprint.ts; never the key). */
+export interface QuotaKey {
+  service: string;
+  keyFingerprint: string;
+}
+
+/** The request window of a key. */
+export interface RequestWindow {
+  /** The window's length, ms (the service's: 60 000). */
+  windowMs: number;
+  /** Requests allowed in a window. */
+  limit: number;
+  /** Added to the window for the time a request takes to reach the service (default 0). */
+  marginMs?: number;
+}
+
+/** The answer to a request for a slot. */
+export type SlotAnswer =
+  | {
+      granted: true;
+      /** When the request was logged, ms since the epoch, by the database's clock. */
+      at: number;
+    }
+  | {
+      granted: false;
+      /** How long until a slot frees, ms (at least 1). */
+      retryInMs: number;
+    };
+
+/** The answer to a request for a job slot. */
+export interface JobSlotAnswer {
+  granted: boolean;
+  /** Slots of the key held after the decision. */
+  held: number;
+}
+
+/** Locks the key's row for the rest of the transaction (made when the key is new). */
+export async function lockKey(q: Queryable, key: QuotaKey): Promise<void> {
+  await q.query(LEDGER_SQL.ensureKey, [key.service, key.keyFingerprint]);
+  await q.query(LEDGER_SQL.lockKey, [key.service, key.keyFingerprint]);
+}
+
+/**
+ * Inside a transaction: takes a request slot of `key` for `requestId` when its window has room (logging
+ * it), else says how long until one frees. Requests older than the window are forgotten.
+ *
+ * @param intent - recorded in the same transaction when granted (before the request may be sent)
+ */
+export async function takeRequestSlot(
+  q: Queryable,
+  key: QuotaKey,
+  window: RequestWindow,
+  requestId: string,
+  intent?: (q: Queryable) => Promise<void>,
+): Promise<SlotAnswer> {
+  if (!(window.limit >= 1) || !(window.windowMs > 0)) {
+    throw new Error(`quota window: limit ${window.limit} and windowMs ${window.windowMs} must be positive`);
+  }
+  const span = window.windowMs + (window.marginMs ?? 0);
+  await lockKey(q, key);
+  await q.query(LEDGER_SQL.prune, [key.service, key.keyFingerprint, span]);
+  const { rows } = await q.query<{ n: number; free_in_ms: number | null }>(LEDGER_SQL.window, [
+    key.service,
+    key.keyFingerprint,
+    span,
+    window.limit,
+  ]);
+  const freeInMs = rows[0]?.free_in_ms ?? null;
+  if (freeInMs !== null) return { granted: false, retryInMs: Math.max(1, freeInMs) };
+  const logged = await q.query<{ sent_at: Date }>(LEDGER_SQL.logRequest, [
+    key.service,
+    key.keyFingerprint,
+    requestId,
+  ]);
+  await intent?.(q);
+  return { granted: true, at: logged.rows[0]!.sent_at.getTime() };
+}
+
+/**
+ * Inside a transaction: takes job slot `slotId` of `key` when fewer than `ceiling` are held (a slot
+ * held already is granted again without counting twice).
+ */
+export async function takeJobSlot(
+  q: Queryable,
+  key: QuotaKey,
+  ceiling: number,
+  slotId: string,
+): Promise<JobSlotAnswer> {
+  await lockKey(q, key);
+  const params = [key.service, key.keyFingerprint];
+  const held = (await q.query<{ n: number }>(LEDGER_SQL.slotsHeld, params)).rows[0]?.n ?? 0;
+  if ((await q.query(LEDGER_SQL.slotHeld, [...params, slotId])).rowCount) return { granted: true, held };
+  if (held >= ceiling) return { granted: false, held };
+  await q.query(LEDGER_SQL.takeSlot, [...params, slotId]);
+  return { granted: true, held: held + 1 };
+}
+
+/** Inside a transaction: gives job slot `slotId` of `key` back; false when it was not held. */
+export async function releaseJobSlot(q: Queryable, key: QuotaKey, slotId: string): Promise<boolean> {
+  await lockKey(q, key);
+  const { rowCount } = await q.query(LEDGER_SQL.releaseSlot, [key.service, key.keyFingerprint, slotId]);
+  return (rowCount ?? 0) > 0;
+}
