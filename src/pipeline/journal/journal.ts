@@ -359,7 +359,7 @@ export class Journal implements Store {
         id = this.items.insert(next, key, batch.id);
       } else {
         id = row.id;
-        next = { ...decision.item, place: row.place };
+        next = { ...decision.item, place: this.items.placeOf(row, true) };
         if (row !== active) {
           if (active) this.items.supersede(active.id);
           this.items.reactivate(row.id);
@@ -434,7 +434,8 @@ export class Journal implements Store {
       hashWithCache(readOnly, path, opts.signal),
     );
     const { row, decision } = this.decideRow(item, key, opts, false);
-    const place = !row || decision.supersede ? this.items.freePlace(item.input) : row.place;
+    const place =
+      !row || decision.supersede ? this.items.freePlace(item.input) : this.items.placeOf(row, false);
     return {
       action: decision.action,
       item: { ...decision.item, place },
