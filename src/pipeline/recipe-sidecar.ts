@@ -49,7 +49,8 @@ export async function readSidecar(
     st = await lstat(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: true, fields: null };
+    // ENAMETOOLONG: the input's name is so long that `<name>.json` cannot be a file's name.
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG') return { ok: true, fields: null };
     return { ok: false, reason: `sidecar ${name} could not be read (${code ?? 'error'})` };
   }
   if (st.isDirectory()) return { ok: true, fields: null };

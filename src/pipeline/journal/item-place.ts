@@ -7,6 +7,9 @@
  * - A row keeps its place for life: resuming, re-downloading and result.json all use it.
  * - A new row takes the first free name among the input path itself, `<stem>-1<ext>`, `<stem>-2<ext>`, …
  *   (the naming of `watch --on-done move`): so a file seen for the first time keeps its input path.
+ *   Each candidate is made a name a folder can have (report/item-paths.ts's folderPlace: `\` written
+ *   `%5C`, a name longer than 255 bytes cut before its suffix and extension), so every input has a
+ *   place and two inputs never share one, whatever their names.
  * - A name is taken when a row holding its place has it (holdsPlace: its generation was created — it
  *   exists or may exist, completed or failed at the service: outputs are there or may still be
  *   collected, or its failure is recorded there, and the row may become active again when the same
@@ -17,7 +20,7 @@
  *   reused.
  */
 import { readdirSync, statSync } from 'node:fs';
-import { itemOutDir, RESULT_FILE, suffixedName } from '../report/item-paths.ts';
+import { folderPlace, itemOutDir, RESULT_FILE } from '../report/item-paths.ts';
 import type { JournalPhase } from './journal-row.ts';
 
 /** Phases in which a row's generation exists or may exist: the row's place is its own for good. */
@@ -41,13 +44,14 @@ export function holdsPlace(phase: JournalPhase, generationId: string | null): bo
 
 /**
  * The first free place for `input`: the input path itself, else `<stem>-1<ext>`, `<stem>-2<ext>`, …
+ * (each as folderPlace makes it a folder's name).
  *
  * @param isTaken - whether a candidate is taken (see the module comment)
  * @example choosePlace('scan.png', (p) => p === 'scan.png') // 'scan-1.png'
  */
 export function choosePlace(input: string, isTaken: (place: string) => boolean): string {
   for (let n = 0; ; n++) {
-    const candidate = suffixedName(input, n);
+    const candidate = folderPlace(input, n);
     if (!isTaken(candidate)) return candidate;
   }
 }
@@ -84,7 +88,7 @@ export async function choosePlaceAsync(
   isTaken: (place: string) => Promise<boolean>,
 ): Promise<string> {
   for (let n = 0; ; n++) {
-    const candidate = suffixedName(input, n);
+    const candidate = folderPlace(input, n);
     if (!(await isTaken(candidate))) return candidate;
   }
 }

@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Item } from '../item.ts';
+import { folderPlace, isFolderPlace } from '../report/item-paths.ts';
 import {
   changedText,
   type ItemRowSql,
@@ -47,6 +48,7 @@ export class ItemRows {
       supersede: db.prepare(ITEM_SQL.supersede),
       setKey: db.prepare(ITEM_SQL.setKey),
       reactivate: db.prepare(ITEM_SQL.reactivate),
+      setPlace: db.prepare<[string, number]>(ITEM_SQL.setPlace),
     };
   }
 
@@ -141,6 +143,19 @@ export class ItemRows {
     );
   }
 
+  /**
+   * The place of `row` as a folder can have it. A row an earlier version of genpipe gave a place no
+   * folder can have (its input path, holding a `\` or too long a name) never wrote there — the run
+   * that made it failed at its first write — so it is given the first free place now, kept for good;
+   * with `write` false (a dry run) that place is only told.
+   */
+  placeOf(row: JournalRow, write: boolean): string {
+    if (isFolderPlace(row.place)) return row.place;
+    const place = this.freePlace(row.input);
+    if (write) this.sql.setPlace.run(place, row.id);
+    return place;
+  }
+
   // ---- writing (inside the journal's transactions)
 
   /** A new row of `item` (its place set) with `key`; its id. */
@@ -149,7 +164,7 @@ export class ItemRows {
     const result = this.sql.insert.run({
       out_dir: this.outDir,
       input: item.input,
-      place: item.place ?? item.input,
+      place: item.place ?? folderPlace(item.input),
       content_hash: key.contentHash,
       recipe_hash: key.recipeHash,
       batch_id: batchId,

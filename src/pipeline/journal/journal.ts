@@ -334,9 +334,17 @@ export class Journal implements Store {
         id = this.items.insert(next, key, batch.id);
       } else {
         ({ id, item: next } = w);
+        let write = w.write;
+        if (row) {
+          const place = this.items.placeOf(row, true);
+          if (place !== next.place) {
+            next = { ...next, place };
+            write ??= 'update';
+          }
+        }
         if (w.supersede !== null) this.items.supersede(w.supersede);
         if (w.reactivate) this.items.reactivate(id);
-        if (w.write) this.items.write(id, next, w.write === 'fresh' ? null : row, batch.id);
+        if (write) this.items.write(id, next, write === 'fresh' ? null : row, batch.id);
       }
       this.bound.set(item.input, id);
       return {
@@ -397,7 +405,8 @@ export class Journal implements Store {
       hashWithCache(readOnly, path, opts.signal),
     );
     const { row, decision } = this.decideRow(item, key, opts, false);
-    const place = !row || decision.supersede ? this.items.freePlace(item.input) : row.place;
+    const place =
+      !row || decision.supersede ? this.items.freePlace(item.input) : this.items.placeOf(row, false);
     return {
       action: decision.action,
       item: { ...decision.item, place },

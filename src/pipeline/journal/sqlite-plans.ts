@@ -173,6 +173,7 @@ export const ITEM_SQL = {
   supersede: 'UPDATE items SET superseded_at = ? WHERE id = ?',
   setKey: 'UPDATE items SET content_hash = ?, recipe_hash = ? WHERE id = ?',
   reactivate: 'UPDATE items SET superseded_at = NULL WHERE id = ?',
+  setPlace: 'UPDATE items SET place = ? WHERE id = ?',
 } as const;
 
 /** The batches table (batch-rows.ts). */

@@ -1,4 +1,9 @@
-/** Where an item's files go under the out dir. */
+/**
+ * Where an item's files go under the out dir: `<out>/<place>/`. A place is the input's path relative to
+ * the input dir, made a name every folder on the way can have (folderPlace): the path itself for
+ * almost every file; `\` written `%5C` (and a `.` or `..` segment `%2E`, `%2E%2E`), and a name
+ * longer than NAME_MAX_BYTES cut at its end, before its suffix and extension.
+ */
 import { extname, join } from 'node:path';
 import type { Item } from '../item.ts';
 
@@ -27,7 +32,7 @@ export function itemOutDir(outDir: string, input: string): string {
  * @example itemPlace({ input: 'scan.png', place: 'scan-1.png' }) // 'scan-1.png'
  */
 export function itemPlace(item: Pick<Item, 'input' | 'place'>): string {
-  return item.place ?? item.input;
+  return item.place ?? folderPlace(item.input);
 }
 
 /** `<out>/<place>/`: the folder of the item's outputs and result.json. */
@@ -46,4 +51,62 @@ export function suffixedName(path: string, n: number): string {
   if (n === 0) return path;
   const ext = extname(path);
   return `${path.slice(0, path.length - ext.length)}-${n}${ext}`;
+}
+
+/** Longest folder name, in bytes (NAME_MAX of the file systems of Linux and macOS). */
+export const NAME_MAX_BYTES = 255;
+
+/** An extension longer than this (in bytes) is not kept whole when a name is cut: it is name. */
+const EXT_KEPT_MAX_BYTES = 32;
+
+const bytesOf = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** A segment of an input path as a folder name may hold it: `\` (a separator elsewhere), `.`, `..`. */
+function escapeSegment(segment: string): string {
+  if (segment === '.' || segment === '..') return segment.replaceAll('.', '%2E');
+  return segment.replaceAll('\\', '%5C');
+}
+
+/** `stem + tail`, the stem cut at its end (whole characters) so that it fits NAME_MAX_BYTES. */
+function fitName(stem: string, tail: string): string {
+  if (bytesOf(stem) + bytesOf(tail) <= NAME_MAX_BYTES) return stem + tail;
+  const chars = Array.from(stem);
+  let size = bytesOf(stem);
+  const room = NAME_MAX_BYTES - bytesOf(tail);
+  while (chars.length > 1 && size > room) size -= bytesOf(chars.pop() as string);
+  return chars.join('') + tail;
+}
+
+/**
+ * The n-th candidate place of `input` (n = 0 first; see choosePlace in journal/item-place.ts): every
+ * segment escaped (`\` → `%5C`; a `.` or `..` segment → `%2E`, `%2E%2E`), the n-th suffix before the
+ * extension as suffixedName puts it, and a name longer than NAME_MAX_BYTES cut at the end of its stem,
+ * keeping the suffix and an extension of up to 32 bytes. The same input and n always give the same
+ * place; two inputs may give the same one, which choosePlace settles (the second takes a later n).
+ *
+ * @example folderPlace('a\\b.txt') // 'a%5Cb.txt'
+ * @example folderPlace('photos/a.jpg', 2) // 'photos/a-2.jpg'
+ */
+export function folderPlace(input: string, n = 0): string {
+  const parts = input.split('/').map(escapeSegment);
+  const name = parts.pop() as string;
+  const folders = parts.map((p) => fitName(p, ''));
+  const suffix = n === 0 ? '' : `-${n}`;
+  let ext = extname(name);
+  if (bytesOf(ext) > EXT_KEPT_MAX_BYTES) ext = '';
+  const stem = name.slice(0, name.length - ext.length);
+  return [...folders, fitName(stem, `${suffix}${ext}`)].join('/');
+}
+
+/**
+ * True when `place` names a folder inside the out dir that the file system can make: what itemOutDir
+ * accepts, with no segment longer than NAME_MAX_BYTES. Every folderPlace is one.
+ */
+export function isFolderPlace(place: string): boolean {
+  try {
+    itemOutDir('/', place);
+  } catch {
+    return false;
+  }
+  return place.split('/').every((p) => bytesOf(p) <= NAME_MAX_BYTES);
 }

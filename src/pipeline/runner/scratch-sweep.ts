@@ -41,7 +41,7 @@ async function removeMatching(dir: string, matches: (name: string) => boolean): 
  * @returns how many files were removed
  * @example await sweepItemScratch('/data/out', 'photos/a.jpg') // removes out/photos/a.jpg/output-0.png.part
  */
-export function sweepItemScratch(outDir: string, place: string): Promise<number> {
+export async function sweepItemScratch(outDir: string, place: string): Promise<number> {
   return removeMatching(itemOutDir(outDir, place), isScratchName);
 }
 

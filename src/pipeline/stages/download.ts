@@ -24,9 +24,9 @@ export async function download(item: Item, ctx: RunContext): Promise<Item> {
   ctx.signal.throwIfAborted();
   const id = stepOf(item).generationId;
   if (!id) return failStep(item, 'download', 'no generation id was recorded for this item');
-  const dir = itemFolder(ctx.outDir, item);
   const rel = (abs: string) => relative(ctx.outDir, abs).split(sep).join('/');
   try {
+    const dir = itemFolder(ctx.outDir, item);
     // The read that found it completed, when this run made it: no second read of the generation.
     const read = ctx.completedReads.get(id);
     ctx.completedReads.delete(id);
