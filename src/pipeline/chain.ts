@@ -1,0 +1,135 @@
+/**
+ * Chains: an item whose rule has `steps` is a small graph of generations, each step waiting on the
+ * steps its request names with `{ from: <step> }` (StepRecord.after). The steps of an item run one at a
+ * time, parents first, each through the same stages as a single request (upload → submit → wait →
+ * download), so each is journaled, paced and counted against the job ceiling like any generation; the
+ * item's state follows the step it is at (Item.step).
+ *
+ * After each stage the driver settles a chain item (settleChain): a step that reached `downloaded` hands
+ * the item to the next step that can run (back at `checked`, to upload what that step sends); a step that
+ * failed at the service fails its dependants, with a reason naming it, and the item goes on with the
+ * steps that do not depend on it. The item ends `downloaded` (then reported) when every step is, or
+ * `failed` with the first failed step's reason when any step failed.
+ *
+ * Pure functions: no I/O.
+ */
+import type { ImageRef } from '../spec/index.ts';
+import type { Item, ItemFailure, StageName, StepRecord } from './item.ts';
+
+/** Prefix of the placeholder of a parent step's output in a planned request (`$step:<name>`). */
+export const STEP_REF_PREFIX = '$step:';
+
+/**
+ * The placeholder of step `name`'s output: by `generation_id` where the service chains by id (an
+ * image_edit source from an image step, a video_edit / video_reframe source or an extend frame from a
+ * video step), else by `url` (the parent's fresh output URL, filled in right before the create).
+ */
+export function stepPlaceholder(name: string, channel: 'generation_id' | 'url'): ImageRef {
+  return channel === 'generation_id'
+    ? { generation_id: `${STEP_REF_PREFIX}${name}` }
+    : { url: `${STEP_REF_PREFIX}${name}` };
+}
+
+/** The step name of a placeholder value (`$step:<name>`), or null. */
+export function stepOfPlaceholder(value: unknown): string | null {
+  return typeof value === 'string' && value.startsWith(STEP_REF_PREFIX)
+    ? value.slice(STEP_REF_PREFIX.length)
+    : null;
+}
+
+/** True when the item is a chain rule's (its steps name their parents). */
+export function isChain(item: Pick<Item, 'steps'>): boolean {
+  return item.steps.some((s) => s.after !== undefined);
+}
+
+/** Stages whose failure is a step's, not the input's (a local stage fails the whole input). */
+const STEP_STAGES: ReadonlySet<StageName> = new Set(['upload', 'submit', 'wait', 'download']);
+
+/** The first step that can run now: planned, every parent downloaded; undefined when none can. */
+export function runnableStep(steps: readonly StepRecord[]): StepRecord | undefined {
+  const done = new Set(steps.filter((s) => s.state === 'downloaded').map((s) => s.name));
+  return steps.find((s) => s.state === 'planned' && (s.after ?? []).every((p) => done.has(p)));
+}
+
+/** Every step that depends on `name`, directly or not, in the steps' order. */
+export function dependantsOf(steps: readonly StepRecord[], name: string): string[] {
+  const out = new Set<string>([name]);
+  for (const s of steps) if ((s.after ?? []).some((p) => out.has(p))) out.add(s.name);
+  out.delete(name);
+  return [...out];
+}
+
+/** Reason of a step not run because its parent `name` failed. */
+export function parentFailedReason(name: string): string {
+  return `not run: step '${name}' failed`;
+}
+
+/** Reason of a chain item with a failed step: the step named, then its own reason. */
+export function stepFailedReason(step: Pick<StepRecord, 'name' | 'reason'>): string {
+  return `step '${step.name}' failed: ${step.reason ?? 'failed'}`;
+}
+
+/**
+ * The steps with `name` failed for `reason` and every dependant failed as not run (a dependant keeps
+ * `failure`, so a later run retries them together when the parent's failure may pass).
+ */
+export function failWithDependants(
+  steps: readonly StepRecord[],
+  name: string,
+  reason: string,
+  failure: ItemFailure | null,
+  failedAt: StageName | null,
+): StepRecord[] {
+  const dependants = new Set(dependantsOf(steps, name));
+  return steps.map((s) => {
+    if (s.name === name) return { ...s, state: 'failed', reason, failure, failedAt };
+    if (dependants.has(s.name) && s.state !== 'failed') {
+      return { ...s, state: 'failed', reason: parentFailedReason(name), failure, failedAt: null };
+    }
+    return s;
+  });
+}
+
+/**
+ * The chain item at its next step, or at its end: `checked` at the next step that can run; else
+ * `downloaded` when every step is, or `failed` with the first failed step's reason (Item.step naming
+ * that step, so the crash policy and reports read it).
+ */
+export function nextOrEnd(item: Item): Item {
+  const next = runnableStep(item.steps);
+  if (next) {
+    return { ...item, state: 'checked', step: next.name, reason: null, failedAt: null, failure: null };
+  }
+  const failed =
+    item.steps.find((s) => s.state === 'failed' && s.failedAt !== null) ??
+    item.steps.find((s) => s.state === 'failed');
+  if (!failed) return { ...item, state: 'downloaded', reason: null, failedAt: null, failure: null };
+  return {
+    ...item,
+    state: 'failed',
+    step: failed.name,
+    reason: stepFailedReason(failed),
+    failedAt: failed.failedAt ?? 'submit',
+    failure: failed.failure ?? null,
+  };
+}
+
+/**
+ * A chain item after a stage ran on it (see the module comment); any other item, and a chain item the
+ * stage neither finished nor failed at the service, is returned as it is.
+ */
+export function settleChain(item: Item): Item {
+  if (!isChain(item)) return item;
+  if (item.state === 'downloaded') return nextOrEnd(item);
+  if (item.state !== 'failed' || item.failedAt === null || !STEP_STAGES.has(item.failedAt)) return item;
+  const step = item.steps.find((s) => s.name === item.step);
+  if (!step || (step.state === 'failed' && step.reason !== undefined && step.reason !== null)) return item;
+  const steps = failWithDependants(
+    item.steps,
+    step.name,
+    item.reason ?? 'failed',
+    item.failure ?? null,
+    item.failedAt,
+  );
+  return nextOrEnd({ ...item, steps });
+}
