@@ -133,3 +133,52 @@ export function settleChain(item: Item): Item {
   );
   return nextOrEnd({ ...item, steps });
 }
+
+/**
+ * A copy of `request` with each parent-output placeholder of `channel` replaced by what `fill` gives
+ * for the parent's name (undefined: kept as it is).
+ *
+ * @example fillStepOutputs(req, 'generation_id', (name) => byName.get(name)?.generationId ?? undefined)
+ */
+export function fillStepOutputs(
+  request: Record<string, unknown>,
+  channel: 'generation_id' | 'url',
+  fill: (step: string) => string | undefined,
+): Record<string, unknown> {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v !== 'object' || v === null) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const step = k === channel ? stepOfPlaceholder(x) : null;
+      const value = step !== null ? fill(step) : undefined;
+      out[k] = value !== undefined ? value : walk(x);
+    }
+    return out;
+  };
+  return walk(request) as Record<string, unknown>;
+}
+
+/** The parent steps whose output `request` still takes by `channel` placeholder. */
+export function stepOutputsIn(request: Record<string, unknown>, channel: 'generation_id' | 'url'): string[] {
+  const names = new Set<string>();
+  fillStepOutputs(request, channel, (step) => {
+    names.add(step);
+    return undefined;
+  });
+  return [...names];
+}
+
+/**
+ * What progress says of a chain item that `settleChain` moved from `before` to `after` another step:
+ * `step 'a' done; next: step 'b'`, or `step 'a' failed: …; next: step 'c'`; null when it did not move.
+ */
+export function chainWords(before: Item, after: Item): string | null {
+  if (!isChain(after) || before.step === after.step || after.state !== 'checked') return null;
+  const was = before.steps.find((s) => s.name === before.step);
+  const done =
+    was && before.state === 'failed'
+      ? `step '${was.name}' failed: ${before.reason}`
+      : `step '${before.step}' done`;
+  return `${done}; next: step '${after.step}'`;
+}

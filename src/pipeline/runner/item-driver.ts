@@ -6,6 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { type GenpipeClient, sleep } from '../../client/index.ts';
+import { chainWords, settleChain } from '../chain.ts';
 import type { PipelineEvent } from '../events.ts';
 import { INPUT_CHANGED_TEXTS, InputChangedError } from '../input-changed.ts';
 import { currentStep, FINAL_ITEM_STATES, type Item, newItem, type StageName } from '../item.ts';
@@ -114,6 +115,7 @@ export class ItemDriver implements StepEnv {
       at: Date.now(),
       input: item.input,
       ...(item.place !== undefined ? { place: item.place } : {}),
+      ...(item.step !== undefined ? { step: item.step } : {}),
       state: item.state,
       stage: at,
       reason,
@@ -147,10 +149,15 @@ export class ItemDriver implements StepEnv {
         }
         if (next.state !== 'submitted') job.free();
         const settled = (await step.policy?.after?.(next, this, state)) ?? { item: next };
-        item = await this.placed(settled.item);
-        // A policy's words, else the item's reason, else what the stage did when its state's name would
-        // not say it (a prompt file is not "uploaded").
-        const reason = settled.reason !== undefined ? settled.reason : (item.reason ?? saidOf(step, item));
+        // A chain item goes on to its next step (or ends) once a step is downloaded or failed.
+        const chained = settleChain(settled.item);
+        item = await this.placed(chained);
+        // A policy's words, else the chain's, else the item's reason, else what the stage did when its
+        // state's name would not say it (a prompt file is not "uploaded").
+        const reason =
+          settled.reason !== undefined
+            ? settled.reason
+            : (chainWords(settled.item, chained) ?? item.reason ?? saidOf(step, item));
         await this.record(entry, item, item.state === 'stopped' ? null : step.name, reason);
         if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
       }

@@ -25,6 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { type GenerationRequest, LostResponseError, PreflightError } from '../../client/index.ts';
+import { fillStepOutputs, stepOutputsIn } from '../chain.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, assertFileAsChecked, sha256Of } from '../input-changed.ts';
 import { type Item, stepOf, withStep } from '../item.ts';
@@ -56,7 +57,7 @@ export { lostAnswerReason } from '../outcome-texts.ts';
  */
 async function wireRequest(item: Item, ctx: RunContext): Promise<GenerationRequest> {
   const step = stepOf(item);
-  const request = step.request as Json;
+  const request = await withParentUrls(item, step.request as Json, ctx);
   if (step.upload?.mode !== 'base64') {
     const { fileId, sha256 } = step.upload ?? {};
     const asChecked = async () => {
@@ -77,6 +78,23 @@ async function wireRequest(item: Item, ctx: RunContext): Promise<GenerationReque
     return out;
   };
   return walk(request) as GenerationRequest;
+}
+
+/**
+ * The request with each parent output that travels by url (a chain step's `{ url: '$step:<name>' }`)
+ * given the parent generation's first output URL, read fresh now (presigned URLs last an hour; the
+ * create follows at once).
+ */
+async function withParentUrls(item: Item, request: Json, ctx: RunContext): Promise<Json> {
+  const urls = new Map<string, string>();
+  for (const name of stepOutputsIn(request, 'url')) {
+    const id = item.steps.find((s) => s.name === name)?.generationId;
+    if (!id) throw new Error(`step '${name}' has no generation to take the output of`);
+    const url = (await ctx.client.generations.get(id, { signal: ctx.signal })).output[0]?.url;
+    if (!url) throw new Error(`step '${name}' (generation ${id}) has no output`);
+    urls.set(name, url);
+  }
+  return urls.size === 0 ? request : fillStepOutputs(request, 'url', (name) => urls.get(name));
 }
 
 /**
