@@ -44,11 +44,24 @@ export function isChain(item: Pick<Item, 'steps'>): boolean {
 
 /** Stages whose failure is a step's, not the input's (a local stage fails the whole input). */
 const STEP_STAGES: ReadonlySet<StageName> = new Set(['upload', 'submit', 'wait', 'download']);
+const FINAL_STATES: ReadonlySet<string> = new Set(['reported', 'skipped', 'failed', 'stopped', 'downloaded']);
 
-/** The first step that can run now: planned, every parent downloaded; undefined when none can. */
+/**
+ * The first step that can run now: neither downloaded nor failed, every parent downloaded (planned, or
+ * resumed from the journal where an earlier run left it); undefined when none can.
+ */
 export function runnableStep(steps: readonly StepRecord[]): StepRecord | undefined {
   const done = new Set(steps.filter((s) => s.state === 'downloaded').map((s) => s.name));
-  return steps.find((s) => s.state === 'planned' && (s.after ?? []).every((p) => done.has(p)));
+  return steps.find(
+    (s) => s.state !== 'downloaded' && s.state !== 'failed' && (s.after ?? []).every((p) => done.has(p)),
+  );
+}
+
+/** The item state a chain item takes at a step in `state` (a planned step starts with its upload). */
+function itemStateAt(state: StepRecord['state']): 'checked' | 'uploaded' | 'submitted' {
+  if (state === 'uploaded') return 'uploaded';
+  if (state === 'submitted' || state === 'completed') return 'submitted';
+  return 'checked';
 }
 
 /** Every step that depends on `name`, directly or not, in the steps' order. */
@@ -98,7 +111,12 @@ export function failWithDependants(
 export function nextOrEnd(item: Item): Item {
   const next = runnableStep(item.steps);
   if (next) {
-    return { ...item, state: 'checked', step: next.name, reason: null, failedAt: null, failure: null };
+    const state = itemStateAt(next.state);
+    const steps =
+      next.state === 'completed'
+        ? item.steps.map((s) => (s === next ? { ...s, state: 'submitted' as const } : s))
+        : item.steps;
+    return { ...item, steps, state, step: next.name, reason: null, failedAt: null, failure: null };
   }
   const failed =
     item.steps.find((s) => s.state === 'failed' && s.failedAt !== null) ??
@@ -174,7 +192,7 @@ export function stepOutputsIn(request: Record<string, unknown>, channel: 'genera
  * `step 'a' done; next: step 'b'`, or `step 'a' failed: …; next: step 'c'`; null when it did not move.
  */
 export function chainWords(before: Item, after: Item): string | null {
-  if (!isChain(after) || before.step === after.step || after.state !== 'checked') return null;
+  if (!isChain(after) || before.step === after.step || FINAL_STATES.has(after.state)) return null;
   const was = before.steps.find((s) => s.name === before.step);
   const done =
     was && before.state === 'failed'

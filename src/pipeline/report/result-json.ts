@@ -88,6 +88,50 @@ export interface ResultJson {
   timings: Partial<Record<StageName, StageTimingJson>>;
   /** With a journal: what it decided for the item in the run that wrote this file. Absent without one. */
   journal?: NonNullable<Item['journal']>;
+  /**
+   * Every step of the item's rule, parents first (a single-request rule: one step, `main`); the fields
+   * above are those of the step the item is at (a chain's last, or its first failed step).
+   */
+  steps: StepJson[];
+}
+
+/** One step of an item (ResultJson.steps, report.json's `steps` of a chain). */
+export interface StepJson {
+  name: string;
+  /** planned, uploaded, submitted, completed, downloaded or failed. */
+  state: string;
+  /** The steps whose outputs it uses (a chain's); empty for a single request. */
+  after: string[];
+  /** Its outputs are downloaded (false: an intermediate step not asked for, see the recipe's `download`). */
+  download: boolean;
+  generation_id: string | null;
+  request_id: string | null;
+  failure_code: string | null;
+  /** Why the step failed (its own failure, or `not run: step '<parent>' failed`); null otherwise. */
+  reason: string | null;
+  outputs: string[];
+  composite: string | null;
+  attempts: number;
+  earlier_attempts: ItemAttempt[];
+}
+
+/** The step records of an item as JSON (see StepJson). */
+export function stepsJson(item: Pick<Item, 'steps'>, opts: { request?: boolean } = {}): StepJson[] {
+  return item.steps.map((s) => ({
+    name: s.name,
+    state: s.state,
+    after: [...(s.after ?? [])],
+    download: s.download ?? true,
+    generation_id: s.generationId,
+    request_id: s.requestId,
+    failure_code: s.generation?.failure_code ?? null,
+    reason: s.reason ?? null,
+    outputs: [...s.outputs],
+    composite: s.composite,
+    attempts: s.attempts,
+    earlier_attempts: [...(s.earlierAttempts ?? [])],
+    ...(opts.request ? { request: elideInlineData(s.request) } : {}),
+  }));
 }
 
 const MAX_DEPTH = 32;
@@ -189,6 +233,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
     upload: step?.upload ? { mode: step.upload.mode, file_id: step.upload.fileId } : null,
     earlier_attempts: earlierAttemptsJson(item),
     timings: timingsJson(item),
+    steps: stepsJson(item, { request: true }),
   };
   if (item.journal) result.journal = { ...item.journal };
   return redactDeep(result, opts.redact ?? redactShapes);
