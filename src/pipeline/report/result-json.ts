@@ -3,6 +3,7 @@
  * service answered and where the outputs are, written atomically whenever the item reaches a final state.
  */
 import { join } from 'node:path';
+import { isChain } from '../chain.ts';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import {
   currentStep,
@@ -89,10 +90,10 @@ export interface ResultJson {
   /** With a journal: what it decided for the item in the run that wrote this file. Absent without one. */
   journal?: NonNullable<Item['journal']>;
   /**
-   * Every step of the item's rule, parents first (a single-request rule: one step, `main`); the fields
-   * above are those of the step the item is at (a chain's last, or its first failed step).
+   * A chain rule's item: every step, parents first, with its request; the fields above are those of
+   * the step the item is at (its last, or its first failed step). Absent for a single-request rule.
    */
-  steps: StepJson[];
+  steps?: StepJson[];
 }
 
 /** One step of an item (ResultJson.steps, report.json's `steps` of a chain). */
@@ -233,8 +234,8 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
     upload: step?.upload ? { mode: step.upload.mode, file_id: step.upload.fileId } : null,
     earlier_attempts: earlierAttemptsJson(item),
     timings: timingsJson(item),
-    steps: stepsJson(item, { request: true }),
   };
+  if (isChain(item)) result.steps = stepsJson(item, { request: true });
   if (item.journal) result.journal = { ...item.journal };
   return redactDeep(result, opts.redact ?? redactShapes);
 }
