@@ -5,7 +5,9 @@
  * both); thumbnails live in `<out>/.thumbs/` and are referenced relatively. Every user-supplied string
  * (file names, prompts, reasons) is escaped, and the page passes through the redactor.
  */
+
 import { join } from 'node:path';
+import { isChain } from '../chain.ts';
 import type { ReportStatus } from '../events.ts';
 import { currentStep, type Item, STAGE_NAMES, type StageName } from '../item.ts';
 import { formatBytes, formatDuration } from '../progress/format.ts';
@@ -213,6 +215,33 @@ function outputFigures(item: Item | undefined, line: ReportItem, outDir: string,
   return figs.join('');
 }
 
+/**
+ * A chain's steps left to right, parents first: each step's first output (a thumbnail, or a video's
+ * poster), or a placeholder saying what became of it — a failed step in place, with why.
+ */
+function chainFigures(item: Item, outDir: string, thumbs: Thumbnails): string {
+  return item.steps
+    .map((step) => {
+      const rel = step.composite ?? step.outputs[0];
+      const caption = `${step.name} · ${step.state === 'downloaded' ? 'done' : step.state}`;
+      if (rel) {
+        const thumb = thumbs.get(join(outDir, ...rel.split('/')));
+        return figure(thumb, `step ${step.name} of ${item.input}`, caption, {
+          href: rel,
+          video: thumbKindOfName(rel) === 'video',
+        });
+      }
+      const why =
+        step.state === 'failed'
+          ? `failed: ${step.reason ?? step.generation?.failure_reason ?? 'failed'}`
+          : step.state === 'downloaded'
+            ? `not downloaded (generation ${step.generationId ?? '?'})`
+            : step.state;
+      return figure(undefined, `step ${step.name} of ${item.input}`, caption, { placeholder: why });
+    })
+    .join('<div class="arrow">→</div>');
+}
+
 function requestFacts(item: Item | undefined): string {
   const r = item ? currentStep(item)?.request : undefined;
   if (!r) return '';
@@ -279,7 +308,8 @@ function card(
   if (line.journal) facts.push(`<dt>journal</dt><dd>${esc(line.journal)}</dd>`);
   const took = itemTime(item);
   if (took !== null) facts.push(`<dt>time</dt><dd>${esc(formatDuration(took))}</dd>`);
-  const outputs = outputFigures(item, line, outDir, thumbs);
+  const outputs =
+    item && isChain(item) ? chainFigures(item, outDir, thumbs) : outputFigures(item, line, outDir, thumbs);
   return [
     `<article class="card ${line.status}" id="item-${index}">`,
     `<header>${badge(line.status)}<span class="name">${esc(shownName(line))}</span></header>`,
