@@ -102,7 +102,9 @@ export async function benchPipelineChain(): Promise<{ rows: BenchRow[]; data: un
     const byType: Record<string, number[]> = {};
     for (const g of gens.data) {
       if (!g.finished_at) continue;
-      (byType[g.type] ??= []).push(Date.parse(g.finished_at) - Date.parse(g.created_at));
+      const list = byType[g.type] ?? [];
+      list.push(Date.parse(g.finished_at) - Date.parse(g.created_at));
+      byType[g.type] = list;
     }
     const meanJobMs = Object.fromEntries(
       Object.entries(byType).map(([k, v]) => [k, Math.round(v.reduce((a, b) => a + b, 0) / v.length)]),
