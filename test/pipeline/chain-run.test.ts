@@ -24,7 +24,7 @@ import {
 import { readJson } from './run-fixtures.ts';
 import { noisePng } from './watch-helpers.ts';
 
-const CLIENTS = ['run', 'between', 'poll', 'create', 'failed', 'retry'] as const;
+const CLIENTS = ['run', 'between', 'poll', 'create', 'failed', 'retry', 'refused'] as const;
 type ClientName = (typeof CLIENTS)[number];
 const keyOf = (c: ClientName) => `svc-api-chain-${c}`;
 
@@ -87,6 +87,8 @@ describe('a chain, end to end', () => {
     const { input, out } = await recipeFolder(root, 'run', CHAIN, {
       'a.png': await noisePng(64, 48),
       'b.png': await noisePng(48, 64),
+      // A sidecar overrides the file's step (top level) and any step by name.
+      'b.png.json': JSON.stringify({ prompt: 'ink', steps: { square: { prompt: 'centre the subject' } } }),
     });
     const run = await runToEnd(runArgs(input, out), envFor(emu.url, keyOf('run')));
     expect(run.code, run.child.stderr()).toBe(0);
@@ -99,6 +101,11 @@ describe('a chain, end to end', () => {
       expect(steps.animate.outputs).toEqual([]);
       expect(steps.portrait.after).toEqual(['animate']);
     }
+    expect([b.stylize.request.prompt, b.square.request.prompt, b.portrait.request.prompt]).toEqual([
+      'ink',
+      'centre the subject',
+      'keep it',
+    ]);
     expect(a.portrait.outputs).toEqual(['a.png/portrait/output-0.mp4']);
     expect(a.square.outputs).toEqual(['a.png/square/output-0.mp4']);
     expect((await stat(join(out, 'a.png', 'square', 'output-0.mp4'))).size).toBeGreaterThan(0);
@@ -132,6 +139,21 @@ describe('a chain, end to end', () => {
     ]);
     expect(line.outputs).toEqual(['a.png/portrait/output-0.mp4', 'a.png/square/output-0.mp4']);
   }, 90_000);
+});
+
+describe('checked before anything is paid', () => {
+  it('a chain the service would refuse at its third step stops the batch before the first is sent', async () => {
+    const refused = CHAIN.replace('aspect_ratio: "1:1"', 'aspect_ratio: "5:4"');
+    const { input, out } = await recipeFolder(root, 'refused', refused, { 'a.png': await noisePng(64, 48) });
+    const run = await runToEnd(runArgs(input, out), envFor(emu.url, keyOf('refused')));
+    expect(run.code).toBe(2);
+    expect(run.child.stderr()).toMatch(
+      /genpipe\.yaml:12: rules\[0\]\.steps\[3\]\.request\.aspect_ratio: Invalid aspect_ratio '5:4'/,
+    );
+    expect(await generationsOf(emu, 'refused')).toEqual([]);
+    const files = await call(emu, 'GET', '/v1/files?limit=100', { key: keyOf('refused') });
+    expect(files.body.data).toEqual([]);
+  }, 60_000);
 });
 
 describe('kill -9 in a chain, then genpipe run again', () => {

@@ -127,7 +127,7 @@ export class ItemDriver implements StepEnv {
   async drive(entry: number, first: Item): Promise<void> {
     let item = first;
     const job = new JobSlot();
-    const state: DriveState = { resubmits: 0 };
+    const state: DriveState = { resubmits: new Map() };
     /** Times the item's file was found changed since its check (see afterChange). */
     let changes = 0;
     try {

@@ -55,9 +55,8 @@ export { lostAnswerReason } from '../outcome-texts.ts';
  *
  * @throws InputChangedError when they are not
  */
-async function wireRequest(item: Item, ctx: RunContext): Promise<GenerationRequest> {
+async function wireRequest(item: Item, request: Json, ctx: RunContext): Promise<GenerationRequest> {
   const step = stepOf(item);
-  const request = await withParentUrls(item, step.request as Json, ctx);
   if (step.upload?.mode !== 'base64') {
     const { fileId, sha256 } = step.upload ?? {};
     const asChecked = async () => {
@@ -109,9 +108,22 @@ async function withParentUrls(item: Item, request: Json, ctx: RunContext): Promi
 export async function submit(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'submit', 'uploaded');
   ctx.signal.throwIfAborted();
+  let request: Json;
+  try {
+    request = await withParentUrls(item, stepOf(item).request as Json, ctx);
+  } catch (err) {
+    if (isRunnersToHandle(err, ctx.signal)) throw err;
+    return failStep(
+      item,
+      'submit',
+      `the parent step's output could not be read: ${reasonOf(err)}`,
+      { requestId: null },
+      { failure: failureOfError(err) },
+    );
+  }
   let body: GenerationRequest;
   try {
-    body = await wireRequest(item, ctx);
+    body = await wireRequest(item, request, ctx);
   } catch (err) {
     if (isRunnersToHandle(err, ctx.signal)) throw err;
     return failStep(
