@@ -327,5 +327,14 @@ describe('failure stays local', () => {
       first.events.some((e) => e.type === 'item_state' && /^resubmitting after /.test(String(e.reason))),
     ).toBe(true);
     await expectOnePerStep('retry', [steps]);
-  }, 90_000);
+
+    // A re-run retries the failed step (its failure was retryable) and its dependants; stylize stays.
+    const again = await runToEnd(runArgs(input, out), envFor(emu.url, keyOf('retry')));
+    expect(again.code, again.child.stderr()).toBe(0);
+    const after = await stepsOf(out, 'a.png');
+    expect(Object.values(after).map((s: Loose) => s.state)).toEqual(Array(4).fill('downloaded'));
+    expect(after.stylize.generation_id).toBe(steps.stylize.generation_id);
+    expect(after.animate.earlier_attempts).toHaveLength(2);
+    expect(await expectOnePerStep('retry', [after])).toHaveLength(6);
+  }, 120_000);
 });
