@@ -262,7 +262,19 @@ references:
     // stylize once, animate once (created, never collected), nothing after it.
     const gens = await generationsOf(emu, 'create');
     expect(gens.map((g) => g.request_id)).toEqual([steps.stylize.request_id, requestId]);
-  }, 90_000);
+
+    // With --resubmit-unknown the step alone is submitted again (the one create that may be paid twice),
+    // then its dependants run; stylize stays as it was.
+    const third = await runToEnd(runArgs(input, out, ['--resubmit-unknown']), env);
+    expect(third.code, third.child.stderr()).toBe(0);
+    const after = await stepsOf(out, 'a.png');
+    expect(Object.values(after).map((s: Loose) => s.state)).toEqual(Array(4).fill('downloaded'));
+    expect(after.stylize.generation_id).toBe(steps.stylize.generation_id);
+    expect(after.animate.earlier_attempts.map((a: Loose) => a.request_id)).toEqual([requestId]);
+    const all = await generationsOf(emu, 'create');
+    expect(all).toHaveLength(5);
+    expect(all.filter((g) => g.request_id === requestId)).toHaveLength(1);
+  }, 120_000);
 });
 
 describe('failure stays local', () => {
