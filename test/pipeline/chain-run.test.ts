@@ -6,7 +6,7 @@
  * a failed middle step; a retryable failure resubmitted alone. Every count of generations per step is
  * the emulator's admin view against the steps' generation ids in result.json.
  */
-import { stat } from 'node:fs/promises';
+import { stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -138,7 +138,18 @@ describe('a chain, end to end', () => {
       ['square', 'downloaded'],
     ]);
     expect(line.outputs).toEqual(['a.png/portrait/output-0.mp4', 'a.png/square/output-0.mp4']);
-  }, 90_000);
+
+    // An output deleted since: the next run downloads that step's outputs again, and creates nothing.
+    await unlink(join(out, 'a.png', 'square', 'output-0.mp4'));
+    const again = await runToEnd(runArgs(input, out), envFor(emu.url, keyOf('run')));
+    expect(again.code, again.child.stderr()).toBe(0);
+    expect((await stat(join(out, 'a.png', 'square', 'output-0.mp4'))).size).toBeGreaterThan(0);
+    expect(await generationsOf(emu, 'run')).toHaveLength(8);
+    const rerun: Loose = await readJson(join(out, 'report.json'));
+    const lines = Object.fromEntries(rerun.items.map((i: Loose) => [i.input, i.journal]));
+    expect(lines['a.png']).toMatch(/^step 'square': resumed: /);
+    expect(lines['b.png']).toBe(JOURNAL_TEXTS.done);
+  }, 120_000);
 });
 
 describe('checked before anything is paid', () => {
