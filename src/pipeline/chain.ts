@@ -121,7 +121,10 @@ export function nextOrEnd(item: Item): Item {
   const failed =
     item.steps.find((s) => s.state === 'failed' && s.failedAt !== null) ??
     item.steps.find((s) => s.state === 'failed');
-  if (!failed) return { ...item, state: 'downloaded', reason: null, failedAt: null, failure: null };
+  if (!failed) {
+    const last = item.steps.at(-1)?.name ?? item.step;
+    return { ...item, state: 'downloaded', step: last, reason: null, failedAt: null, failure: null };
+  }
   return {
     ...item,
     state: 'failed',
@@ -199,4 +202,42 @@ export function chainWords(before: Item, after: Item): string | null {
       ? `step '${was.name}' failed: ${before.reason}`
       : `step '${before.step}' done`;
   return `${done}; next: step '${after.step}'`;
+}
+
+/** Every step that can run now (see runnableStep), parents first. */
+export function runnableSteps(steps: readonly StepRecord[]): StepRecord[] {
+  const done = new Set(steps.filter((s) => s.state === 'downloaded').map((s) => s.name));
+  return steps.filter(
+    (s) => s.state !== 'downloaded' && s.state !== 'failed' && (s.after ?? []).every((p) => done.has(p)),
+  );
+}
+
+/** The item state a lane of a chain item starts its step in (see itemStateAt). */
+export function laneStartState(step: StepRecord): 'checked' | 'uploaded' | 'submitted' {
+  return itemStateAt(step.state);
+}
+
+/**
+ * `shared` with step `name` as `from` holds it (a lane's item after a stage), and a step that failed
+ * there failing its dependants; the other steps stay as `shared` has them.
+ */
+export function mergeStep(shared: Item, from: Item, name: string): Item {
+  const step = from.steps.find((s) => s.name === name);
+  if (!step) return shared;
+  let steps = shared.steps.map((s) => (s.name === name ? step : s));
+  if (from.state === 'failed' && (step.reason === undefined || step.reason === null)) {
+    steps = failWithDependants(steps, name, from.reason ?? 'failed', from.failure ?? null, from.failedAt);
+  }
+  return { ...shared, steps, timings: from.timings };
+}
+
+/**
+ * The state a chain item is journaled and announced in while its lane `state` runs beside others: the
+ * lane's own, except that a lane's end (its step downloaded, or failed) is not the item's: `completed`
+ * and `checked` say the item goes on (the journal's phase stays that of work at the service).
+ */
+export function laneRecordState(state: Item['state']): Item['state'] {
+  if (state === 'downloaded') return 'completed';
+  if (state === 'failed') return 'checked';
+  return state;
 }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
-import { call, hold, unhold } from '../helpers/emulator.ts';
+import { call, hold, unhold, until } from '../helpers/emulator.ts';
 import { recipeFolder, runArgs, useChildRunBed } from './child-run.ts';
 import {
   type ChildEvent,
@@ -24,7 +24,7 @@ import {
 import { readJson } from './run-fixtures.ts';
 import { noisePng } from './watch-helpers.ts';
 
-const CLIENTS = ['run', 'between', 'poll', 'create', 'failed', 'retry', 'refused'] as const;
+const CLIENTS = ['run', 'between', 'poll', 'create', 'failed', 'retry', 'refused', 'fanout'] as const;
 type ClientName = (typeof CLIENTS)[number];
 const keyOf = (c: ClientName) => `svc-api-chain-${c}`;
 
@@ -152,6 +152,28 @@ describe('a chain, end to end', () => {
   }, 120_000);
 });
 
+describe('scheduling', () => {
+  it('sibling steps start together once their parent is done (each its own job)', async () => {
+    const { input, out } = await recipeFolder(root, 'fanout', CHAIN, { 'a.png': await noisePng(64, 48) });
+    // The reframes stay processing: both must have been created while neither has ended.
+    const held = await hold(emu, { client: 'fanout', type: 'video_reframe' });
+    const run = spawnGenpipe(runArgs(input, out), envFor(emu.url, keyOf('fanout')));
+    try {
+      await until(async () => {
+        const gens = await generationsOf(emu, 'fanout');
+        return gens.length === 4 ? gens : null;
+      });
+      const admin = (await call(emu, 'GET', '/_emulator/generations', { key: null })).body.data as Loose[];
+      const reframes = admin.filter((g) => g.client_id === 'fanout' && g.type === 'video_reframe');
+      expect(reframes).toHaveLength(2);
+      for (const g of reframes) expect(['queued', 'processing']).toContain(g.state);
+    } finally {
+      await unhold(emu, held);
+    }
+    expect((await run.exited).code, run.stderr()).toBe(0);
+  }, 90_000);
+});
+
 describe('checked before anything is paid', () => {
   it('a chain the service would refuse at its third step stops the batch before the first is sent', async () => {
     const refused = CHAIN.replace('aspect_ratio: "1:1"', 'aspect_ratio: "5:4"');
@@ -194,7 +216,7 @@ references:
       const first = spawnGenpipe(args, env);
       await first.until(
         (ev) =>
-          stepEvent(ev, 'a.png', 'restyle', 'checked') &&
+          ev.some((e) => e.type === 'item_state' && e.reason === "step 'stylize' done") &&
           proxy.flows.some((f) => f.kind === 'upload' && f.bytes >= 32 * 1024 && !f.done),
         'restyle uploading its reference',
       );

@@ -4,6 +4,7 @@
  * whether the create's outcome is unknown, the outputs recorded on reaching `downloaded`).
  */
 import type Database from 'better-sqlite3';
+import { isChain } from '../chain.ts';
 import { currentStep, type Item, type ItemState, withStep } from '../item.ts';
 import { itemFromJson } from './item-json.ts';
 import { choosePlace, folderInUse } from './item-place.ts';
@@ -272,6 +273,7 @@ export class ItemRows {
     const step = currentStep(item);
     // A stop may interrupt a create after it was sent: the request id stays until an answer is known.
     if (
+      !isChain(item) &&
       item.state === 'stopped' &&
       prev?.phase === 'submitting' &&
       !step?.generationId &&
