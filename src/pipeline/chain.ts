@@ -1,15 +1,15 @@
 /**
  * Chains: an item whose rule has `steps` is a small graph of generations, each step waiting on the
- * steps its request names with `{ from: <step> }` (StepRecord.after). The steps of an item run one at a
- * time, parents first, each through the same stages as a single request (upload → submit → wait →
- * download), so each is journaled, paced and counted against the job ceiling like any generation; the
- * item's state follows the step it is at (Item.step).
+ * steps its request names with `{ from: <step> }` (StepRecord.after). Each step runs through the same
+ * stages as a single request (upload → submit → wait → download), so each is journaled, paced and
+ * counted against the job ceiling like any generation. The runner starts every step whose parents are
+ * done in a lane of its own (runner/item-driver.ts driveLanes: siblings at once); the item's state
+ * follows the step that last moved (Item.step).
  *
- * After each stage the driver settles a chain item (settleChain): a step that reached `downloaded` hands
- * the item to the next step that can run (back at `checked`, to upload what that step sends); a step that
- * failed at the service fails its dependants, with a reason naming it, and the item goes on with the
- * steps that do not depend on it. The item ends `downloaded` (then reported) when every step is, or
- * `failed` with the first failed step's reason when any step failed.
+ * A step that failed at the service fails its dependants, with a reason naming it (failWithDependants),
+ * and the other steps go on. The item ends `downloaded` (then reported) when every step is, or `failed`
+ * with the first failed step's reason when any step failed (nextOrEnd). settleChain does the same one
+ * step at a time, for an item moved outside the lanes.
  *
  * Pure functions: no I/O.
  */
