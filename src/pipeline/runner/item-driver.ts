@@ -256,7 +256,10 @@ export class ItemDriver implements StepEnv {
       await Promise.race(lanes.values());
     }
     if (changed !== null) throw changed;
-    return stopped ?? nextOrEnd(shared);
+    // Stopped: the item as every lane left it (a lane that went on after the stop, such as a wait,
+    // keeps what it learned), at the step that stopped first.
+    const stop = stopped as Item | null;
+    return stop ? { ...shared, state: 'stopped', step: stop.step, reason: stop.reason } : nextOrEnd(shared);
   }
 
   /** One step of a chain item through upload, submit, wait and download (see driveLanes). */
