@@ -1,14 +1,15 @@
 /**
  * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
  * Names: emulator-get, emulator-upload, emulator-chains, client-upload, client-pacing, pipeline-schedule,
- * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, pipeline-scale, watch-restart,
- * report-html (all when none given).
+ * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, pipeline-scale, pipeline-chain,
+ * watch-restart, report-html (all when none given).
  */
 import { benchClientPacing } from './client-pacing.bench.ts';
 import { benchClientUpload } from './client-upload.bench.ts';
 import { benchGetThroughput, benchPresignedUploadMemory } from './emulator.bench.ts';
 import { benchEmulatorChains } from './emulator-chains.bench.ts';
 import { type BenchRow, printTable, writeResult } from './lib.ts';
+import { benchPipelineChain } from './pipeline-chain.bench.ts';
 import { benchPipelineDiscover } from './pipeline-discover.bench.ts';
 import { benchJournalOverhead } from './pipeline-journal.bench.ts';
 import { benchPipelineOverhead } from './pipeline-overhead.bench.ts';
@@ -30,6 +31,7 @@ const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>
   'pipeline-overhead': benchPipelineOverhead,
   'pipeline-quota': benchPipelineQuota,
   'pipeline-scale': benchPipelineScale,
+  'pipeline-chain': benchPipelineChain,
   'watch-restart': benchWatchRestart,
   'report-html': benchReportHtml,
 };

@@ -17,6 +17,8 @@ export type PipelineEvent =
        * before, and without a journal.
        */
       place?: string;
+      /** The step a chain item is at (Item.step); absent for a single-request rule's item. */
+      step?: string;
       state: ItemState;
       /** The stage that moved (or failed) the item; null when no stage did (stopped, or from_journal). */
       stage: StageName | null;

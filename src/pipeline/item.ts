@@ -116,9 +116,15 @@ export interface Item {
   inputAs: InputAs | null;
   /**
    * The generations the item's rule asks for, each a step record (a single-request rule: one step,
-   * named MAIN_STEP). Empty until the item is planned (the request is known at plan).
+   * named MAIN_STEP; a chain rule: its steps, parents before their dependants). Empty until the item is
+   * planned (the request is known at plan).
    */
   steps: StepRecord[];
+  /**
+   * The name of the step a chain item is at (see chain.ts); absent for a single-request rule's item,
+   * whose step is its first not downloaded (see currentStep).
+   */
+  step?: string;
   timings: Partial<Record<StageName, StageTiming>>;
   /**
    * How the item's failure is judged for a later run, set by the stage that failed it at the service
@@ -191,6 +197,19 @@ export interface StepRecord {
    * (oldest first); absent when the first generation was the last.
    */
   earlierAttempts?: ItemAttempt[];
+  /**
+   * A chain step's parents: the steps whose outputs its request uses (`{ from: <step> }`); absent for
+   * a single-request rule's step.
+   */
+  after?: string[];
+  /** A chain step's outputs are downloaded (a leaf, or `download: true`); absent: they are. */
+  download?: boolean;
+  /** Why a chain step failed (its own failure, or its parent's), in plain words; absent otherwise. */
+  reason?: string | null;
+  /** How a chain step's failure is judged for a later run (as Item.failure); absent otherwise. */
+  failure?: ItemFailure | null;
+  /** The stage that failed a chain step (null: its parent failed, it never ran); absent otherwise. */
+  failedAt?: StageName | null;
 }
 
 /** A new step of `name` for `request`, nothing done yet. */
@@ -211,15 +230,19 @@ export function newStep(name: string, request: Record<string, unknown>): StepRec
 }
 
 /**
- * The step the item is at: the first one not yet downloaded, else the last (a single-request rule's
- * only step); undefined before the item is planned.
+ * The step the item is at: a chain item's named step (Item.step), else the first one not yet
+ * downloaded, else the last (a single-request rule's only step); undefined before the item is planned.
  */
-export function currentStep(item: Pick<Item, 'steps'>): StepRecord | undefined {
+export function currentStep(item: Pick<Item, 'steps' | 'step'>): StepRecord | undefined {
+  if (item.step !== undefined) {
+    const named = item.steps.find((s) => s.name === item.step);
+    if (named) return named;
+  }
   return item.steps.find((s) => s.state !== 'downloaded') ?? item.steps.at(-1);
 }
 
 /** The step the item is at (see currentStep); throws for an item not planned: the runner's wiring error. */
-export function stepOf(item: Pick<Item, 'steps' | 'input'>): StepRecord {
+export function stepOf(item: Pick<Item, 'steps' | 'step' | 'input'>): StepRecord {
   const step = currentStep(item);
   if (!step) throw new Error(`the item has no step yet (${item.input})`);
   return step;

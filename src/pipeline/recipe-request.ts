@@ -164,7 +164,7 @@ export function placeInput(request: Json, inputAs: InputAs, input: PlacedInput):
 // ---- shared references: { ref: <name> } ------------------------------------------------------
 
 /** Where ImageRefs sit in a request: each yields the path of one ImageRef position. */
-function* imageRefPositions(request: Json): Generator<Array<string | number>> {
+export function* imageRefPositions(request: Json): Generator<Array<string | number>> {
   if (request.source !== undefined) yield ['source'];
   if (Array.isArray(request.image_ref))
     for (let i = 0; i < request.image_ref.length; i++) yield ['image_ref', i];
@@ -182,7 +182,8 @@ function* imageRefPositions(request: Json): Generator<Array<string | number>> {
   }
 }
 
-function getAt(root: unknown, path: FieldPath): unknown {
+/** The value at `path` in `root`, or undefined. */
+export function getAt(root: unknown, path: FieldPath): unknown {
   let v: unknown = root;
   for (const seg of path) {
     if (v === null || typeof v !== 'object') return undefined;
@@ -191,7 +192,8 @@ function getAt(root: unknown, path: FieldPath): unknown {
   return v;
 }
 
-function setAt(root: Json, path: FieldPath, value: unknown): void {
+/** Sets the value at `path` in `root` (its parent must exist). */
+export function setAt(root: Json, path: FieldPath, value: unknown): void {
   const parent = getAt(root, path.slice(0, -1)) as Record<string | number, unknown>;
   parent[path[path.length - 1]!] = value;
 }
@@ -296,6 +298,7 @@ export type PlannedValidation =
   | ({ ok: false } & Rejection);
 
 const STAND_IN_UUID_PREFIX = '00000000-0000-4000-8000-';
+const STEP_STAND_IN_UUID_PREFIX = '00000000-0000-4000-9000-';
 const STAND_IN_URL = 'https://stand-in.genpipe.invalid/media';
 
 /**
@@ -315,8 +318,18 @@ const STAND_IN_URL = 'https://stand-in.genpipe.invalid/media';
 export function validatePlanned(request: Json, facts?: PlaceholderFacts): PlannedValidation {
   const body = structuredClone(request);
   const byStandIn = new Map<string, string>();
+  let stepStandIns = 0;
   for (const path of [...imageRefPositions(body)]) {
     const ref = getAt(body, path);
+    // A chain step's parent output (`$step:<name>`): by generation_id or by url, filled in at the create.
+    if (isObject(ref) && typeof ref.generation_id === 'string' && ref.generation_id.startsWith('$')) {
+      ref.generation_id = `${STEP_STAND_IN_UUID_PREFIX}${(stepStandIns++).toString(16).padStart(12, '0')}`;
+      continue;
+    }
+    if (isObject(ref) && typeof ref.url === 'string' && ref.url.startsWith('$')) {
+      ref.url = STAND_IN_URL;
+      continue;
+    }
     if (!isObject(ref) || typeof ref.file_id !== 'string' || !ref.file_id.startsWith('$')) continue;
     const standIn = `${STAND_IN_UUID_PREFIX}${byStandIn.size.toString(16).padStart(12, '0')}`;
     byStandIn.set(standIn, ref.file_id);

@@ -90,6 +90,24 @@ export async function readSidecar(
     };
   }
   const problems = resolveReferences(value, references);
+  // A chain rule's sidecar may override its steps one by one: `steps: { <step>: { fields } }`.
+  const steps = value.steps;
+  if (steps !== undefined && !isObject(steps)) {
+    return {
+      ok: false,
+      reason: `sidecar ${name}: steps must be an object of step name: request fields, not ${describeValue(steps)}`,
+    };
+  }
+  for (const [step, fields] of Object.entries(steps ?? {})) {
+    if (!isObject(fields)) {
+      return {
+        ok: false,
+        reason: `sidecar ${name}: steps.${step} must be an object of request fields, not ${describeValue(fields)}`,
+      };
+    }
+    const more = resolveReferences(fields, references);
+    problems.push(...more.map((p) => ({ ...p, path: ['steps', step, ...p.path] })));
+  }
   if (problems.length > 0) {
     const p = problems[0]!;
     return { ok: false, reason: `sidecar ${name}: ${formatPath(p.path)}: ${p.message}` };

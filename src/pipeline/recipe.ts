@@ -30,6 +30,7 @@ import {
 } from '../media/index.ts';
 import { checkImageFacts, describeValue, type MediaFacts, withValidModels } from '../spec/index.ts';
 import type { InputAs } from './item.ts';
+import { type RecipeStep, readSteps } from './recipe-chain.ts';
 import { RecipeError, type RecipeProblem } from './recipe-error.ts';
 import {
   defaultInputAs,
@@ -76,8 +77,16 @@ export interface RecipeRule {
    * files and videos fall back to `auto`).
    */
   upload: UploadPreference;
-  /** The request as written, with `{ ref: <name> }` replaced by `{ file_id: '$ref:<name>' }`. */
+  /**
+   * The request as written, with `{ ref: <name> }` replaced by `{ file_id: '$ref:<name>' }`; for a chain
+   * rule, the request of its first step as written (the one the file goes into).
+   */
   request: Json;
+  /**
+   * A chain rule's steps (recipe-chain.ts), parents before dependants; null for a single-request rule.
+   * The file goes into the first step as written (`index` 0), at `input_as`.
+   */
+  steps: RecipeStep[] | null;
   /** Line of the rule in the recipe file. */
   line: number;
 }
@@ -114,7 +123,7 @@ export interface LoadRecipeOptions {
 }
 
 const TOP_KEYS = ['rules', 'references'] as const;
-const RULE_KEYS = ['match', 'input_as', 'request', 'upload'] as const;
+const RULE_KEYS = ['match', 'input_as', 'request', 'steps', 'upload'] as const;
 
 /** Values of a rule's `upload` key (see RecipeRule.upload). */
 export const UPLOAD_PREFERENCES = ['auto', 'inline', 'presigned', 'base64'] as const;
@@ -415,6 +424,8 @@ function readRule(
       sound = false;
     }
   }
+  if (raw.steps !== undefined)
+    return readChainRule(raw, { index, match, inputAs, upload, sound }, references, parsed, at);
   if (!isObject(raw.request)) {
     at([...here, 'request'], `must be a map of request fields, not ${describeValue(raw.request)}`);
     return null;
@@ -423,8 +434,51 @@ function readRule(
   const refProblems = resolveReferences(request, references.usable, references.unusable);
   for (const p of refProblems) at([...here, 'request', ...p.path], p.message);
   if (match === null || !sound || refProblems.length > 0) return null;
-  const rule: RecipeRule = { index, match, inputAs, upload, request, line: lineAt(parsed, here) };
+  const rule: RecipeRule = {
+    index,
+    match,
+    inputAs,
+    upload,
+    request,
+    steps: null,
+    line: lineAt(parsed, here),
+  };
   checkRuleRequest(rule, references.usable, at);
+  return rule;
+}
+
+/** A rule with `steps` (a chain): its steps read, then each step's request checked as the service would. */
+function readChainRule(
+  raw: Json,
+  head: Pick<RecipeRule, 'index' | 'inputAs' | 'upload'> & { match: string | null; sound: boolean },
+  references: RuleReferences,
+  parsed: ParsedYaml,
+  at: At,
+): RecipeRule | null {
+  const here = ['rules', head.index];
+  if (raw.request !== undefined) {
+    at([...here, 'request'], "a rule has either 'request' (one generation) or 'steps' (a chain), not both");
+    return null;
+  }
+  const steps = readSteps(raw.steps, [...here, 'steps'], references, at);
+  if (steps === null || head.match === null || !head.sound) return null;
+  const first = steps.find((s) => s.index === 0)!;
+  const rule: RecipeRule = {
+    index: head.index,
+    match: head.match,
+    inputAs: head.inputAs,
+    upload: head.upload,
+    request: first.request,
+    steps,
+    line: lineAt(parsed, here),
+  };
+  for (const step of steps) {
+    checkRuleRequest(rule, references.usable, at, {
+      here: [...here, 'steps', step.index],
+      request: step.request,
+      takesInput: step.index === 0,
+    });
+  }
   return rule;
 }
 
@@ -433,34 +487,67 @@ function readRule(
  * the file at its `input_as` position, shared references with their real sizes, and a stand-in prompt
  * when the rule has none (each file's sidecar may bring its own; a file still without one fails alone).
  */
-function checkRuleRequest(rule: RecipeRule, references: Record<string, RecipeReference>, at: At): void {
-  const here = ['rules', rule.index];
-  const type = requestType(rule.request);
+function checkRuleRequest(
+  rule: RecipeRule,
+  references: Record<string, RecipeReference>,
+  at: At,
+  step?: { here: FieldPath; request: Json; takesInput: boolean },
+): void {
+  const here = step?.here ?? ['rules', rule.index];
+  const request = step?.request ?? rule.request;
+  if (step && !step.takesInput) {
+    checkPlaced(
+      step.request.prompt === undefined ? { ...request, prompt: 'stand-in prompt' } : request,
+      here,
+      references,
+      at,
+    );
+    return;
+  }
+  const type = requestType(request);
   const inputAs = rule.inputAs ?? defaultInputAs(type);
-  const inputWhere = rule.inputAs !== null ? [...here, 'input_as'] : here;
+  const inputWhere = rule.inputAs !== null ? ['rules', rule.index, 'input_as'] : here;
   const how =
     rule.inputAs !== null
       ? `input_as '${inputAs}' puts the file here`
       : `the file goes here (input_as defaults to '${inputAs}' for type '${type}')`;
-  const occupied = occupiedBy(inputAs, rule.request);
+  const occupied = occupiedBy(inputAs, request);
   if (occupied !== null) {
     at([...here, 'request', ...parsePath(occupied)], `${how}; remove this field or choose another input_as`);
     return;
   }
   const kind = kindForPosition(inputAs, type);
-  const placed = placeInput(rule.request, inputAs, {
+  const placed = placeInput(request, inputAs, {
     kind,
     mime: kind === 'video' ? 'video/mp4' : 'image/png',
     prompt: 'stand-in prompt',
   });
   if (placed.prompt === undefined) placed.prompt = 'stand-in prompt';
+  checkPlaced(placed, here, references, at, {
+    site: inputSitePath(inputAs, request),
+    inputAs,
+    where: inputWhere,
+  });
+}
+
+/**
+ * Validates a request with its placeholders in place (src/spec, references with their real facts):
+ * the service's detail at the field it names (at the rule's input_as when it is about the file's
+ * position), and a shared reference of the wrong kind.
+ */
+function checkPlaced(
+  placed: Json,
+  here: FieldPath,
+  references: Record<string, RecipeReference>,
+  at: At,
+  input?: { site: string; inputAs: InputAs; where: FieldPath },
+): void {
   const result = validatePlanned(placed, referenceFacts({ references }));
   if (!result.ok) {
     const field = fieldOfDetail(result.detail, placed);
-    const site = inputSitePath(inputAs, rule.request);
     const detail = withValidModels(result.detail);
-    if (field !== null && formatPath(field).startsWith(site) && inputAs !== 'prompt') {
-      at(inputWhere, detail);
+    if (input && field !== null && formatPath(field).startsWith(input.site) && input.inputAs !== 'prompt') {
+      at(input.where, detail);
     } else {
       at(field === null ? [...here, 'request'] : [...here, 'request', ...field], detail);
     }

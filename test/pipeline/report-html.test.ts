@@ -237,6 +237,70 @@ describe('report.html', () => {
     }
   });
 
+  it("shows a chain's steps left to right, a failed step in place with why", () => {
+    const step = (name: string, patch: Partial<Item['steps'][number]>): Item['steps'][number] => ({
+      name,
+      state: 'downloaded',
+      request: { type: 'image_edit', model: 'uni-1', prompt: 'x' },
+      upload: null,
+      generationId: `gen-${name}`,
+      requestId: `req-${name}`,
+      generation: null,
+      outputs: [],
+      composite: null,
+      attempts: 1,
+      after: [],
+      download: false,
+      ...patch,
+    });
+    const chain: Item = {
+      input: 'chain.png',
+      absPath: join(inDir, 'chain.png'),
+      size: 10,
+      mtimeMs: T0,
+      state: 'failed',
+      reason: "step 'animate' failed: content_moderated: blocked",
+      failedAt: 'wait',
+      sniff: { mime: 'image/png', ext: 'png', kind: 'image' },
+      media: null,
+      rule: null,
+      inputAs: 'source',
+      step: 'animate',
+      timings: {},
+      steps: [
+        step('stylize', { download: true, outputs: ['chain.png/stylize/output-0.png'] }),
+        step('animate', { state: 'failed', after: ['stylize'], reason: 'content_moderated: blocked' }),
+        step('portrait', {
+          state: 'failed',
+          generationId: null,
+          after: ['animate'],
+          reason: "not run: step 'animate' failed",
+        }),
+        step('ink', { after: ['stylize'] }),
+      ],
+    };
+    const page = renderReportHtml({
+      report: buildReport([chain], { startedAt: T0, finishedAt: T0 + 10 }),
+      items: [chain],
+      thumbs: new Map(),
+      outDir,
+      now: T0 + 10,
+    });
+    const card = [...page.matchAll(/<article [\s\S]*?<\/article>/g)][0]![0];
+    const captions = [...card.matchAll(/<figcaption>([^<]*)<\/figcaption>/g)].map((m) => m[1]);
+    expect(captions).toEqual([
+      'input · 10 B',
+      'stylize · done',
+      'animate · failed',
+      'portrait · failed',
+      'ink · done',
+    ]);
+    expect(card).toContain('href="chain.png/stylize/output-0.png"');
+    expect(card).toContain('failed: content_moderated: blocked');
+    expect(card).toContain(esc("failed: not run: step 'animate' failed"));
+    expect(card).toContain('not downloaded (generation gen-ink)');
+  });
+
   it('renders an empty batch', () => {
     const page = renderReportHtml({
       report: buildReport([], { startedAt: T0, finishedAt: T0 + 10 }),

@@ -312,7 +312,22 @@ describe('genpipe run and genpipe demo with the embedded emulator', () => {
     const report = await readJson(join(cwd, 'out', 'demo', 'report.json'));
     expect(report.totals.failed).toBe(0);
     expect(report.totals.succeeded).toBe(report.totals.inputs);
-    expect(report.totals.inputs).toBeGreaterThanOrEqual(6);
+    expect(report.totals.inputs).toBeGreaterThanOrEqual(7);
+    // The chain: a product photo → stylized → animated → reframed 9:16 and 1:1, every step done.
+    // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+    const chain = report.items.find((i: any) => i.input === 'chain/product.jpg');
+    // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+    expect(chain.steps.map((s: any) => [s.name, s.state])).toEqual([
+      ['stylize', 'downloaded'],
+      ['animate', 'downloaded'],
+      ['social', 'downloaded'],
+      ['shop', 'downloaded'],
+    ]);
+    expect(chain.outputs).toEqual([
+      'chain/product.jpg/stylize/output-0.png',
+      'chain/product.jpg/social/output-0.mp4',
+      'chain/product.jpg/shop/output-0.mp4',
+    ]);
     const layered = report.items.find((i: { composite: string | null }) => i.composite !== null);
     expect(layered).toBeDefined();
     const html = await readFile(join(cwd, 'out', 'demo', 'report.html'), 'utf8');

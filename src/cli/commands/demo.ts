@@ -1,6 +1,6 @@
 /**
  * `genpipe demo`: the whole pipeline in a few seconds, with nothing to set up — the embedded emulator
- * plus the bundled `samples/` folder (images, a video, prompt files, a sidecar, a layer stack) into
+ * plus the bundled `samples/` folder (images, a video, prompt files, a sidecar, a layer stack, a chain) into
  * `out/demo` (relative to the working directory), ending with where to look.
  */
 import { join, relative } from 'node:path';
@@ -35,7 +35,7 @@ export function registerDemo(program: Command): void {
           const rel = relative(process.cwd(), outDir) || '.';
           return [
             `open ${join(rel, REPORT_HTML_FILE)} in a browser to see every input next to its outputs`,
-            `outputs: ${rel}/<input path>/ (output-<i>.<ext>, layer-<index>.png, composite.png, result.json)`,
+            `outputs: ${rel}/<input path>/ (output-<i>.<ext>, layer-<index>.png, composite.png, result.json; a chain's steps in <input path>/<step>/)`,
             `try your own folder: genpipe run <folder> --out <out-dir> --emulator (recipe: ${relative(process.cwd(), join(SAMPLES_DIR, 'genpipe.yaml'))})`,
           ];
         },

@@ -5,6 +5,7 @@
  * this is the one place they are derived (the SQLite journal's item-rows.ts, the PostgreSQL store's
  * items). Also the rule that a save changing only the item's `journal` note writes nothing.
  */
+import { isChain } from '../chain.ts';
 import { currentStep, type Item, type ItemState, withStep } from '../item.ts';
 import { itemFromJson } from './item-json.ts';
 import { isOutcomeUnknown, type JournalPhase, type JournalRow, liveStateOf, phaseOf } from './journal-row.ts';
@@ -111,6 +112,7 @@ export function itemColumns(
   const step = currentStep(item);
   // A stop may interrupt a create after it was sent: the request id stays until an answer is known.
   if (
+    !isChain(item) &&
     item.state === 'stopped' &&
     prev?.phase === 'submitting' &&
     !step?.generationId &&

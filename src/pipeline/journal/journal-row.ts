@@ -3,6 +3,7 @@
  * state the item really reached (through a `stopped`), which phase that is for resuming, and whether a
  * create may have reached the service without its answer being recorded.
  */
+import { isChain } from '../chain.ts';
 import { currentStep, type Item, type ItemState, type StageName } from '../item.ts';
 import { lostAnswerReason } from '../outcome-texts.ts';
 import type { RecordedOutput } from './outputs-check.ts';
@@ -121,6 +122,10 @@ export function phaseOf(item: Item, liveState: ItemState): JournalPhase {
     if (item.failedAt === 'download' && generationId) return 'submitted';
     if (item.failedAt === 'report' && generationId) return 'downloaded';
     return 'failed';
+  }
+  // A chain item between steps (back at `checked` for the next one) has work at the service.
+  if (LOCAL_STATES.has(liveState) && isChain(item) && item.steps.some((s) => s.generationId || s.requestId)) {
+    return 'submitted';
   }
   if (LOCAL_STATES.has(liveState)) return 'local';
   switch (liveState) {

@@ -29,10 +29,12 @@
  * a row saved without it is judged by its generation's failure_code, and is the file's own otherwise.
  * A create whose outcome is unknown is the crash policy's (`submitting`), never retried here.
  */
+import { isChain } from '../chain.ts';
 import { failureOf } from '../failure-class.ts';
 import { currentStep, type Item, type ItemAttempt, withStep } from '../item.ts';
 import type { AdmitAction, StoreDecision } from '../store/store.ts';
 import { uploadOutcome } from '../upload-words.ts';
+import { decideChain } from './chain-decision.ts';
 import { unknownSubmissionPolicy } from './crash-policy.ts';
 import type { JournalKey, JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
@@ -235,6 +237,10 @@ export function decide(input: DecideInput): RowDecision {
   if (row.recipeHash !== key.recipeHash) return freshly(fresh, JOURNAL_TEXTS.recipeChanged, true);
 
   const stored = current(row.item, fresh);
+  // A chain with work at the service: the same table, step by step (chain-decision.ts).
+  if (isChain(stored) && row.phase !== 'local') {
+    return decideChain(input, stored, uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs));
+  }
   switch (row.phase) {
     case 'local':
       // Nothing at the service yet. A local failure or skip is simply checked again (its reason is

@@ -13,6 +13,7 @@
  * loaded lazily. Every user-supplied string (file names, prompts, reasons) is escaped, and the page
  * passes through the redactor.
  */
+
 import { join } from 'node:path';
 import type { ReportStatus } from '../events.ts';
 import type { Item } from '../item.ts';

@@ -5,6 +5,7 @@
  * batch (issue 5 refreshes it as items finish); written atomically.
  */
 import { join } from 'node:path';
+import { isChain } from '../chain.ts';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import { currentStep, type Item, type ItemAttempt, type StageName } from '../item.ts';
 import { JOURNAL_CHOICES } from '../journal/texts.ts';
@@ -12,7 +13,7 @@ import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import type { ReportIgnored } from './ignored.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
 import { heldEntries, type JournalCount, type ReportEntry } from './report-entries.ts';
-import { earlierAttemptsJson } from './result-json.ts';
+import { earlierAttemptsJson, type StepJson, stepsJson } from './result-json.ts';
 import { AtomicFile, writeFileAtomic } from './write-atomic.ts';
 
 /** File name of the batch report, at the top of the out dir. */
@@ -52,6 +53,8 @@ export interface ReportItem {
    * for the first time. Absent without a journal.
    */
   journal?: string | null;
+  /** A chain's steps, parents first, each with its state (see ResultJson.steps); absent for one request. */
+  steps?: StepJson[];
 }
 
 /** What the journal did in a batch (report.json `journal`). */
@@ -202,6 +205,10 @@ export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'st
     earlier_attempts: earlierAttemptsJson(item),
   };
   if (item.journal) line.journal = item.journal.reason;
+  if (isChain(item)) {
+    line.steps = stepsJson(item);
+    line.outputs = item.steps.flatMap((s) => s.outputs);
+  }
   return line;
 }
 

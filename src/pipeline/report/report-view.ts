@@ -5,6 +5,7 @@
  * failure class, both small, are kept for the batch's result). The batch keeps each finished item only
  * as this view, so its memory per item stays small however large the batch.
  */
+import { isChain } from '../chain.ts';
 import { currentStep, type Item, type StepRecord } from '../item.ts';
 
 /** Characters of a prompt the reports can show, plus one so they still know it was longer. */
@@ -39,11 +40,18 @@ function stepView(step: StepRecord): StepRecord {
     attempts: step.attempts,
   };
   if (step.earlierAttempts?.length) view.earlierAttempts = step.earlierAttempts;
+  // A chain step's place in its chain and why it failed (small).
+  if (step.after !== undefined) view.after = step.after;
+  if (step.download !== undefined) view.download = step.download;
+  if (step.reason !== undefined) view.reason = step.reason;
+  if (step.failure !== undefined) view.failure = step.failure;
+  if (step.failedAt !== undefined) view.failedAt = step.failedAt;
   return view;
 }
 
 /**
- * The item as the reports read it (see the module comment): its current step only, the request's
+ * The item as the reports read it (see the module comment): its current step only (a chain's every
+ * step), the request's
  * type, model and the start of its prompt.
  *
  * @example batch.keep(entry, reportView(finished))
@@ -62,9 +70,11 @@ export function reportView(item: Item): Item {
     media: item.media,
     rule: null,
     inputAs: item.inputAs,
-    steps: step ? [stepView(step)] : [],
+    // A chain item keeps every step (the reports show the chain); any other, its current step.
+    steps: isChain(item) ? item.steps.map(stepView) : step ? [stepView(step)] : [],
     timings: item.timings,
   };
+  if (item.step !== undefined) view.step = item.step;
   if (item.place !== undefined) view.place = item.place;
   if (item.journal) view.journal = item.journal;
   if (item.failure !== undefined) view.failure = item.failure;

@@ -3,6 +3,7 @@
  * service answered and where the outputs are, written atomically whenever the item reaches a final state.
  */
 import { join } from 'node:path';
+import { isChain } from '../chain.ts';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import {
   currentStep,
@@ -88,6 +89,50 @@ export interface ResultJson {
   timings: Partial<Record<StageName, StageTimingJson>>;
   /** With a journal: what it decided for the item in the run that wrote this file. Absent without one. */
   journal?: NonNullable<Item['journal']>;
+  /**
+   * A chain rule's item: every step, parents first, with its request; the fields above are those of
+   * the step the item is at (its last, or its first failed step). Absent for a single-request rule.
+   */
+  steps?: StepJson[];
+}
+
+/** One step of an item (ResultJson.steps, report.json's `steps` of a chain). */
+export interface StepJson {
+  name: string;
+  /** planned, uploaded, submitted, completed, downloaded or failed. */
+  state: string;
+  /** The steps whose outputs it uses (a chain's); empty for a single request. */
+  after: string[];
+  /** Its outputs are downloaded (false: an intermediate step not asked for, see the recipe's `download`). */
+  download: boolean;
+  generation_id: string | null;
+  request_id: string | null;
+  failure_code: string | null;
+  /** Why the step failed (its own failure, or `not run: step '<parent>' failed`); null otherwise. */
+  reason: string | null;
+  outputs: string[];
+  composite: string | null;
+  attempts: number;
+  earlier_attempts: ItemAttempt[];
+}
+
+/** The step records of an item as JSON (see StepJson). */
+export function stepsJson(item: Pick<Item, 'steps'>, opts: { request?: boolean } = {}): StepJson[] {
+  return item.steps.map((s) => ({
+    name: s.name,
+    state: s.state,
+    after: [...(s.after ?? [])],
+    download: s.download ?? true,
+    generation_id: s.generationId,
+    request_id: s.requestId,
+    failure_code: s.generation?.failure_code ?? null,
+    reason: s.reason ?? null,
+    outputs: [...s.outputs],
+    composite: s.composite,
+    attempts: s.attempts,
+    earlier_attempts: [...(s.earlierAttempts ?? [])],
+    ...(opts.request ? { request: elideInlineData(s.request) } : {}),
+  }));
 }
 
 const MAX_DEPTH = 32;
@@ -190,6 +235,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
     earlier_attempts: earlierAttemptsJson(item),
     timings: timingsJson(item),
   };
+  if (isChain(item)) result.steps = stepsJson(item, { request: true });
   if (item.journal) result.journal = { ...item.journal };
   return redactDeep(result, opts.redact ?? redactShapes);
 }

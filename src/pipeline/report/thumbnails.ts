@@ -6,6 +6,7 @@
  * opening it again. A source that cannot be thumbnailed (undecodable, truncated, not media) simply has
  * none: the report shows a placeholder.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
 import { type Stats, statSync } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { extname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import sharp from 'sharp';
 import { probeVideo, runFfmpeg } from '../../media/index.ts';
+import { isChain } from '../chain.ts';
 import { currentStep, type Item } from '../item.ts';
 
 /** Folder of the thumbnails, inside the out dir. */
@@ -215,8 +217,9 @@ export function thumbSources(item: Item, outDir: string): { file: string; kind: 
         ? thumbKindOfName(item.input)
         : null;
   if (kind) out.push({ file: item.absPath, kind });
-  const step = currentStep(item);
-  const made = step ? [...step.outputs, ...(step.composite ? [step.composite] : [])] : [];
+  // A chain's every step; any other item's current step.
+  const steps = isChain(item) ? item.steps : [currentStep(item)].filter((s) => s !== undefined);
+  const made = steps.flatMap((step) => [...step.outputs, ...(step.composite ? [step.composite] : [])]);
   for (const rel of made) {
     const k = thumbKindOfName(rel);
     if (k) out.push({ file: join(outDir, ...rel.split('/')), kind: k });

@@ -6,6 +6,17 @@
  */
 import { stat } from 'node:fs/promises';
 import { type GenpipeClient, sleep } from '../../client/index.ts';
+import {
+  chainWords,
+  isChain,
+  laneRecordState,
+  laneStartState,
+  mergeStep,
+  nextOrEnd,
+  runnableSteps,
+  settleChain,
+  stepFailedReason,
+} from '../chain.ts';
 import type { PipelineEvent } from '../events.ts';
 import { INPUT_CHANGED_TEXTS, InputChangedError } from '../input-changed.ts';
 import { currentStep, FINAL_ITEM_STATES, type Item, newItem, type StageName } from '../item.ts';
@@ -21,6 +32,19 @@ import type { Pools } from './pools.ts';
 import type { Release } from './slots.ts';
 import type { DriveState, StepEnv } from './step-policy.ts';
 import { JournalWriteError, type StopControl } from './stop-control.ts';
+
+/** The stages a chain's step runs in a lane of its own. */
+const LANE_STAGES: ReadonlySet<StageName> = new Set(['upload', 'submit', 'wait', 'download']);
+
+/** What the lanes of one chain item share (see ItemDriver.driveLanes). */
+interface Lane {
+  /** The item as every lane has left it so far. */
+  get(): Item;
+  /** Takes step `name` from a lane's item; the shared item after. */
+  put(it: Item, name: string): Item;
+  /** A lane was stopped: no new lane starts, and the item ends so. */
+  stop(it: Item): void;
+}
 
 /** One item's job slot (--concurrency): taken for submit, or for the wait of a resumed generation. */
 class JobSlot {
@@ -114,6 +138,7 @@ export class ItemDriver implements StepEnv {
       at: Date.now(),
       input: item.input,
       ...(item.place !== undefined ? { place: item.place } : {}),
+      ...(item.step !== undefined ? { step: item.step } : {}),
       state: item.state,
       stage: at,
       reason,
@@ -125,11 +150,24 @@ export class ItemDriver implements StepEnv {
   async drive(entry: number, first: Item): Promise<void> {
     let item = first;
     const job = new JobSlot();
-    const state: DriveState = { resubmits: 0 };
+    const state: DriveState = { resubmits: new Map() };
     /** Times the item's file was found changed since its check (see afterChange). */
     let changes = 0;
     try {
       for (let step = stepFor(item.state); step; step = stepFor(item.state)) {
+        if (isChain(item) && LANE_STAGES.has(step.name)) {
+          try {
+            item = await this.placed(await this.driveLanes(entry, item, state));
+          } catch (err) {
+            if (!(err instanceof InputChangedError)) throw err;
+            item = await this.afterChange(item, step, ++changes);
+            const why = item.state === 'discovered' ? INPUT_CHANGED_TEXTS.again : item.reason;
+            await this.record(entry, item, step.name, why);
+            continue;
+          }
+          if (item.state !== 'downloaded') await this.record(entry, item, null, item.reason);
+          continue;
+        }
         let next: Item;
         try {
           next = await this.runInPool(step, item, job);
@@ -147,10 +185,15 @@ export class ItemDriver implements StepEnv {
         }
         if (next.state !== 'submitted') job.free();
         const settled = (await step.policy?.after?.(next, this, state)) ?? { item: next };
-        item = await this.placed(settled.item);
-        // A policy's words, else the item's reason, else what the stage did when its state's name would
-        // not say it (a prompt file is not "uploaded").
-        const reason = settled.reason !== undefined ? settled.reason : (item.reason ?? saidOf(step, item));
+        // A chain item goes on to its next step (or ends) once a step is downloaded or failed.
+        const chained = settleChain(settled.item);
+        item = await this.placed(chained);
+        // A policy's words, else the chain's, else the item's reason, else what the stage did when its
+        // state's name would not say it (a prompt file is not "uploaded").
+        const reason =
+          settled.reason !== undefined
+            ? settled.reason
+            : (chainWords(settled.item, chained) ?? item.reason ?? saidOf(step, item));
         await this.record(entry, item, item.state === 'stopped' ? null : step.name, reason);
         if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
       }
@@ -176,17 +219,96 @@ export class ItemDriver implements StepEnv {
   }
 
   /**
+   * A chain item's steps, each that can run in a lane of its own (siblings at once, each with its own
+   * job slot), until none can: then the item at its end (chain.ts nextOrEnd), or stopped. Every write of
+   * the journal — the runner's and a stage's own (submit's intent) — goes through the item all lanes
+   * share, so no lane writes another's step as it was when it began.
+   */
+  private async driveLanes(entry: number, first: Item, drive: DriveState): Promise<Item> {
+    let shared = first;
+    const lanes = new Map<string, Promise<void>>();
+    let changed: unknown = null;
+    let stopped: Item | null = null;
+    const lane: Lane = {
+      get: () => shared,
+      put: (it, name) => {
+        shared = mergeStep(shared, it, name);
+        return shared;
+      },
+      stop: (it) => {
+        stopped ??= it;
+      },
+    };
+    for (;;) {
+      if (stopped === null && changed === null) {
+        for (const step of runnableSteps(shared.steps)) {
+          if (lanes.has(step.name)) continue;
+          const start = step.name === first.step ? first.state : laneStartState(step);
+          const task = this.runLane(entry, step.name, start, lane, drive)
+            .catch((err: unknown) => {
+              changed ??= err;
+            })
+            .finally(() => lanes.delete(step.name));
+          lanes.set(step.name, task);
+        }
+      }
+      if (lanes.size === 0) break;
+      await Promise.race(lanes.values());
+    }
+    if (changed !== null) throw changed;
+    // Stopped: the item as every lane left it (a lane that went on after the stop, such as a wait,
+    // keeps what it learned), at the step that stopped first.
+    const stop = stopped as Item | null;
+    return stop ? { ...shared, state: 'stopped', step: stop.step, reason: stop.reason } : nextOrEnd(shared);
+  }
+
+  /** One step of a chain item through upload, submit, wait and download (see driveLanes). */
+  private async runLane(entry: number, name: string, start: Item['state'], lane: Lane, drive: DriveState) {
+    const job = new JobSlot();
+    const view = (it: Item, state: Item['state']): Item => ({ ...it, step: name, state });
+    const persist = (it: Item) => this.ctx.persist(view(lane.put(it, name), laneRecordState(it.state)));
+    const ctx: RunContext = { ...this.ctx, persist };
+    const env: StepEnv = Object.assign(Object.create(this) as ItemDriver, { persist });
+    let state = start;
+    try {
+      for (let step = stepFor(state); step && LANE_STAGES.has(step.name); step = stepFor(state)) {
+        const next = await this.runInPool(step, view(lane.get(), state), job, ctx);
+        if (next.state !== 'submitted') job.free();
+        const settled = (await step.policy?.after?.(next, env, drive)) ?? { item: next };
+        state = settled.item.state;
+        // A stopped lane's item is its step as it began: the shared step keeps what was journaled since
+        // (a create's request id), so the next run knows the create may have been sent.
+        const shared = state === 'stopped' ? lane.get() : lane.put(settled.item, name);
+        if (state === 'stopped') lane.stop({ ...view(shared, 'stopped'), reason: settled.item.reason });
+        const said =
+          settled.reason !== undefined
+            ? settled.reason
+            : state === 'failed'
+              ? stepFailedReason({ name, reason: settled.item.reason })
+              : state === 'downloaded'
+                ? `step '${name}' done`
+                : (settled.item.reason ?? saidOf(step, settled.item));
+        await this.record(entry, view(shared, laneRecordState(state)), step.name, said);
+        if (state === 'stopped' || state === 'failed' || state === 'downloaded') return;
+        if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
+      }
+    } finally {
+      job.free();
+    }
+  }
+
+  /**
    * Runs `step` on the item in the step's pool: `jobs` takes a job slot first (held until the job
    * ends), `poll` takes one for a generation resumed from the journal, a pool name runs it in that pool.
    */
-  private async runInPool(step: StageStep, item: Item, job: JobSlot): Promise<Item> {
+  private async runInPool(step: StageStep, item: Item, job: JobSlot, ctx = this.ctx): Promise<Item> {
     if (this.stopped && !step.whileStopping) return this.stoppedItem(item);
     const instead = step.policy?.before?.(item, this);
     if (instead) return instead;
     if (step.pool === 'jobs') {
       try {
         job.take(await this.pools.jobs.acquire(this.stops.stopping.signal));
-        return await this.runStep(step, item);
+        return await this.runStep(step, item, ctx);
       } catch (err) {
         if (err instanceof InputChangedError) throw err;
         return this.stopped ? this.stoppedItem(item) : this.afterThrow(item, step, err);
@@ -199,19 +321,19 @@ export class ItemDriver implements StepEnv {
         const release = await this.pools.jobs.acquire(this.stops.stopping.signal).catch(() => null);
         if (release) job.take(release);
       }
-      return this.runStep(step, item);
+      return this.runStep(step, item, ctx);
     }
-    return this.pools.limits[step.pool](() => this.runStep(step, item));
+    return this.pools.limits[step.pool](() => this.runStep(step, item, ctx));
   }
 
   /** Runs one stage with its timing; an error that escapes it ends the item (see afterThrow). */
-  private async runStep(step: StageStep, item: Item): Promise<Item> {
+  private async runStep(step: StageStep, item: Item, ctx = this.ctx): Promise<Item> {
     if (this.stopped && !step.whileStopping) return this.stoppedItem(item);
     const started = Date.now();
     const begun: Item = { ...item, timings: { ...item.timings, [step.name]: { started_at: started } } };
     let next: Item;
     try {
-      next = await step.run(begun, this.ctx);
+      next = await step.run(begun, ctx);
     } catch (err) {
       if (err instanceof InputChangedError) throw err; // drive's to handle
       await step.policy?.onThrow?.(begun, err, this);

@@ -39,8 +39,11 @@ export interface StepEnv {
 
 /** What one drive of an item counts across its steps. */
 export interface DriveState {
-  /** Resubmissions of the item's generation in this run (--retries counts per run). */
-  resubmits: number;
+  /**
+   * Resubmissions of the item's generation in this run, by step name (--retries counts per run, for
+   * each step of a chain).
+   */
+  resubmits: Map<string, number>;
 }
 
 /** What an item continues with after a step. */
@@ -95,23 +98,26 @@ export const SUBMIT_POLICY: StepPolicy = {
 /** wait: a retryably failed generation goes back to submit, its attempt kept, after a backoff. */
 export const WAIT_POLICY: StepPolicy = {
   async after(next, env, drive) {
-    const generation = currentStep(next)?.generation;
+    const step = currentStep(next);
+    const generation = step?.generation;
+    const done = drive.resubmits.get(step?.name ?? '') ?? 0;
     if (
       next.state !== 'failed' ||
       env.stopped ||
       generation?.state !== 'failed' ||
       !isRetryableFailureCode(generation.failure_code) ||
-      drive.resubmits >= env.run.maxResubmits
+      done >= env.run.maxResubmits
     ) {
       return undefined;
     }
-    drive.resubmits++;
+    const resubmits = done + 1;
+    drive.resubmits.set(step?.name ?? '', resubmits);
     const max = env.run.maxResubmits + 1;
     return {
       item: resubmitted(next),
-      reason: `resubmitting after ${next.reason} (attempt ${drive.resubmits + 1} of ${max})`,
+      reason: `resubmitting after ${next.reason} (attempt ${resubmits + 1} of ${max})`,
       // A stop ends the wait; the item then ends stopped, its resubmission recorded.
-      pauseMs: env.client.generations.resubmitDelay(drive.resubmits),
+      pauseMs: env.client.generations.resubmitDelay(resubmits),
     };
   },
 };

@@ -20,6 +20,7 @@ import { checkMediaFile, VIDEO_MAX_BYTES } from '../media-check.ts';
 import { referenceFacts } from '../recipe.ts';
 import { INPUT_FILE_ID, type Json, validatePlanned } from '../recipe-request.ts';
 import { advance, expectState, failItem, type StageContext } from '../stage.ts';
+import { holdsInput } from './upload.ts';
 
 /** Largest video the pipeline uploads (the presigned upload limit, 5 GiB). */
 export { VIDEO_MAX_BYTES };
@@ -41,7 +42,8 @@ function sitePathOf(request: Json): string {
 export async function check(item: Item, ctx: StageContext): Promise<Item> {
   expectState(item, 'check', 'planned');
   ctx.signal.throwIfAborted();
-  const request = stepOf(item).request as Json;
+  // The step the file goes into (a chain's first step as written; it may run after others).
+  const request = (item.steps.find((s) => holdsInput(s.request)) ?? stepOf(item)).request as Json;
   const refs = referenceFacts(ctx.recipe);
   const verdict = await checkMediaFile(item.absPath, item.sniff, {
     limits: (facts) => {

@@ -4,7 +4,8 @@
  * refreshed): `output-<i>.<ext>` per output, `layer-<index>.png` per layer of a layer stack. The
  * layers are recorded with the service's metadata (item.layers) and composited into `composite.png`.
  */
-import { relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import { isChain } from '../chain.ts';
 import { type Item, type ItemLayer, stepOf } from '../item.ts';
 import { itemFolder } from '../report/item-paths.ts';
 import type { RunContext } from '../run-context.ts';
@@ -22,11 +23,17 @@ import { composite } from './composite.ts';
 export async function download(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'download', 'completed');
   ctx.signal.throwIfAborted();
-  const id = stepOf(item).generationId;
+  const step = stepOf(item);
+  const id = step.generationId;
   if (!id) return failStep(item, 'download', 'no generation id was recorded for this item');
+  // A chain step's outputs go to `<place>/<step>/`, and only when asked for (StepRecord.download).
+  if (step.download === false) {
+    ctx.completedReads.delete(id);
+    return advanceStep(item, 'downloaded', { outputs: [], layers: [], composite: null });
+  }
   const rel = (abs: string) => relative(ctx.outDir, abs).split(sep).join('/');
   try {
-    const dir = itemFolder(ctx.outDir, item);
+    const dir = isChain(item) ? join(itemFolder(ctx.outDir, item), step.name) : itemFolder(ctx.outDir, item);
     // The read that found it completed, when this run made it: no second read of the generation.
     const read = ctx.completedReads.get(id);
     ctx.completedReads.delete(id);

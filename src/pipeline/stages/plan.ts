@@ -11,11 +11,12 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PROMPT_LENGTH_DETAIL, withValidModels } from '../../spec/index.ts';
-import { type InputAs, type Item, MAIN_STEP, type MediaKind, newStep } from '../item.ts';
+import { type InputAs, type Item, MAIN_STEP, type MediaKind, newStep, type StepRecord } from '../item.ts';
 import { findRule, type RecipeRule } from '../recipe.ts';
 import {
   defaultInputAs,
   inputSitePath,
+  type Json,
   kindForPosition,
   mergeRequest,
   occupiedBy,
@@ -129,7 +130,11 @@ export async function plan(item: Item, ctx: StageContext): Promise<Item> {
   const sidecarName = `${item.input}${SIDECAR_SUFFIX}`;
   const sidecar = await readSidecar(join(ctx.inputDir, sidecarName), sidecarName, ctx.recipe.references);
   if (!sidecar.ok) return fail(sidecar.reason);
-  const request = sidecar.fields ? mergeRequest(rule.request, sidecar.fields) : structuredClone(rule.request);
+  const { steps: stepFields, ...fields } = sidecar.fields ?? {};
+  if (stepFields !== undefined && rule.steps === null) {
+    return fail(`sidecar ${sidecarName}: steps: the file's rule has no steps (${ruleName(rule)})`);
+  }
+  const request = sidecar.fields ? mergeRequest(rule.request, fields) : structuredClone(rule.request);
 
   const type = requestType(request);
   const defaulted = rule.inputAs === null;
@@ -157,8 +162,42 @@ export async function plan(item: Item, ctx: StageContext): Promise<Item> {
     prompt = read.text;
   }
   const planned = placeInput(request, inputAs, { kind: sniff.kind, mime: sniff.mime, prompt });
+  if (rule.steps !== null) {
+    const chain = planChain(rule, planned, (stepFields ?? {}) as Record<string, Json>, sidecarName);
+    if (typeof chain === 'string') return fail(chain, { inputAs });
+    return advance(item, 'planned', { ...matched, inputAs, steps: chain, step: chain[0]!.name });
+  }
   const result = validatePlanned(planned);
   const steps = [newStep(MAIN_STEP, planned)];
   if (!result.ok) return fail(withValidModels(result.detail), { inputAs, steps });
   return advance(item, 'planned', { ...matched, inputAs, steps });
+}
+
+/**
+ * The steps of a chain rule's item, parents first: the first step written holds the file (`inputPlaced`,
+ * the sidecar's top-level fields merged), every other its request with the sidecar's `steps.<name>`
+ * merged; each validated as the service would. Or the reason the item fails, naming the step.
+ */
+function planChain(
+  rule: RecipeRule,
+  inputPlaced: Json,
+  stepFields: Record<string, Json>,
+  sidecarName: string,
+): StepRecord[] | string {
+  const steps = rule.steps ?? [];
+  const unknown = Object.keys(stepFields).filter((n) => !steps.some((s) => s.name === n));
+  if (unknown.length > 0) {
+    return `sidecar ${sidecarName}: steps.${unknown[0]}: no step of that name in ${ruleName(rule)} (steps: ${steps.map((s) => s.name).join(', ')})`;
+  }
+  const out: StepRecord[] = [];
+  for (const step of steps) {
+    const own = stepFields[step.name];
+    const request =
+      step.index === 0 ? inputPlaced : own ? mergeRequest(step.request, own) : structuredClone(step.request);
+    const merged = step.index === 0 && own ? mergeRequest(request, own) : request;
+    const result = validatePlanned(merged);
+    if (!result.ok) return `step '${step.name}': ${withValidModels(result.detail)}`;
+    out.push({ ...newStep(step.name, merged), after: [...step.after], download: step.download });
+  }
+  return out;
 }

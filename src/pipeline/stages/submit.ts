@@ -25,6 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { type GenerationRequest, LostResponseError, PreflightError } from '../../client/index.ts';
+import { fillStepOutputs, stepOutputsIn } from '../chain.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, assertFileAsChecked, sha256Of } from '../input-changed.ts';
 import { type Item, stepOf, withStep } from '../item.ts';
@@ -54,9 +55,8 @@ export { lostAnswerReason } from '../outcome-texts.ts';
  *
  * @throws InputChangedError when they are not
  */
-async function wireRequest(item: Item, ctx: RunContext): Promise<GenerationRequest> {
+async function wireRequest(item: Item, request: Json, ctx: RunContext): Promise<GenerationRequest> {
   const step = stepOf(item);
-  const request = step.request as Json;
   if (step.upload?.mode !== 'base64') {
     const { fileId, sha256 } = step.upload ?? {};
     const asChecked = async () => {
@@ -80,6 +80,23 @@ async function wireRequest(item: Item, ctx: RunContext): Promise<GenerationReque
 }
 
 /**
+ * The request with each parent output that travels by url (a chain step's `{ url: '$step:<name>' }`)
+ * given the parent generation's first output URL, read fresh now (presigned URLs last an hour; the
+ * create follows at once).
+ */
+async function withParentUrls(item: Item, request: Json, ctx: RunContext): Promise<Json> {
+  const urls = new Map<string, string>();
+  for (const name of stepOutputsIn(request, 'url')) {
+    const id = item.steps.find((s) => s.name === name)?.generationId;
+    if (!id) throw new Error(`step '${name}' has no generation to take the output of`);
+    const url = (await ctx.client.generations.get(id, { signal: ctx.signal })).output[0]?.url;
+    if (!url) throw new Error(`step '${name}' (generation ${id}) has no output`);
+    urls.set(name, url);
+  }
+  return urls.size === 0 ? request : fillStepOutputs(request, 'url', (name) => urls.get(name));
+}
+
+/**
  * Sends the item's create and advances it to `submitted` with `generationId`, `requestId` and
  * `attempts` set. Fails it on a preflight rejection (nothing sent), a 4xx answer (the service's
  * detail), a lost answer (see lostAnswerReason) or 429s that outlast every retry, with `failure` saying
@@ -91,9 +108,22 @@ async function wireRequest(item: Item, ctx: RunContext): Promise<GenerationReque
 export async function submit(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'submit', 'uploaded');
   ctx.signal.throwIfAborted();
+  let request: Json;
+  try {
+    request = await withParentUrls(item, stepOf(item).request as Json, ctx);
+  } catch (err) {
+    if (isRunnersToHandle(err, ctx.signal)) throw err;
+    return failStep(
+      item,
+      'submit',
+      `the parent step's output could not be read: ${reasonOf(err)}`,
+      { requestId: null },
+      { failure: failureOfError(err) },
+    );
+  }
   let body: GenerationRequest;
   try {
-    body = await wireRequest(item, ctx);
+    body = await wireRequest(item, request, ctx);
   } catch (err) {
     if (isRunnersToHandle(err, ctx.signal)) throw err;
     return failStep(

@@ -23,6 +23,7 @@
 import { basename } from 'node:path';
 import { FileFailedError, SizeMismatchError, type UploadMode } from '../../client/index.ts';
 import type { ImageRef } from '../../spec/index.ts';
+import { fillStepOutputs } from '../chain.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, InputChangedError } from '../input-changed.ts';
 import { type Item, stepOf } from '../item.ts';
@@ -120,6 +121,13 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
     const fileId = id.startsWith(REF_FILE_ID_PREFIX) ? refIds.get(id.slice(REF_FILE_ID_PREFIX.length)) : null;
     return fileId ? { file_id: fileId } : undefined;
   });
+  // A chain step chained by id takes its parents' generation ids (their outputs travelling by url are
+  // filled in by submit, fresh).
+  request = fillStepOutputs(
+    request,
+    'generation_id',
+    (name) => item.steps.find((s) => s.name === name)?.generationId ?? undefined,
+  );
 
   if (!holdsInput(request)) return advanceStep(item, 'uploaded', { request, upload: null });
 
