@@ -20,7 +20,8 @@ export interface ReasonShape {
 }
 
 /**
- * One detail or one kept word, leftmost first (the alternatives in this order at one place):
+ * One detail or one kept word, leftmost first (the alternatives in this order at one place; a path, a
+ * name or a token starts where a word starts, so that a word is tried once, not from each of its letters):
  * - `HTTP 502`, `status 404`: kept;
  * - a quoted value (`'…'`, `"…"`, `‘…’`, `“…”`) opened after a space, a bracket, `=`, `:` or `,` (not an
  *   apostrophe in a word) and closed before a non-word character: a detail unless a plain word;
@@ -30,7 +31,7 @@ export interface ReasonShape {
  *   a detail.
  */
 const DETAIL =
-  /\b(?:HTTP|status) [1-5]\d\d\b|(?<=^|[\s([{=:,])(?:'[^'\n]*'|"[^"\n]*"|‘[^’\n]*’|“[^”\n]*”)(?=$|[^\p{L}\p{N}_])|[^\s'"()[\]{},;<>]*\/[^\s'"()[\]{},;<>]*[^\s'"()[\]{},;<>.:]|[\p{L}\p{N}_~@+-]+(?:\.[\p{L}\p{N}_~@+-]+)*\.(?:png|jpe?g|webp|gif|heic|heif|avif|tiff?|bmp|exr|mp4|mov|webm|mkv|avi|m4v|txt|md|json|ya?ml|psd)\b|[\p{L}\p{N}_~@+-]*\d(?:[\p{L}\p{N}_.:~@+-]*[\p{L}\p{N}_])?/giu;
+  /\b(?:HTTP|status) [1-5]\d\d\b|(?<=^|[\s([{=:,])(?:'[^'\n]*'|"[^"\n]*"|‘[^’\n]*’|“[^”\n]*”)(?=$|[^\p{L}\p{N}_])|(?<![^\s'"()[\]{},;<>])[^\s'"()[\]{},;<>]*\/[^\s'"()[\]{},;<>]*[^\s'"()[\]{},;<>.:]|(?<![\p{L}\p{N}_.~@+-])(?:[\p{L}\p{N}_~@+-]+(?:\.[\p{L}\p{N}_~@+-]+)*\.(?:png|jpe?g|webp|gif|heic|heif|avif|tiff?|bmp|exr|mp4|mov|webm|mkv|avi|m4v|txt|md|json|ya?ml|psd)\b|[\p{L}\p{N}_~@+-]*\d(?:[\p{L}\p{N}_.:~@+-]*[\p{L}\p{N}_])?)/giu;
 
 /** A quoted plain word (a type, a state, a field): kept as a fixed word. */
 const PLAIN_QUOTED = /^['"‘“][A-Za-z_]{1,32}['"’”]$/;
