@@ -1,22 +1,55 @@
 /**
  * A large made-up batch for the report's scale tests and bench: `n` finished items (no files behind
- * them) in a fixed mix — most succeeded, some failed for one of a few reasons (at check, at the
- * service, at download), some skipped, some left unprocessed, a few retried with an earlier attempt.
+ * them) in a fixed mix — most succeeded, some failed for one of a few causes (at check, at the
+ * service, at download; each file's reason with its own sizes, durations, ids), some skipped, some left unprocessed, a few retried with an earlier attempt.
  */
 import { type Item, type ItemAttempt, newItem } from '../../src/pipeline/item.ts';
 import { patchItem } from '../helpers/item-patch.ts';
 
 export const SYNTH_T0 = Date.UTC(2026, 0, 2, 12, 0, 0);
 
-/** The failures of the mix: [stage, failure_code, reason]. */
-export const SYNTH_FAILURES: [Item['failedAt'], string | null, string][] = [
-  ['check', null, 'image could not be decoded: file is truncated'],
-  ['check', null, 'video too long: 12.0 s > 10 s'],
-  ['wait', 'content_moderated', 'The prompt or an input image violated the content guidelines.'],
-  ['wait', 'generation_failed', 'The generation failed.'],
-  ['download', null, 'download failed: connection reset'],
-  ['submit', null, 'the service refused the request: 400 aspect_ratio: not one of 1:1, 16:9, 9:16'],
+/**
+ * The failures of the mix — [stage, failure_code, reason of the file numbered i] — worded as genpipe and
+ * the service word them, with the details of each file (sizes, durations, ids) in them.
+ */
+export const SYNTH_FAILURES: [Item['failedAt'], string | null, (i: number) => string][] = [
+  [
+    'check',
+    null,
+    (i) =>
+      `source: image is ${8001 + (i % 4000)}x${30 + (i % 900)}px but each side must be <= 8000px. Resize and try again.`,
+  ],
+  [
+    'check',
+    null,
+    (i) =>
+      `source: video is ${(30 + (i % 97) / 10).toFixed(1)}s long but must be at most 30s for type 'video_reframe'`,
+  ],
+  ['wait', 'content_moderated', () => 'The prompt or an input image violated the content guidelines.'],
+  [
+    'submit',
+    null,
+    (i) =>
+      `submission outcome unknown (request id ${synthUuid(i)}): the create may have reached the service — the run sending it was interrupted, or its answer was lost — so it was not sent again, which could pay twice. Rerun with --resubmit-unknown to submit it again`,
+  ],
+  [
+    'download',
+    null,
+    (i) =>
+      `the outputs could not be downloaded: shoot-${String(Math.floor(i / 1000)).padStart(3, '0')}/img-${String(i).padStart(6, '0')}.png/output-0.png has ${1000 + i * 7} bytes, ${2_000_000 + i} expected`,
+  ],
+  [
+    'submit',
+    null,
+    (i) => `Invalid aspect_ratio '${['4:5', '2:1', '5:4'][Math.floor(i / 6) % 3]}'. Valid: 16:9, 1:1, 9:16`,
+  ],
 ];
+
+/** A request id of the file numbered i (a uuid, as genpipe makes them). */
+export function synthUuid(i: number): string {
+  const h = (n: number, w: number) => ((n * 2654435761) >>> 0).toString(16).padStart(8, '0').slice(0, w);
+  return `${h(i + 1, 8)}-${h(i + 7, 4)}-4${h(i + 3, 3)}-a${h(i + 5, 3)}-${h(i + 11, 8)}${h(i + 13, 4)}`;
+}
 
 const EARLIER: ItemAttempt = {
   generation_id: 'gen-earlier',
@@ -51,7 +84,8 @@ export function synthItem(i: number): Item {
     },
   });
   if (kind < 27) {
-    const [stage, code, reason] = SYNTH_FAILURES[i % SYNTH_FAILURES.length]!;
+    const [stage, code, reasonOf] = SYNTH_FAILURES[i % SYNTH_FAILURES.length]!;
+    const reason = reasonOf(i);
     return patchItem(base, {
       state: 'failed',
       failedAt: stage,

@@ -1,4 +1,7 @@
-/** What the emulator's admin endpoints show: every generation of both surfaces, and the counters (files too). */
+/**
+ * What the emulator's admin endpoints show: every generation of both surfaces, the counters (files too),
+ * and each client's balance with what it was charged.
+ */
 import { FILE_STATES, GENERATION_STATES, LEGACY_STATES } from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import type { GenerationRec } from '../store.ts';
@@ -80,4 +83,69 @@ export function adminStats(ctx: EmulatorContext): AdminStats {
     generations: { agents, legacy },
     files,
   };
+}
+
+/** A client's generations of one type, and the credits they were charged. */
+export interface AdminTypeCharges {
+  /** Generations created (both surfaces). */
+  generations: number;
+  /** Completed: the ones charged. */
+  completed: number;
+  /** Failed, budget_exhausted included: never charged. */
+  failed: number;
+  /** Not finished yet (queued, processing, dreaming): charged if they complete. */
+  unfinished: number;
+  /** Credits charged: the cost of each completed one, as configured when it was created. */
+  credits_charged: number;
+}
+
+/** A client's balance and charges. */
+export interface AdminClientBalance {
+  client_id: string;
+  /** The balance configured for the client (`clients[].balance`). */
+  balance_at_start: number;
+  /** Credits left. */
+  balance: number;
+  credits_charged: number;
+  /** By generation type (the legacy generation_type for legacy ones), only the types it created. */
+  by_type: Record<string, AdminTypeCharges>;
+}
+
+/**
+ * Every client's balance and charges, in the configured order. The balance is debited when a generation
+ * completes, by its type's cost (see balance.ts), so `balance_at_start - credits_charged = balance`.
+ */
+export function adminBalance(ctx: EmulatorContext): AdminClientBalance[] {
+  const out = new Map<string, AdminClientBalance>();
+  for (const c of ctx.store.clients.values()) {
+    const configured = ctx.config.clients.find((k) => k.id === c.id)?.balance ?? c.balance;
+    out.set(c.id, {
+      client_id: c.id,
+      balance_at_start: configured,
+      balance: c.balance,
+      credits_charged: 0,
+      by_type: {},
+    });
+  }
+  for (const rec of [...ctx.store.generations.values()].sort((a, b) => a.seq - b.seq)) {
+    const client = out.get(rec.clientId);
+    if (!client) continue;
+    const type = rec.surface === 'legacy' ? (rec.legacyType ?? rec.type) : rec.type;
+    const t = client.by_type[type] ?? {
+      generations: 0,
+      completed: 0,
+      failed: 0,
+      unfinished: 0,
+      credits_charged: 0,
+    };
+    client.by_type[type] = t;
+    t.generations++;
+    if (rec.state === 'completed') {
+      t.completed++;
+      t.credits_charged += rec.cost;
+      client.credits_charged += rec.cost;
+    } else if (rec.state === 'failed') t.failed++;
+    else t.unfinished++;
+  }
+  return [...out.values()];
 }

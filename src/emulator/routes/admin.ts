@@ -1,6 +1,7 @@
 /**
  * The emulator's admin endpoints (loopback tooling, no auth): GET /_emulator/generations,
  * GET /_emulator/stats, GET /_emulator/costs (the configured cost of each generation type),
+ * GET /_emulator/balance (each client's balance, and the credits it was charged by generation type),
  * PUT /_emulator/faults to switch faults on a running emulator, and
  * /_emulator/holds (plus POST /_emulator/generations/{id}/release) to keep generations queued or
  * processing until let go (see generations/holds.ts).
@@ -10,7 +11,7 @@ import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DETAILS, generationNotHeldDetail } from '../../spec/index.ts';
 import { ConfigError, resolveFaults } from '../config.ts';
-import { adminGeneration, adminGenerations, adminStats } from '../generations/admin-view.ts';
+import { adminBalance, adminGeneration, adminGenerations, adminStats } from '../generations/admin-view.ts';
 import { parseHold } from '../generations/holds.ts';
 import { HttpError } from '../http-error.ts';
 
@@ -39,6 +40,9 @@ export default async function routes(app: FastifyInstance): Promise<void> {
 
   // What each generation type costs, as configured (`costs`): what a dry run prices its generations with.
   app.get('/_emulator/costs', async () => ctx.config.costs);
+
+  // Each client's balance, and what it was charged by generation type: to compare with a dry run's estimate.
+  app.get('/_emulator/balance', async () => ({ data: adminBalance(ctx) }));
 
   app.put('/_emulator/faults', async (request) => {
     try {

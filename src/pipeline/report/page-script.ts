@@ -183,7 +183,7 @@ function draw() {
   var f = [];
   if (view.group !== null && groups[view.group]) {
     var g = groups[view.group];
-    f.push('reason: ' + esc(g.reason === null ? 'other reasons' : g.reason));
+    f.push('reason: ' + esc(g.reason === null ? 'other reasons' : g.shape || g.reason));
   }
   filterText.innerHTML = f.length ? f.join(' \u00b7 ') + ' <a href="' + viewHash({ status: view.status, group: null, q: view.q, sort: view.sort, page: 0 }) + '">clear</a>' : '';
   for (var p = 0; p < pagers.length; p++) pagers[p].innerHTML = pagerHtml(page, pages);

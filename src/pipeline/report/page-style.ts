@@ -76,6 +76,7 @@ footer{margin:32px 0 8px;color:var(--muted);font-size:12px}
 td.n{text-align:right;font-variant-numeric:tabular-nums;width:4em}
 table.failures td.reason a{color:inherit}
 table.failures tr.on td{background:#fdecea}
+#failures var{font-style:normal;background:#fff1c2;border-radius:3px;padding:0 2px}
 details{margin-top:8px}
 .card{content-visibility:auto;contain-intrinsic-size:auto 260px}
 `;
