@@ -109,7 +109,11 @@ export function startBatch(options: RunOptions): Batch {
   const pools = new Pools(run);
   const ctx = runContext(run, stops);
   const driver = new ItemDriver(run, ctx, pools, stops, items, emit);
-  const scheduler = new Scheduler(driver, items);
+  // The inputs found that the store may not know this batch saw (see feed).
+  const seen = new Set<string>();
+  const scheduler = new Scheduler(driver, items, (item) => {
+    if (item.journal) seen.delete(item.input);
+  });
   // What discovery leaves out of the input folder; a source (watch) is not a walk of it, and tells its own.
   const ignored = options.source ? null : new IgnoredEntries();
   const ignoredSource = options.ignored;
@@ -137,7 +141,7 @@ export function startBatch(options: RunOptions): Batch {
     });
     try {
       await sweepBatchScratch(run.outDir).catch(() => 0);
-      const seen = await feed(run, { stops, pools, items, driver, scheduler, emit }, ignored);
+      await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
       await collectVanished(run, seen, { stops, driver, scheduler, emit });
       await scheduler.drain();
     } finally {
@@ -245,15 +249,17 @@ interface BatchParts {
 /**
  * Hands every found item (discovery or the `source`) to the scheduler, each with an in-flight slot;
  * once the batch stops, the rest are reported not processed. What discovery leaves out goes to
- * `ignored`. Returns the inputs seen.
+ * `ignored`. Each input found goes to `seen`, for `vanished`; the scheduler takes it out again once its
+ * item was admitted (the store then knows it was seen), so `seen` keeps only the inputs the store
+ * never saw: a batch of any size does not keep every input in memory.
  */
 async function feed(
   run: ResolvedRun,
   parts: BatchParts,
+  seen: Set<string>,
   ignored: IgnoredEntries | null,
-): Promise<Set<string>> {
+): Promise<void> {
   const { stops, pools, items, driver, scheduler, emit } = parts;
-  const seen = new Set<string>();
   const walk =
     run.options.source ??
     discover(run.inputDir, {
@@ -282,7 +288,6 @@ async function feed(
       'input',
     );
   }
-  return seen;
 }
 
 /**

@@ -764,6 +764,32 @@ describe('saving', () => {
     expect(j.get('a.png')).toMatchObject({ updatedAt: 6_000, item: { reason: 'looked at again' } });
   });
 
+  it('keeps no binding for a finished item (memory flat with the batch), one whose work is still to collect kept', async () => {
+    const j = await session();
+    const a = planned('a.png');
+    j.plan(a, await j.keyOf(a));
+    const done = await finish(j, a);
+    const b = planned('b.png');
+    j.plan(b, await j.keyOf(b));
+    const failedDownload = patchItem(b, {
+      state: 'failed',
+      failedAt: 'download',
+      reason: 'disk full',
+      upload: { mode: 'inline', fileId: 'f-b', sha256: null },
+      requestId: 'r-b',
+      generationId: 'gen-b',
+    });
+    await j.save(failedDownload);
+    expect(j.testOnlyBoundInputs()).toEqual(['b.png']);
+    // Saved again all the same, a finished item still lands in its row; other work is still refused.
+    await j.save({ ...done, reason: 'looked at again' });
+    expect(j.get('a.png')?.item.reason).toBe('looked at again');
+    await expect(j.save(patchItem(done, { generationId: 'gen-other' }))).rejects.toThrow(
+      /before the journal planned it/,
+    );
+    expect(await j.vanishedInFlight()).toEqual([]);
+  });
+
   it('records output sizes when the item is downloaded', async () => {
     const j = await session();
     const a = planned('a.png');

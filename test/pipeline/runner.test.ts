@@ -11,6 +11,7 @@ import { createClient, type GenpipeClient } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import type { PipelineEvent } from '../../src/pipeline/events.ts';
 import { type Item, stepOf } from '../../src/pipeline/item.ts';
+import { journalRunHooks, openJournal } from '../../src/pipeline/journal/index.ts';
 import { loadRecipe } from '../../src/pipeline/recipe.ts';
 import type { BatchReport } from '../../src/pipeline/report/index.ts';
 import { type RunOptions, runBatch, startBatch } from '../../src/pipeline/runner.ts';
@@ -70,6 +71,34 @@ async function options(
 }
 
 describe('runner', () => {
+  it('asks the journal for vanished work naming only the inputs it never admitted (no set of every input kept)', async () => {
+    const c = await setUp();
+    const dir = await promptFolder(2);
+    await put(dir, 'notes.bin', 'matches no rule');
+    const outDir = join(root, 'out');
+    const journal = openJournal({ outDir, mountInfo: null });
+    try {
+      await journal.startBatch({ inputDir: dir, service: emu!.url, options: {} });
+      const opts = await options(dir, c);
+      const hooks = journalRunHooks(journal, opts.recipe);
+      let seen: ((input: string) => boolean) | null = null;
+      const { report } = await runBatch({
+        ...opts,
+        persist: hooks.persist,
+        admit: hooks.admit,
+        vanished: (s) => {
+          seen = s;
+          return hooks.vanished(s);
+        },
+      });
+      expect(report.totals).toMatchObject({ inputs: 3, succeeded: 2, skipped: 1 });
+      const asked = seen as unknown as (input: string) => boolean;
+      expect([asked('p0.txt'), asked('p1.txt'), asked('notes.bin')]).toEqual([false, false, true]);
+    } finally {
+      await journal.close();
+    }
+  });
+
   it('never has more jobs in flight than --concurrency', async () => {
     const c = await setUp({ processing_ms: { image: 150, video: 150 } });
     const dir = await promptFolder(6);

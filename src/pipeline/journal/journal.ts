@@ -60,7 +60,7 @@ import { type HashCache, hashWithCache } from './content-hash.ts';
 import { DurationRows } from './duration-rows.ts';
 import { HashRows } from './hash-rows.ts';
 import { ItemRows } from './item-rows.ts';
-import { type JournalKey, type JournalPhase, type JournalRow, UNHASHED } from './journal-row.ts';
+import { type JournalKey, type JournalPhase, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
 import { assertLocalDisk, realLocation } from './local-disk.ts';
 import { checkOutputs, type OutputCheck } from './outputs-check.ts';
 import { QuotaRows } from './quota-rows.ts';
@@ -92,6 +92,17 @@ export interface OpenJournalOptions {
   mountInfo?: string | null;
   /** FULL (default, and what genpipe uses); NORMAL exists only for the bench's baseline. */
   synchronous?: SynchronousMode;
+}
+
+/**
+ * True when a save of `item` is its last in this session: it is finished (reported, skipped, failed)
+ * and its row is not in a phase whose work is still collected (a failed download or result write is
+ * resumed: see phaseOf). A stopped item keeps its binding.
+ */
+function unbindsOnSave(item: Item): boolean {
+  if (item.state !== 'reported' && item.state !== 'skipped' && item.state !== 'failed') return false;
+  const phase = phaseOf(item, item.state);
+  return phase !== 'submitted' && phase !== 'downloaded';
 }
 
 /** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
@@ -139,7 +150,11 @@ export class Journal implements Store {
   private readonly now: () => number;
   private lock: RunnerLock | null = null;
   private batch: { id: number; service: string | undefined } | null = null;
-  /** input → id of the row this session plans and saves it in. */
+  /**
+   * input → id of the row this session plans and saves it in, while its item may still be saved: an
+   * input is unbound once its item is saved finished (see unbindsOnSave), so a batch of any size keeps
+   * only the items in flight here.
+   */
   private readonly bound = new Map<string, number>();
   private closed = false;
   private readonly items: ItemRows;
@@ -474,19 +489,44 @@ export class Journal implements Store {
    * decides again) writes nothing: a restart over 10,000 finished files would otherwise make 10,000
    * durable writes just to note "already done".
    *
+   * An item saved finished (reported, skipped, or failed with nothing left to collect) unbinds its
+   * input, so that a batch of any size keeps only its items in flight here: its row is final, a later
+   * look at the file is planned again, and vanishedInFlight never takes a row in those phases. Saved
+   * again all the same, it goes to its input's active row when that row holds the same work.
+   *
    * @throws Error when an unplanned item holds service work (a wiring error: it would be lost)
    * @example await ctx.persist(item) // → journal.save(item)
    */
   async save(item: Item): Promise<void> {
     this.assertOpen();
     if (item.state === 'discovered' || item.state === 'sniffed') this.bound.delete(item.input);
-    const id = this.bound.get(item.input);
+    const id = this.bound.get(item.input) ?? (unbindsOnSave(item) ? this.finishedRowOf(item) : undefined);
     if (id === undefined) {
       if (holdsServiceWork(item)) throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
       if (item.state === 'stopped') this.noteStopped(item);
       return;
     }
+    if (unbindsOnSave(item)) this.bound.delete(item.input);
     await this.group.add(() => this.items.save(id, item, this.batch?.id ?? null));
+  }
+
+  /**
+   * The active row of a finished item saved again after its input was unbound (see save): the row
+   * holding the same work (the current step's request and generation ids), else undefined.
+   */
+  private finishedRowOf(item: Item): number | undefined {
+    if (!holdsServiceWork(item)) return undefined;
+    this.group.flush();
+    const row = this.items.active(item.input);
+    const [was, now] = [row ? currentStep(row.item) : undefined, currentStep(item)];
+    if (!row || was?.requestId !== now?.requestId || was?.generationId !== now?.generationId)
+      return undefined;
+    return row.id;
+  }
+
+  /** TEST ONLY: the inputs bound to a row for save (the items this session may still save). */
+  testOnlyBoundInputs(): string[] {
+    return [...this.bound.keys()];
   }
 
   /** A row for a stopped file never planned, when its input has none (see save). */

@@ -22,7 +22,8 @@ export interface JournalRunHooks {
   /**
    * After discovery ended: generations in flight (or downloaded, not reported) whose input is gone;
    * drive each from its state so that the paid result is still collected and reported. Inputs for
-   * which `skip` is true are left alone (RunOptions.vanished passes the inputs seen in the batch).
+   * which `skip` is true are left alone (RunOptions.vanished passes the inputs seen in the batch and
+   * never admitted).
    */
   vanished(skip?: (input: string) => boolean): Promise<StoreDecision[]>;
   /**

@@ -146,8 +146,8 @@ export class ItemDriver implements StepEnv {
     });
   }
 
-  /** Drives the item of `entry` from `first` to a final state, then hands it to onItemDone. */
-  async drive(entry: number, first: Item): Promise<void> {
+  /** Drives the item of `entry` from `first` to a final state, then hands it to onItemDone; the final item. */
+  async drive(entry: number, first: Item): Promise<Item> {
     let item = first;
     const job = new JobSlot();
     const state: DriveState = { resubmits: new Map() };
@@ -204,6 +204,7 @@ export class ItemDriver implements StepEnv {
       job.free();
     }
     await this.done(entry, item);
+    return item;
   }
 
   /** onItemDone (watch --on-done): a moved input's new path is what the reports show. */

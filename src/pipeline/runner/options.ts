@@ -108,7 +108,9 @@ export interface RunOptions {
   admit?: (item: Item, signal: AbortSignal) => Promise<AdmitDecision>;
   /**
    * Called once the items ran out (unless the batch stopped): journaled work whose input was not seen
-   * in this batch (`seen`), each to be driven from its state so a paid generation is still collected.
+   * in this batch, each to be driven from its state so a paid generation is still collected. `seen`
+   * names the inputs found that `admit` never took (skipped, failed or stopped before planning); the
+   * store leaves out those it admitted itself.
    */
   vanished?: (seen: (input: string) => boolean) => Promise<AdmitDecision[]>;
   /**

@@ -13,9 +13,11 @@ export class Scheduler {
   /** The task working on each input (a later item of the same input waits for it). */
   private readonly active = new Map<string, Promise<void>>();
 
+  /** @param ended - told of each drive's final item */
   constructor(
     private readonly driver: ItemDriver,
     private readonly items: BatchItems,
+    private readonly ended: (item: Item) => void = () => undefined,
   ) {}
 
   /** True while an item of `input` is being driven. */
@@ -35,7 +37,7 @@ export class Scheduler {
       } catch {
         // the journal failure stopped the batch; the drive reports the item as stopped
       }
-      await this.driver.drive(entry, found);
+      this.ended(await this.driver.drive(entry, found));
     })().finally(() => release?.());
     this.active.set(found.input, task);
     this.tasks.add(task);
