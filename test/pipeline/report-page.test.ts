@@ -250,6 +250,8 @@ describe('writing the reports of 20,000 items', () => {
     const large = await heapGrowth(20_000);
     // Held all at once, 20,000 items of 20 KB would be 400 MB, ten times the 40 MB of 2,000. (The
     // growth of 2,000 can be next to nothing when a collection came at the right time: 8 MB at least.)
-    expect(large / Math.max(small, 8 * 1024 * 1024)).toBeLessThan(3);
+    // Garbage not yet collected when the peak is read varies with the machine's load (up to ~4.2 seen on
+    // a busy machine); holding every item would be about 10, so 6 still tells the two apart.
+    expect(large / Math.max(small, 8 * 1024 * 1024)).toBeLessThan(6);
   }, 120_000);
 });
