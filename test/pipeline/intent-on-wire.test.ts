@@ -79,6 +79,14 @@ describe.each(COMMANDS)('%s killed while creates wait in the client', (command) 
           proxy.flows.slice(flowsBefore).some((f) => f.kind === 'create' && f.held),
         'every file at submit and a create whose answer is held back',
       );
+      // Beside the live batch, status calls the create on the wire in progress, not of unknown outcome.
+      const live = await runToEnd(['status', out], env);
+      expect(live.code, live.child.stderr()).toBe(0);
+      expect(live.child.stdout()).toMatch(
+        new RegExp(`last batch: #1 of 1, running \\(pid ${first.proc.pid}\\)`),
+      );
+      expect(live.child.stdout()).not.toContain('outcome unknown');
+      expect(live.child.stdout()).toMatch(/^ +1 being submitted by the running batch$/m);
       first.proc.kill('SIGKILL');
       await first.exited;
       const creates = proxy.flows.slice(flowsBefore).filter((f) => f.kind === 'create');
@@ -95,6 +103,10 @@ describe.each(COMMANDS)('%s killed while creates wait in the client', (command) 
     expect(status.code, status.child.stderr()).toBe(0);
     const summary = JSON.parse(status.child.stdout());
     expect(summary.byKind).toMatchObject({ 'outcome unknown': 1, 'not yet submitted': FILES - 1 });
+    const plain = (await runToEnd(['status', out], env)).child.stdout();
+    expect(plain).toMatch(/last batch: #1 of 1, interrupted \(its runner, pid \d+, is gone\)/);
+    // The failure says what the next run does with it, naming the request id, before that run.
+    expect(plain).toContain(`: ${JOURNAL_TEXTS.unknownOutcome(heldRequestId)}`);
 
     const second = await runToEnd(runArgs(input, out, ['--concurrency', String(FILES)]), env);
     expect(second.code, second.child.stderr()).toBe(1);
