@@ -87,6 +87,13 @@ describe.each(COMMANDS)('%s killed while creates wait in the client', (command) 
       );
       expect(live.child.stdout()).not.toContain('outcome unknown');
       expect(live.child.stdout()).toMatch(/^ +1 being submitted by the running batch$/m);
+      // So does a dry run.
+      const dry = await runToEnd(['run', input, '--out', out, '--dry-run'], env);
+      expect(dry.child.stdout()).not.toMatch(/would fail|outcome unknown/);
+      expect(dry.child.stdout()).toContain(
+        `in progress in the batch running in this out dir (pid ${first.proc.pid})`,
+      );
+      expect(dry.child.stderr()).toContain('a batch is running in this out dir');
       first.proc.kill('SIGKILL');
       await first.exited;
       const creates = proxy.flows.slice(flowsBefore).filter((f) => f.kind === 'create');
