@@ -37,7 +37,10 @@ export class RetryNotes {
   /** One note of the client. */
   note(text: string): void {
     const kind = retryKind(text);
-    if (kind === null) return this.sinks.note(text);
+    if (kind === null) {
+      this.sinks.note(text);
+      return;
+    }
     const held = this.counted.get(kind);
     if (held === undefined) {
       this.counted.set(kind, 0);
