@@ -47,6 +47,7 @@ import { signalExit } from './exit-codes.ts';
 import { growHeapBeforeMarking } from './heap-growth.ts';
 import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
+import { RetryNotes } from './retry-notes.ts';
 import { UsageError } from './usage-error.ts';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
@@ -133,6 +134,8 @@ interface Session {
   note(text: string): void;
   /** Writes a note to the log file only. */
   record(text: string): void;
+  /** The client's retry notes, counted rather than each printed (not with -v or --json). */
+  retryNotes: RetryNotes | null;
 }
 
 /** A display path: relative to the working directory when inside it. */
@@ -167,6 +170,7 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
       if (!quiet) cmd.print(`genpipe: ${printable(createRedactor(session.secrets)(text))}`);
     },
     record: (text) => session.log?.line('note', text),
+    retryNotes: null,
   };
   const signals = wireSignals(session);
   try {
@@ -271,8 +275,13 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   const { cmd, flags } = s;
   s.log = openBatchLog(s);
   const options = await resolveBatchOptions(inputDirArg, flags, cmd.name, (dir) => cmd.checkInputDir(dir));
-  // The client's notes (retries, 429 waits) on stderr unless --json; in the log file always.
-  const service = await connectService(flags, (text) => (s.json ? s.record(text) : s.note(text)));
+  // The client's notes (retries, 429 waits) on stderr unless --json, retries counted unless -v (see
+  // retry-notes.ts); in the log file always.
+  const notes = s.json || flags.verbose ? null : new RetryNotes({ note: s.note, record: s.record });
+  s.retryNotes = notes;
+  const service = await connectService(flags, (text) =>
+    s.json ? s.record(text) : notes ? notes.note(text) : s.note(text),
+  );
   s.service = service;
   s.secrets = service.secrets;
   s.log?.setRedact(createRedactor(s.secrets));
@@ -331,6 +340,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     result = await s.batch.done;
   } finally {
     progress.close();
+    s.retryNotes?.close();
     await cmd.settle?.();
   }
   await journal.finishBatch(cmd.finishState(result));
@@ -382,6 +392,7 @@ function batchSink(s: Session, display: ProgressDisplay | null): RunOptions['onE
 /** Stops the intake, closes the journal, the client and the embedded emulator. */
 async function tearDown(s: Session, signals: SignalWatch): Promise<void> {
   signals.dispose();
+  s.retryNotes?.close();
   await s.cmd.stopIntake?.();
   await s.journal?.close();
   await s.service?.client.close();

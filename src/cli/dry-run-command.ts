@@ -12,6 +12,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
+  type AdmitDecision,
   createRedactor,
   DRY_RUN_TEXTS,
   type DryRunEntry,
@@ -29,6 +30,7 @@ import {
   PriceListError,
   pricesOfAnswer,
   type Redact,
+  runnerLockHeld,
   type Store,
 } from '../pipeline/index.ts';
 import { redactDeep } from '../pipeline/progress/index.ts';
@@ -190,6 +192,15 @@ function readJournal(outDir: string, path: string | undefined): Journal | null {
   return openRunJournal({ outDir, path: file, lock: false });
 }
 
+/**
+ * A file the crash policy would fail, seen beside a live batch: that batch is submitting it (it recorded
+ * the intent, and has no answer yet), so it is shown in progress at the service, nothing created again.
+ */
+function inRunningBatch(d: AdmitDecision, pid: number | null): AdmitDecision {
+  const reason = DRY_RUN_TEXTS.inRunningBatch(pid);
+  return { action: 'resume', item: { ...d.item, state: 'submitted', failedAt: null, reason: null }, reason };
+}
+
 /** Where the lines of a dry run go: entries on stdout, the summary on stderr. */
 function writers(s: DryRunSession, redact: Redact) {
   return {
@@ -236,6 +247,9 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
       `${DRY_RUN_TEXTS.head(cmd.name, request.inputDir, flags.out ?? options.outDir, service.emulator)}\n`,
     );
   }
+  // Beside a live batch (its lock held), a create whose intent it recorded is on its way, not of unknown outcome.
+  const live = journal && runnerLockHeld(options.outDir) === true ? await journal.lockHolder() : undefined;
+  if (live !== undefined) s.note(DRY_RUN_TEXTS.runningBatch(live?.pid ?? null));
   const preview: DryRunOptions['preview'] = journal
     ? async (item, signal) => {
         const d = await journal.preview(item, options.recipe, {
@@ -245,6 +259,7 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
           service: service.identity,
           signal,
         });
+        if (live !== undefined && d.action === 'fail') return inRunningBatch(d, live?.pid ?? null);
         return service.emulator ? redoneOnEmbedded(item, d) : d;
       }
     : undefined;

@@ -27,7 +27,7 @@ import { type PollSettings, pollDelay } from './poll-schedule.ts';
 import { preflightGeneration } from './preflight.ts';
 import { notActedOn, type RetryPolicy, resubmitDelay } from './retry-policy.ts';
 import { retryingCall } from './retrying-call.ts';
-import { sleep } from './sleep.ts';
+import { sleep, throwIfAborted } from './sleep.ts';
 import type { Generation, GenerationRequest } from './types.ts';
 
 /** What the generations resource needs from its client. */
@@ -56,6 +56,20 @@ export interface CreateOptions {
    * a rate limit rather than fail); delays stay the client's.
    */
   retry?: Partial<Pick<RetryPolicy, 'maxRetries' | 'maxRateLimitRetries'>>;
+  /**
+   * Awaited right before each attempt is written — after every wait (the governor's job slot, the
+   * pacer's room, a retry's backoff), with the slot and the room already reserved for it — with the
+   * request id the attempt carries. Nothing is sent until it resolves: a caller records its intent
+   * here ("intent before action"). When it rejects, nothing is sent and create rejects with its error;
+   * a holdSignal that fired while it ran still keeps the attempt from being sent (CreateNotSentError).
+   */
+  beforeSend?: (requestId: string) => Promise<void>;
+  /**
+   * Awaited after an attempt the service certainly did not act on (429, 502, 503, a connection that
+   * failed before the request was written in full), before create waits to retry it or throws: the
+   * intent beforeSend recorded may be withdrawn. Never after a lost answer (the job may exist).
+   */
+  nothingQueued?: (requestId: string) => Promise<void>;
 }
 
 /** Options of wait(). */
@@ -110,13 +124,16 @@ export class Generations {
    * Creates a generation. The request is checked locally first (nothing is sent when the service would
    * answer 400/413/422), then paced under the request-rate window and the job ceiling, and retried only
    * when the service certainly did not queue it (429, 502, 503, a connection that failed before the
-   * request was sent). A lost response throws LostResponseError with the request id.
+   * request was sent), always with the same request id: at most one job is ever made under it. A lost
+   * response is never retried: it throws LostResponseError with the request id.
    *
    * @param request - the POST /v1/generations body
    * @param options.requestId - the X-Request-Id to send (the same on every retry)
    * @param options.signal - cancels waits and the request
    * @param options.holdSignal - cancels the waits before the request is sent, not the request
    * @param options.retry - this create's retry budget (maxRetries, maxRateLimitRetries)
+   * @param options.beforeSend - awaited right before each attempt is written (record the intent)
+   * @param options.nothingQueued - awaited after an attempt that certainly queued nothing
    * @returns the generation, in state queued
    * @throws PreflightError, the error class of the answer, LostResponseError, ConnectionError;
    *   CreateNotSentError when a signal cut it before it was sent; the signal's reason when it cut the
@@ -175,11 +192,21 @@ export class Generations {
             slot.done('none');
             throw err;
           }
+          try {
+            await options.beforeSend?.(requestId);
+            throwIfAborted(signal);
+            throwIfAborted(options.holdSignal);
+          } catch (err) {
+            ticket.done('not-sent');
+            slot.done('none');
+            throw err;
+          }
           wire.maybeSent = true;
           try {
             return await this.sendCreate(url, requestId, body, signal, slot, ticket);
           } catch (err) {
             wire.maybeSent = !notActedOn(err);
+            if (!wire.maybeSent) await options.nothingQueued?.(requestId);
             throw err;
           }
         },

@@ -52,6 +52,7 @@ export {
   type OpenJournalOptions,
   openJournal,
   RERUN_TEXTS,
+  runnerLockHeld,
   type StatusKind,
   type StatusSummary,
   statusSummary,

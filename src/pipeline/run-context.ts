@@ -38,7 +38,7 @@ export interface RunContext extends StageContext {
   completedReads: Map<string, Generation>;
   /**
    * Journals a fact learned in the middle of a stage, before the stage acts on it (submit records the
-   * X-Request-Id here before it sends the create). The runner also persists after every transition.
+   * X-Request-Id here when the client is about to write the create, after its waits). The runner also persists after every transition.
    */
   persist(item: Item): Promise<void>;
   /** Masks the secrets the runner knows, for texts written to disk. */

@@ -11,6 +11,7 @@ import {
   defaultJournalPath,
   openJournal,
   RERUN_TEXTS,
+  runnerLockHeld,
   type StatusKind,
   type StatusSummary,
   statusSummary,
@@ -26,6 +27,7 @@ const KIND_ORDER: readonly StatusKind[] = [
   'failed, retried by a re-run',
   'failed, not retried',
   'outcome unknown',
+  'being submitted by the running batch',
   'at the service',
   'downloaded',
   'failed before the service',
@@ -37,12 +39,22 @@ function when(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 }
 
+/**
+ * A batch the journal records as running: running when a runner holds the out dir's lock, interrupted
+ * when none does (the lock dies with its holder), either when the lock could not be read.
+ */
+function runningState(pid: number, live: boolean | null): string {
+  if (live === true) return `running (pid ${pid})`;
+  if (live === false) return `interrupted (its runner, pid ${pid}, is gone)`;
+  return `running or interrupted (pid ${pid})`;
+}
+
 /** The lines `genpipe status` prints for `summary`. */
 export function statusLines(outDir: string, journalPath: string, summary: StatusSummary): string[] {
   const lines = [`${outDir}: journal ${journalPath}`];
   const b = summary.lastBatch;
   if (b) {
-    const state = b.status === 'running' ? `running or interrupted (pid ${b.pid})` : b.status;
+    const state = b.status === 'running' ? runningState(b.pid, summary.live) : b.status;
     const ended = b.finishedAt ? `, ended ${when(b.finishedAt)} UTC` : '';
     lines.push(
       `last batch: #${b.id} of ${summary.batches}, ${state}, started ${when(b.startedAt)} UTC${ended}`,
@@ -95,7 +107,9 @@ export function registerStatus(program: Command): void {
       }
       const journal = openJournal({ outDir, path, lock: false });
       try {
-        const summary = statusSummary(journal.rows(), await journal.batches());
+        const summary = statusSummary(journal.rows(), await journal.batches(), {
+          live: runnerLockHeld(outDir),
+        });
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ out_dir: outDir, journal: path, ...summary })}\n`);
         } else process.stdout.write(`${statusLines(outDir, path, summary).map(printable).join('\n')}\n`);

@@ -19,6 +19,12 @@ export const DRY_RUN_TEXTS = {
   /** Without a price list. */
   costUnknown: (why: string) =>
     `estimated cost: unknown (${why}); give --price-list <file> with the credits of each generation type, as { image: 1, video: 10 }`,
+  /** A file whose create a batch running in the out dir has sent (its intent recorded, no answer yet). */
+  inRunningBatch: (pid: number | null) =>
+    `in progress in the batch running in this out dir${pid !== null ? ` (pid ${pid})` : ''}: its create is on its way`,
+  /** The head's note when a runner holds the out dir. */
+  runningBatch: (pid: number | null) =>
+    `a batch is running in this out dir${pid !== null ? ` (pid ${pid})` : ''}: a run now would be refused until it ends; the files it is submitting are shown in progress`,
   /** After a signal. */
   interrupted: 'the dry run was interrupted: files not evaluated yet are not counted',
 } as const;

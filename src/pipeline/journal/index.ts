@@ -35,7 +35,13 @@ export { checkOutputs, measureOutputs, type OutputCheck, type RecordedOutput } f
 export { canonicalJson, RECIPE_HASH_VERSION, recipeHash, referencesUsed } from './recipe-hash.ts';
 export { decide, type JournalAction, type JournalDecision } from './resume-decision.ts';
 export { type JournalRunHooks, journalRunHooks } from './run-hooks.ts';
-export { JournalLockedError, type LockHolder, lockHolder, runnerLockPath } from './runner-lock.ts';
+export {
+  JournalLockedError,
+  type LockHolder,
+  lockHolder,
+  runnerLockHeld,
+  runnerLockPath,
+} from './runner-lock.ts';
 export { JournalFileError, type SynchronousMode } from './schema.ts';
 export {
   RERUN_TEXTS,

@@ -22,7 +22,7 @@
  * (unless the holder keeps its journal in another file, in which case the message says so).
  */
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -202,4 +202,28 @@ export function lockHolder(journal: Database.Database, outDir: string): LockHold
   return row
     ? { pid: row.pid, procStart: row.proc_start, host: row.host, acquiredAt: row.acquired_at }
     : null;
+}
+
+/**
+ * Whether a runner holds `outDir` right now, for what status and a dry run say (information only: it
+ * decides nothing). A read-only connection reads the lock file with a busy timeout of 0: the shared
+ * lock that read needs is refused while a runner holds its exclusive one, and is dropped at once.
+ *
+ * @returns true (held), false (free: a runner recorded as holding it is gone), null (no lock file,
+ *   or it could not be read)
+ */
+export function runnerLockHeld(outDir: string): boolean | null {
+  const path = runnerLockPath(outDir);
+  if (!existsSync(path)) return null;
+  let file: Database.Database | null = null;
+  try {
+    file = new Database(path, { readonly: true, fileMustExist: true });
+    file.pragma(PRAGMAS.lockFile.noWait);
+    file.prepare(LOCK_SQL.probe).get();
+    return false;
+  } catch (err) {
+    return (err as { code?: unknown }).code === 'SQLITE_BUSY' ? true : null;
+  } finally {
+    file?.close();
+  }
 }

@@ -233,4 +233,6 @@ export const LOCK_SQL = {
      host = excluded.host, acquired_at = excluded.acquired_at, token = excluded.token`,
   release: 'DELETE FROM runner_locks WHERE out_dir = ? AND token = ?',
   holder: 'SELECT pid, proc_start, host, acquired_at, token FROM runner_locks WHERE out_dir = ?',
+  /** A read of the (empty) lock file: it needs a shared lock, refused while a runner holds it. */
+  probe: 'SELECT count(*) FROM sqlite_master',
 } as const;

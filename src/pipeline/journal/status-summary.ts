@@ -14,6 +14,7 @@ export type StatusKind =
   | 'failed, retried by a re-run'
   | 'failed, not retried'
   | 'outcome unknown'
+  | 'being submitted by the running batch'
   | 'at the service'
   | 'downloaded'
   | 'failed before the service'
@@ -27,6 +28,8 @@ export const RERUN_TEXTS: Record<StatusKind, string> = {
   'failed, not retried': 'leaves them failed (--retry-failed retries them)',
   'outcome unknown':
     'fails them again, naming the request id (their create may have reached the service; --resubmit-unknown submits them again)',
+  'being submitted by the running batch':
+    'none can run while that batch holds the out dir; its creates are on their way (if it is killed before their answers, a re-run fails them, naming the request id, unless --resubmit-unknown)',
   'at the service': 'reads their generations and downloads the outputs (nothing is created again)',
   downloaded: 'writes their result.json and report entries',
   'failed before the service': 'checks them again (nothing was sent for them)',
@@ -41,6 +44,15 @@ export interface StatusFailure {
   retried: boolean;
 }
 
+/** What status knows of the out dir beside its journal. */
+export interface StatusContext {
+  /**
+   * A runner holds the out dir now (its lock, runner-lock.ts's runnerLockHeld): a create it recorded
+   * the intent of is on its way, not of unknown outcome. False or null: nothing runs there.
+   */
+  live: boolean | null;
+}
+
 /** The summary of an out dir's journal. */
 export interface StatusSummary {
   lastBatch: BatchRow | null;
@@ -48,6 +60,8 @@ export interface StatusSummary {
   inputs: number;
   byKind: Partial<Record<StatusKind, number>>;
   failures: StatusFailure[];
+  /** Whether a runner holds the out dir now (null: no lock file to tell). */
+  live: boolean | null;
 }
 
 /**
@@ -56,11 +70,24 @@ export interface StatusSummary {
  */
 const STATUS_OUTPUTS: OutputCheck = { complete: true, resultPresent: true, problems: [] };
 
+/** Where an input's work stands, and the reason the next run gives it when it fails it. */
+export interface RowStatus {
+  kind: StatusKind;
+  /** The failure the journal holds, or the one the next run records (outcome unknown); else null. */
+  reason: string | null;
+}
+
 /**
  * Where the work of `row` stands: what the next run does with it, as Journal.plan decides it
- * (resume-decision.ts's decide, the one table of those rules), told in status's words.
+ * (resume-decision.ts's decide, the one table of those rules), told in status's words. Beside a live
+ * batch (`context.live`), a create whose intent is recorded is on its way: no run would decide on it.
  */
-export function statusKind(row: JournalRow): StatusKind {
+export function statusKind(row: JournalRow, context: StatusContext = { live: null }): StatusKind {
+  return rowStatus(row, context).kind;
+}
+
+/** statusKind with the reason (see RowStatus). */
+export function rowStatus(row: JournalRow, context: StatusContext = { live: null }): RowStatus {
   const d = decide({
     row,
     fresh: row.item,
@@ -72,35 +99,51 @@ export function statusKind(row: JournalRow): StatusKind {
     uploadReuseMaxAgeMs: Number.POSITIVE_INFINITY,
     outputs: STATUS_OUTPUTS,
   });
-  if (d.retried) return 'failed, retried by a re-run';
+  const kind = (k: StatusKind): RowStatus => ({ kind: k, reason: row.item.reason });
+  if (d.retried) return kind('failed, retried by a re-run');
   switch (d.action) {
     case 'done':
-      return row.phase === 'failed' ? 'failed, not retried' : 'done';
+      return kind(row.phase === 'failed' ? 'failed, not retried' : 'done');
     case 'fail':
-      return 'outcome unknown';
-    default:
-      // Resumed or started again: where the run takes it up.
-      if (d.item.state === 'submitted') return 'at the service';
-      if (d.item.state === 'downloaded') return 'downloaded';
-      if (row.phase === 'local' || row.phase === 'uploaded') {
-        if (row.item.state === 'failed') return 'failed before the service';
-        if (row.item.state === 'skipped') return 'skipped';
+      // A lost answer failed the item already: of unknown outcome whether a batch runs or not.
+      if (context.live === true && row.item.state !== 'failed') {
+        return { kind: 'being submitted by the running batch', reason: null };
       }
-      return 'not yet submitted';
+      return { kind: 'outcome unknown', reason: d.reason };
+    default:
+      return kind(resumedKind(row, d.item));
   }
 }
 
-/** The summary of `rows` (the active row of each input) and the out dir's `batches` (oldest first). */
-export function statusSummary(rows: readonly JournalRow[], batches: readonly BatchRow[]): StatusSummary {
+/** The kind of a row the next run resumes or starts again: where it takes it up. */
+function resumedKind(row: JournalRow, resumed: JournalRow['item']): StatusKind {
+  if (resumed.state === 'submitted') return 'at the service';
+  if (resumed.state === 'downloaded') return 'downloaded';
+  if (row.phase === 'local' || row.phase === 'uploaded') {
+    if (row.item.state === 'failed') return 'failed before the service';
+    if (row.item.state === 'skipped') return 'skipped';
+  }
+  return 'not yet submitted';
+}
+
+/**
+ * The summary of `rows` (the active row of each input) and the out dir's `batches` (oldest first), with
+ * `context.live` saying whether a runner holds the out dir now.
+ */
+export function statusSummary(
+  rows: readonly JournalRow[],
+  batches: readonly BatchRow[],
+  context: StatusContext = { live: null },
+): StatusSummary {
   const byKind: Partial<Record<StatusKind, number>> = {};
   const failures: StatusFailure[] = [];
   for (const row of rows) {
-    const kind = statusKind(row);
+    const { kind, reason } = rowStatus(row, context);
     byKind[kind] = (byKind[kind] ?? 0) + 1;
     if (row.phase === 'failed' || kind === 'outcome unknown' || kind === 'failed before the service') {
       failures.push({
         input: row.input,
-        reason: row.item.reason ?? 'failed',
+        reason: reason ?? 'failed',
         retried: kind === 'failed, retried by a re-run',
       });
     }
@@ -111,5 +154,6 @@ export function statusSummary(rows: readonly JournalRow[], batches: readonly Bat
     inputs: rows.length,
     byKind,
     failures,
+    live: context.live,
   };
 }

@@ -10,10 +10,16 @@
  * slot), or a prompt file whose text the request holds since plan, is not sent, and its upload is
  * deleted at the service.
  *
- * The X-Request-Id is made here and journaled on the item (ctx.persist) BEFORE the create is sent,
- * so the journal knows a create may have reached the service. A lost answer fails the item with that
- * id and is never resent on its own: the job may exist (the service cannot be asked by request id), and
- * a second create would be paid twice; the next run applies the crash policy to it.
+ * The X-Request-Id is made here and journaled on the item (ctx.persist) when the create is about to go
+ * on the wire — the client's beforeSend, after its governor, pacer and retry waits, which the create
+ * waits for before it writes a byte — so the journal knows a create may have reached the service, and
+ * only then: a create still held by the client when the process dies was never sent, and the next run
+ * submits the file like any other. An attempt the service certainly did not act on (429, 502, 503, a
+ * connection that failed before the request was written) withdraws the intent (nothingQueued) before
+ * the client waits to retry it; the retry, with the same request id, records it again. A lost answer
+ * fails the item with that id and is never resent on its own: the job may exist (the service cannot be
+ * asked by request id), and a second create would be paid twice; the next run applies the crash policy
+ * to it (journal/crash-policy.ts).
  * A request the service would refuse (the client's preflight with src/spec) fails the item with the
  * service's exact detail, and nothing is sent.
  *
@@ -136,13 +142,16 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
   }
   const requestId = randomUUID();
   const pending = withStep(item, { requestId, generationId: null, attempts: stepOf(item).attempts + 1 });
-  await ctx.persist(pending);
   try {
     const generation = await ctx.client.generations.create(body, {
       requestId,
       signal: ctx.signal,
       holdSignal: ctx.stopping,
       retry: SUBMIT_RETRY,
+      // Intent before action: journaled before each attempt is written, withdrawn after one that
+      // queued nothing (the item as it came: no request id).
+      beforeSend: () => ctx.persist(pending),
+      nothingQueued: () => ctx.persist(item),
     });
     return advanceStep(pending, 'submitted', { generationId: generation.id });
   } catch (err) {
