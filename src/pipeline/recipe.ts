@@ -47,7 +47,9 @@ import {
   type ReferenceKind,
   requestType,
   resolveReferences,
+  standInUnresolved,
   validatePlanned,
+  withoutField,
 } from './recipe-request.ts';
 import { type FieldPath, formatPath, lineAt, type ParsedYaml, parsePath, parseYaml } from './recipe-yaml.ts';
 
@@ -392,6 +394,7 @@ function readRule(
   }
   const match = readMatch(raw.match, [...here, 'match'], at);
   let inputAs: InputAs | null = null;
+  let inputAsKnown = true;
   if (raw.input_as !== undefined) {
     if (typeof raw.input_as === 'string' && (INPUT_AS_VALUES as readonly string[]).includes(raw.input_as)) {
       inputAs = raw.input_as as InputAs;
@@ -401,6 +404,7 @@ function readRule(
         `must be one of ${INPUT_AS_VALUES.join(', ')}, not ${describeValue(raw.input_as)}`,
       );
       sound = false;
+      inputAsKnown = false;
     }
   }
   let upload: UploadPreference = 'auto';
@@ -422,18 +426,40 @@ function readRule(
   const request = structuredClone(raw.request);
   const refProblems = resolveReferences(request, references.usable, references.unusable);
   for (const p of refProblems) at([...here, 'request', ...p.path], p.message);
-  if (match === null || !sound || refProblems.length > 0) return null;
-  const rule: RecipeRule = { index, match, inputAs, upload, request, line: lineAt(parsed, here) };
+  const rule: RecipeRule = {
+    index,
+    match: match ?? '',
+    inputAs,
+    upload,
+    request,
+    line: lineAt(parsed, here),
+  };
+  if (match === null || !sound || refProblems.length > 0) {
+    // Not usable, but its request is still checked, so that every problem is reported at once: the
+    // references in question stand in as some reference, and the file's place goes unchecked when
+    // input_as is not known.
+    standInUnresolved(request);
+    checkRuleRequest(rule, references.usable, at, inputAsKnown);
+    return null;
+  }
   checkRuleRequest(rule, references.usable, at);
   return rule;
 }
+
+/** How many of one rule's request problems are reported, each found once the one before is set aside. */
+const REQUEST_PROBLEMS_PER_RULE = 8;
 
 /**
  * Validates a rule's request with src/spec as the service would see it for a file that fits the rule:
  * the file at its `input_as` position, shared references with their real sizes, and a stand-in prompt
  * when the rule has none (each file's sidecar may bring its own; a file still without one fails alone).
  */
-function checkRuleRequest(rule: RecipeRule, references: Record<string, RecipeReference>, at: At): void {
+function checkRuleRequest(
+  rule: RecipeRule,
+  references: Record<string, RecipeReference>,
+  at: At,
+  inputAsKnown = true,
+): void {
   const here = ['rules', rule.index];
   const type = requestType(rule.request);
   const inputAs = rule.inputAs ?? defaultInputAs(type);
@@ -444,29 +470,56 @@ function checkRuleRequest(rule: RecipeRule, references: Record<string, RecipeRef
       : `the file goes here (input_as defaults to '${inputAs}' for type '${type}')`;
   const occupied = occupiedBy(inputAs, rule.request);
   if (occupied !== null) {
-    at([...here, 'request', ...parsePath(occupied)], `${how}; remove this field or choose another input_as`);
+    if (inputAsKnown)
+      at(
+        [...here, 'request', ...parsePath(occupied)],
+        `${how}; remove this field or choose another input_as`,
+      );
     return;
   }
   const kind = kindForPosition(inputAs, type);
-  const placed = placeInput(rule.request, inputAs, {
+  let placed = placeInput(rule.request, inputAs, {
     kind,
     mime: kind === 'video' ? 'video/mp4' : 'image/png',
     prompt: 'stand-in prompt',
   });
   if (placed.prompt === undefined) placed.prompt = 'stand-in prompt';
-  const result = validatePlanned(placed, referenceFacts({ references }));
-  if (!result.ok) {
-    const field = fieldOfDetail(result.detail, placed);
-    const site = inputSitePath(inputAs, rule.request);
-    const detail = withValidModels(result.detail);
-    if (field !== null && formatPath(field).startsWith(site) && inputAs !== 'prompt') {
-      at(inputWhere, detail);
-    } else {
-      at(field === null ? [...here, 'request'] : [...here, 'request', ...field], detail);
+  const site = inputSitePath(inputAs, rule.request);
+  const reported = new Set<string>();
+  // The service's rules give the first problem of a request; each one found is set aside (its field
+  // taken out; for a type the model does not take, the model) and the request checked again.
+  for (let round = 0; round < REQUEST_PROBLEMS_PER_RULE; round++) {
+    const result = validatePlanned(placed, referenceFacts({ references }));
+    if (result.ok) {
+      checkReferenceKinds(result.sites, rule, references, at);
+      return;
     }
-    return;
+    const field = fieldOfDetail(result.detail, placed);
+    const key = field === null ? '' : formatPath(field);
+    if (reported.has(key)) return;
+    reported.add(key);
+    const detail = withValidModels(result.detail);
+    const atInput = field !== null && key.startsWith(site) && inputAs !== 'prompt';
+    if (atInput) {
+      if (inputAsKnown) at(inputWhere, detail);
+      return;
+    }
+    at(field === null ? [...here, 'request'] : [...here, 'request', ...field], detail);
+    const aside = field === null ? null : withoutField(placed, key === 'type' ? ['model'] : field);
+    if (aside === null) return;
+    placed = aside;
   }
-  for (const site of result.sites) {
+}
+
+/** A shared reference of the wrong kind (an image where a video goes, or the other way round). */
+function checkReferenceKinds(
+  sites: ReadonlyArray<{ placeholder: string; position: string; path: string }>,
+  rule: RecipeRule,
+  references: Record<string, RecipeReference>,
+  at: At,
+): void {
+  const here = ['rules', rule.index];
+  for (const site of sites) {
     if (!site.placeholder.startsWith(REF_FILE_ID_PREFIX)) continue;
     const ref = references[site.placeholder.slice(REF_FILE_ID_PREFIX.length)];
     const wants = site.position === 'video_source' ? 'video' : 'image';
