@@ -543,7 +543,8 @@ const matchers = new WeakMap<RecipeRule, (path: string) => boolean>();
  * @example globMatcher('**\/*.jpg')('trip/IMG_1.JPG') // true
  */
 export function globMatcher(glob: string): (path: string) => boolean {
-  return picomatch(glob, { nocase: true });
+  // `i`: nocase; `s`: picomatch's `**` is made of `.`, which without it stops at a newline in a name
+  return picomatch(glob, { nocase: true, flags: 'is' });
 }
 
 /**
