@@ -128,6 +128,8 @@ function humanLines(err: unknown): string[] {
     return lines;
   }
   if (err instanceof LocalCheckError) return [err.message, `  ${LOCAL_CHECK_NOTE}`];
+  if (err instanceof UsageError && err.helpOf !== null)
+    return [...err.lines, `Run '${err.helpOf} --help' for usage.`];
   if (err instanceof UsageError || isRecipeError(err)) return [...err.lines];
   if (isAbort(err)) return ['interrupted'];
   if (err instanceof Error) return [err.message];
