@@ -8,8 +8,10 @@
  * reads them in full, and it tells check which position the file takes (the `<path>` of the service's
  * 413 texts) and whether `video.edit` is used (the 18 s source limit).
  */
-import { open } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SNIFF_HEAD_BYTES } from '../../media/index.ts';
 import { PROMPT_LENGTH_DETAIL, withValidModels } from '../../spec/index.ts';
 import { type InputAs, type Item, MAIN_STEP, type MediaKind, newStep } from '../item.ts';
 import { findRule, type RecipeRule } from '../recipe.ts';
@@ -55,6 +57,23 @@ function describeKind(sniff: Sniff): string {
 
 function wanted(kind: MediaKind): string {
   return kind === 'image' ? 'an image' : kind === 'video' ? 'a video' : 'a UTF-8 text file';
+}
+
+/**
+ * The content hash of a file refused at plan that is no larger than the sniff's head (already read
+ * once, so cheap to read again), for its result.json; a larger one is not read for a refusal.
+ */
+async function smallFileHash(item: Item): Promise<Pick<Item, 'contentHash'>> {
+  if (item.size <= 0 || item.size > SNIFF_HEAD_BYTES) return {};
+  try {
+    return {
+      contentHash: createHash('sha256')
+        .update(await readFile(item.absPath))
+        .digest('hex'),
+    };
+  } catch {
+    return {};
+  }
 }
 
 /** What to do with a file genpipe cannot send. */
@@ -167,8 +186,8 @@ export async function plan(item: Item, ctx: StageContext): Promise<Item> {
   const rule = findRule(ctx.recipe, item.input);
   if (!rule) return skipItem(item, PLAN_REASONS.noRule);
   const matched = { rule: { index: rule.index, match: rule.match } };
-  const fail = (reason: string, patch: Partial<Item> = {}) =>
-    failItem(item, 'plan', reason, { ...matched, ...patch });
+  const fail = async (reason: string, patch: Partial<Item> = {}) =>
+    failItem(item, 'plan', reason, { ...matched, ...(await smallFileHash(item)), ...patch });
 
   if (sniff.mime === EMPTY_SNIFF.mime) return fail(PLAN_REASONS.empty);
   if (sniff.kind === 'other') {
