@@ -83,9 +83,14 @@ export async function resolveBatchOptions(
   command: keyof typeof OVERLAP_WORDS,
   checkInputDir: (inputDir: string) => Promise<void>,
 ): Promise<BatchOptions> {
-  if (!flags.out) throw new UsageError('--out <out-dir> is required: where the outputs and reports go');
+  const helpOf = { helpOf: `genpipe ${command}` };
+  if (!flags.out)
+    throw new UsageError('--out <out-dir> is required: where the outputs and reports go', helpOf);
   if (flags.priceList !== undefined && !flags.dryRun) {
-    throw new UsageError('--price-list prices a dry run: use it with --dry-run');
+    throw new UsageError(
+      '--price-list is only for a dry run: add --dry-run (a dry run prices what a run would send)',
+      helpOf,
+    );
   }
   const inputDir = resolve(inputDirArg);
   const outDir = resolve(flags.out);
@@ -98,8 +103,8 @@ export async function resolveBatchOptions(
     concurrency: flags.concurrency ?? RUN_DEFAULTS.concurrency,
     maxResubmits: flags.retries,
     select: {
-      include: checkedGlobs('--include', flags.include),
-      exclude: checkedGlobs('--exclude', flags.exclude),
+      include: checkedGlobs('--include', flags.include, helpOf),
+      exclude: checkedGlobs('--exclude', flags.exclude, helpOf),
       ...(flags.maxFiles !== undefined ? { maxFiles: flags.maxFiles } : {}),
     },
   };
@@ -110,13 +115,13 @@ export async function resolveBatchOptions(
  *
  * @throws UsageError naming the flag and the glob when one is empty or not relative to the input dir
  */
-function checkedGlobs(flag: string, globs: string[] | undefined): string[] {
+function checkedGlobs(flag: string, globs: string[] | undefined, helpOf: { helpOf: string }): string[] {
   return (globs ?? []).map((raw) => {
     if (raw.trim() === '')
-      throw new UsageError(`${flag} needs a glob such as '**/*.jpg', not an empty string`);
+      throw new UsageError(`${flag} needs a glob such as '**/*.jpg', not an empty string`, helpOf);
     const glob = raw.startsWith('./') ? raw.slice(2) : raw;
     const problem = relativeGlobProblem(glob);
-    if (problem !== null) throw new UsageError(`${flag} '${raw}': ${problem}`);
+    if (problem !== null) throw new UsageError(`${flag} '${raw}': ${problem}`, helpOf);
     return glob;
   });
 }

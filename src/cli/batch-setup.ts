@@ -151,14 +151,14 @@ export function openRunJournal(opts: {
   outDir: string;
   path?: string;
   mountInfo?: string | null;
-  /** false: read it without taking the out dir's runner lock (a dry run). Default true. */
-  lock?: boolean;
+  /** true: read it only, without the out dir's runner lock, writing nothing (a dry run). */
+  readOnly?: boolean;
 }): Journal {
   try {
     return openJournal({
       outDir: opts.outDir,
       ...(opts.path ? { path: resolve(opts.path) } : {}),
-      ...(opts.lock === false ? { lock: false } : {}),
+      ...(opts.readOnly ? { readOnly: true } : {}),
       ...(opts.mountInfo !== undefined ? { mountInfo: opts.mountInfo } : {}),
     });
   } catch (err) {

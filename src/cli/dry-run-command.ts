@@ -189,7 +189,7 @@ async function pricesOf(flags: BatchFlags, service: DryRunService, signal: Abort
 function readJournal(outDir: string, path: string | undefined): Journal | null {
   const file = path ? resolve(path) : defaultJournalPath(outDir);
   if (!existsSync(file)) return null;
-  return openRunJournal({ outDir, path: file, lock: false });
+  return openRunJournal({ outDir, path: file, readOnly: true });
 }
 
 /**
@@ -238,6 +238,7 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
   const prices = await pricesOf(flags, service, s.signal);
   const journal = readJournal(options.outDir, flags.journal);
   if (journal) s.opened({ journal });
+  if (journal?.readNote) s.note(journal.readNote);
   const setup: IntakeSetup = { ...options, journal, note: s.note };
   const intake = (await cmd.dryRunIntake?.(setup)) ?? null;
   const redact = createRedactor(service.secrets);

@@ -15,7 +15,8 @@ import {
   redactDeep,
 } from '../pipeline/progress/index.ts';
 import { LEGACY_BASE_PATH } from '../spec/index.ts';
-import { printError } from './print-error.ts';
+import { signalExit } from './exit-codes.ts';
+import { Interrupted, printError } from './print-error.ts';
 import {
   resolveServiceConfig,
   type ServiceConfig,
@@ -181,8 +182,10 @@ export interface ProgressLine {
 export interface CommandContext {
   client: GenpipeClient;
   config: ServiceConfig;
-  /** Aborted by Ctrl-C (the command then ends with exit code 130). */
+  /** Aborted by SIGINT (Ctrl-C) or SIGTERM (the command then ends with exit code 130 or 143). */
   signal: AbortSignal;
+  /** What to tell the person if a signal interrupts the command from now on (replaces the last one). */
+  ifInterrupted(note: string): void;
   json: boolean;
   /** Poll settings of waits, from --poll-interval. */
   pollIntervalMs: number | undefined;
@@ -226,8 +229,14 @@ export async function runWithClient(
     process.stderr.write(`genpipe: ${printable(redact(text))}\n`);
   };
   const controller = new AbortController();
-  const onInterrupt = () => controller.abort();
-  process.once('SIGINT', onInterrupt);
+  let received: 'SIGINT' | 'SIGTERM' | null = null;
+  let interruptNote: string | null = null;
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
+    received ??= signal;
+    controller.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   let made: MadeClient | null = null;
   try {
     const pollIntervalMs =
@@ -242,6 +251,9 @@ export async function runWithClient(
       client: made.client,
       config: made.config,
       signal: controller.signal,
+      ifInterrupted(text) {
+        interruptNote = text;
+      },
       json,
       pollIntervalMs,
       redact,
@@ -283,9 +295,17 @@ export async function runWithClient(
   } catch (err) {
     if (lineOpen) process.stderr.write('\n');
     lineOpen = false;
-    process.exitCode = printError(err, { json, secrets: made?.secrets ?? [flags.apiKey, flags.legacyToken] });
+    const shown =
+      received !== null && controller.signal.aborted
+        ? new Interrupted(received, interruptNote !== null ? [interruptNote] : [])
+        : err;
+    process.exitCode = signalExit(
+      printError(shown, { json, secrets: made?.secrets ?? [flags.apiKey, flags.legacyToken] }),
+      received,
+    );
   } finally {
-    process.removeListener('SIGINT', onInterrupt);
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
     await made?.client.close();
   }
 }

@@ -21,6 +21,20 @@ import { EXIT } from './exit-codes.ts';
 import { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
 import { UsageError } from './usage-error.ts';
 
+/**
+ * A command interrupted by a signal, with what the person should know of the work it leaves (a
+ * generation created, going on at the service). Its exit code is that of an interruption.
+ */
+export class Interrupted extends Error {
+  override name = 'AbortError';
+  constructor(
+    readonly signal: 'SIGINT' | 'SIGTERM',
+    readonly notes: readonly string[],
+  ) {
+    super(`interrupted (${signal})`);
+  }
+}
+
 /** Options of printError. */
 export interface PrintErrorOptions {
   /** Print `{"error": {...}}` (the error's toJSON() plus its class's own facts) instead of text. */
@@ -88,6 +102,15 @@ export function errorFacts(err: unknown): Record<string, unknown> {
   if (err instanceof LocalCheckError) {
     return { name: err.name, code: err.code, message: err.message, file: err.subject, reason: err.reason };
   }
+  if (err instanceof Interrupted) {
+    return {
+      name: 'AbortError',
+      code: 'GENPIPE_INTERRUPTED',
+      message: err.message,
+      signal: err.signal,
+      notes: err.notes,
+    };
+  }
   if (isAbort(err)) return { name: 'AbortError', code: 'GENPIPE_INTERRUPTED', message: 'interrupted' };
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
@@ -128,7 +151,10 @@ function humanLines(err: unknown): string[] {
     return lines;
   }
   if (err instanceof LocalCheckError) return [err.message, `  ${LOCAL_CHECK_NOTE}`];
+  if (err instanceof UsageError && err.helpOf !== null)
+    return [...err.lines, `Run '${err.helpOf} --help' for usage.`];
   if (err instanceof UsageError || isRecipeError(err)) return [...err.lines];
+  if (err instanceof Interrupted) return [err.message, ...err.notes.map((n) => `  ${n}`)];
   if (isAbort(err)) return ['interrupted'];
   if (err instanceof Error) return [err.message];
   return [String(err)];

@@ -8,9 +8,15 @@ export class UsageError extends Error {
   readonly exitCode = 2;
   /** The text's lines (one, unless given several); the message is them joined with newlines. */
   readonly lines: readonly string[];
-  constructor(text: string | readonly string[]) {
+  /**
+   * The command whose help the error points to (`genpipe run`) when it is about how its flags were
+   * given, as commander's own errors do: `Run 'genpipe run --help' for usage.` is printed after it.
+   */
+  readonly helpOf: string | null;
+  constructor(text: string | readonly string[], opts: { helpOf?: string } = {}) {
     const lines = typeof text === 'string' ? [text] : [...text];
     super(lines.join('\n'));
     this.lines = lines;
+    this.helpOf = opts.helpOf ?? null;
   }
 }

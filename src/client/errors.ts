@@ -73,7 +73,12 @@ function composeMessage(summary: string, f: ErrorFields): string {
   if (f.status !== undefined && f.status !== null) facts.push(`HTTP ${f.status}`);
   if (f.requestId) facts.push(`request id ${f.requestId}`);
   // The message shows the detail as people read it (the models after 'Unknown model'); `detail` stays verbatim.
-  const head = f.detail && f.detail !== summary ? `${summary}: ${withValidModels(f.detail)}` : summary;
+  // A detail that begins with the summary's words ("Insufficient balance. Please add funds…") says it alone.
+  const head = !f.detail
+    ? summary
+    : f.detail.toLowerCase().startsWith(summary.toLowerCase())
+      ? withValidModels(f.detail)
+      : `${summary}: ${withValidModels(f.detail)}`;
   return facts.length > 0 ? `${head} (${facts.join(', ')})` : head;
 }
 

@@ -24,7 +24,13 @@ export interface RunningEmulator {
   /** Base URL, e.g. http://127.0.0.1:4010 (agents paths start with /v1, legacy with /dream-machine/v1). */
   url: string;
   config: EmulatorConfig;
-  close(): Promise<void>;
+  /** Where it keeps uploads and outputs (a temporary folder of its own unless `dataDir` was given). */
+  dataDir: string;
+  /**
+   * Stops it; a data folder of its own is then removed (`removing` is told first: with many outputs
+   * that takes a while).
+   */
+  close(opts?: { removing?: (dataDir: string) => void }): Promise<void>;
 }
 
 function isResolved(c: unknown): c is EmulatorConfig {
@@ -52,9 +58,12 @@ export async function startEmulator(options: StartOptions = {}): Promise<Running
     app,
     url: `http://${urlHost}:${port}`,
     config,
-    async close() {
+    dataDir,
+    async close(opts = {}) {
       await app.close();
-      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!ownDir) return;
+      opts.removing?.(dataDir);
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -86,6 +86,20 @@ function tiffPastHead(head: Uint8Array): SniffResult | null {
   return ifd >= head.length ? { mime: 'image/tiff', ext: 'tif', kind: 'image' } : null;
 }
 
+/** The PNG signature: file-type wants the first chunk's header after it too (16 bytes in all). */
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/**
+ * A file that holds a format's signature and ends soon after, too short for file-type to name: it is
+ * that format, truncated (the check then says so), not unknown bytes.
+ */
+function signatureOnly(head: Uint8Array): SniffResult | null {
+  if (head.length >= PNG_SIGNATURE.length && PNG_SIGNATURE.every((b, i) => head[i] === b)) {
+    return { mime: 'image/png', ext: 'png', kind: 'image' };
+  }
+  return null;
+}
+
 /**
  * Sniffs the real type from a file's head (readHead); null when the type is not recognised (including
  * an empty head).
@@ -95,7 +109,7 @@ function tiffPastHead(head: Uint8Array): SniffResult | null {
 export async function sniffHead(head: Uint8Array): Promise<SniffResult | null> {
   if (head.length === 0) return null;
   const type = await fileTypeFromBuffer(head);
-  if (!type) return tiffPastHead(head);
+  if (!type) return tiffPastHead(head) ?? signatureOnly(head);
   return { mime: type.mime, ext: type.ext, kind: mediaKindOf(type.mime) };
 }
 

@@ -123,6 +123,7 @@ export async function checkMediaFile(
   if (bytes === 0) return refuse(MEDIA_CHECK_REASONS.empty, { bytes });
   if (opts.acceptText) return { ok: true, media: { bytes } };
   const base: MediaFacts = sniff?.mime ? { bytes, mime: sniff.mime } : { bytes };
+  let known: CheckedMedia = { bytes };
   try {
     // The decoders are loaded when a file needs them: `files upload` of a video never loads sharp.
     if (sniff?.kind === 'image') {
@@ -132,11 +133,14 @@ export async function checkMediaFile(
       const claimed = await readImageSize(path);
       if (claimed) {
         const { width, height } = claimed;
+        // What the header says stays known if the decoder then finds the file cut short.
+        known = { bytes, width, height };
         const overClaimed = opts.limits({ ...base, width, height }, 'image');
         if (overClaimed) return refuse(overClaimed, { bytes, width, height });
       }
       const header = await readImageHeader(path);
       const media = { bytes, width: header.width, height: header.height };
+      known = media;
       const overLimit = opts.limits({ ...base, width: header.width, height: header.height }, 'image');
       if (overLimit) return refuse(overLimit, media);
       opts.signal?.throwIfAborted();
@@ -160,8 +164,7 @@ export async function checkMediaFile(
       return { ok: true, media };
     }
   } catch (err) {
-    if (isMediaError(err) && err.code !== 'tool' && err.code !== 'aborted')
-      return refuse(err.message, { bytes });
+    if (isMediaError(err) && err.code !== 'tool' && err.code !== 'aborted') return refuse(err.message, known);
     throw err;
   }
   return refuse(MEDIA_CHECK_REASONS.unknownType(sniff?.mime), { bytes });

@@ -13,6 +13,7 @@ import {
   type MediaPosition,
   type NormalizedGenerationRequest,
   type Rejection,
+  TOP_FIELDS,
   validateGenerationRequest,
 } from '../spec/index.ts';
 import { INPUT_PLACEHOLDER, type InputAs, type MediaKind, referencePlaceholder } from './item.ts';
@@ -196,6 +197,31 @@ export function getAt(root: unknown, path: FieldPath): unknown {
 export function setAt(root: Json, path: FieldPath, value: unknown): void {
   const parent = getAt(root, path.slice(0, -1)) as Record<string | number, unknown>;
   parent[path[path.length - 1]!] = value;
+}
+
+/**
+ * A copy of `request` without the field at `path` (an array element is taken out), or null when it has
+ * no such field.
+ */
+export function withoutField(request: Json, path: FieldPath): Json | null {
+  if (path.length === 0 || getAt(request, path) === undefined) return null;
+  const copy = structuredClone(request);
+  const parent = getAt(copy, path.slice(0, -1));
+  const last = path[path.length - 1]!;
+  if (Array.isArray(parent) && typeof last === 'number') parent.splice(last, 1);
+  else delete (parent as Record<string | number, unknown>)[last];
+  return copy;
+}
+
+/**
+ * Puts a placeholder naming no reference at every `{ ref: <name> }` resolveReferences left (one it
+ * found a problem with), in place, so the rest of the request can still be checked.
+ */
+export function standInUnresolved(request: Json): void {
+  for (const path of [...imageRefPositions(request)]) {
+    const value = getAt(request, path);
+    if (isObject(value) && 'ref' in value) setAt(request, path, referencePlaceholder('?'));
+  }
 }
 
 /** What a shared reference is, as far as placing it needs. */
@@ -386,6 +412,8 @@ function pathsOf(value: unknown, prefix: Array<string | number>, out: Array<Arra
 export function fieldOfDetail(detail: string, request: Json): Array<string | number> | null {
   const all: Array<Array<string | number>> = [];
   pathsOf(request, [], all);
+  // a field the request lacks (`aspect_ratio … is required`) is named by its own path too
+  for (const field of TOP_FIELDS) if (request[field] === undefined) all.push([field]);
   const keyed = all.map((p) => ({ p, text: formatPath(p).toLowerCase() }));
   for (const m of detail.matchAll(/[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\]|\.[A-Za-z_][A-Za-z0-9_]*)*/g)) {
     const token = m[0].toLowerCase();

@@ -48,7 +48,9 @@ import {
   type ReferenceKind,
   requestType,
   resolveReferences,
+  standInUnresolved,
   validatePlanned,
+  withoutField,
 } from './recipe-request.ts';
 import { type FieldPath, formatPath, lineAt, type ParsedYaml, parsePath, parseYaml } from './recipe-yaml.ts';
 
@@ -401,6 +403,7 @@ function readRule(
   }
   const match = readMatch(raw.match, [...here, 'match'], at);
   let inputAs: InputAs | null = null;
+  let inputAsKnown = true;
   if (raw.input_as !== undefined) {
     if (typeof raw.input_as === 'string' && (INPUT_AS_VALUES as readonly string[]).includes(raw.input_as)) {
       inputAs = raw.input_as as InputAs;
@@ -410,6 +413,7 @@ function readRule(
         `must be one of ${INPUT_AS_VALUES.join(', ')}, not ${describeValue(raw.input_as)}`,
       );
       sound = false;
+      inputAsKnown = false;
     }
   }
   let upload: UploadPreference = 'auto';
@@ -433,16 +437,23 @@ function readRule(
   const request = structuredClone(raw.request);
   const refProblems = resolveReferences(request, references.usable, references.unusable);
   for (const p of refProblems) at([...here, 'request', ...p.path], p.message);
-  if (match === null || !sound || refProblems.length > 0) return null;
   const rule: RecipeRule = {
     index,
-    match,
+    match: match ?? '',
     inputAs,
     upload,
     request,
     steps: null,
     line: lineAt(parsed, here),
   };
+  if (match === null || !sound || refProblems.length > 0) {
+    // Not usable, but its request is still checked, so that every problem is reported at once: the
+    // references in question stand in as some reference, and the file's place goes unchecked when
+    // input_as is not known.
+    standInUnresolved(request);
+    checkRuleRequest(rule, references.usable, at, { inputAsKnown });
+    return null;
+  }
   checkRuleRequest(rule, references.usable, at);
   return rule;
 }
@@ -474,12 +485,21 @@ function readChainRule(
   };
   for (const step of steps) {
     checkRuleRequest(rule, references.usable, at, {
-      here: [...here, 'steps', step.index],
-      request: step.request,
-      takesInput: step.index === 0,
+      step: { here: [...here, 'steps', step.index], request: step.request, takesInput: step.index === 0 },
     });
   }
   return rule;
+}
+
+/** How many of one request's problems are reported, each found once the one before is set aside. */
+const REQUEST_PROBLEMS_PER_RULE = 8;
+
+/** Which request of a rule checkRuleRequest checks, and whether the rule's input_as could be read. */
+interface RuleRequestCheck {
+  /** A chain's step: where it is, its request, and whether the input file enters there. */
+  step?: { here: FieldPath; request: Json; takesInput: boolean };
+  /** False when input_as was not understood: problems at the file's place are then not reported. */
+  inputAsKnown?: boolean;
 }
 
 /**
@@ -491,8 +511,9 @@ function checkRuleRequest(
   rule: RecipeRule,
   references: Record<string, RecipeReference>,
   at: At,
-  step?: { here: FieldPath; request: Json; takesInput: boolean },
+  check: RuleRequestCheck = {},
 ): void {
+  const { step, inputAsKnown = true } = check;
   const here = step?.here ?? ['rules', rule.index];
   const request = step?.request ?? rule.request;
   if (step && !step.takesInput) {
@@ -513,7 +534,11 @@ function checkRuleRequest(
       : `the file goes here (input_as defaults to '${inputAs}' for type '${type}')`;
   const occupied = occupiedBy(inputAs, request);
   if (occupied !== null) {
-    at([...here, 'request', ...parsePath(occupied)], `${how}; remove this field or choose another input_as`);
+    if (inputAsKnown)
+      at(
+        [...here, 'request', ...parsePath(occupied)],
+        `${how}; remove this field or choose another input_as`,
+      );
     return;
   }
   const kind = kindForPosition(inputAs, type);
@@ -527,33 +552,57 @@ function checkRuleRequest(
     site: inputSitePath(inputAs, request),
     inputAs,
     where: inputWhere,
+    known: inputAsKnown,
   });
 }
 
 /**
  * Validates a request with its placeholders in place (src/spec, references with their real facts):
  * the service's detail at the field it names (at the rule's input_as when it is about the file's
- * position), and a shared reference of the wrong kind.
+ * position, unless input_as was not understood), and a shared reference of the wrong kind. The
+ * service's rules give the first problem of a request; each one found is set aside (its field taken
+ * out; for a type the model does not take, the model) and the request checked again, so that every
+ * problem is reported at once.
  */
 function checkPlaced(
-  placed: Json,
+  first: Json,
   here: FieldPath,
   references: Record<string, RecipeReference>,
   at: At,
-  input?: { site: string; inputAs: InputAs; where: FieldPath },
+  input?: { site: string; inputAs: InputAs; where: FieldPath; known: boolean },
 ): void {
-  const result = validatePlanned(placed, referenceFacts({ references }));
-  if (!result.ok) {
-    const field = fieldOfDetail(result.detail, placed);
-    const detail = withValidModels(result.detail);
-    if (input && field !== null && formatPath(field).startsWith(input.site) && input.inputAs !== 'prompt') {
-      at(input.where, detail);
-    } else {
-      at(field === null ? [...here, 'request'] : [...here, 'request', ...field], detail);
+  let placed = first;
+  const reported = new Set<string>();
+  for (let round = 0; round < REQUEST_PROBLEMS_PER_RULE; round++) {
+    const result = validatePlanned(placed, referenceFacts({ references }));
+    if (result.ok) {
+      checkReferenceKinds(result.sites, here, references, at);
+      return;
     }
-    return;
+    const field = fieldOfDetail(result.detail, placed);
+    const key = field === null ? '' : formatPath(field);
+    if (reported.has(key)) return;
+    reported.add(key);
+    const detail = withValidModels(result.detail);
+    if (input && field !== null && key.startsWith(input.site) && input.inputAs !== 'prompt') {
+      if (input.known) at(input.where, detail);
+      return;
+    }
+    at(field === null ? [...here, 'request'] : [...here, 'request', ...field], detail);
+    const aside = field === null ? null : withoutField(placed, key === 'type' ? ['model'] : field);
+    if (aside === null) return;
+    placed = aside;
   }
-  for (const site of result.sites) {
+}
+
+/** A shared reference of the wrong kind (an image where a video goes, or the other way round). */
+function checkReferenceKinds(
+  sites: ReadonlyArray<{ placeholder: string; position: string; path: string }>,
+  here: FieldPath,
+  references: Record<string, RecipeReference>,
+  at: At,
+): void {
+  for (const site of sites) {
     if (!site.placeholder.startsWith(REF_FILE_ID_PREFIX)) continue;
     const ref = references[site.placeholder.slice(REF_FILE_ID_PREFIX.length)];
     const wants = site.position === 'video_source' ? 'video' : 'image';
@@ -577,7 +626,8 @@ const matchers = new WeakMap<RecipeRule, (path: string) => boolean>();
  * @example globMatcher('**\/*.jpg')('trip/IMG_1.JPG') // true
  */
 export function globMatcher(glob: string): (path: string) => boolean {
-  return picomatch(glob, { nocase: true });
+  // `i`: nocase; `s`: picomatch's `**` is made of `.`, which without it stops at a newline in a name
+  return picomatch(glob, { nocase: true, flags: 'is' });
 }
 
 /**

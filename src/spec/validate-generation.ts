@@ -162,7 +162,8 @@ function reject(detail: string, status: Rejection['status'] = 400): never {
 
 type Json = Record<string, unknown>;
 
-const TOP_FIELDS = [
+/** The top-level fields of a generation request, in the schema's order. */
+export const TOP_FIELDS = [
   'type',
   'model',
   'prompt',

@@ -4,7 +4,8 @@
  * a bare decoder message ("libspng read error") nor a path. Real files made with sharp, cut or damaged;
  * `genpipe files upload` as a child process against an emulator on loopback, nothing uploaded.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -81,4 +82,33 @@ describe('files upload of a truncated or damaged image', () => {
   it('nothing reached the service', async () => {
     expect((await call(emu, 'GET', '/v1/files?limit=100')).body.data).toEqual([]);
   });
+});
+
+describe('genpipe run: result.json of a file refused locally keeps what was learned of it', () => {
+  it('the sha256 of a small file failed at plan, the size of a truncated JPEG, a bare PNG signature called truncated', async () => {
+    const input = join(dir, 'run-in');
+    const out = join(dir, 'run-out');
+    await mkdir(input);
+    await writeFile(
+      join(input, 'genpipe.yaml'),
+      'rules:\n  - match: "*"\n    input_as: source\n    request: { type: image_edit, model: uni-1, prompt: "x" }\n',
+    );
+    const garbage = Buffer.from('not an image at all');
+    await writeFile(join(input, 'garbage.jpg'), garbage);
+    const jpeg = await encode('jpg');
+    await writeFile(join(input, 'half.jpg'), jpeg.subarray(0, Math.floor(jpeg.length / 2)));
+    await writeFile(join(input, 'sig.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    const r = await runCli(['run', input, '--out', out, '--emulator', '-q'], process.env, 60_000);
+    expect(r.code, r.stderr).toBe(1);
+    const result = async (name: string) => JSON.parse(await readFile(join(out, name, 'result.json'), 'utf8'));
+    const g = await result('garbage.jpg');
+    expect(g).toMatchObject({ status: 'failed', failed_stage: 'plan' });
+    expect(g.input_facts.sha256).toBe(createHash('sha256').update(garbage).digest('hex'));
+    const h = await result('half.jpg');
+    expect(h).toMatchObject({ status: 'failed', failed_stage: 'check' });
+    expect(h.failure_reason).toContain('the JPEG file is truncated');
+    expect(h.input_facts).toMatchObject({ width: 256, height: 192 });
+    const s = await result('sig.png');
+    expect(s.failure_reason).toContain('the PNG file is truncated');
+  }, 90_000);
 });

@@ -230,7 +230,9 @@ describe('genpipe run --dry-run', () => {
     expect(missing.stderr).toBe(`genpipe: ${join(root, 'nope.yaml')}: cannot be read: no such file\n`);
     const without = await runCli(['run', input, '--out', out, '--price-list', bad], env);
     expect(without.code).toBe(2);
-    expect(without.stderr).toBe('genpipe: --price-list prices a dry run: use it with --dry-run\n');
+    expect(without.stderr).toBe(
+      "genpipe: --price-list is only for a dry run: add --dry-run (a dry run prices what a run would send)\nRun 'genpipe run --help' for usage.\n",
+    );
     await expectNothingSent();
     expect(existsSync(out)).toBe(false);
   });

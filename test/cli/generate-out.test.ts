@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { call, startTestEmulator } from '../helpers/emulator.ts';
+import { call, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { cliEnv, jsonOut, runCli } from './run-cli.ts';
 
 let emu: RunningEmulator;
@@ -62,4 +62,38 @@ describe('genpipe generate --out', () => {
       ).toBe(sha256(path));
     }
   });
+});
+
+describe('genpipe generate --out interrupted while it waits', () => {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    it(`${signal}: exit ${code}, naming the generation (it goes on, paid) and how to collect it`, async () => {
+      const holdId = await hold(emu);
+      try {
+        const out = join(dir, `interrupted-${signal}`);
+        let sent = false;
+        const r = await runCli(
+          ['generate', '--prompt', 'a red fox', '--out', out, '--poll-interval', '1'],
+          cliEnv(emu),
+          30_000,
+          (text, child) => {
+            if (!sent && text.includes('; waiting')) {
+              sent = true;
+              child.kill(signal);
+            }
+          },
+        );
+        expect(r.code, r.stderr).toBe(code);
+        const id = /created generation ([0-9a-f-]{36})/.exec(r.stderr)?.[1];
+        expect(id).toBeDefined();
+        expect(r.stderr).toContain(`genpipe: interrupted (${signal})`);
+        expect(r.stderr).toContain(`generation ${id} goes on at the service`);
+        expect(r.stderr).toContain(`genpipe generations download ${id} --out ${out} --wait`);
+      } finally {
+        await unhold(emu, holdId);
+      }
+    });
+  }
 });

@@ -132,3 +132,37 @@ describe('bad values', () => {
     expect(existsSync(out)).toBe(false);
   });
 });
+
+describe('a name with a newline in it', () => {
+  it('is taken by --include "photos/**" and by a rule matching "**"', async () => {
+    const dir = join(root, 'newline');
+    await put(dir, 'genpipe.yaml', RECIPE.replace('"**/*.txt"', '"**"'));
+    await put(join(dir, 'photos'), 'new\nline.txt', 'a fox on two lines');
+    await put(join(dir, 'photos'), 'plain.txt', 'a plain fox');
+    await put(dir, 'outside.txt', 'a fox outside');
+    const out = join(root, 'newline-out');
+    const outcomes = async (flags: string[]) => {
+      const r = await runGenpipe(
+        ['run', dir, '--out', out, '--emulator', '--dry-run', '--json', ...flags],
+        env,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; input?: string; outcome?: string })
+        .filter((e) => e.type === 'dry_run_item')
+        .map((e) => [e.input, e.outcome])
+        .sort();
+    };
+    expect(await outcomes([])).toEqual([
+      ['outside.txt', 'send'],
+      ['photos/new\nline.txt', 'send'],
+      ['photos/plain.txt', 'send'],
+    ]);
+    expect(await outcomes(['--include', 'photos/**'])).toEqual([
+      ['photos/new\nline.txt', 'send'],
+      ['photos/plain.txt', 'send'],
+    ]);
+  }, 60_000);
+});

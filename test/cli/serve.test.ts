@@ -76,8 +76,16 @@ describe('genpipe CLI', () => {
     expect((await call({ url }, 'GET', '/v1/files', { key: 'svc-api-emulator-default-key' })).status).toBe(
       401,
     );
+    let said = '';
+    child.stdout?.on('data', (d) => {
+      said += String(d);
+    });
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+    // what it does while it stops: its data folder (a temporary one of its own) can take a while
+    expect(said).toMatch(/genpipe emulator: SIGTERM: stopping/);
+    expect(said).toMatch(/genpipe emulator: removing its data folder \S*genpipe-emulator-/);
+    expect(said).toMatch(/genpipe emulator: stopped\n$/);
   });
 });

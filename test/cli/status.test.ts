@@ -1,6 +1,12 @@
+import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { usePromptFolders } from './prompt-folder.ts';
 import { runCli } from './run-cli.ts';
+
+/** Who reads a journal it cannot write: an unprivileged user when the tests run as root. */
+const UNPRIVILEGED = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : null;
 
 const promptFolder = usePromptFolders();
 const folder = () =>
@@ -29,5 +35,73 @@ describe('genpipe status <out-dir>', () => {
     expect(status.code).toBe(2);
     expect(status.stderr).toContain('no journal at');
     expect(status.stderr).toContain('--journal <path>');
+  });
+
+  it('reads a journal it cannot write, and changes nothing in its folder, not even an older schema', async () => {
+    const { input, out } = folder();
+    const run = await runCli(['run', input, '--out', out, '--emulator', '-q'], process.env, 60_000);
+    expect(run.code).toBe(0);
+    const journalDir = join(out, '.genpipe');
+    // an older genpipe's journal (schema 3, without job_durations)
+    const old = new Database(join(journalDir, 'journal.db'));
+    old.exec('DROP TABLE job_durations');
+    old.pragma('user_version = 3');
+    old.close();
+    const folderState = () => ({
+      names: readdirSync(journalDir).sort(),
+      mtimeMs: statSync(journalDir).mtimeMs,
+    });
+    const was = folderState();
+    chmodSync(dirname(out), 0o755);
+    for (const as of UNPRIVILEGED ? [UNPRIVILEGED, {}] : [{}]) {
+      const status = await runCli(['status', out], process.env, 30_000, undefined, as);
+      expect(status.stderr).toBe('');
+      expect(status.code).toBe(0);
+      expect(status.stdout).toMatch(/^ +3 done$/m);
+      if (as === UNPRIVILEGED) continue; // a dry run checks the out dir can be written, as a run does
+      const dry = await runCli(
+        ['run', input, '--out', out, '--emulator', '--dry-run'],
+        process.env,
+        30_000,
+        undefined,
+        as,
+      );
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toContain('already done in an earlier run');
+      expect(folderState()).toEqual(was);
+    }
+    // the schema version in the file's header (user_version, bytes 60-63)
+    expect(readFileSync(join(journalDir, 'journal.db')).readUInt32BE(60)).toBe(3);
+    expect(folderState()).toEqual(was);
+  }, 90_000);
+
+  it('says a journal it cannot read cannot be read, and never to remove it', async () => {
+    if (!UNPRIVILEGED) return;
+    const { input, out } = folder();
+    const run = await runCli(['run', input, '--out', out, '--emulator', '-q'], process.env, 60_000);
+    expect(run.code).toBe(0);
+    chmodSync(dirname(out), 0o755);
+    chmodSync(join(out, '.genpipe', 'journal.db'), 0o600);
+    const status = await runCli(['status', out], process.env, 30_000, undefined, UNPRIVILEGED);
+    expect(status.code).toBe(2);
+    expect(status.stderr).toContain('cannot be read');
+    expect(status.stderr).not.toMatch(/remove it/);
+    const again = await runCli(
+      ['run', input, '--out', out, '--emulator', '-q'],
+      process.env,
+      30_000,
+      undefined,
+      UNPRIVILEGED,
+    );
+    expect(again.code).toBe(2);
+    expect(again.stderr).not.toMatch(/remove it/);
+  }, 90_000);
+
+  it('says a --journal file that does not exist does not exist', async () => {
+    const { out } = folder();
+    const status = await runCli(['status', out, '--journal', join(out, 'nonexist.db')], process.env);
+    expect(status.code).toBe(2);
+    expect(status.stderr).toContain('does not exist');
+    expect(status.stderr).not.toContain('nothing ran with');
   });
 });

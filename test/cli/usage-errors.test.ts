@@ -3,6 +3,7 @@
  * commands gets the one-line error and the pointer to its help (not the whole help), and with --json
  * every usage error is one JSON line on stderr, the exit code 2 all the same.
  */
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, runCli } from './run-cli.ts';
 
@@ -92,4 +93,29 @@ describe('--timeout without a wait', () => {
       expect(r.code).toBe(2);
     });
   }
+});
+
+describe("genpipe's own flag checks point to the help as commander's do", () => {
+  const SAMPLES = join(dirname(BIN), '..', 'samples');
+  const cases: Array<[string[], string, RegExp]> = [
+    [['run', 'in'], 'genpipe run', /--out <out-dir> is required/],
+    [['watch', 'in'], 'genpipe watch', /--out <out-dir> is required/],
+    [['run', SAMPLES, '--out', 'o', '--include', '/abs/**'], 'genpipe run', /--include '\/abs\/\*\*'/],
+    [['run', 'in', '--out', 'o', '--price-list', 'p.yaml'], 'genpipe run', /--price-list .*--dry-run/],
+  ];
+  for (const [args, command, message] of cases) {
+    it(`genpipe ${args.join(' ')}: the problem, then Run '${command} --help' for usage.`, async () => {
+      const r = await runCli(args, process.env);
+      expect(r.code).toBe(2);
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(message);
+      expect(lines[1]).toBe(`Run '${command} --help' for usage.`);
+    });
+  }
+
+  it('--price-list without --dry-run says what to add, plainly', async () => {
+    const r = await runCli(['run', 'in', '--out', 'o', '--price-list', 'p.yaml'], process.env);
+    expect(r.stderr).toContain('genpipe: --price-list is only for a dry run: add --dry-run');
+  });
 });

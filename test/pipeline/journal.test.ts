@@ -912,3 +912,33 @@ describe('saves asked for together', () => {
     for (const it of items) expect(j.get(it.input)?.phase).toBe('uploaded');
   });
 });
+
+describe('reading a journal only (readOnly: status, a dry run)', () => {
+  it("reads a runner's latest commits from its -wal while it runs, and adds no file beside it", async () => {
+    const runner = await session();
+    const folder = join(outDir, '.genpipe');
+    const names = readdirSync(folder).sort();
+    expect(names).toContain('journal.db-wal');
+    const reader = journal({ readOnly: true });
+    expect(reader.readNote).toBeNull();
+    expect((await reader.batches()).map((b) => b.status)).toEqual(['running']);
+    await reader.close();
+    expect(readdirSync(folder).sort()).toEqual(names);
+    await runner.finishBatch('finished');
+    const again = journal({ readOnly: true });
+    expect((await again.batches()).map((b) => b.status)).toEqual(['finished']);
+  });
+
+  it('reads a closed journal from its file alone, making no -wal or -shm', async () => {
+    const j = await session();
+    await j.finishBatch('finished');
+    await j.close();
+    const folder = join(outDir, '.genpipe');
+    const names = readdirSync(folder).sort();
+    expect(names).not.toContain('journal.db-wal');
+    const reader = journal({ readOnly: true });
+    expect((await reader.batches()).map((b) => b.status)).toEqual(['finished']);
+    await reader.close();
+    expect(readdirSync(folder).sort()).toEqual(names);
+  });
+});

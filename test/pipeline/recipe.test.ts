@@ -137,6 +137,29 @@ refrences: {}
     ]);
   });
 
+  it("lists the service-rule problems of a rule that has other problems too, and each of a rule's problems", async () => {
+    const text = `rules:
+  - match: "*.png"
+    input_as: banana
+    upload: fast
+    request: { type: image_edit, model: uni-2, prompt: "x", image_ref: [{ ref: nope }] }
+  - match: "*.mp4"
+    request: { type: video_reframe, model: ray-3.2, video: { duration: 7s }, prompt: "x" }
+  - match: "*.md"
+    input_as: prompt
+    request: { type: video, model: uni-1 }
+`;
+    expect(await problemsOf(text)).toEqual([
+      "3: rules[0].input_as: must be one of source, start_frame, end_frame, image_ref, prompt, not 'banana'",
+      "4: rules[0].upload: must be one of auto, inline, presigned, base64, not 'fast'",
+      "5: rules[0].request.image_ref[0].ref: no reference named 'nope' (the recipe has no references)",
+      '5: rules[0].request.model: Unknown model: uni-2. Valid: uni-1, uni-1-max, ray-3.2',
+      "7: rules[1].request.video.duration: Expected one of '5s', '10s' for video.duration but received '7s'",
+      "7: rules[1].request.aspect_ratio: aspect_ratio (the target shape) is required for type 'video_reframe'",
+      "10: rules[2].request.type: Type 'video' is not supported for model 'uni-1'",
+    ]);
+  });
+
   it('reports YAML syntax errors and duplicate keys with their line', async () => {
     expect(await problemsOf('rules:\n  - match: "*.png"\n    match: "*.jpg"\n    request: {}\n')).toEqual([
       '3: null: Map keys must be unique',

@@ -194,8 +194,7 @@ describe('report.json', () => {
     for (const input of ['later/b.jpg', 'later/c.jpg']) {
       expect(line(input)).toMatchObject({
         status: 'unprocessed',
-        reason:
-          'not processed: the batch stopped early (Insufficient balance. Please add funds to continue.)',
+        reason: 'not processed: the batch stopped early (insufficient balance)',
         result: null,
       });
     }

@@ -250,6 +250,14 @@ describe('runner', () => {
     expect(result.stop?.reason).toContain('Insufficient balance');
     expect(result.report.totals).toMatchObject({ inputs: 3, succeeded: 1, unprocessed: 2 });
     expect(result.report.stopped_early?.reason).toBe(result.stop?.reason);
+    // said once, in the service's words; the files not processed refer to it briefly
+    expect(result.stop?.reason).toMatch(/^Insufficient balance\. Please add funds to continue\. \(HTTP 402/);
+    expect(result.stop?.reason.match(/insufficient balance/gi)).toHaveLength(1);
+    const unprocessed = result.items.filter((i) => i.state === 'stopped');
+    expect(unprocessed.map((i) => i.reason)).toEqual([
+      'not processed: the batch stopped early (insufficient balance)',
+      'not processed: the batch stopped early (insufficient balance)',
+    ]);
   });
 
   it('stops early when the service is unreachable after the client retries', async () => {

@@ -133,8 +133,21 @@ describe('stage plan places the file by input_as', () => {
     expect(await planned('mixed/a.png')).toMatchObject({
       state: 'failed',
       failedAt: 'plan',
-      reason: PROMPT_LENGTH_DETAIL,
+      reason: `${PROMPT_LENGTH_DETAIL} (there is no prompt: rules[6] "mixed/**" gives none, and no sidecar)`,
     });
+  });
+
+  it('names the sidecar a failing value came from', async () => {
+    await put(dir, 'edit/m.png', await png());
+    await put(dir, 'edit/m.png.json', '{ "model": "ray-3.2" }');
+    expect((await planned('edit/m.png')).reason).toBe(
+      "Type 'image_edit' is not supported for model 'ray-3.2' (model set by the sidecar edit/m.png.json)",
+    );
+    await put(dir, 'edit/n.png', await png());
+    await put(dir, 'edit/n.png.json', '{ "prompt": null }');
+    expect((await planned('edit/n.png')).reason).toBe(
+      `${PROMPT_LENGTH_DETAIL} (there is no prompt: the sidecar edit/n.png.json removes it with "prompt": null)`,
+    );
   });
 });
 
@@ -197,18 +210,18 @@ describe('stage plan: rules and sidecars', () => {
     expect((await planned('edit/a.png')).state).toBe('planned');
   });
 
-  it("fails with the service's exact detail when the merged request is invalid", async () => {
+  it("fails with the service's exact detail when the merged request is invalid, naming the sidecar", async () => {
     await put(dir, 'edit/broken.png.json', '{"aspect_ratio": "7:3"}');
     expect((await planned('edit/broken.png')).reason).toBe(
-      "Invalid aspect_ratio '7:3'. Valid: 16:9, 1:1, 1:2, 1:3, 2:1, 2:3, 3:1, 3:2, 9:16",
+      "Invalid aspect_ratio '7:3'. Valid: 16:9, 1:1, 1:2, 1:3, 2:1, 2:3, 3:1, 3:2, 9:16 (aspect_ratio set by the sidecar edit/broken.png.json)",
     );
     await put(dir, 'edit/broken.png.json', '{"model": "uni-9"}');
     expect((await planned('edit/broken.png')).reason).toBe(
-      'Unknown model: uni-9. Valid: uni-1, uni-1-max, ray-3.2',
+      'Unknown model: uni-9. Valid: uni-1, uni-1-max, ray-3.2 (model set by the sidecar edit/broken.png.json)',
     );
     await put(dir, 'edit/broken.png.json', '{"style": "manga", "aspect_ratio": "16:9"}');
     expect((await planned('edit/broken.png')).reason).toBe(
-      "aspect_ratio='16:9' is not allowed when style='manga'. Valid aspect_ratio: 1:2, 1:3, 2:3, 9:16",
+      "aspect_ratio='16:9' is not allowed when style='manga'. Valid aspect_ratio: 1:2, 1:3, 2:3, 9:16 (style, aspect_ratio set by the sidecar edit/broken.png.json)",
     );
   });
 });
@@ -219,8 +232,12 @@ describe('stage plan: files that cannot take their position', () => {
     expect(await planned('edit/empty.png')).toMatchObject({ state: 'failed', reason: 'file is empty' });
     await put(dir, 'edit/noise.png', Buffer.from([0, 1, 2, 3, 0xff, 0xfe, 0, 9]));
     expect((await planned('edit/noise.png')).reason).toBe(
-      'unknown type: the bytes are not an image, a video or UTF-8 text (matched rules[0] "edit/**")',
+      'unknown type: the bytes are not an image, a video or UTF-8 text (matched rules[0] "edit/**"); ' +
+        "genpipe sends images, videos and UTF-8 text only: leave it out with --exclude 'edit/noise.png' or narrow the rule's match",
     );
+    // a PNG signature alone is a PNG cut short, not unknown bytes
+    await put(dir, 'edit/sig.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect(await planned('edit/sig.png')).toMatchObject({ state: 'planned' });
   });
 
   it('fails a file of the wrong kind for its position', async () => {
@@ -240,9 +257,13 @@ describe('stage plan: files that cannot take their position', () => {
 
   it('fails a prompt file that is blank or longer than 6000 characters with the service text', async () => {
     await put(dir, 'prompts/blank.txt', '  \n\t\n');
-    expect((await planned('prompts/blank.txt')).reason).toBe(PROMPT_LENGTH_DETAIL);
+    expect((await planned('prompts/blank.txt')).reason).toBe(
+      `${PROMPT_LENGTH_DETAIL} (the prompt file is empty or holds only whitespace)`,
+    );
     await put(dir, 'prompts/long.txt', 'é'.repeat(6001));
-    expect((await planned('prompts/long.txt')).reason).toBe(PROMPT_LENGTH_DETAIL);
+    expect((await planned('prompts/long.txt')).reason).toBe(
+      `${PROMPT_LENGTH_DETAIL} (the prompt file holds 6001 characters)`,
+    );
     await put(dir, 'prompts/max.txt', 'é'.repeat(6000));
     expect((await planned('prompts/max.txt')).state).toBe('planned');
   });

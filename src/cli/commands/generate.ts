@@ -232,6 +232,11 @@ async function uploadPlanned(
 }
 
 /** Registers `genpipe generate`. */
+/** `text` as one word of a POSIX shell command (quoted when it holds anything but plain characters). */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
 export function registerGenerate(program: Command): void {
   const cmd = program
     .command('generate')
@@ -289,6 +294,12 @@ export function registerGenerate(program: Command): void {
       let outputs: SavedOutput[] | null = null;
       if (waitFor) {
         ctx.note(`created generation ${created.id} (request id ${requestId}); waiting`);
+        ctx.ifInterrupted(
+          `generation ${created.id} goes on at the service (and is paid); collect it with: ` +
+            (flags.out !== undefined
+              ? `genpipe generations download ${created.id} --out ${shellWord(flags.out)} --wait`
+              : `genpipe generations wait ${created.id}`),
+        );
         final = await waitNoting(
           ctx,
           created,

@@ -47,8 +47,12 @@ export function registerServe(program: Command): void {
         dataDir: opts.dataDir,
       });
       // Before the banner: whoever reads it may stop the emulator at once, and it must stop cleanly.
-      const stop = async () => {
-        await emu.close();
+      const stop = async (signal: string) => {
+        console.log(`genpipe emulator: ${signal}: stopping (jobs still running are abandoned)`);
+        await emu.close({
+          removing: (dir) => console.log(`genpipe emulator: removing its data folder ${dir}`),
+        });
+        console.log('genpipe emulator: stopped');
         process.exit(0);
       };
       process.once('SIGINT', stop);

@@ -1,14 +1,17 @@
 /**
  * `genpipe status <out-dir>`: what an out dir's journal says, without running anything or calling the
  * service — the last batch, the inputs by where their work stands, what failed and why, and what the
- * next `run` would do with each. Safe while a run is going: it takes no lock and writes nothing but the
- * journal's own upgrade when an older genpipe made it.
+ * next `run` would do with each. Safe while a run is going: it takes no lock and writes nothing, not
+ * even an older genpipe's journal's upgrade (it reads a journal it may not write).
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
   defaultJournalPath,
+  type Journal,
+  JournalFileError,
+  NetworkFilesystemError,
   openJournal,
   RERUN_TEXTS,
   runnerLockHeld,
@@ -102,10 +105,20 @@ export function registerStatus(program: Command): void {
       const path = opts.journal ? resolve(opts.journal) : defaultJournalPath(outDir);
       if (!existsSync(path)) {
         throw new UsageError(
-          `no journal at ${path}: nothing ran with ${outArg} as its --out${opts.journal ? '' : ' (or the runs used --journal <path>: pass it here too)'}`,
+          opts.journal
+            ? `the journal file ${path} does not exist`
+            : `no journal at ${path}: nothing ran with ${outArg} as its --out (or the runs used --journal <path>: pass it here too)`,
         );
       }
-      const journal = openJournal({ outDir, path, lock: false });
+      let journal: Journal;
+      try {
+        journal = openJournal({ outDir, path, readOnly: true });
+      } catch (err) {
+        if (err instanceof JournalFileError || err instanceof NetworkFilesystemError)
+          throw new UsageError(err.message);
+        throw err;
+      }
+      if (journal.readNote) process.stderr.write(`genpipe: ${printable(journal.readNote)}\n`);
       try {
         const summary = statusSummary(journal.rows(), await journal.batches(), {
           live: runnerLockHeld(outDir),

@@ -37,7 +37,7 @@
  * that uses it; outputs are recorded with their sizes when the item reaches `downloaded`. A row found
  * with a request id and no generation id after a crash goes through the crash policy (crash-policy.ts).
  */
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { currentStep, type Item } from '../item.ts';
@@ -64,6 +64,7 @@ import { type JournalKey, type JournalPhase, type JournalRow, phaseOf, UNHASHED 
 import { assertLocalDisk, realLocation } from './local-disk.ts';
 import { checkOutputs, type OutputCheck } from './outputs-check.ts';
 import { QuotaRows } from './quota-rows.ts';
+import { openReadOnly } from './read-only.ts';
 import { recipeHash, referencesUsed } from './recipe-hash.ts';
 import { ReferenceRows } from './reference-rows.ts';
 import { decide, type JournalDecision, type RowDecision } from './resume-decision.ts';
@@ -92,6 +93,11 @@ export interface OpenJournalOptions {
   mountInfo?: string | null;
   /** FULL (default, and what genpipe uses); NORMAL exists only for the bench's baseline. */
   synchronous?: SynchronousMode;
+  /**
+   * Read it only (status, a dry run; implies lock: false): the file must exist, and neither it nor its
+   * folder is written, nor an older schema upgraded (read-only.ts). Its writes go to a copy or fail.
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -124,6 +130,25 @@ export function openJournal(opts: OpenJournalOptions): Journal {
   return new Journal(opts);
 }
 
+/**
+ * Why this process may not read (or, with `write`, write) the existing journal `path`, or null when it
+ * may (or the file is not there yet).
+ */
+function permissionProblem(path: string, write: boolean): string | null {
+  const checks: Array<[string, number]> = [[path, write ? constants.R_OK | constants.W_OK : constants.R_OK]];
+  if (write) checks.push([dirname(path), constants.W_OK | constants.X_OK]);
+  for (const [p, mode] of checks) {
+    try {
+      accessSync(p, mode);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') continue;
+      return code === 'EROFS' ? `read-only file system: ${p}` : `permission denied: ${p}`;
+    }
+  }
+  return null;
+}
+
 /** Opens the SQLite file: pragmas set, schema brought up to date. */
 function openDatabase(path: string, synchronous: SynchronousMode): Database.Database {
   let db: Database.Database | null = null;
@@ -135,6 +160,21 @@ function openDatabase(path: string, synchronous: SynchronousMode): Database.Data
   } catch (err) {
     db?.close();
     if (err instanceof JournalFileError) throw err;
+    const denied = permissionProblem(path, true);
+    if (denied) throw new JournalFileError(JOURNAL_TEXTS.cannotWrite(path, denied));
+    const message = err instanceof Error ? err.message : String(err);
+    throw new JournalFileError(JOURNAL_TEXTS.notAJournal(path, message));
+  }
+}
+
+/** Opens the SQLite file to be read only (read-only.ts). */
+function openDatabaseToRead(path: string): { db: Database.Database; note: string | null } {
+  try {
+    return openReadOnly(path);
+  } catch (err) {
+    if (err instanceof JournalFileError) throw err;
+    const denied = permissionProblem(path, false);
+    if (denied) throw new JournalFileError(JOURNAL_TEXTS.cannotRead(path, denied));
     const message = err instanceof Error ? err.message : String(err);
     throw new JournalFileError(JOURNAL_TEXTS.notAJournal(path, message));
   }
@@ -146,6 +186,8 @@ export class Journal implements Store {
   readonly path: string;
   /** The out dir's real path (the rows' `out_dir`). */
   readonly outDir: string;
+  /** Opened read-only without the `-wal`'s commits: what to tell the user (read-only.ts); else null. */
+  readonly readNote: string | null = null;
   private readonly db: Database.Database;
   private readonly now: () => number;
   private lock: RunnerLock | null = null;
@@ -171,8 +213,15 @@ export class Journal implements Store {
     this.path = opts.path ?? defaultJournalPath(this.outDir);
     this.now = opts.now ?? Date.now;
     assertLocalDisk(this.path, opts.mountInfo);
-    mkdirSync(dirname(this.path), { recursive: true });
-    const db = openDatabase(this.path, opts.synchronous ?? 'FULL');
+    let db: Database.Database;
+    if (opts.readOnly) {
+      const read = openDatabaseToRead(this.path);
+      db = read.db;
+      this.readNote = read.note;
+    } else {
+      mkdirSync(dirname(this.path), { recursive: true });
+      db = openDatabase(this.path, opts.synchronous ?? 'FULL');
+    }
     this.db = db;
     this.items = new ItemRows(db, this.outDir, this.now);
     this.batchRows = new BatchRows(db, this.outDir);
@@ -181,7 +230,7 @@ export class Journal implements Store {
     this.quotas = new QuotaRows(db);
     this.durations = new DurationRows(db);
     this.group = new WriteGroup(db, () => this.items.forgetWritten());
-    if (opts.lock !== false) {
+    if (opts.lock !== false && !opts.readOnly) {
       try {
         this.takeLock();
       } catch (err) {

@@ -96,6 +96,19 @@ export const JOURNAL_TEXTS = {
   newerSchema: (journalPath: string, version: number): string =>
     `the journal ${journalPath} was written by a newer genpipe (schema ${version}; this one knows ` +
     `${JOURNAL_CHOICES.schemaVersion}); upgrade genpipe or choose another ${JOURNAL_CHOICES.journalFlag} PATH`,
+  /** The journal exists but this user may not write it (or its folder): never a reason to remove it. */
+  cannotWrite: (journalPath: string, why: string): string =>
+    `the journal ${journalPath} cannot be written (${why}): a run records each step there before it takes ` +
+    `it, so it needs write permission on the file and its folder. Run as the user who made it, or give ` +
+    `this user write permission on both (keep the file: it is what stops a re-run paying for work twice)`,
+  /** The journal exists but this user may not read it. */
+  cannotRead: (journalPath: string, why: string): string =>
+    `the journal ${journalPath} cannot be read (${why}); run as the user who made it, or give this user ` +
+    `read permission on it`,
+  /** A journal read without its -wal (status, a dry run): its last commits may be missing. */
+  readWithoutWal: (journalPath: string): string =>
+    `the journal's latest commits are in ${journalPath}-wal, which this user cannot read without writing ` +
+    `beside it (no ${journalPath}-shm, and its folder cannot be written): what follows may be stale`,
   notAJournal: (journalPath: string, why: string): string =>
     `${journalPath} cannot be opened as a genpipe journal (${why}); remove it or choose another ${JOURNAL_CHOICES.journalFlag} PATH`,
   /** `host` only when it is not this machine (another container on the same volume, say). */

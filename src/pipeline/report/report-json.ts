@@ -154,10 +154,20 @@ export interface ReportMeta {
   ignored?: ReportIgnored | null;
 }
 
+/**
+ * The stop reason in brief, for the files it left: its words before the first `: `, `. ` or ` (`
+ * ("insufficient balance", "authentication failed"); the whole reason is the batch's own line.
+ */
+export function briefStopReason(reason: string): string {
+  const cut = /: |\. | \(/.exec(reason);
+  const brief = cut ? reason.slice(0, cut.index) : reason;
+  return brief.charAt(0).toLowerCase() + brief.slice(1);
+}
+
 /** Reason of an item left unprocessed without one of its own. */
 export function unprocessedReason(stoppedEarly: { reason: string } | null | undefined): string {
   return stoppedEarly
-    ? `not processed: the batch stopped early (${stoppedEarly.reason})`
+    ? `not processed: the batch stopped early (${briefStopReason(stoppedEarly.reason)})`
     : 'not processed: the batch ended before this file was done';
 }
 

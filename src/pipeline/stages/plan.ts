@@ -8,8 +8,10 @@
  * reads them in full, and it tells check which position the file takes (the `<path>` of the service's
  * 413 texts) and whether `video.edit` is used (the 18 s source limit).
  */
-import { open } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SNIFF_HEAD_BYTES } from '../../media/index.ts';
 import { PROMPT_LENGTH_DETAIL, withValidModels } from '../../spec/index.ts';
 import { type InputAs, type Item, MAIN_STEP, type MediaKind, newStep, type StepRecord } from '../item.ts';
 import { findRule, type RecipeRule } from '../recipe.ts';
@@ -57,14 +59,79 @@ function wanted(kind: MediaKind): string {
   return kind === 'image' ? 'an image' : kind === 'video' ? 'a video' : 'a UTF-8 text file';
 }
 
+/**
+ * The content hash of a file refused at plan that is no larger than the sniff's head (already read
+ * once, so cheap to read again), for its result.json; a larger one is not read for a refusal.
+ */
+async function smallFileHash(item: Item): Promise<Pick<Item, 'contentHash'>> {
+  if (item.size <= 0 || item.size > SNIFF_HEAD_BYTES) return {};
+  try {
+    return {
+      contentHash: createHash('sha256')
+        .update(await readFile(item.absPath))
+        .digest('hex'),
+    };
+  } catch {
+    return {};
+  }
+}
+
+/** What to do with a file genpipe cannot send. */
+function leaveOut(input: string): string {
+  return `genpipe sends images, videos and UTF-8 text only: leave it out with --exclude '${input}' or narrow the rule's match`;
+}
+
+/**
+ * The service's `detail` for a planned request, with where its cause came from: the prompt's length
+ * (or its absence, or the sidecar's `"prompt": null`), or the sidecar's fields the detail names.
+ */
+function explainDetail(
+  detail: string,
+  o: { request: Json; inputAs: InputAs; rule: RecipeRule; sidecar: Json | null; sidecarName: string },
+): string {
+  const side = o.sidecar ?? {};
+  if (detail === PROMPT_LENGTH_DETAIL) {
+    const prompt = o.request.prompt;
+    if (typeof prompt === 'string') {
+      const n = [...prompt].length;
+      const what =
+        o.inputAs === 'prompt'
+          ? 'the prompt file'
+          : Object.hasOwn(side, 'prompt')
+            ? `the sidecar ${o.sidecarName}'s prompt`
+            : 'the prompt';
+      return PLAN_REASONS.prompt(
+        detail,
+        prompt.trim() === '' ? `${what} is empty or holds only whitespace` : `${what} holds ${n} characters`,
+      );
+    }
+    if (side.prompt === null)
+      return PLAN_REASONS.prompt(
+        detail,
+        `there is no prompt: the sidecar ${o.sidecarName} removes it with "prompt": null`,
+      );
+    return PLAN_REASONS.prompt(
+      detail,
+      `there is no prompt: ${ruleName(o.rule)} gives none, and ${o.sidecar ? `the sidecar ${o.sidecarName} neither` : 'no sidecar'}`,
+    );
+  }
+  const named = Object.keys(side).filter((k) => new RegExp(`\\b${k}\\b`, 'i').test(detail));
+  return named.length > 0 ? PLAN_REASONS.fromSidecar(detail, named, o.sidecarName) : detail;
+}
+
 /** Reasons plan gives, besides the service's own `detail` texts. */
 export const PLAN_REASONS = {
   noRule: 'matches no recipe rule',
   empty: 'file is empty',
-  unknownType: (rule: RecipeRule): string =>
-    `unknown type: the bytes are not an image, a video or UTF-8 text (matched ${ruleName(rule)})`,
-  unsupportedType: (mime: string, rule: RecipeRule): string =>
-    `unknown type: ${mime} is not an image, a video or a text file (matched ${ruleName(rule)})`,
+  unknownType: (rule: RecipeRule, input: string): string =>
+    `unknown type: the bytes are not an image, a video or UTF-8 text (matched ${ruleName(rule)}); ${leaveOut(input)}`,
+  unsupportedType: (mime: string, rule: RecipeRule, input: string): string =>
+    `unknown type: ${mime} is not an image, a video or a text file (matched ${ruleName(rule)}); ${leaveOut(input)}`,
+  /** The service's prompt text, with why this file's prompt breaks it. */
+  prompt: (detail: string, why: string): string => `${detail} (${why})`,
+  /** A service detail about a field the file's sidecar set (or removed with null). */
+  fromSidecar: (detail: string, fields: readonly string[], sidecar: string): string =>
+    `${detail} (${fields.join(', ')} set by the sidecar ${sidecar})`,
   wrongKind: (sniff: Sniff, rule: RecipeRule, site: string, type: string, wants: MediaKind): string =>
     `wrong type: the file is ${describeKind(sniff)}, but ${ruleName(rule)} uses it as ${site === 'prompt' ? 'the prompt' : site} of type '${type}', which takes ${wanted(wants)}`,
   occupied: (field: string, by: string, inputAs: InputAs, defaulted: boolean): string =>
@@ -119,12 +186,16 @@ export async function plan(item: Item, ctx: StageContext): Promise<Item> {
   const rule = findRule(ctx.recipe, item.input);
   if (!rule) return skipItem(item, PLAN_REASONS.noRule);
   const matched = { rule: { index: rule.index, match: rule.match } };
-  const fail = (reason: string, patch: Partial<Item> = {}) =>
-    failItem(item, 'plan', reason, { ...matched, ...patch });
+  const fail = async (reason: string, patch: Partial<Item> = {}) =>
+    failItem(item, 'plan', reason, { ...matched, ...(await smallFileHash(item)), ...patch });
 
   if (sniff.mime === EMPTY_SNIFF.mime) return fail(PLAN_REASONS.empty);
   if (sniff.kind === 'other') {
-    return fail(sniff.ext ? PLAN_REASONS.unsupportedType(sniff.mime, rule) : PLAN_REASONS.unknownType(rule));
+    return fail(
+      sniff.ext
+        ? PLAN_REASONS.unsupportedType(sniff.mime, rule, item.input)
+        : PLAN_REASONS.unknownType(rule, item.input),
+    );
   }
 
   const sidecarName = `${item.input}${SIDECAR_SUFFIX}`;
@@ -169,7 +240,16 @@ export async function plan(item: Item, ctx: StageContext): Promise<Item> {
   }
   const result = validatePlanned(planned);
   const steps = [newStep(MAIN_STEP, planned)];
-  if (!result.ok) return fail(withValidModels(result.detail), { inputAs, steps });
+  if (!result.ok) {
+    const detail = explainDetail(withValidModels(result.detail), {
+      request: planned,
+      inputAs,
+      rule,
+      sidecar: sidecar.fields,
+      sidecarName,
+    });
+    return fail(detail, { inputAs, steps });
+  }
   return advance(item, 'planned', { ...matched, inputAs, steps });
 }
 
