@@ -185,7 +185,7 @@ ${ANIMATE}      - name: square
 ${ANIMATE}`),
       ),
     ).toEqual([
-      "8: rules[0].steps[1].request.type: aspect_ratio (the target shape) is required for type 'video_reframe'",
+      "8: rules[0].steps[1].request.aspect_ratio: aspect_ratio (the target shape) is required for type 'video_reframe'",
     ]);
   });
 });
