@@ -43,7 +43,8 @@ function figure(thumb, alt, caption, o) {
     : '<div class="ph">' + esc(o.ph || 'no preview') + '</div>';
   var linked = o.href ? '<a href="' + url(o.href) + '">' + img + '</a>' : img;
   var play = o.video ? '<span class="play">\u25b6 video</span>' : '';
-  return '<figure' + (o.small ? ' class="small"' : '') + '>' + linked + play + '<figcaption>' + esc(caption) + '</figcaption></figure>';
+  var cls = o.small ? ' class="small"' : o.failed ? ' class="failed"' : '';
+  return '<figure' + cls + '>' + linked + play + '<figcaption>' + esc(caption) + '</figcaption></figure>';
 }
 function inputFigure(r) {
   if (r.pi) return '<figure><div class="prompt-in">' + esc(r.pr || '') + '</div><figcaption>input \u00b7 prompt file</figcaption></figure>';
@@ -56,6 +57,16 @@ function outputFigures(r) {
   for (var k = 0; k < o.length; k++) {
     figs.push(figure(o[k][1], 'output ' + base(o[k][0]) + ' of ' + r.i, base(o[k][0]),
       { href: o[k][0], video: o[k][2] & 1, small: o[k][2] & 2, ph: 'no preview' }));
+  }
+  return figs.join('');
+}
+function chainFigures(r) {
+  var figs = [];
+  for (var k = 0; k < r.ch.length; k++) {
+    var s = r.ch[k];
+    if (k > 0) figs.push('<div class="arrow">\u2192' + (s[6] ? '<small>from ' + esc(s[6]) + '</small>' : '') + '</div>');
+    figs.push(figure(s[3], 'step ' + s[0] + ' of ' + r.i, s[0] + ' \u00b7 ' + (s[1] === 'downloaded' ? 'done' : s[1]),
+      { href: s[2] || undefined, video: s[4] & 1, ph: s[5] || 'no preview', failed: s[1] === 'failed' }));
   }
   return figs.join('');
 }
@@ -74,7 +85,7 @@ function card(r, n) {
   if (r.rq) facts += fact('request id', r.rq, 'mono');
   if (r.j) facts += fact('journal', r.j);
   if (r.d !== undefined) facts += fact('time', duration(r.d));
-  var outs = outputFigures(r);
+  var outs = r.ch ? chainFigures(r) : outputFigures(r);
   var place = r.p === undefined ? r.i : r.p;
   var a = r.a || [];
   return '<article class="card ' + r.s + '" id="item-' + n + '">' +

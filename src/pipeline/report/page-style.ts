@@ -42,7 +42,10 @@ figure.small img,figure.small .ph{width:64px;height:64px}
 figcaption{font-size:11.5px;color:var(--muted);text-align:center;overflow-wrap:anywhere}
 .ph{display:flex;align-items:center;justify-content:center;text-align:center;color:var(--muted);font-size:12px;background:#f1f1f1;padding:6px}
 .prompt-in{background:#fffdf5;font-size:11.5px;padding:6px;overflow:hidden;text-align:left;white-space:pre-wrap;overflow-wrap:anywhere}
-.arrow{align-self:center;font-size:20px;color:#aaa;padding:0 2px}
+.arrow{align-self:center;font-size:20px;color:#aaa;padding:0 2px;display:flex;flex-direction:column;align-items:center}
+.arrow small{font-size:10.5px;color:var(--muted);white-space:nowrap}
+figure.failed .ph{color:var(--bad);background:#fdecea;border-color:#f5c2c0;overflow:hidden;overflow-wrap:anywhere}
+figure.failed figcaption{color:var(--bad)}
 .play{font-size:11px;color:var(--run)}
 .reason{margin:8px 0 0;color:var(--bad);font-weight:500;overflow-wrap:anywhere}
 .attempts{margin:6px 0 0;font-size:12px;color:var(--muted);overflow-wrap:anywhere}
