@@ -294,6 +294,7 @@ describe('report.html', () => {
       now: T0 + 10,
     });
     const card = [...staticPart(page).matchAll(/<article [\s\S]*?<\/article>/g)][0]![0];
+    expect(card).toMatch(/^<article class="card failed chain" id="item-0">/);
     const media = card.slice(card.indexOf('<div class="media">'), card.indexOf('<p class="reason">'));
     // Left to right: the input, then each step with its state, an arrow between (naming the parents
     // of a step that does not take from the one before it).
@@ -318,7 +319,10 @@ describe('report.html', () => {
       `<a href="chain.png/clip/output-0.mp4"><img src="${THUMBS_DIR}/clip.jpg" alt="step clip of chain.png" loading="lazy" decoding="async"></a><span class="play">▶ video</span>`,
     );
     // A failed step in place, with why (escaped); a step not downloaded, with its generation.
-    expect(media).toContain(`<figure class="failed"><div class="ph">${esc(`failed: ${blocked}`)}</div>`);
+    const why = esc(`failed: ${blocked}`);
+    expect(media).toContain(
+      `<figure class="failed"><div class="ph" title="${why}"><span>${why}</span></div>`,
+    );
     expect(media).toContain(esc("failed: not run: step 'animate' failed"));
     expect(media).toContain('<div class="ph">not downloaded (generation gen-ink)</div>');
     expect(page).not.toContain('<img src=x');

@@ -59,6 +59,8 @@ export interface PageRow {
   d?: number;
   /** 1: it has a result.json in its out folder */
   res?: 1;
+  /** a chain's step the request, prompt, generation and request id are of (its last, or its failed one) */
+  sn?: string;
   /** the request: "type · model" */
   q?: string;
   /** the prompt shown (the start of it, `…` when longer) */
@@ -193,10 +195,13 @@ export function pageRow(
   const r = step?.request;
   if (r) row.q = [r.type, r.model].filter((v): v is string => typeof v === 'string').join(' · ') || 'request';
   inputPart(row, item, line, thumbs);
-  if (line.steps) chainPart(row, line.steps, outDir, thumbs);
-  else outputsPart(row, item, line, outDir, thumbs);
+  if (line.steps) {
+    if (step) row.sn = step.name;
+    chainPart(row, line.steps, outDir, thumbs);
+  } else outputsPart(row, item, line, outDir, thumbs);
   if (row.pr) row.pr = redact(row.pr);
   if (row.q) row.q = redact(row.q);
+  if (row.sn) row.sn = redact(row.sn);
   if (row.rq) row.rq = redact(row.rq);
   if (line.earlier_attempts.length > 0) {
     row.a = line.earlier_attempts.map((a) => [

@@ -40,6 +40,7 @@ function duration(ms) {
 }
 function figure(thumb, alt, caption, o) {
   var img = thumb ? '<img src="' + url(thumb) + '" alt="' + esc(alt) + '" loading="lazy" decoding="async">'
+    : o.failed ? '<div class="ph" title="' + esc(o.ph) + '"><span>' + esc(o.ph) + '</span></div>'
     : '<div class="ph">' + esc(o.ph || 'no preview') + '</div>';
   var linked = o.href ? '<a href="' + url(o.href) + '">' + img + '</a>' : img;
   var play = o.video ? '<span class="play">\u25b6 video</span>' : '';
@@ -77,6 +78,7 @@ function attemptText(a) {
 function fact(name, value, cls) { return '<dt>' + name + '</dt><dd' + (cls ? ' class="' + cls + '"' : '') + '>' + esc(value) + '</dd>'; }
 function card(r, n) {
   var facts = '';
+  if (r.sn) facts += fact('step', r.sn);
   if (r.q) facts += fact('request', r.q);
   if (r.pr && !r.pi) facts += fact('prompt', r.pr);
   if (r.st) facts += fact('failed at', r.st);
@@ -88,7 +90,7 @@ function card(r, n) {
   var outs = r.ch ? chainFigures(r) : outputFigures(r);
   var place = r.p === undefined ? r.i : r.p;
   var a = r.a || [];
-  return '<article class="card ' + r.s + '" id="item-' + n + '">' +
+  return '<article class="card ' + r.s + (r.ch ? ' chain' : '') + '" id="item-' + n + '">' +
     '<header><span class="badge ' + r.s + '">' + LABEL[r.s] + '</span><span class="name">' + esc(shownName(r)) + '</span></header>' +
     '<div class="media">' + inputFigure(r) + (outs ? '<div class="arrow">\u2192</div>' + outs : '') + '</div>' +
     (r.r ? '<p class="reason">' + esc(r.r) + '</p>' : '') +
