@@ -13,6 +13,7 @@ import {
   makeThumbnails,
   PAGE_SCRIPT,
   type PageRow,
+  pageScriptApi,
   relUrl,
   renderReportHtml,
   THUMBS_DIR,
@@ -253,13 +254,14 @@ describe('report.html', () => {
       download: false,
       ...patch,
     });
+    const blocked = 'content_moderated: <img src=x onerror=alert(1)>';
     const chain: Item = {
       input: 'chain.png',
       absPath: join(inDir, 'chain.png'),
       size: 10,
       mtimeMs: T0,
       state: 'failed',
-      reason: "step 'animate' failed: content_moderated: blocked",
+      reason: `step 'animate' failed: ${blocked}`,
       failedAt: 'wait',
       sniff: { mime: 'image/png', ext: 'png', kind: 'image' },
       media: null,
@@ -269,7 +271,7 @@ describe('report.html', () => {
       timings: {},
       steps: [
         step('stylize', { download: true, outputs: ['chain.png/stylize/output-0.png'] }),
-        step('animate', { state: 'failed', after: ['stylize'], reason: 'content_moderated: blocked' }),
+        step('animate', { state: 'failed', after: ['stylize'], reason: blocked }),
         step('portrait', {
           state: 'failed',
           generationId: null,
@@ -277,28 +279,60 @@ describe('report.html', () => {
           reason: "not run: step 'animate' failed",
         }),
         step('ink', { after: ['stylize'] }),
+        step('clip', { after: ['ink'], download: true, outputs: ['chain.png/clip/output-0.mp4'] }),
       ],
     };
+    const thumbs = new Map([
+      [join(outDir, 'chain.png', 'stylize', 'output-0.png'), `${THUMBS_DIR}/stylize.jpg`],
+      [join(outDir, 'chain.png', 'clip', 'output-0.mp4'), `${THUMBS_DIR}/clip.jpg`],
+    ]);
     const page = renderReportHtml({
       report: buildReport([chain], { startedAt: T0, finishedAt: T0 + 10 }),
       items: [chain],
-      thumbs: new Map(),
+      thumbs,
       outDir,
       now: T0 + 10,
     });
-    const card = [...page.matchAll(/<article [\s\S]*?<\/article>/g)][0]![0];
-    const captions = [...card.matchAll(/<figcaption>([^<]*)<\/figcaption>/g)].map((m) => m[1]);
-    expect(captions).toEqual([
+    const card = [...staticPart(page).matchAll(/<article [\s\S]*?<\/article>/g)][0]![0];
+    expect(card).toMatch(/^<article class="card failed chain" id="item-0">/);
+    const media = card.slice(card.indexOf('<div class="media">'), card.indexOf('<p class="reason">'));
+    // Left to right: the input, then each step with its state, an arrow between (naming the parents
+    // of a step that does not take from the one before it).
+    const strip = [...media.matchAll(/<figcaption>([^<]*)<\/figcaption>|<div class="arrow">(.*?)<\/div>/g)];
+    expect(strip.map((m) => m[1] ?? m[2])).toEqual([
       'input · 10 B',
+      '→',
       'stylize · done',
+      '→',
       'animate · failed',
+      '→',
       'portrait · failed',
+      '→<small>from stylize</small>',
       'ink · done',
+      '→',
+      'clip · done',
     ]);
-    expect(card).toContain('href="chain.png/stylize/output-0.png"');
-    expect(card).toContain('failed: content_moderated: blocked');
-    expect(card).toContain(esc("failed: not run: step 'animate' failed"));
-    expect(card).toContain('not downloaded (generation gen-ink)');
+    // A thumbnail per downloaded step (a video's poster, marked), linked to its output.
+    expect(srcs(media)).toEqual([`${THUMBS_DIR}/stylize.jpg`, `${THUMBS_DIR}/clip.jpg`]);
+    expect(media).toContain(`<a href="chain.png/stylize/output-0.png"><img src="${THUMBS_DIR}/stylize.jpg"`);
+    expect(media).toContain(
+      `<a href="chain.png/clip/output-0.mp4"><img src="${THUMBS_DIR}/clip.jpg" alt="step clip of chain.png" loading="lazy" decoding="async"></a><span class="play">▶ video</span>`,
+    );
+    // A failed step in place, with why (escaped); a step not downloaded, with its generation.
+    const why = esc(`failed: ${blocked}`);
+    expect(media).toContain(
+      `<figure class="failed"><div class="ph" title="${why}"><span>${why}</span></div>`,
+    );
+    expect(media).toContain(esc("failed: not run: step 'animate' failed"));
+    expect(media).toContain('<div class="ph">not downloaded (generation gen-ink)</div>');
+    expect(page).not.toContain('<img src=x');
+    // The script draws the same card from the page's data (which holds the steps, nothing more).
+    const { rows } = dataOf(page);
+    expect(rows[0]!.o).toBeUndefined();
+    expect(rows[0]!.ch).toHaveLength(5);
+    expect(pageScriptApi().card(rows[0]!, 0)).toBe(card);
+    // A single request's row has no steps.
+    for (const r of dataOf(html).rows) expect(r.ch).toBeUndefined();
   });
 
   it('renders an empty batch', () => {

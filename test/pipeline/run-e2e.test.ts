@@ -334,6 +334,16 @@ describe('genpipe run and genpipe demo with the embedded emulator', () => {
     expect(layered).toBeDefined();
     const html = await readFile(join(cwd, 'out', 'demo', 'report.html'), 'utf8');
     expect(html.toLowerCase()).toContain('emulator');
+    // report.html draws the chain left to right: a thumbnail or video poster per downloaded step.
+    const card = html.match(/<article class="card succeeded chain"[\s\S]*?<\/article>/)?.[0] ?? '';
+    expect([...card.matchAll(/<figcaption>([^<]*)<\/figcaption>/g)].map((m) => m[1]).slice(1)).toEqual([
+      'stylize · done',
+      'animate · done',
+      'social · done',
+      'shop · done',
+    ]);
+    expect([...card.matchAll(/<img src="\.thumbs\//g)]).toHaveLength(4);
+    expect(card.match(/▶ video/g)).toHaveLength(2);
     expect(await hashTree(join(ROOT, 'samples'))).toBe(samplesBefore);
   }, 60_000);
 });

@@ -9,6 +9,7 @@ import { currentStep, type Item, STAGE_NAMES } from '../item.ts';
 import { formatBytes } from '../progress/format.ts';
 import type { Redact } from '../progress/redact.ts';
 import type { ReportItem } from './report-json.ts';
+import type { StepJson } from './result-json.ts';
 import { type Thumbnails, thumbKindOfName } from './thumbnails.ts';
 
 /** Characters of a prompt shown on an item's card. */
@@ -20,6 +21,14 @@ export type PageOutput = [string, string | 0, number];
 export const OUT_VIDEO = 1;
 /** The output is a layer beside its composite (drawn small). */
 export const OUT_SMALL = 2;
+
+/**
+ * A step of a chain: [name, state, its first output (or composite) relative to the out dir or 0, that
+ * file's thumbnail or 0, flags (OUT_VIDEO), what is drawn in place of a picture when it has no file
+ * ("failed: <why>", "not downloaded (generation …)", its state) or 0, and its parents ("animate") when
+ * they are not just the step before it].
+ */
+export type PageStep = [string, string, string | 0, string | 0, number, string | 0, string?];
 
 /** An earlier attempt: [generation_id, request_id, failure_code, failure_reason]. */
 export type PageAttempt = [string | null, string | null, string | null, string | null];
@@ -50,6 +59,8 @@ export interface PageRow {
   d?: number;
   /** 1: it has a result.json in its out folder */
   res?: 1;
+  /** a chain's step the request, prompt, generation and request id are of (its last, or its failed one) */
+  sn?: string;
   /** the request: "type · model" */
   q?: string;
   /** the prompt shown (the start of it, `…` when longer) */
@@ -66,8 +77,10 @@ export interface PageRow {
   ph?: string;
   /** the composite of a layer stack: [path, thumbnail or 0] */
   c?: [string, string | 0];
-  /** the outputs */
+  /** the outputs (not of a chain: its steps carry them) */
   o?: PageOutput[];
+  /** a chain's steps, parents first (absent for a single request) */
+  ch?: PageStep[];
   /** the earlier attempts */
   a?: PageAttempt[];
 }
@@ -131,6 +144,26 @@ function outputsPart(
   });
 }
 
+/** What a step with no file to show is drawn as. */
+function stepPlaceholder(step: StepJson): string {
+  if (step.state === 'failed') return `failed: ${step.reason ?? step.failure_code ?? 'failed'}`;
+  if (step.state === 'downloaded') return `not downloaded (generation ${step.generation_id ?? '?'})`;
+  return step.state;
+}
+
+/** A chain's steps as the card draws them, left to right (the line's, already redacted). */
+function chainPart(row: PageRow, steps: readonly StepJson[], outDir: string, thumbs: Thumbnails): void {
+  row.ch = steps.map((step, k) => {
+    const rel = step.composite ?? step.outputs[0];
+    const thumb = rel ? (thumbs.get(join(outDir, ...rel.split('/'))) ?? 0) : 0;
+    const video = rel && thumbKindOfName(rel) === 'video' ? OUT_VIDEO : 0;
+    const s: PageStep = [step.name, step.state, rel ?? 0, thumb, video, rel ? 0 : stepPlaceholder(step)];
+    const before = k === 0 ? [] : [steps[k - 1]!.name];
+    if (step.after.join('\n') !== before.join('\n')) s.push(step.after.join(', ') || 'input');
+    return s;
+  });
+}
+
 /**
  * The page's row of one item (its report line and the item it came from): the one place where what a
  * card shows is taken from the item. What it takes from the item besides the line (the request, its
@@ -162,9 +195,13 @@ export function pageRow(
   const r = step?.request;
   if (r) row.q = [r.type, r.model].filter((v): v is string => typeof v === 'string').join(' · ') || 'request';
   inputPart(row, item, line, thumbs);
-  outputsPart(row, item, line, outDir, thumbs);
+  if (line.steps) {
+    if (step) row.sn = step.name;
+    chainPart(row, line.steps, outDir, thumbs);
+  } else outputsPart(row, item, line, outDir, thumbs);
   if (row.pr) row.pr = redact(row.pr);
   if (row.q) row.q = redact(row.q);
+  if (row.sn) row.sn = redact(row.sn);
   if (row.rq) row.rq = redact(row.rq);
   if (line.earlier_attempts.length > 0) {
     row.a = line.earlier_attempts.map((a) => [

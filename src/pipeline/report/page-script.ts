@@ -40,10 +40,12 @@ function duration(ms) {
 }
 function figure(thumb, alt, caption, o) {
   var img = thumb ? '<img src="' + url(thumb) + '" alt="' + esc(alt) + '" loading="lazy" decoding="async">'
+    : o.failed ? '<div class="ph" title="' + esc(o.ph) + '"><span>' + esc(o.ph) + '</span></div>'
     : '<div class="ph">' + esc(o.ph || 'no preview') + '</div>';
   var linked = o.href ? '<a href="' + url(o.href) + '">' + img + '</a>' : img;
   var play = o.video ? '<span class="play">\u25b6 video</span>' : '';
-  return '<figure' + (o.small ? ' class="small"' : '') + '>' + linked + play + '<figcaption>' + esc(caption) + '</figcaption></figure>';
+  var cls = o.small ? ' class="small"' : o.failed ? ' class="failed"' : '';
+  return '<figure' + cls + '>' + linked + play + '<figcaption>' + esc(caption) + '</figcaption></figure>';
 }
 function inputFigure(r) {
   if (r.pi) return '<figure><div class="prompt-in">' + esc(r.pr || '') + '</div><figcaption>input \u00b7 prompt file</figcaption></figure>';
@@ -59,6 +61,16 @@ function outputFigures(r) {
   }
   return figs.join('');
 }
+function chainFigures(r) {
+  var figs = [];
+  for (var k = 0; k < r.ch.length; k++) {
+    var s = r.ch[k];
+    if (k > 0) figs.push('<div class="arrow">\u2192' + (s[6] ? '<small>from ' + esc(s[6]) + '</small>' : '') + '</div>');
+    figs.push(figure(s[3], 'step ' + s[0] + ' of ' + r.i, s[0] + ' \u00b7 ' + (s[1] === 'downloaded' ? 'done' : s[1]),
+      { href: s[2] || undefined, video: s[4] & 1, ph: s[5] || 'no preview', failed: s[1] === 'failed' }));
+  }
+  return figs.join('');
+}
 function attemptText(a) {
   var what = a[0] ? 'generation <span class="mono">' + esc(a[0]) + '</span>' : 'request <span class="mono">' + esc(a[1] || '?') + '</span>';
   return what + ' failed' + (a[2] ? ' <span class="mono">' + esc(a[2]) + '</span>' : '') + (a[3] ? ': ' + esc(a[3]) : '');
@@ -66,6 +78,7 @@ function attemptText(a) {
 function fact(name, value, cls) { return '<dt>' + name + '</dt><dd' + (cls ? ' class="' + cls + '"' : '') + '>' + esc(value) + '</dd>'; }
 function card(r, n) {
   var facts = '';
+  if (r.sn) facts += fact('step', r.sn);
   if (r.q) facts += fact('request', r.q);
   if (r.pr && !r.pi) facts += fact('prompt', r.pr);
   if (r.st) facts += fact('failed at', r.st);
@@ -74,10 +87,10 @@ function card(r, n) {
   if (r.rq) facts += fact('request id', r.rq, 'mono');
   if (r.j) facts += fact('journal', r.j);
   if (r.d !== undefined) facts += fact('time', duration(r.d));
-  var outs = outputFigures(r);
+  var outs = r.ch ? chainFigures(r) : outputFigures(r);
   var place = r.p === undefined ? r.i : r.p;
   var a = r.a || [];
-  return '<article class="card ' + r.s + '" id="item-' + n + '">' +
+  return '<article class="card ' + r.s + (r.ch ? ' chain' : '') + '" id="item-' + n + '">' +
     '<header><span class="badge ' + r.s + '">' + LABEL[r.s] + '</span><span class="name">' + esc(shownName(r)) + '</span></header>' +
     '<div class="media">' + inputFigure(r) + (outs ? '<div class="arrow">\u2192</div>' + outs : '') + '</div>' +
     (r.r ? '<p class="reason">' + esc(r.r) + '</p>' : '') +

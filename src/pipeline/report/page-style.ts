@@ -30,6 +30,7 @@ td.reason{color:var(--bad);font-weight:500}
 .badge.unprocessed{background:var(--warn)}.badge.pending{background:var(--run)}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:14px}
 .card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:12px 14px}
+.card.chain{grid-column:1/-1}
 .card.failed{border-color:#f5c2c0;box-shadow:inset 4px 0 0 var(--bad)}
 .card header{display:flex;gap:8px;align-items:center;margin-bottom:8px}
 .card .name{font-weight:600;overflow-wrap:anywhere}
@@ -42,7 +43,11 @@ figure.small img,figure.small .ph{width:64px;height:64px}
 figcaption{font-size:11.5px;color:var(--muted);text-align:center;overflow-wrap:anywhere}
 .ph{display:flex;align-items:center;justify-content:center;text-align:center;color:var(--muted);font-size:12px;background:#f1f1f1;padding:6px}
 .prompt-in{background:#fffdf5;font-size:11.5px;padding:6px;overflow:hidden;text-align:left;white-space:pre-wrap;overflow-wrap:anywhere}
-.arrow{align-self:center;font-size:20px;color:#aaa;padding:0 2px}
+.arrow{align-self:center;font-size:20px;color:#aaa;padding:0 2px;display:flex;flex-direction:column;align-items:center}
+.arrow small{font-size:10.5px;color:var(--muted);white-space:nowrap}
+figure.failed .ph{color:var(--bad);background:#fdecea;border-color:#f5c2c0;font-size:11px;line-height:16px}
+figure.failed .ph span{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:6;overflow:hidden;overflow-wrap:break-word}
+figure.failed figcaption{color:var(--bad)}
 .play{font-size:11px;color:var(--run)}
 .reason{margin:8px 0 0;color:var(--bad);font-weight:500;overflow-wrap:anywhere}
 .attempts{margin:6px 0 0;font-size:12px;color:var(--muted);overflow-wrap:anywhere}
