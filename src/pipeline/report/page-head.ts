@@ -43,7 +43,11 @@ export function documentHead(report: ReportHead): string[] {
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<meta http-equiv="Content-Security-Policy" content="${PAGE_CSP}">`,
-    report.finished_at === null ? `<meta http-equiv="refresh" content="${REPORT_REFRESH_SECONDS}">` : '',
+    // While the batch runs the page's script reloads it (location.reload keeps the view in the URL's
+    // fragment, which a meta refresh drops or, given a fragment, never does); without script, a meta refresh.
+    report.finished_at === null
+      ? `<meta name="genpipe-refresh" content="${REPORT_REFRESH_SECONDS}"><noscript><meta http-equiv="refresh" content="${REPORT_REFRESH_SECONDS}"></noscript>`
+      : '',
     `<title>${esc(title)}</title>`,
     `<style>${PAGE_CSS}</style>`,
     '</head>',
