@@ -19,6 +19,7 @@ import {
   ignoredText,
   type LogFile,
   LogFileOpenError,
+  notLookedAtText,
   openLogFile,
   type PipelineEvent,
   POLL_DEFAULTS,
@@ -221,6 +222,7 @@ function wireSignals(s: Session): SignalWatch {
       s.note('stopping at once; the journal keeps how far each file got');
       s.controller.abort(new DOMException('interrupted', 'AbortError'));
     },
+    windingUp: () => s.batch?.windingUp === true,
     // The journal's close is done when called (its promise only reports it): nothing is lost by the exit.
     beforeHardExit: () => {
       s.log?.flush();
@@ -361,9 +363,11 @@ function printClosing(
 ): void {
   const t = result.report.totals;
   const ignored = result.report.ignored;
+  const notLooked = notLookedAtText(result.report.stopped_early);
   const lines = [
     `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
       (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : '') +
+      (notLooked ? `; ${notLooked}` : '') +
       (ignored && ignored.total > 0 ? `; ${ignoredText(ignored)}` : ''),
     ...s.cmd.closingLines(result),
     `report: ${shown(resolve(setup.outDir, REPORT_HTML_FILE))}`,

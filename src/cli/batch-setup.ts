@@ -62,6 +62,11 @@ export const SIGNAL_CHOICES = {
   exitDeadlineMs: 9_500,
   /** After the second signal, the wind-down (journal writes, reports) gets this long before a hard exit. */
   secondSignalDeadlineMs: 1_500,
+  /**
+   * A deadline that finds every file final and only the final reports (and the summary) left to write
+   * waits this much longer, once: the reports of a stopped batch are written, within a bound.
+   */
+  finalReportsMs: 5_000,
 } as const;
 
 /** The journal's name for the embedded emulator's results. */
@@ -288,6 +293,8 @@ export interface SignalHandlers {
   first(signal: 'SIGINT' | 'SIGTERM'): void;
   /** The second: cancel everything at once. */
   second(signal: 'SIGINT' | 'SIGTERM'): void;
+  /** Whether only the final reports and the summary are left (a deadline then waits, once, for them). */
+  windingUp(): boolean;
   /** Last resort when the process is still there at the deadline: close what must be closed. */
   beforeHardExit(): void;
 }
@@ -303,17 +310,24 @@ export interface SignalWatch {
 /**
  * Installs the two-step answer to SIGINT and SIGTERM: the first calls `first` and arms a deadline after
  * which the process exits whatever it is doing (SIGNAL_CHOICES.exitDeadlineMs); the second calls
- * `second` and shortens that deadline (SIGNAL_CHOICES.secondSignalDeadlineMs). At a deadline
- * `beforeHardExit` runs (close the journal: every committed write is already durable) and the process
- * exits with 128 + the first signal's number.
+ * `second` and shortens that deadline (SIGNAL_CHOICES.secondSignalDeadlineMs). A deadline that finds
+ * the batch winding up (every file final, the final reports being written) waits once more
+ * (SIGNAL_CHOICES.finalReportsMs). At a deadline `beforeHardExit` runs (close the journal: every
+ * committed write is already durable) and the process exits with 128 + the first signal's number.
  */
 export function watchSignals(handlers: SignalHandlers): SignalWatch {
   let received: 'SIGINT' | 'SIGTERM' | null = null;
   let count = 0;
   let deadline: NodeJS.Timeout | null = null;
+  let waitedForReports = false;
   const arm = (ms: number) => {
     if (deadline) clearTimeout(deadline);
     deadline = setTimeout(() => {
+      if (!waitedForReports && handlers.windingUp()) {
+        waitedForReports = true;
+        arm(SIGNAL_CHOICES.finalReportsMs);
+        return;
+      }
       try {
         handlers.beforeHardExit();
       } finally {

@@ -102,6 +102,7 @@ export {
   itemPlace,
   journalCountsText,
   journalDidAnything,
+  notLookedAtText,
   REPORT_HTML_FILE,
   REPORT_JSON_FILE,
   RESULT_FILE,

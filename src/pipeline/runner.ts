@@ -32,7 +32,9 @@
  *   (`'source'`: watch).
  * - A batch-stopping error (401, 402, 403 client state, service unreachable) or stop() ends the
  *   batch early: nothing new starts, jobs already at the service are still waited on and downloaded,
- *   and every other file — including those not yet discovered — is reported as not processed.
+ *   and every other file already discovered is reported as not processed; the files discovery finds
+ *   after the stop are only counted (report.json `stopped_early.not_looked_at`), none of them costs
+ *   a journal write or a report row, so the wind-down takes no longer with the size of the tree.
  *   With `stopGraceMs`, stop() gives that work only so long: then it is cancelled too (the journal
  *   keeps what it reached, for the next run). Aborting `signal` cancels in-flight work at once.
  * - report.json and report.html are rewritten every `reportIntervalMs` while items change, and at the end.
@@ -87,6 +89,8 @@ export interface Batch {
    * `stopGraceMs` when it is set (then cancelled and left, as far as they got, to the journal).
    */
   stop(reason?: string): void;
+  /** True once every item is final: only the final reports are left to write (bounded work). */
+  readonly windingUp: boolean;
 }
 
 /**
@@ -129,8 +133,11 @@ export function startBatch(options: RunOptions): Batch {
     },
     items,
     run.reportIntervalMs,
+    !options.source,
   );
 
+  let notLookedAt: NotLookedAt = { n: 0, partial: false };
+  let windingUp = false;
   const finish = async (): Promise<BatchResult> => {
     emit({
       type: 'batch_started',
@@ -141,9 +148,12 @@ export function startBatch(options: RunOptions): Batch {
     });
     try {
       await sweepBatchScratch(run.outDir).catch(() => 0);
-      await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
+      const fed = await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
+      notLookedAt = fed.notLookedAt;
+      reports.discovered();
       await collectVanished(run, seen, { stops, driver, scheduler, emit });
       await scheduler.drain();
+      windingUp = true;
     } finally {
       reports.halt();
       ctx.poller.close();
@@ -153,7 +163,13 @@ export function startBatch(options: RunOptions): Batch {
     const stop = stops.stop;
     const { report, items: all } = await reports.finish(
       finishedAt,
-      stop ? { reason: stop.reason } : null,
+      stop
+        ? {
+            reason: stop.reason,
+            ...(notLookedAt.n > 0 ? { not_looked_at: notLookedAt.n } : {}),
+            ...(notLookedAt.n > 0 && notLookedAt.partial ? { not_looked_at_partial: true as const } : {}),
+          }
+        : null,
       options.keepItems,
     );
     const t = report.totals;
@@ -175,6 +191,9 @@ export function startBatch(options: RunOptions): Batch {
   return {
     done: finish().finally(() => views.close()),
     stop: (reason = 'interrupted') => stops.interrupt(reason, options.stopGraceMs),
+    get windingUp() {
+      return windingUp;
+    },
   };
 }
 
@@ -246,20 +265,29 @@ interface BatchParts {
   emit: (event: PipelineEvent) => void;
 }
 
+/** The files found after the batch stopped, counted only; `partial` when the count was cut short. */
+interface NotLookedAt {
+  n: number;
+  partial: boolean;
+}
+
 /**
  * Hands every found item (discovery or the `source`) to the scheduler, each with an in-flight slot;
- * once the batch stops, the rest are reported not processed. What discovery leaves out goes to
- * `ignored`. Each input found goes to `seen`, for `vanished`; the scheduler takes it out again once its
- * item was admitted (the store then knows it was seen), so `seen` keeps only the inputs the store
- * never saw: a batch of any size does not keep every input in memory.
+ * once the batch stops, the one waiting for a slot is reported not processed and the rest are only
+ * counted (no journal write, no report row: a stop's wind-down does not grow with the tree), until a
+ * cancel (second signal) cuts the count short. What discovery leaves out goes to `ignored`. Each input
+ * found goes to `seen`, for `vanished`; the scheduler takes it out again once its item was admitted (the
+ * store then knows it was seen), so `seen` keeps only the inputs the store never saw: a batch of any
+ * size does not keep every input in memory.
  */
 async function feed(
   run: ResolvedRun,
   parts: BatchParts,
   seen: Set<string>,
   ignored: IgnoredEntries | null,
-): Promise<void> {
+): Promise<{ notLookedAt: NotLookedAt }> {
   const { stops, pools, items, driver, scheduler, emit } = parts;
+  const notLookedAt: NotLookedAt = { n: 0, partial: false };
   const walk =
     run.options.source ??
     discover(run.inputDir, {
@@ -270,6 +298,15 @@ async function feed(
     });
   try {
     for await (const found of walk) {
+      // A walk of the input dir is only counted on after a stop; a source (watch) tells its own.
+      if (stops.stop && !run.options.source) {
+        notLookedAt.n++;
+        if (stops.abort.signal.aborted) {
+          notLookedAt.partial = true;
+          break;
+        }
+        continue;
+      }
       seen.add(found.input);
       emit({ type: 'item_discovered', at: Date.now(), input: found.input, size: found.size });
       const slot = stops.stop ? null : await pools.inFlight.acquire(stops.stopping.signal).catch(() => null);
@@ -288,6 +325,7 @@ async function feed(
       'input',
     );
   }
+  return { notLookedAt };
 }
 
 /**

@@ -213,7 +213,7 @@ describe('report.html', () => {
     expect((await readdir(join(outDir, THUMBS_DIR))).sort()).toEqual(before);
     expect(report.finished_at).toBeNull();
     const running = await readFile(join(outDir, 'report.html'), 'utf8');
-    expect(running).toContain('<meta http-equiv="refresh" content="5">');
+    expect(running).toContain('<noscript><meta http-equiv="refresh" content="5"></noscript>');
     expect(running).toContain('The batch is still running');
     expect(JSON.parse(await readFile(join(outDir, 'report.json'), 'utf8')).totals.pending).toBe(1);
     expect(html).not.toContain('http-equiv="refresh"');

@@ -8,6 +8,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -208,6 +210,51 @@ describe.skipIf(!existsSync(CHROMIUM))('report.html in headless Chromium', () =>
     expect(cardsIn(page).map((c) => c.n)).toEqual([1]);
     const all = await dom(join(dir, 'report.html'), '');
     expect(all).toContain('&lt;script&gt;document.title=2&lt;/script&gt;');
+  });
+
+  it('reloads a running report by itself, keeping the view in the fragment', async () => {
+    // Served over loopback: the first answer is the running page, every later one the finished page,
+    // so the DOM Chromium dumps (after the page's timers ran, in virtual time) tells whether it reloaded.
+    const few = items.slice(0, 300);
+    await writeReportFiles(join(root, 'running'), heldEntries(few), {
+      startedAt: SYNTH_T0,
+      now: SYNTH_T0 + 1000,
+    });
+    await writeReportFiles(join(root, 'finished'), heldEntries(few), META);
+    const running = await readFile(join(root, 'running', 'report.html'), 'utf8');
+    const finished = await readFile(join(root, 'finished', 'report.html'), 'utf8');
+    expect(running).toContain('<noscript><meta http-equiv="refresh"');
+    expect(finished).not.toContain('http-equiv="refresh"');
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      asked.push(req.url ?? '');
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end(asked.length === 1 ? running : finished);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const { stdout: page } = await promisify(execFile)(
+        CHROMIUM,
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--virtual-time-budget=30000',
+          '--dump-dom',
+          `http://127.0.0.1:${port}/report.html#status=failed`,
+        ],
+        { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 },
+      );
+      expect(asked.filter((u) => u === '/report.html').length).toBeGreaterThanOrEqual(2);
+      expect(page).not.toContain('<meta name="genpipe-refresh"');
+      expect(page).toContain('<a href="#status=failed" data-status="failed" class="on">');
+      const cards = cardsIn(page);
+      expect(cards.length).toBeGreaterThan(0);
+      expect(cards.every((c) => c.status === 'failed')).toBe(true);
+    } finally {
+      server.close();
+    }
   });
 });
 

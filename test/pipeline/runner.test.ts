@@ -3,7 +3,7 @@
  * resubmission of retryable failures, lost answers, failed ingests, presigned uploads, the journal
  * hook, and stopping early (a 402 mid-batch, stop(), an abort).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -97,6 +97,32 @@ describe('runner', () => {
     } finally {
       await journal.close();
     }
+  });
+
+  it('says in the running reports that files are still being discovered, and how many so far', async () => {
+    const c = await setUp({ processing_ms: { image: 5, video: 5 } });
+    const dir = await promptFolder(40);
+    // Every job stays processing: discovery waits on the in-flight cap, far from the 40th file.
+    await hold(emu!);
+    const batch = startBatch(await options(dir, c, { concurrency: 1, reportIntervalMs: 20 }));
+    const out = join(root, 'out');
+    // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+    let running: any = null;
+    await until(async () => {
+      running = await readJson(join(out, 'report.json')).catch(() => null);
+      return running !== null && running.totals.inputs > 0;
+    });
+    expect(running.finished_at).toBeNull();
+    expect(running.discovering).toBe(true);
+    expect(running.totals.inputs).toBeLessThan(40);
+    const html = await readFile(join(out, 'report.html'), 'utf8');
+    expect(html).toContain('Files are still being discovered');
+    expect(html).toContain('inputs (discovering…)');
+    emu!.app.emu.holds.clear();
+    const result = await batch.done;
+    expect(result.report.totals).toMatchObject({ inputs: 40, succeeded: 40 });
+    expect(result.report.discovering).toBeUndefined();
+    expect(await readFile(join(out, 'report.html'), 'utf8')).not.toContain('discovering');
   });
 
   it('never has more jobs in flight than --concurrency', async () => {

@@ -5,6 +5,7 @@
  * journal passes SQLite's integrity check and a second run finishes the batch without submitting
  * anything twice.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -24,7 +25,7 @@ import {
 } from './resume-helpers.ts';
 import { readJson } from './run-fixtures.ts';
 
-const CLIENTS = ['term', 'twice'] as const;
+const CLIENTS = ['term', 'twice', 'many'] as const;
 const keyOf = (c: (typeof CLIENTS)[number]) => `svc-api-signals-${c}`;
 const RECIPE = 'rules:\n  - match: "*.txt"\n    request: { type: image, model: uni-1 }\n';
 
@@ -164,4 +165,44 @@ describe('signals', () => {
     expect(report.journal.resumed).toBe(3);
     expect(await generationsOf(emu, 'twice')).toHaveLength(3);
   }, 60_000);
+
+  it('a second SIGINT on thousands of files still writes the final reports, the summary and the log end', async () => {
+    const { input, out } = await promptFolder('many', 3000);
+    const env = envFor(proxy.url, keyOf('many'));
+    const log = join(root, 'many.log');
+    // Every job stays processing: discovery waits on the in-flight cap, most files are never looked at.
+    const jobs = await hold(emu, { client: 'many' });
+    try {
+      const child = spawnGenpipe(runArgs(input, out, ['--concurrency', '64', '--log-file', log]), env);
+      await child.until(
+        (ev) => ev.filter((e) => e.state === 'submitted').length >= 20,
+        'twenty submitted events',
+      );
+      child.proc.kill('SIGINT');
+      await child.until((ev) => ev.some((e) => e.type === 'batch_stopping'), 'the batch stopping');
+      child.proc.kill('SIGINT');
+      const exit = await child.exited;
+      expect(exit.code, child.stderr()).toBe(130);
+      expect(child.stderr()).toContain('stopping at once');
+      // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+      const report: any = await readJson(join(out, 'report.json'));
+      expect(report.finished_at).not.toBeNull();
+      expect(report.totals.pending).toBe(0);
+      const lookedAt = report.totals.inputs;
+      expect(lookedAt).toBeLessThan(3000);
+      expect(report.stopped_early.not_looked_at).toBeGreaterThan(0);
+      expect(lookedAt + report.stopped_early.not_looked_at).toBeLessThanOrEqual(3000);
+      const html = await readFile(join(out, 'report.html'), 'utf8');
+      expect(html).not.toContain('The batch is still running');
+      expect(html).toContain('were not looked at');
+      expect(child.stderr()).toMatch(new RegExp(`genpipe: ${lookedAt} files: .* not processed`));
+      expect(child.stderr()).toContain('not looked at');
+      const logText = await readFile(log, 'utf8');
+      expect(logText).toMatch(/finished:/);
+      expect(logText).toMatch(new RegExp(`${lookedAt} files: `));
+      expect(child.events.some((e) => e.type === 'batch_finished')).toBe(true);
+    } finally {
+      await unhold(emu, jobs);
+    }
+  }, 120_000);
 });

@@ -9,7 +9,7 @@ import { esc } from './html-escape.ts';
 import { ignoredReasonsText, type ReportIgnored } from './ignored.ts';
 import { PAGE_SCRIPT_CSP } from './page-script.ts';
 import { PAGE_CSS } from './page-style.ts';
-import { journalCountsText, type ReportHead } from './report-json.ts';
+import { journalCountsText, notLookedAtText, type ReportHead } from './report-json.ts';
 
 /** Seconds between reloads of the page while the batch runs (none once it finished). */
 export const REPORT_REFRESH_SECONDS = 5;
@@ -43,7 +43,11 @@ export function documentHead(report: ReportHead): string[] {
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<meta http-equiv="Content-Security-Policy" content="${PAGE_CSP}">`,
-    report.finished_at === null ? `<meta http-equiv="refresh" content="${REPORT_REFRESH_SECONDS}">` : '',
+    // While the batch runs the page's script reloads it (location.reload keeps the view in the URL's
+    // fragment, which a meta refresh drops or, given a fragment, never does); without script, a meta refresh.
+    report.finished_at === null
+      ? `<meta name="genpipe-refresh" content="${REPORT_REFRESH_SECONDS}"><noscript><meta http-equiv="refresh" content="${REPORT_REFRESH_SECONDS}"></noscript>`
+      : '',
     `<title>${esc(title)}</title>`,
     `<style>${PAGE_CSS}</style>`,
     '</head>',
@@ -71,12 +75,16 @@ export function pageHeader(
     );
   }
   if (report.stopped_early) {
+    const notLooked = notLookedAtText(report.stopped_early);
     out.push(
-      `<div class="banner stopped" role="alert">The batch stopped early: ${esc(report.stopped_early.reason)}. ${t.unprocessed} file${t.unprocessed === 1 ? ' was' : 's were'} not processed.</div>`,
+      `<div class="banner stopped" role="alert">The batch stopped early: ${esc(report.stopped_early.reason)}. ${t.unprocessed} file${t.unprocessed === 1 ? ' was' : 's were'} not processed${notLooked ? `; ${esc(notLooked)}` : ''}.</div>`,
     );
   } else if (finishedAt === null) {
+    const discovering = report.discovering
+      ? ` Files are still being discovered: ${t.inputs} found so far, the totals count only those.`
+      : '';
     out.push(
-      `<div class="banner running">The batch is still running; this page reloads every ${REPORT_REFRESH_SECONDS} s.</div>`,
+      `<div class="banner running">The batch is still running; this page reloads every ${REPORT_REFRESH_SECONDS} s.${discovering}</div>`,
     );
   }
   if (report.journal) {
@@ -94,7 +102,9 @@ function totalsHtml(report: ReportHead): string {
   const cell = (key: string, label: string, n: number) =>
     `<div class="total ${key}${n > 0 ? ' some' : ''}"><b>${n}</b>${esc(label)}</div>`;
   const cells = [
-    cell('inputs', 'inputs', t.inputs),
+    report.discovering
+      ? `<div class="total inputs some"><b>≥ ${t.inputs}</b>inputs (discovering…)</div>`
+      : cell('inputs', 'inputs', t.inputs),
     cell('succeeded', 'succeeded', t.succeeded),
     cell('failed', 'failed', t.failed),
     cell('skipped', 'skipped', t.skipped),

@@ -233,6 +233,10 @@ window.addEventListener('hashchange', function () {
   if (top < 0 || top > innerHeight / 2) section.scrollIntoView();
 });
 draw();
+// While the batch runs: reload every few seconds, keeping the view (location.reload keeps the fragment).
+var refresh = doc.querySelector('meta[name="genpipe-refresh"]');
+var seconds = refresh ? Number(refresh.getAttribute('content')) : 0;
+if (seconds > 0) setTimeout(function () { location.reload(); }, seconds * 1000);
 return api;
 })`;
 

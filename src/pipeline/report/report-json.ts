@@ -120,8 +120,18 @@ export interface BatchReport {
   started_at: string;
   /** ISO 8601; null while the batch runs. */
   finished_at: string | null;
-  /** Set when the batch stopped early (authentication, suspended client, no balance, service unreachable). */
-  stopped_early: { reason: string } | null;
+  /**
+   * Set when the batch stopped early (authentication, suspended client, no balance, service unreachable,
+   * a signal). `not_looked_at`: the files discovery found after the stop, counted only (none of them is in
+   * `items`; present when there were some); `not_looked_at_partial`: the count was cut short (a second
+   * signal), so there are at least that many.
+   */
+  stopped_early: StoppedEarly | null;
+  /**
+   * Present (true) while the batch runs and its walk of the input folder has not ended: `totals.inputs`
+   * counts the files found so far, there are at least that many.
+   */
+  discovering?: true;
   totals: ReportTotals;
   /**
    * The entries of the input folder that are not inputs (what discovery left out), each with why: the
@@ -138,6 +148,21 @@ export interface BatchReport {
   journal?: ReportJournal;
 }
 
+/** Why a batch stopped early, and how many files it then never looked at (see BatchReport). */
+export interface StoppedEarly {
+  reason: string;
+  not_looked_at?: number;
+  not_looked_at_partial?: true;
+}
+
+/** "N more files were not looked at" of a stop, or '' when none. */
+export function notLookedAtText(stop: StoppedEarly | null | undefined): string {
+  const n = stop?.not_looked_at ?? 0;
+  if (n === 0) return '';
+  const count = stop?.not_looked_at_partial ? `at least ${n}` : String(n);
+  return `${count} more file${n === 1 && !stop?.not_looked_at_partial ? ' was' : 's were'} not looked at (found after the stop)`;
+}
+
 /** When the batch started and ended, and why it stopped early if it did. */
 export interface ReportMeta {
   /** ms since the epoch. */
@@ -145,7 +170,9 @@ export interface ReportMeta {
   /** ms since the epoch; null/absent while the batch runs. */
   finishedAt?: number | null;
   /** The reason the batch stopped early (the `batch_stopping` event's reason). */
-  stoppedEarly?: { reason: string } | null;
+  stoppedEarly?: StoppedEarly | null;
+  /** The batch runs and its walk of the input folder goes on (report.json `discovering`). */
+  discovering?: boolean;
   /** Masks the secrets the runner knows (default: key- and bearer-shaped strings only). */
   redact?: Redact;
   /** The batch ran with a journal: its file and crash policy (report.json `journal`). */
@@ -292,7 +319,8 @@ export function reportHead(entries: readonly ReportEntry[], meta: ReportMeta): R
   const head: ReportHead = {
     started_at: new Date(meta.startedAt).toISOString(),
     finished_at: meta.finishedAt == null ? null : new Date(meta.finishedAt).toISOString(),
-    stopped_early: meta.stoppedEarly ? { reason: meta.stoppedEarly.reason } : null,
+    stopped_early: meta.stoppedEarly ? { ...meta.stoppedEarly } : null,
+    ...(meta.discovering && meta.finishedAt == null ? { discovering: true as const } : {}),
     ...(meta.journal ? { journal: journalSection(entries, meta.journal) } : {}),
     totals,
     ...(meta.ignored ? { ignored: meta.ignored } : {}),

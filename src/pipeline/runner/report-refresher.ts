@@ -11,6 +11,7 @@ import {
   type ReportHead,
   type ReportIgnored,
   type ReportJournalMeta,
+  type StoppedEarly,
   writeReportFiles,
 } from '../report/index.ts';
 import type { BatchItems } from './batch-items.ts';
@@ -34,6 +35,8 @@ export const REWRITE_SHARE_INVERSE = 10;
 
 export class ReportRefresher {
   private writing: Promise<unknown> | null = null;
+  /** Whether the walk of the input folder goes on (the running reports say so). */
+  private discovering: boolean;
   /** No rewrite while running before this time (ms since the epoch). */
   private notBefore = 0;
   private readonly timer: NodeJS.Timeout | null;
@@ -44,7 +47,9 @@ export class ReportRefresher {
     private readonly meta: ReportMeta,
     private readonly items: BatchItems,
     intervalMs: number,
+    discovering = false,
   ) {
+    this.discovering = discovering;
     this.timer = intervalMs > 0 ? setInterval(() => this.refresh(), intervalMs) : null;
     this.timer?.unref();
   }
@@ -62,6 +67,11 @@ export class ReportRefresher {
       });
   }
 
+  /** The walk of the input folder ended: the running reports count every input from now on. */
+  discovered(): void {
+    this.discovering = false;
+  }
+
   /** No more rewrites while running (the batch's work ended). */
   halt(): void {
     if (this.timer) clearInterval(this.timer);
@@ -73,7 +83,7 @@ export class ReportRefresher {
    */
   async finish(
     finishedAt: number,
-    stoppedEarly: { reason: string } | null,
+    stoppedEarly: StoppedEarly | null,
     keepItems = false,
   ): Promise<{ report: ReportHead; items: Item[] }> {
     this.halt();
@@ -85,7 +95,12 @@ export class ReportRefresher {
   /** Writes both reports from a snapshot of the batch's entries and of what discovery left out. */
   private async write(at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly'>): Promise<ReportHead> {
     const { ignoredEntries, ...fixed } = this.meta;
-    const meta: ReportFilesMeta = { ...fixed, ...at, ignored: ignoredEntries?.section() ?? null };
+    const meta: ReportFilesMeta = {
+      ...fixed,
+      ...at,
+      discovering: this.discovering,
+      ignored: ignoredEntries?.section() ?? null,
+    };
     const snapshot = this.items.reportEntries();
     try {
       return await writeReportFiles(this.outDir, snapshot.entries, meta);
