@@ -246,7 +246,9 @@ function openBatchLog(s: Session): LogFile | null {
       },
     );
   } catch (err) {
-    if (err instanceof LogFileOpenError) throw new UsageError(`--log-file ${err.message}`);
+    if (err instanceof LogFileOpenError) {
+      throw new UsageError([`--log-file ${err.message}`, `Run 'genpipe ${s.cmd.name} --help' for usage.`]);
+    }
     throw err;
   }
 }
