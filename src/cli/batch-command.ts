@@ -302,6 +302,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
   const journaling = await journalRunOptions(journal, setup.recipe, flags, {
     inputDir: setup.inputDir,
     service: service.identity,
+    formerServices: service.formerIdentities,
     options: recordedFlags(cmd.name, flags),
     embedded: service.emulator !== null,
   });

@@ -41,6 +41,7 @@ export {
 } from './item.ts';
 export {
   defaultJournalPath,
+  formerServiceIdentities,
   JOURNAL_CHOICES,
   JOURNAL_TEXTS,
   type Journal,
@@ -54,6 +55,7 @@ export {
   RERUN_TEXTS,
   type StatusKind,
   type StatusSummary,
+  serviceIdentity,
   statusSummary,
 } from './journal/index.ts';
 export {

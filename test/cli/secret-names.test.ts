@@ -93,7 +93,10 @@ describe('a password in the base URL', () => {
     const second = await runCli(['run', input, '--out', out, '--json'], plain);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout + second.stderr).not.toContain('processed again');
-    expect(totals(second).skipped).toBe(2);
+    expect(totals(second).succeeded).toBe(2);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+    expect(report.journal.reused).toBe(2);
+    expect(report.journal.redone).toBe(0);
     const journal = readFileSync(join(out, '.genpipe', 'journal.db'));
     expect(journal.includes('alice')).toBe(false);
     expect(journal.includes(password)).toBe(false);

@@ -37,6 +37,7 @@ export { decide, type JournalAction, type JournalDecision } from './resume-decis
 export { type JournalRunHooks, journalRunHooks } from './run-hooks.ts';
 export { JournalLockedError, type LockHolder, lockHolder, runnerLockPath } from './runner-lock.ts';
 export { JournalFileError, type SynchronousMode } from './schema.ts';
+export { formerServiceIdentities, serviceIdentity } from './service-identity.ts';
 export {
   RERUN_TEXTS,
   type StatusFailure,
