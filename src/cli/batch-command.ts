@@ -252,7 +252,9 @@ function openBatchLog(s: Session): LogFile | null {
       },
     );
   } catch (err) {
-    if (err instanceof LogFileOpenError) throw new UsageError(`--log-file ${err.message}`);
+    if (err instanceof LogFileOpenError) {
+      throw new UsageError([`--log-file ${err.message}`, `Run 'genpipe ${s.cmd.name} --help' for usage.`]);
+    }
     throw err;
   }
 }
@@ -311,6 +313,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
   const journaling = await journalRunOptions(journal, setup.recipe, flags, {
     inputDir: setup.inputDir,
     service: service.identity,
+    formerServices: service.formerIdentities,
     options: recordedFlags(cmd.name, flags),
     embedded: service.emulator !== null,
   });

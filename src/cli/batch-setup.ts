@@ -8,6 +8,7 @@
 import { resolve } from 'node:path';
 import type { ClientOptions, GenpipeClient } from '../client/index.ts';
 import {
+  formerServiceIdentities,
   type Item,
   isRecipeError,
   JOURNAL_TEXTS,
@@ -26,6 +27,7 @@ import {
   type RunOptions,
   type Store,
   type StoreDecision,
+  serviceIdentity,
 } from '../pipeline/index.ts';
 import {
   EMBEDDED_CLIENT_SETTINGS,
@@ -83,8 +85,10 @@ export interface BatchService {
   emulator: EmbeddedEmulator | null;
   /** Never printed. */
   secrets: string[];
-  /** Who produces the results, for the journal: the base URL, or `embedded-emulator`. */
+  /** Who produces the results, for the journal: the base URL without credentials, or `embedded-emulator`. */
   identity: string;
+  /** Former identities of the same service (the URL with its credentials), never stored. */
+  formerIdentities: string[];
   pollIntervalMs: number | undefined;
   filePollIntervalMs: number | undefined;
 }
@@ -120,6 +124,7 @@ export async function connectService(
       emulator,
       secrets: made.secrets,
       identity: EMBEDDED_IDENTITY,
+      formerIdentities: [],
       pollIntervalMs: pollIntervalMs ?? EMBEDDED_CLIENT_SETTINGS.pollIntervalMs,
       filePollIntervalMs: EMBEDDED_CLIENT_SETTINGS.polling.intervalMs,
     };
@@ -137,7 +142,8 @@ export async function connectService(
     client: made.client,
     emulator: null,
     secrets: made.secrets,
-    identity: made.config.baseUrl.replace(/\/+$/, ''),
+    identity: serviceIdentity(made.config.baseUrl),
+    formerIdentities: formerServiceIdentities(made.config.baseUrl),
     pollIntervalMs,
     filePollIntervalMs: undefined,
   };
@@ -194,7 +200,13 @@ export async function journalRunOptions(
   store: Store,
   recipe: Recipe,
   flags: JournalFlags,
-  batch: { inputDir: string; service: string; options: Record<string, unknown>; embedded?: boolean },
+  batch: {
+    inputDir: string;
+    service: string;
+    formerServices?: readonly string[];
+    options: Record<string, unknown>;
+    embedded?: boolean;
+  },
 ): Promise<JournalRunOptions> {
   const { embedded = false, ...info } = batch;
   await store.startBatch(info);

@@ -22,6 +22,7 @@ import {
   dryRun,
   dryRunLine,
   dryRunSummaryLines,
+  formerServiceIdentities,
   type Item,
   ignoredText,
   type Journal,
@@ -32,6 +33,7 @@ import {
   type Redact,
   runnerLockHeld,
   type Store,
+  serviceIdentity,
 } from '../pipeline/index.ts';
 import { redactDeep } from '../pipeline/progress/index.ts';
 import { type BatchFlags, type BatchOptions, resolveBatchOptions } from './batch-options.ts';
@@ -97,6 +99,8 @@ interface Prices {
 /** The service a dry run prices for: who the journal knows it as, and how to learn its prices. */
 interface DryRunService {
   identity: string;
+  /** Former identities of the same service (the URL with its credentials), never stored. */
+  formerIdentities: string[];
   emulator: boolean;
   secrets: string[];
   prices(signal: AbortSignal): Promise<Prices>;
@@ -112,6 +116,7 @@ function dryRunService(flags: BatchFlags): DryRunService {
   if (flags.emulator) {
     return {
       identity: EMBEDDED_IDENTITY,
+      formerIdentities: [],
       emulator: true,
       secrets: [],
       prices: async () => ({
@@ -132,7 +137,8 @@ function dryRunService(flags: BatchFlags): DryRunService {
   }
   const baseUrl = config.baseUrl.replace(/\/+$/, '');
   return {
-    identity: baseUrl,
+    identity: serviceIdentity(config.baseUrl),
+    formerIdentities: formerServiceIdentities(config.baseUrl),
     emulator: false,
     secrets: [config.apiKey, config.legacyToken ?? ''].filter(Boolean),
     prices: (signal) => emulatorPrices(baseUrl, signal),
@@ -258,6 +264,7 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
           resubmitUnknown: flags.resubmitUnknown === true,
           retryFailed: flags.retryFailed === true,
           service: service.identity,
+          formerServices: service.formerIdentities,
           signal,
         });
         if (live !== undefined && d.action === 'fail') return inRunningBatch(d, live?.pid ?? null);

@@ -9,8 +9,11 @@
 /** What a secret is replaced with. */
 export const REDACTED = '[redacted]';
 
-/** Replaces secrets in a text. */
-export type Redact = (text: string) => string;
+/**
+ * Replaces secrets in a text. `exact`, when given, masks the known secrets only (no shapes): what
+ * redactDeep uses for the user's own file names and paths.
+ */
+export type Redact = ((text: string) => string) & { exact?: (text: string) => string };
 
 /** Settings of a redactor; the defaults are those of everything genpipe prints or writes. */
 export interface RedactorOptions {
@@ -31,9 +34,13 @@ export const REDACTOR_DEFAULTS = { minSecretLength: 6, maskShapes: true } as con
 /**
  * Anything shaped like an agents-surface API key (fixed prefix `svc-api-`), a bearer credential, or the
  * password of a URL (`https://user:password@host`: a service or store URL may carry one).
+ *
+ * A key shape is a word of its own: not a part of a path (after or before a `/` or `\`), not a name
+ * with an extension (`svc-api-notes.txt`), so a file named like a key keeps its name; a full stop that
+ * ends a sentence is not an extension.
  */
 const SECRET_SHAPES: readonly [RegExp, string][] = [
-  [/svc-api-[A-Za-z0-9._~+/=-]+/g, REDACTED],
+  [/(?<![A-Za-z0-9._/\\-])svc-api-[A-Za-z0-9_~+=-]+(?![A-Za-z0-9_~+=/\\-]|\.[A-Za-z0-9])/g, REDACTED],
   [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
   [/\b([a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:)[^\s/@]+@/gi, `$1${REDACTED}@`],
 ];
@@ -65,8 +72,9 @@ export function createRedactor(
   known.sort((a, b) => b.length - a.length);
   const knownRe = known.length > 0 ? new RegExp(known.map(escapeRegExp).join('|'), 'g') : null;
   const keep = maskShapes ? (options.keep ?? []).filter((k) => k !== '' && !known.includes(k)) : [];
-  return (text: string): string => {
-    let out = knownRe ? text.replace(knownRe, REDACTED) : text;
+  const exact = (text: string): string => (knownRe ? text.replace(knownRe, REDACTED) : text);
+  const redactor = (text: string): string => {
+    let out = exact(text);
     if (!maskShapes) return out;
     keep.forEach((k, i) => {
       out = out.split(k).join(KEEP_MARK(i));
@@ -77,6 +85,7 @@ export function createRedactor(
     });
     return out;
   };
+  return Object.assign(redactor, { exact });
 }
 
 /** The redactor with no known secrets: masks only key- and bearer-shaped strings. */
@@ -95,20 +104,40 @@ export function redact(text: string, secrets: readonly string[]): string {
 }
 
 /**
- * A deep copy of JSON-like data with every string (values and keys alike) passed through `redact`.
+ * The members that hold the user's own file names and paths (an input, its out folder, its outputs):
+ * only the known secrets are masked in them, never a name for its shape.
+ */
+const NAME_MEMBERS: ReadonlySet<string> = new Set([
+  'input',
+  'place',
+  'outputs',
+  'output',
+  'composite',
+  'result',
+  'path',
+  'file',
+  'files',
+  'thumb',
+]);
+
+/**
+ * A deep copy of JSON-like data with every string (values and keys alike) passed through `redact`;
+ * the strings under a name member (`input`, `place`, `outputs`, …) through `redact.exact` when the
+ * redactor has it (the known secrets only: a file named like a key keeps its name).
  *
  * @example JSON.stringify(redactDeep(event, redact))
  */
 export function redactDeep<T>(value: T, redact: Redact): T {
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return redact(v);
-    if (Array.isArray(v)) return v.map(walk);
+  const names = redact.exact ?? redact;
+  const walk = (v: unknown, r: (text: string) => string): unknown => {
+    if (typeof v === 'string') return r(v);
+    if (Array.isArray(v)) return v.map((x) => walk(x, r));
     if (typeof v === 'object' && v !== null) {
       const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) out[redact(k)] = walk(x);
+      for (const [k, x] of Object.entries(v)) out[redact(k)] = walk(x, NAME_MEMBERS.has(k) ? names : r);
       return out;
     }
     return v;
   };
-  return walk(value) as T;
+  return walk(value, redact) as T;
 }

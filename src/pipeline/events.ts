@@ -24,6 +24,12 @@ export type PipelineEvent =
       stage: StageName | null;
       reason: string | null;
       /**
+       * On `submitted` and `failed`: the generation the item's step got from the service and the
+       * request id of its create, when it has them (what a user gives support). Absent otherwise.
+       */
+      generation_id?: string;
+      request_id?: string;
+      /**
        * True when the item is reported as an earlier run left it, nothing run in this one ("already
        * done in an earlier run", "failed in an earlier run (…), not retried"). Absent otherwise.
        */

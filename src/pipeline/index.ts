@@ -41,6 +41,7 @@ export {
 } from './item.ts';
 export {
   defaultJournalPath,
+  formerServiceIdentities,
   JOURNAL_CHOICES,
   JOURNAL_TEXTS,
   type Journal,
@@ -55,6 +56,7 @@ export {
   runnerLockHeld,
   type StatusKind,
   type StatusSummary,
+  serviceIdentity,
   statusSummary,
 } from './journal/index.ts';
 export {

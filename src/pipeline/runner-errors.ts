@@ -21,18 +21,22 @@ export const CLIENT_STATE_DETAILS: readonly string[] = [
   'API client is deactivated',
 ];
 
-/** `label: message`, or the message alone when it already begins with the label's words. */
-function labelled(label: string, message: string): string {
-  return message.toLowerCase().startsWith(label.toLowerCase()) ? message : `${label}: ${message}`;
+/**
+ * `label: message`, said once: a message that already starts with the label (the client's summary of
+ * the status, e.g. "Authentication failed: Invalid API key") is given as it is, lower-cased first.
+ */
+function saidOnce(label: string, message: string): string {
+  if (!message.toLowerCase().startsWith(label)) return `${label}: ${message}`;
+  return `${message.charAt(0).toLowerCase()}${message.slice(1)}`;
 }
 
 /** Why a batch stops early, as one line; null when `err` is not a batch-stopping error. */
 export function batchStopReason(err: unknown): string | null {
-  if (err instanceof AuthenticationError) return labelled('authentication failed', err.message);
+  if (err instanceof AuthenticationError) return saidOnce('authentication failed', err.message);
   if (err instanceof PermissionError && err.detail !== null && CLIENT_STATE_DETAILS.includes(err.detail)) {
     return `the API client may not call the service: ${err.message}`;
   }
-  if (err instanceof InsufficientBalanceError) return labelled('insufficient balance', err.message);
+  if (err instanceof InsufficientBalanceError) return saidOnce('insufficient balance', err.message);
   if (err instanceof UpstreamError) return `service unavailable after retries: ${err.message}`;
   if (err instanceof ConnectionError || err instanceof TimeoutError) {
     return `service unreachable after retries: ${err.message}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, REDACTED, redact } from '../../src/client/redact.ts';
+import { createRedactor, REDACTED, redact, redactDeep } from '../../src/client/redact.ts';
 
 describe('the one redactor', () => {
   it("the client's redact masks the known secrets only, down to 4 characters", () => {
@@ -19,5 +19,34 @@ describe('the one redactor', () => {
     expect(r('store postgres://bob:s3cr3t@db.local:5432/genpipe and http://host:8080/a@b')).toBe(
       `store postgres://bob:${REDACTED}@db.local:5432/genpipe and http://host:8080/a@b`,
     );
+  });
+
+  it('masks a key-shaped text, not a file name shaped like one (in a folder, or with an extension)', () => {
+    const r = createRedactor();
+    expect(r('key svc-api-abcdef123456.')).toBe(`key ${REDACTED}.`);
+    expect(r('"svc-api-abcdef123456", svc-api-xyz789abc; ?k=svc-api-q1w2e3r4&x')).toBe(
+      `"${REDACTED}", ${REDACTED}; ?k=${REDACTED}&x`,
+    );
+    expect(r('small/svc-api-mykey1234567890abcdef.txt')).toBe('small/svc-api-mykey1234567890abcdef.txt');
+    expect(r('svc-api-mykey1234567890abcdef.txt/result.json')).toBe(
+      'svc-api-mykey1234567890abcdef.txt/result.json',
+    );
+    expect(r('out/svc-api-otherkey99999999999/a.png')).toBe('out/svc-api-otherkey99999999999/a.png');
+  });
+
+  it('masks only the known secrets in file names and paths of JSON data', () => {
+    const r = createRedactor(['svc-api-the-real-key']);
+    const data = {
+      input: 'svc-api-looks-like-one',
+      place: 'svc-api-looks-like-one',
+      outputs: ['svc-api-looks-like-one/a.png', 'svc-api-the-real-key/b.png'],
+      reason: 'refused svc-api-other-key and svc-api-the-real-key',
+    };
+    expect(redactDeep(data, r)).toEqual({
+      input: 'svc-api-looks-like-one',
+      place: 'svc-api-looks-like-one',
+      outputs: ['svc-api-looks-like-one/a.png', `${REDACTED}/b.png`],
+      reason: `refused ${REDACTED} and ${REDACTED}`,
+    });
   });
 });

@@ -22,6 +22,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Item, newItem, stepOf, withStep } from '../../src/pipeline/item.ts';
 import {
   defaultJournalPath,
+  formerServiceIdentities,
   JOURNAL_TEXTS,
   type Journal,
   JournalFileError,
@@ -29,6 +30,7 @@ import {
   journalRunHooks,
   NetworkFilesystemError,
   openJournal,
+  serviceIdentity,
 } from '../../src/pipeline/journal/index.ts';
 import { flatView, patchItem, withFlatItem } from '../helpers/item-patch.ts';
 
@@ -940,5 +942,47 @@ describe('reading a journal only (readOnly: status, a dry run)', () => {
     expect((await reader.batches()).map((b) => b.status)).toEqual(['finished']);
     await reader.close();
     expect(readdirSync(folder).sort()).toEqual(names);
+  });
+});
+
+describe('a base URL with a password', () => {
+  it('keys the journal without it; a row keyed with it before (the URL as given) is the same work', async () => {
+    const given = 'http://alice:s3cretPASS@svc.test:4010';
+    // A journal written when the identity was the URL as given, password included.
+    let j = journal();
+    await j.startBatch({ inputDir: inDir, service: given });
+    let hooks = journalRunHooks(j, { references: {} });
+    const a = planned('a.png');
+    expect((await hooks.admit(a)).action).toBe('fresh');
+    await hooks.persist(patchItem(a, { state: 'submitted', generationId: 'gen-1', requestId: 'req-1' }));
+    await j.saveReference('style', 'h1', 'file-style');
+    await j.close();
+    // (an earlier genpipe wrote the URL as given: put it back as it was)
+    const db = new Database(join(outDir, '.genpipe', 'journal.db'));
+    db.prepare('UPDATE batches SET service = ?').run(given);
+    db.prepare('UPDATE shared_references SET service = ?').run(given);
+    db.close();
+    // Now: keyed by the identity without credentials, the former one known in memory only.
+    j = journal();
+    await j.startBatch({
+      inputDir: inDir,
+      service: serviceIdentity(given),
+      formerServices: formerServiceIdentities(given),
+    });
+    hooks = journalRunHooks(j, { references: {} });
+    const d = await hooks.admit(planned('a.png'));
+    expect(d.action).toBe('resume');
+    expect(d.reason).not.toBe(JOURNAL_TEXTS.recipeChanged);
+    await j.close();
+    // Re-keyed: a later run without the password at all finds it too, and no batch of it stores one.
+    j = journal();
+    await j.startBatch({ inputDir: inDir, service: serviceIdentity('http://svc.test:4010/') });
+    hooks = journalRunHooks(j, { references: {} });
+    expect((await hooks.admit(planned('a.png'))).action).toBe('resume');
+    const services = (await j.batches()).map((b) => b.service);
+    expect(services).toEqual(['http://svc.test:4010', 'http://svc.test:4010', 'http://svc.test:4010']);
+    expect(await j.reference('style', 'h1')).toBe('file-style');
+    await j.close();
+    expect(readFileSync(join(outDir, '.genpipe', 'journal.db')).includes('s3cretPASS')).toBe(false);
   });
 });

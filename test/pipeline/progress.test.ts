@@ -77,6 +77,12 @@ describe('redaction', () => {
 
   it('makes control characters visible instead of acting on the terminal', () => {
     expect(printable('a\nb\u001b[2Jc\u009b')).toBe('a\\x0ab\\x1b[2Jc\\x9b');
+    // Bidi controls and zero-width characters would reorder or hide the rest of the line.
+    expect(printable('cat\u202Egpj.exe')).toBe('cat\\u{202e}gpj.exe');
+    expect(printable('\u2066a\u2069\u200e\u200f\u200b\u200d\ufeffb')).toBe(
+      '\\u{2066}a\\u{2069}\\u{200e}\\u{200f}\\u{200b}\\u{200d}\\u{feff}b',
+    );
+    expect(printable('été 東京')).toBe('été 東京');
   });
 });
 

@@ -22,6 +22,14 @@ export function hasKey(row: JournalRow, key: JournalKey): boolean {
   return row.contentHash === key.contentHash && row.recipeHash === key.recipeHash;
 }
 
+/**
+ * True when the row is the work of this key under a former identity of the service (its recipe hash
+ * one of the key's former ones): admit gives it the current key (step 1) instead of redoing it.
+ */
+export function keyedBefore(row: JournalRow, key: JournalKey): boolean {
+  return row.contentHash === key.contentHash && (key.formerRecipeHashes ?? []).includes(row.recipeHash);
+}
+
 /** True when the item holds anything the service did for it (a save of it may not be dropped). */
 export function holdsServiceWork(item: Item): boolean {
   return item.steps.some(

@@ -43,6 +43,7 @@ export {
   runnerLockPath,
 } from './runner-lock.ts';
 export { JournalFileError, type SynchronousMode } from './schema.ts';
+export { formerServiceIdentities, serviceIdentity } from './service-identity.ts';
 export {
   RERUN_TEXTS,
   type StatusFailure,

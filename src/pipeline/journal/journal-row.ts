@@ -21,6 +21,11 @@ export interface JournalKey {
   contentHash: string;
   /** See recipe-hash.ts. */
   recipeHash: string;
+  /**
+   * The recipe hashes of the same recipe under the service's former identities (BatchInfo
+   * formerServices): a row with one of them is this key's, and is re-keyed (see rekeyed in admission.ts).
+   */
+  formerRecipeHashes?: readonly string[];
 }
 
 /**

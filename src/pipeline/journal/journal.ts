@@ -54,7 +54,14 @@ import type {
   RecipeFiles,
   Store,
 } from '../store/store.ts';
-import { decideInputOf, holdsServiceWork, needsOutputs, rowWrites, wantsEarlier } from './admission.ts';
+import {
+  decideInputOf,
+  holdsServiceWork,
+  keyedBefore,
+  needsOutputs,
+  rowWrites,
+  wantsEarlier,
+} from './admission.ts';
 import { BatchRows } from './batch-rows.ts';
 import { type HashCache, hashWithCache } from './content-hash.ts';
 import { DurationRows } from './duration-rows.ts';
@@ -70,6 +77,8 @@ import { ReferenceRows } from './reference-rows.ts';
 import { decide, type JournalDecision, type RowDecision } from './resume-decision.ts';
 import { acquireRunnerLock, lockHolder, type RunnerLock, releaseRunnerLock } from './runner-lock.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
+import { serviceIdentity } from './service-identity.ts';
+import { SCRUB_SERVICE_CREDENTIALS } from './sqlite-plans.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
 import { WriteGroup } from './write-group.ts';
 
@@ -191,7 +200,7 @@ export class Journal implements Store {
   private readonly db: Database.Database;
   private readonly now: () => number;
   private lock: RunnerLock | null = null;
-  private batch: { id: number; service: string | undefined } | null = null;
+  private batch: { id: number; service: string | undefined; formers: readonly string[] } | null = null;
   /**
    * input → id of the row this session plans and saves it in, while its item may still be saved: an
    * input is unbound once its item is saved finished (see unbindsOnSave), so a batch of any size keeps
@@ -279,9 +288,21 @@ export class Journal implements Store {
   async startBatch(info: BatchInfo): Promise<number> {
     this.assertOpen();
     this.group.flush();
-    const id = this.batchRows.insert({ ...info, inputDir: realLocation(info.inputDir) }, this.now());
-    this.batch = { id, service: info.service };
+    this.scrubServiceCredentials();
+    const { formerServices = [], ...recorded } = info;
+    const id = this.batchRows.insert({ ...recorded, inputDir: realLocation(info.inputDir) }, this.now());
+    this.batch = { id, service: info.service, formers: formerServices };
     return id;
+  }
+
+  /** Takes the credentials out of the service of rows an earlier genpipe wrote with them (see SCRUB_SERVICE_CREDENTIALS). */
+  private scrubServiceCredentials(): void {
+    this.db.function('genpipe_service_identity', { deterministic: true }, (s: unknown) =>
+      typeof s === 'string' ? serviceIdentity(s) : s,
+    );
+    this.tx(() => {
+      for (const sql of SCRUB_SERVICE_CREDENTIALS) this.db.prepare(sql).run();
+    });
   }
 
   /** Records the end of the current batch: `finished`, or `stopped` when it stopped early. */
@@ -299,7 +320,7 @@ export class Journal implements Store {
     return this.batchRows.list();
   }
 
-  private requireBatch(): { id: number; service: string | undefined } {
+  private requireBatch(): { id: number; service: string | undefined; formers: readonly string[] } {
     if (!this.batch) throw new Error('journal: startBatch must be called before plan');
     return this.batch;
   }
@@ -348,7 +369,9 @@ export class Journal implements Store {
     references: Readonly<Record<string, { absPath: string }>> = {},
     signal?: AbortSignal,
   ): Promise<JournalKey> {
-    return this.keyWith(item, references, this.batch?.service, (path) => this.hashFile(path, signal));
+    return this.keyWith(item, references, this.batch?.service, (path) => this.hashFile(path, signal), [
+      ...(this.batch?.formers ?? []),
+    ]);
   }
 
   /** The key of a planned item for `service`, its files hashed by `hash`. */
@@ -357,6 +380,7 @@ export class Journal implements Store {
     references: Readonly<Record<string, { absPath: string }>>,
     service: string | undefined,
     hash: (path: string) => Promise<string>,
+    formers: readonly string[] = [],
   ): Promise<JournalKey> {
     const contentHash = await hash(item.absPath);
     const refHashes: Record<string, string> = {};
@@ -364,7 +388,9 @@ export class Journal implements Store {
       const ref = references[name];
       if (ref) refHashes[name] = await hash(ref.absPath);
     }
-    return { contentHash, recipeHash: recipeHash(item, refHashes, service) };
+    const key: JournalKey = { contentHash, recipeHash: recipeHash(item, refHashes, service) };
+    if (formers.length > 0) key.formerRecipeHashes = formers.map((f) => recipeHash(item, refHashes, f));
+    return key;
   }
 
   // ---- planning -------------------------------------------------------------------------------
@@ -435,7 +461,11 @@ export class Journal implements Store {
     if (active && active.contentHash === UNHASHED) {
       // Noted by a run that stopped before planning the file (noteStopped): this is its key.
       if (keyNoted) this.items.setKey(active.id, key);
-      active = { ...active, ...key };
+      active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
+    } else if (active && keyedBefore(active, key)) {
+      // Keyed under a former identity of the service (its URL with the password): the same work.
+      if (keyNoted) this.items.setKey(active.id, key);
+      active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
     }
     const earlier = wantsEarlier(active, key, opts.force ?? false)
       ? this.items.earlier(item.input, key)
@@ -457,7 +487,7 @@ export class Journal implements Store {
   async preview(
     item: Item,
     recipe: RecipeFiles,
-    opts: PlanOptions & { service: string; signal?: AbortSignal },
+    opts: PlanOptions & { service: string; formerServices?: readonly string[]; signal?: AbortSignal },
   ): Promise<JournalDecision> {
     this.assertOpen();
     this.group.flush();
@@ -465,8 +495,12 @@ export class Journal implements Store {
       cachedHash: (p, identity) => this.cachedHash(p, identity),
       saveHash: async () => {},
     };
-    const key = await this.keyWith(item, recipe.references, opts.service, (path) =>
-      hashWithCache(readOnly, path, opts.signal),
+    const key = await this.keyWith(
+      item,
+      recipe.references,
+      opts.service,
+      (path) => hashWithCache(readOnly, path, opts.signal),
+      opts.formerServices,
     );
     const { row, decision } = this.decideRow(item, key, opts, false);
     const place =

@@ -120,6 +120,19 @@ CREATE INDEX IF NOT EXISTS job_durations_kind ON job_durations(service, kind, id
 `,
 };
 
+/**
+ * Rewrites the service of every row written when it was the base URL as given, password included, to
+ * its identity without credentials (`genpipe_service_identity`, a function of the connection): no
+ * password stays in the journal, and the rows keep matching the service. A row that now has the key of
+ * another replaces it (the same service's state, the later row of it kept).
+ */
+export const SCRUB_SERVICE_CREDENTIALS = [
+  "UPDATE batches SET service = genpipe_service_identity(service) WHERE service LIKE '%://%@%'",
+  "UPDATE OR REPLACE shared_references SET service = genpipe_service_identity(service) WHERE service LIKE '%://%@%'",
+  "UPDATE OR REPLACE quota_states SET service = genpipe_service_identity(service) WHERE service LIKE '%://%@%'",
+  "UPDATE job_durations SET service = genpipe_service_identity(service) WHERE service LIKE '%://%@%'",
+] as const;
+
 /** The connection's pragmas (see schema.ts). */
 export const PRAGMAS = {
   busyTimeout: (ms: number) => `busy_timeout = ${ms}`,

@@ -1,16 +1,27 @@
 /** Small text formatters shared by the progress displays and the reports. */
 
 /**
+ * Invisible characters that act on how a line reads: the bidi embeddings, overrides and isolates
+ * (U+202A–U+202E, U+2066–U+2069), the direction marks (U+200E, U+200F, U+061C), the zero-width space
+ * and joiners (U+200B–U+200D, U+2060) and the byte-order mark (U+FEFF).
+ */
+const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/;
+
+/**
  * A text safe to print on one terminal line: control characters (newlines, escape sequences, C1
- * controls) are shown as `\xNN` instead of acting on the terminal.
+ * controls) are shown as `\xNN`, and bidi controls and zero-width characters (which would flip or hide
+ * the rest of the line) as `\u{NNNN}`, instead of acting on the terminal.
  *
  * @example printable('a\nb\u001b[2J') // → 'a\\x0ab\\x1b[2J'
+ * @example printable('cat\u202Egpj.exe') // → 'cat\\u{202e}gpj.exe'
  */
 export function printable(text: string): string {
   let out = '';
   for (const ch of text) {
     const code = ch.charCodeAt(0);
-    out += code < 0x20 || (code >= 0x7f && code <= 0x9f) ? `\\x${code.toString(16).padStart(2, '0')}` : ch;
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else if (INVISIBLE.test(ch)) out += `\\u{${code.toString(16)}}`;
+    else out += ch;
   }
   return out;
 }

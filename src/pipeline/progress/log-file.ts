@@ -152,6 +152,7 @@ export function openLogFile(path: string, header: LogRunHeader, opts: LogFileOpt
         redact: (s) => redact(s),
         command: header.command,
         iso: true,
+        ids: true,
       });
       if (line !== null) push(line);
     },

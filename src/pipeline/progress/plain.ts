@@ -24,6 +24,8 @@ export interface PlainOptions {
    * failed, skipped, not processed, or processed again because it changed) and the batch's own lines.
    */
   verbose?: boolean;
+  /** Name the generation and the create's request id on a file's submitted and failed lines (the log file). */
+  ids?: boolean;
 }
 
 /** A reported file's word in one-line-per-outcome mode is `succeeded`; otherwise the state's name. */
@@ -61,7 +63,18 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
       if (opts.verbose === false && !OUTCOME_STATES.has(event.state)) return null;
       if (opts.verbose === false && event.state === 'discovered' && !event.reason) return null;
       const name = text(event.input);
-      const why = event.reason ? `: ${text(event.reason)}` : '';
+      // The log names the generation and the request of a submitted or failed file (what support asks
+      // for), unless its reason already says which generation.
+      const named =
+        opts.ids === true && !(event.generation_id && event.reason?.includes(event.generation_id));
+      const ids = named
+        ? [
+            ...(event.generation_id ? [`generation ${text(event.generation_id)}`] : []),
+            ...(event.request_id ? [`request id ${text(event.request_id)}`] : []),
+          ]
+        : [];
+      const idsNote = ids.length > 0 ? ` (${ids.join(', ')})` : '';
+      const why = `${event.reason ? `: ${text(event.reason)}` : ''}${idsNote}`;
       // Reported as an earlier run left it: its reason says so ("failed in an earlier run (…), not
       // retried: …", "already done in an earlier run"); nothing failed or ran at a stage in this run.
       if (event.from_journal && event.reason) return `${at} ${name}${why}`;
@@ -80,7 +93,7 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
           // The state's name, unless the event says what happened instead: an item resumed from the
           // journal (`resumed: downloading the outputs of generation … again`, not "submitted"), one sent
           // back to submit, one whose step did other than the name says (`prompt ready: …`, not "uploaded").
-          return `${at} ${name}: ${event.reason ? text(event.reason) : outcomeWord(event.state, opts)}`;
+          return `${at} ${name}: ${event.reason ? text(event.reason) : outcomeWord(event.state, opts)}${idsNote}`;
       }
     }
     case 'batch_stopping':

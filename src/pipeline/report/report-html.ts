@@ -208,26 +208,31 @@ function* pageParts(input: PageInput): Generator<Part> {
     }
   }
   yield ']}</script>';
-  yield* figuresParts(report, stages, timeline, now);
+  yield* figuresParts(report, stages, timeline, now, redact);
   yield { verbatim: `<script>${PAGE_SCRIPT}(document);</script>` };
   yield* ['</main>', '</body>', '</html>'];
 }
 
-/** Time per stage, the timeline and the footer. */
+/**
+ * Time per stage, the timeline and the footer. The timeline holds nothing but the files' names (cut
+ * ones too), times and stage names: only the known secrets are masked in it, never a name for its shape.
+ */
 function* figuresParts(
   report: ReportHead,
   stages: StageDurations,
   timeline: TimelineRows,
   now: number,
-): Generator<string> {
+  redact: Redact,
+): Generator<Part> {
   const startedAt = Date.parse(report.started_at);
   const finishedAt = report.finished_at ? Date.parse(report.finished_at) : null;
   const table = stages.table();
   if (table) yield* ['<section id="stages"><h2>Time per stage</h2>', table, '</section>'];
+  const names = redact.exact ?? redact;
   yield* [
     '<section id="timeline"><h2>Timeline</h2>',
     timelineLegend(),
-    `<div class="timeline-wrap">${timeline.svg(startedAt, finishedAt ?? now)}</div>`,
+    { verbatim: names(`<div class="timeline-wrap">${timeline.svg(startedAt, finishedAt ?? now)}</div>`) },
     '</section>',
     `<footer>Written by genpipe at ${esc(iso(now))}. Details of each file are in its result.json; the same data as JSON is in <a href="report.json">report.json</a>.</footer>`,
   ];

@@ -133,6 +133,7 @@ export class ItemDriver implements StepEnv {
     // an earlier run left it ran no stage in this one.
     const fromJournal = item.journal?.action === 'done';
     const at = fromJournal ? null : item.state === 'failed' && item.failedAt ? item.failedAt : stage;
+    const told = item.state === 'submitted' || item.state === 'failed' ? currentStep(item) : undefined;
     this.emit({
       type: 'item_state',
       at: Date.now(),
@@ -142,6 +143,8 @@ export class ItemDriver implements StepEnv {
       state: item.state,
       stage: at,
       reason,
+      ...(told?.generationId ? { generation_id: told.generationId } : {}),
+      ...(told?.requestId ? { request_id: told.requestId } : {}),
       ...(fromJournal ? { from_journal: true as const } : {}),
     });
   }

@@ -26,6 +26,7 @@ import { currentStep, type Item } from '../item.ts';
 import {
   decideInputOf,
   holdsServiceWork,
+  keyedBefore,
   needsOutputs,
   rowWrites,
   wantsEarlier,
@@ -146,7 +147,7 @@ export class PostgresStore implements Store {
   private readonly now: () => number;
   private readonly items: PgItems;
   private readonly serial = new KeyedSerial();
-  private batch: { id: number; service: string | undefined } | null = null;
+  private batch: { id: number; service: string | undefined; formers: readonly string[] } | null = null;
   /** input → id of the row this session admitted it in. */
   private readonly bound = new Map<string, number>();
   private lock: OutDirLock | null = null;
@@ -251,7 +252,7 @@ export class PostgresStore implements Store {
       ]),
     );
     const id = rows[0]!.id;
-    this.batch = { id, service: info.service };
+    this.batch = { id, service: info.service, formers: info.formerServices ?? [] };
     return id;
   }
 
@@ -292,7 +293,7 @@ export class PostgresStore implements Store {
     }));
   }
 
-  private requireBatch(): { id: number; service: string | undefined } {
+  private requireBatch(): { id: number; service: string | undefined; formers: readonly string[] } {
     if (!this.batch) throw new Error('store: startBatch must be called before admit');
     return this.batch;
   }
@@ -339,7 +340,10 @@ export class PostgresStore implements Store {
       const ref = references[name];
       if (ref) refHashes[name] = await hashWithCache(cache, ref.absPath, signal);
     }
-    return { contentHash, recipeHash: recipeHash(item, refHashes, this.batch?.service) };
+    const key: JournalKey = { contentHash, recipeHash: recipeHash(item, refHashes, this.batch?.service) };
+    const formers = this.batch?.formers ?? [];
+    if (formers.length > 0) key.formerRecipeHashes = formers.map((f) => recipeHash(item, refHashes, f));
+    return key;
   }
 
   // ---- admitting ------------------------------------------------------------------------------
@@ -358,7 +362,11 @@ export class PostgresStore implements Store {
       let active = await this.items.active(q, item.input);
       if (active && active.contentHash === UNHASHED) {
         await this.items.setKey(q, active.id, key);
-        active = { ...active, ...key };
+        active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
+      } else if (active && keyedBefore(active, key)) {
+        // Keyed under a former identity of the service (its URL with the password): the same work.
+        await this.items.setKey(q, active.id, key);
+        active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
       }
       const earlier = wantsEarlier(active, key, opts.force ?? false)
         ? await this.items.earlier(q, item.input, key)

@@ -56,6 +56,11 @@ export interface BatchInfo {
    * result from another service is not this one's) and of the shared-reference uploads' key.
    */
   service?: string;
+  /**
+   * Earlier identities of the same service (see service-identity.ts), never stored: a row whose
+   * recipe hash was taken with one of them is this service's work, and is given the current key.
+   */
+  formerServices?: readonly string[];
   /** The run's options as given (flags), for the record. Never put secrets here. */
   options?: Record<string, unknown>;
 }
