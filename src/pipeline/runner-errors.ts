@@ -22,12 +22,12 @@ export const CLIENT_STATE_DETAILS: readonly string[] = [
 ];
 
 /**
- * `label: message`, said once: a message that already starts with the label (the client's summary of
- * the status, e.g. "Authentication failed: Invalid API key") is given as it is, lower-cased first.
+ * `label: message`, said once: a message that already starts with the label's words (the client's
+ * summary of the status, e.g. "Authentication failed: Invalid API key") is given as it is, the
+ * service's text untouched.
  */
 function saidOnce(label: string, message: string): string {
-  if (!message.toLowerCase().startsWith(label)) return `${label}: ${message}`;
-  return `${message.charAt(0).toLowerCase()}${message.slice(1)}`;
+  return message.toLowerCase().startsWith(label.toLowerCase()) ? message : `${label}: ${message}`;
 }
 
 /** Why a batch stops early, as one line; null when `err` is not a batch-stopping error. */
