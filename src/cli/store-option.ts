@@ -41,7 +41,7 @@ export function storeUrlOf(
   }
   if (!(STORE_SCHEMES as readonly string[]).includes(protocol)) {
     throw new UsageError(
-      `${given} ${redactUrl(url)}: not a store URL genpipe knows; use postgres://user:password@host:port/database (or postgresql://)`,
+      `${given} ${redactUrl(url)}: not a store URL genpipe knows; use a postgres:// or postgresql:// URL (user, password, host, port and database)`,
     );
   }
   return url;
