@@ -118,6 +118,10 @@ describe('genpipe run --store <postgres url>', () => {
       (ev) => ev.filter((e) => e.type === 'item_state' && e.state === 'submitted').length === 3,
       'three submitted events',
     );
+    // While it holds the out dir, a second runner with the same store is refused, naming it.
+    const second0 = await runCli(['run', input, '--out', out], env, 30_000);
+    expect(second0.code, second0.stderr).toBe(2);
+    expect(second0.stderr).toContain(`pid ${first.proc.pid}`);
     first.proc.kill('SIGKILL');
     await first.exited;
     await unhold(emu, held);
