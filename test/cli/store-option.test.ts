@@ -67,7 +67,9 @@ describe('genpipe run --store <postgres url>', () => {
     // A second run finds both done in the store.
     const again = await runCli(['run', input, '--out', out, '--store', pg.url()], cliEnv(emu), 60_000);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toMatch(/journal: 2 already done/);
+    expect(again.stderr).toMatch(
+      /journal: 2 already done.* \(postgres:\/\/genpipe:(\*\*\*|\[redacted\])@127/,
+    );
 
     const status = await runCli(['status', out, '--store', pg.url()], cliEnv(emu));
     expect(status.code, status.stderr).toBe(0);
@@ -103,6 +105,24 @@ describe('genpipe run --store <postgres url>', () => {
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^ +1 done$/m);
     expect(everything(out, run.stdout, run.stderr, status.stdout)).not.toContain(password());
+  }, 90_000);
+
+  it('genpipe watch keeps its journal in the store too', async () => {
+    const { input, out } = promptFolder({ 'w.txt': 'a watched fox' });
+    const env = cliEnv(emu, { GENPIPE_STORE: pg.url() });
+    const watch = spawnGenpipe(['watch', input, '--out', out, '--json', '--quiet-ms', '200'], env);
+    await watch.until(
+      (ev) => ev.some((e) => e.type === 'item_state' && e.state === 'reported' && e.input === 'w.txt'),
+      'w.txt reported',
+    );
+    watch.proc.kill('SIGTERM');
+    expect((await watch.exited).code, watch.stderr()).toBe(0);
+    expect(existsSync(join(out, '.genpipe', 'journal.db'))).toBe(false);
+    const status = await runCli(['status', out], env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/last batch: #1 of 1, stopped/);
+    expect(status.stdout).toMatch(/^ +1 done$/m);
+    expect(everything(out, watch.stdout(), watch.stderr(), status.stdout)).not.toContain(password());
   }, 90_000);
 
   it('after kill -9 mid-batch, a re-run with the same store collects what was paid for, creating nothing twice', async () => {

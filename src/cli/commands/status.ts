@@ -60,7 +60,8 @@ export function statusLines(outDir: string, journalPath: string, summary: Status
     const state = b.status === 'running' ? runningState(b.pid, summary.live) : b.status;
     const ended = b.finishedAt ? `, ended ${when(b.finishedAt)} UTC` : '';
     lines.push(
-      `last batch: #${b.id} of ${summary.batches}, ${state}, started ${when(b.startedAt)} UTC${ended}`,
+      // Counted in this out dir: a store shared by several out dirs numbers its batches across them all.
+      `last batch: #${summary.batches} of ${summary.batches}, ${state}, started ${when(b.startedAt)} UTC${ended}`,
     );
     lines.push(`  from ${b.inputDir}`);
   } else lines.push('no batch has run here yet');
