@@ -11,7 +11,7 @@
  * once.
  */
 
-import { relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import {
   type Batch,
   type BatchResult,
@@ -31,6 +31,7 @@ import {
   startBatch,
 } from '../pipeline/index.ts';
 import { printable } from '../pipeline/progress/index.ts';
+import { secretsOf } from '../pipeline/store-postgres/index.ts';
 import { type BatchFlags, type BatchOptions, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
   type BatchService,
@@ -49,6 +50,8 @@ import { growHeapBeforeMarking } from './heap-growth.ts';
 import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
 import { RetryNotes } from './retry-notes.ts';
+import { ENV } from './service-config.ts';
+import { openRunStore, storeUrlOf } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
@@ -141,6 +144,8 @@ interface Session {
 
 /** A display path: relative to the working directory when inside it. */
 export function shown(path: string): string {
+  // A store's location (a redacted URL) is no path.
+  if (!isAbsolute(path)) return path;
   const rel = relative(process.cwd(), path);
   return rel && !rel.startsWith('..') ? rel : path;
 }
@@ -175,6 +180,11 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
   };
   const signals = wireSignals(session);
   try {
+    if (flags.dryRun && storeUrlOf(flags) !== null) {
+      throw new UsageError(
+        `--dry-run does not read a PostgreSQL store yet (--store or ${ENV.store}): run the dry run without it`,
+      );
+    }
     const code = flags.dryRun
       ? await executeDryRun(dryRunSession(session, request))
       : await runBatch(session, request);
@@ -278,6 +288,11 @@ function logError(s: Session, err: unknown): void {
 async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   const { cmd, flags } = s;
   s.log = openBatchLog(s);
+  const storeUrl = storeUrlOf(flags);
+  if (storeUrl !== null) {
+    s.secrets = [...s.secrets, ...secretsOf(storeUrl)];
+    s.log?.setRedact(createRedactor(s.secrets));
+  }
   const options = await resolveBatchOptions(inputDirArg, flags, cmd.name, (dir) => cmd.checkInputDir(dir));
   // The client's notes (retries, 429 waits) on stderr unless --json, retries counted unless -v (see
   // retry-notes.ts); in the log file always.
@@ -287,13 +302,16 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     s.json ? s.record(text) : notes ? notes.note(text) : s.note(text),
   );
   s.service = service;
-  s.secrets = service.secrets;
+  s.secrets = [...s.secrets, ...service.secrets];
   s.log?.setRedact(createRedactor(s.secrets));
   await cmd.checkFolders?.(options.inputDir, options.outDir);
-  const journal = openRunJournal({
-    outDir: options.outDir,
-    ...(flags.journal ? { path: flags.journal } : {}),
-  });
+  const journal: Store =
+    storeUrl !== null
+      ? await openRunStore({ url: storeUrl, outDir: options.outDir })
+      : openRunJournal({
+          outDir: options.outDir,
+          ...(flags.journal ? { path: flags.journal } : {}),
+        });
   s.journal = journal;
   const setup: BatchSetup = { ...options, service, journal, note: s.note };
   await cmd.open?.(setup);

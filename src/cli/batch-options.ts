@@ -14,13 +14,17 @@ import {
   RUN_DEFAULTS,
   relativeGlobProblem,
 } from '../pipeline/index.ts';
+import { redactUrl } from '../pipeline/store-postgres/index.ts';
 import { checkBatchInputs, type JournalFlags } from './batch-setup.ts';
 import { addServiceOptions, intArg } from './make-client.ts';
 import type { ServiceFlags } from './service-config.ts';
+import { STORE_HELP } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Flags of a batch command (`run`, `watch`). */
 export interface BatchFlags extends ServiceFlags, JournalFlags {
+  /** `--store <url>`: a PostgreSQL store instead of the journal file (holds a password: never shown). */
+  store?: string;
   out?: string;
   recipe?: string;
   concurrency?: number;
@@ -132,8 +136,8 @@ function collect(value: string, previous: string[] | undefined): string[] {
 
 /** The flags of a run or watch as the journal records them (never the key or the token). */
 export function recordedFlags(command: string, flags: BatchFlags): Record<string, unknown> {
-  const { apiKey: _key, legacyToken: _token, ...rest } = flags;
-  return { command, ...rest };
+  const { apiKey: _key, legacyToken: _token, store, ...rest } = flags;
+  return { command, ...rest, ...(store !== undefined ? { store: redactUrl(store) } : {}) };
 }
 
 function positiveSeconds(value: string): number {
@@ -199,6 +203,7 @@ export function addSharedBatchOptions(cmd: Command): Command {
       `${JOURNAL_CHOICES.journalFlag} <path>`,
       `the journal file, on a local disk (default <out-dir>/${JOURNAL_CHOICES.dirName}/${JOURNAL_CHOICES.fileName})`,
     )
+    .option('--store <url>', STORE_HELP)
     .option(
       JOURNAL_CHOICES.forceFlag,
       'redo every file, even those an earlier run finished (shared references are uploaded again too)',

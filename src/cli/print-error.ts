@@ -17,6 +17,7 @@ import {
 } from '../client/index.ts';
 import { printable } from '../pipeline/progress/index.ts';
 import { isRecipeError } from '../pipeline/recipe-error.ts';
+import { StoreConnectionError } from '../pipeline/store-postgres/index.ts';
 import { EXIT } from './exit-codes.ts';
 import { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
 import { UsageError } from './usage-error.ts';
@@ -76,6 +77,8 @@ export function exitCodeOf(err: unknown): number {
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   if (err instanceof UsageError) return EXIT.usage;
   if (isAbort(err)) return EXIT.interrupted;
+  // The store cannot be reached, refused the login, or failed a write: nothing more can be recorded.
+  if (err instanceof StoreConnectionError) return EXIT.stoppedEarly;
   return EXIT.failed;
 }
 

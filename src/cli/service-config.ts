@@ -25,6 +25,7 @@ export const ENV = {
   baseUrl: 'GENPIPE_BASE_URL',
   legacyBaseUrl: 'GENPIPE_LEGACY_BASE_URL',
   legacyToken: 'GENPIPE_LEGACY_TOKEN',
+  store: 'GENPIPE_STORE',
 } as const;
 
 /** Adds the shared connection flags to a command. */

@@ -11,6 +11,7 @@ import {
   defaultJournalPath,
   type Journal,
   JournalFileError,
+  JournalLockedError,
   NetworkFilesystemError,
   openJournal,
   RERUN_TEXTS,
@@ -20,6 +21,8 @@ import {
   statusSummary,
 } from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
+import type { PostgresStore } from '../../pipeline/store-postgres/index.ts';
+import { openRunStore, STORE_HELP, storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** Failures listed one by one; the rest are counted. */
@@ -60,7 +63,8 @@ export function statusLines(outDir: string, journalPath: string, summary: Status
     const state = b.status === 'running' ? runningState(b.pid, summary.live) : b.status;
     const ended = b.finishedAt ? `, ended ${when(b.finishedAt)} UTC` : '';
     lines.push(
-      `last batch: #${b.id} of ${summary.batches}, ${state}, started ${when(b.startedAt)} UTC${ended}`,
+      // Counted in this out dir: a store shared by several out dirs numbers its batches across them all.
+      `last batch: #${summary.batches} of ${summary.batches}, ${state}, started ${when(b.startedAt)} UTC${ended}`,
     );
     lines.push(`  from ${b.inputDir}`);
   } else lines.push('no batch has run here yet');
@@ -99,9 +103,21 @@ export function registerStatus(program: Command): void {
       '--journal <path>',
       'the journal file, when the runs used --journal (default <out-dir>/.genpipe/journal.db)',
     )
+    .option(
+      '--store <url>',
+      STORE_HELP.replace(
+        'to keep the journal in instead of the journal file',
+        'the runs kept their journal in',
+      ),
+    )
     .option('--json', 'the summary as one JSON object on stdout')
-    .action(async (outArg: string, opts: { journal?: string; json?: boolean }) => {
+    .action(async (outArg: string, opts: { journal?: string; store?: string; json?: boolean }) => {
       const outDir = resolve(outArg);
+      const storeUrl = storeUrlOf(opts);
+      if (storeUrl !== null) {
+        await printStoreStatus(outDir, storeUrl, opts.json === true);
+        return;
+      }
       const path = opts.journal ? resolve(opts.journal) : defaultJournalPath(outDir);
       if (!existsSync(path)) {
         throw new UsageError(
@@ -123,11 +139,47 @@ export function registerStatus(program: Command): void {
         const summary = statusSummary(journal.rows(), await journal.batches(), {
           live: runnerLockHeld(outDir),
         });
-        if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ out_dir: outDir, journal: path, ...summary })}\n`);
-        } else process.stdout.write(`${statusLines(outDir, path, summary).map(printable).join('\n')}\n`);
+        printStatus(outDir, path, summary, opts.json === true);
       } finally {
         await journal.close();
       }
     });
+}
+
+function printStatus(outDir: string, journal: string, summary: StatusSummary, json: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ out_dir: outDir, journal, ...summary })}\n`);
+  } else process.stdout.write(`${statusLines(outDir, journal, summary).map(printable).join('\n')}\n`);
+}
+
+/**
+ * Status from the PostgreSQL store at `url`: the same summary, its rows and batches read from the
+ * database (nothing written). Whether a runner holds the out dir is told by trying its lock, dropped at
+ * once (as the journal file's lock is probed).
+ */
+async function printStoreStatus(outDir: string, url: string, json: boolean): Promise<void> {
+  const store = await openRunStore({ url, outDir, lock: false });
+  try {
+    const batches = await store.batches();
+    if (batches.length === 0) {
+      throw new UsageError(
+        `the store at ${store.location} holds nothing of ${outDir}: nothing ran with it as its --out and this --store`,
+      );
+    }
+    const summary = statusSummary(await store.rows(), batches, { live: await runnerHolds(store) });
+    printStatus(outDir, store.location, summary, json);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Whether a runner holds the store's out dir now: its lock is refused (true) or taken and given back (false). */
+async function runnerHolds(store: PostgresStore): Promise<boolean | null> {
+  try {
+    await store.acquireLock();
+    await store.releaseLock();
+    return false;
+  } catch (err) {
+    return err instanceof JournalLockedError ? true : null;
+  }
 }

@@ -39,7 +39,7 @@ export function redactUrl(url: string): string {
 }
 
 /** The password a URL holds, as written and decoded (what may not appear in any text), or none. */
-function secretsOf(url: string): string[] {
+export function secretsOf(url: string): string[] {
   const found: string[] = [];
   try {
     const parsed = new URL(url);
@@ -77,6 +77,19 @@ export function storeError(err: unknown, url: string, what: string): StoreConnec
   const code = (err as { code?: unknown } | null)?.code;
   return new StoreConnectionError(
     scrub(`${what} (store ${redactUrl(url)}): ${messageOf(err)}`, url),
+    typeof code === 'string' ? code : undefined,
+  );
+}
+
+/**
+ * The StoreConnectionError for a store that could not be opened at `url`: "cannot connect to the store
+ * at <redacted url>: <the driver's words>", scrubbed of the password.
+ */
+export function connectError(err: unknown, url: string): StoreConnectionError {
+  if (err instanceof StoreConnectionError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  return new StoreConnectionError(
+    scrub(`cannot connect to the store at ${redactUrl(url)}: ${messageOf(err)}`, url),
     typeof code === 'string' ? code : undefined,
   );
 }

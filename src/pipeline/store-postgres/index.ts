@@ -3,7 +3,7 @@
  * its connection's redaction of passwords (connection.ts), and a real server from npm packages for the
  * tests and the demo (embedded.ts, imported on its own: it hooks the process's signals).
  */
-export { redactUrl, StoreConnectionError } from './connection.ts';
+export { redactUrl, StoreConnectionError, secretsOf } from './connection.ts';
 export { LOCK_HEARTBEAT_MS } from './pg-lock.ts';
 export { SCHEMA_VERSION } from './pg-plans.ts';
 export { StoreSchemaError } from './pg-schema.ts';

@@ -52,7 +52,14 @@ import type {
   Store,
   StoreDecision,
 } from '../store/store.ts';
-import { checkSchemaName, openPool, redactUrl, type StoreConnectionError, storeError } from './connection.ts';
+import {
+  checkSchemaName,
+  connectError,
+  openPool,
+  redactUrl,
+  type StoreConnectionError,
+  storeError,
+} from './connection.ts';
 import { PgItems, type Queryable } from './pg-items.ts';
 import { lockHolderOf, OutDirLock } from './pg-lock.ts';
 import { BATCH_SQL, DURATION_SQL, HASH_SQL, ITEM_SQL, QUOTA_SQL, REFERENCE_SQL } from './pg-plans.ts';
@@ -106,7 +113,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     }
   } catch (err) {
     await pool.end().catch(() => undefined);
-    throw storeError(err, opts.url, 'cannot open the store');
+    throw connectError(err, opts.url);
   }
   const store = new PostgresStore(pool, opts, schema, () => failure);
   if (opts.lock !== false) {
