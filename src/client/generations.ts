@@ -272,6 +272,26 @@ export class Generations {
     }
   }
 
+  /**
+   * Frees the shared job slots whose job has ended — those a process that died or lost its answers
+   * left behind: each held job is read (get), which frees its slot when it is terminal or unknown to
+   * the service. A job still running keeps its slot. Returns how many slots were freed.
+   */
+  async recoverSharedJobSlots(options: { signal?: AbortSignal } = {}): Promise<number> {
+    const { sharedQuota } = this.deps;
+    if (!sharedQuota) return 0;
+    let freed = 0;
+    for (const id of await sharedQuota.heldJobs()) {
+      try {
+        if (isTerminal((await this.get(id, options)).state)) freed++;
+      } catch (err) {
+        if (err instanceof NotFoundError) freed++;
+        else throw err;
+      }
+    }
+    return freed;
+  }
+
   /** Frees the shared job slot of a generation read terminal. */
   private async sharedJobSeen(generation: { id: string; state: string }): Promise<void> {
     const { sharedQuota } = this.deps;

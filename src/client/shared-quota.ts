@@ -25,4 +25,9 @@ export interface SharedQuota {
   jobStarted(generationId: string): Promise<void>;
   /** Frees job `generationId`'s slot (observed terminal, or unknown to the service). */
   jobEnded(generationId: string): Promise<void>;
+  /**
+   * The jobs holding the key's slots, whoever took them. A process that died leaves its slots here;
+   * Generations.recoverSharedJobSlots() asks the service about each and frees those that ended.
+   */
+  heldJobs(): Promise<string[]>;
 }

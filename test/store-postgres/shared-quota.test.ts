@@ -14,7 +14,7 @@ import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
 import { openPool } from '../../src/pipeline/store-postgres/connection.ts';
 import { openPostgresStore, postgresSharedQuota } from '../../src/pipeline/store-postgres/index.ts';
-import { clientFor, KEY, startTestEmulator, stats } from '../client/client-helpers.ts';
+import { adminRows, clientFor, KEY, startTestEmulator, stats, until } from '../client/client-helpers.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const db = usePostgres();
@@ -72,6 +72,36 @@ describe('a quota shared in PostgreSQL', () => {
       expect(new Set(slots.rows.map((r) => r.slot_id))).toEqual(new Set(created.map((g) => g.id)));
     } finally {
       for (const c of clients) await c.close();
+      await emu.close();
+    }
+  });
+
+  it('a client that went away without reading its jobs leaves their slots; another recovers those that ended', async () => {
+    const emu: RunningEmulator = await startTestEmulator({
+      clients: [{ id: 'a', rpm: LIMIT, concurrency: 100 }],
+      keys: [{ key: KEY, client: 'a' }],
+      blocked_words: ['shared'],
+    });
+    const key = { service: emu.url, keyFingerprint: keyFingerprint(KEY) };
+    const gone = clientFor(emu, {
+      rateWindowMs: 60_000,
+      rateLimit: LIMIT,
+      sharedQuota: postgresSharedQuota(pool(), key),
+    });
+    const survivor = clientFor(emu, { sharedQuota: postgresSharedQuota(pool(), key) });
+    try {
+      const created = await Promise.all([0, 1, 2].map(() => gone.generations.create(CHEAP)));
+      await gone.close();
+      const quota = postgresSharedQuota(pool(), key);
+      expect(new Set(await quota.heldJobs())).toEqual(new Set(created.map((g) => g.id)));
+      // The jobs end (moderation) with nobody reading them.
+      await until(async () =>
+        (await adminRows(emu)).every((r) => r.state === 'failed' || r.state === 'completed'),
+      );
+      expect(await survivor.generations.recoverSharedJobSlots()).toBe(3);
+      expect(await quota.heldJobs()).toEqual([]);
+    } finally {
+      await survivor.close();
       await emu.close();
     }
   });

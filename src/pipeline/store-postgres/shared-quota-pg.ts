@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import type { SharedQuota, SharedSlotAnswer, SharedWindow } from '../../client/index.ts';
 import type { Queryable } from './pg-items.ts';
+import { LEDGER_SQL } from './pg-plans.ts';
 import { type QuotaKey, releaseJobSlot, takeJobSlot, takeRequestSlot } from './quota-ledger.ts';
 
 /** Added to the window for the time a create takes to reach the service. */
@@ -44,6 +45,13 @@ export function postgresSharedQuota(
     },
     async jobEnded(generationId: string): Promise<void> {
       await tx((q) => releaseJobSlot(q, key, generationId));
+    },
+    async heldJobs(): Promise<string[]> {
+      const { rows } = await pool.query<{ slot_id: string }>(LEDGER_SQL.slotIds, [
+        key.service,
+        key.keyFingerprint,
+      ]);
+      return rows.map((r) => r.slot_id);
     },
   };
 }
