@@ -13,6 +13,7 @@ import { Pacer } from './pacer.ts';
 import { DEFAULT_POLL_SETTINGS, type PollSettings } from './poll-schedule.ts';
 import { resolveRetryPolicy } from './retry-policy.ts';
 import type { ClientHooks } from './retrying-call.ts';
+import type { SharedQuota } from './shared-quota.ts';
 
 /** Options of createClient. Only apiKey and baseUrl are required. */
 export interface ClientOptions {
@@ -39,6 +40,11 @@ export interface ClientOptions {
   rateLimit?: number;
   /** A cap on this client's concurrent jobs; learned from "Too many concurrent jobs" otherwise. */
   maxConcurrentJobs?: number;
+  /**
+   * A quota shared with other processes on the same API key (e.g. the PostgreSQL one of
+   * pipeline/store-postgres/shared-quota-pg.ts); without it the client paces by what it learns alone.
+   */
+  sharedQuota?: SharedQuota;
   /** On a 503 for a create with url media, fetch the media and resend it as base64 (default false). */
   resendUrlMediaAsBase64?: boolean;
   /** Largest file sent inline by files.upload in auto mode (default CHOICES.inlineUploadMaxBytes). */
@@ -130,6 +136,7 @@ export function createClient(options: ClientOptions): GenpipeClient {
       transport,
       pacer,
       governor,
+      sharedQuota: options.sharedQuota,
       polling,
       resendUrlMediaAsBase64: options.resendUrlMediaAsBase64 ?? false,
     }),

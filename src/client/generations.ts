@@ -27,6 +27,7 @@ import { type PollSettings, pollDelay } from './poll-schedule.ts';
 import { preflightGeneration } from './preflight.ts';
 import { notActedOn, type RetryPolicy, resubmitDelay } from './retry-policy.ts';
 import { retryingCall } from './retrying-call.ts';
+import type { SharedQuota } from './shared-quota.ts';
 import { sleep, throwIfAborted } from './sleep.ts';
 import type { Generation, GenerationRequest } from './types.ts';
 
@@ -35,6 +36,8 @@ export interface GenerationsDeps {
   transport: ApiTransport;
   pacer: Pacer;
   governor: ConcurrencyGovernor;
+  /** The quota shared with other processes on the same key, if any (shared-quota.ts). */
+  sharedQuota?: SharedQuota | undefined;
   polling: PollSettings;
   resendUrlMediaAsBase64: boolean;
 }
@@ -193,6 +196,7 @@ export class Generations {
             throw err;
           }
           try {
+            await this.takeSharedSlot(requestId, held);
             await options.beforeSend?.(requestId);
             throwIfAborted(signal);
             throwIfAborted(options.holdSignal);
@@ -251,6 +255,50 @@ export class Generations {
     }
   }
 
+  /**
+   * Waits for a slot in the window shared with other processes on the key (when the client has a
+   * shared quota and the window is known: the first create, which probes it, goes by the pacer alone).
+   */
+  private async takeSharedSlot(requestId: string, held: AbortSignal | undefined): Promise<void> {
+    const { sharedQuota, pacer } = this.deps;
+    if (!sharedQuota) return;
+    for (;;) {
+      const windowMs = pacer.windowMs;
+      const limit = pacer.limit;
+      if (windowMs === null || limit === null) return;
+      const answer = await sharedQuota.takeRequestSlot(requestId, { windowMs, limit });
+      if (answer.granted) return;
+      await sleep(answer.retryInMs, held);
+    }
+  }
+
+  /**
+   * Frees the shared job slots whose job has ended — those a process that died or lost its answers
+   * left behind: each held job is read (get), which frees its slot when it is terminal or unknown to
+   * the service. A job still running keeps its slot. Returns how many slots were freed.
+   */
+  async recoverSharedJobSlots(options: { signal?: AbortSignal } = {}): Promise<number> {
+    const { sharedQuota } = this.deps;
+    if (!sharedQuota) return 0;
+    let freed = 0;
+    for (const id of await sharedQuota.heldJobs()) {
+      try {
+        if (isTerminal((await this.get(id, options)).state)) freed++;
+      } catch (err) {
+        if (err instanceof NotFoundError) freed++;
+        else throw err;
+      }
+    }
+    return freed;
+  }
+
+  /** Frees the shared job slot of a generation read terminal. */
+  private async sharedJobSeen(generation: { id: string; state: string }): Promise<void> {
+    const { sharedQuota } = this.deps;
+    if (!sharedQuota || !(TERMINAL_GENERATION_STATES as readonly string[]).includes(generation.state)) return;
+    await sharedQuota.jobEnded(generation.id);
+  }
+
   /** One create attempt with its governor slot and pacer ticket; settles both exactly once. */
   private async sendCreate(
     url: string,
@@ -291,6 +339,7 @@ export class Generations {
       }
       ticket.done({ status: 201, headers: res.headers });
       slot.done({ created: generation.id });
+      await this.deps.sharedQuota?.jobStarted(generation.id);
       return generation;
     }
     const error = await transport.error(res, requestId);
@@ -322,9 +371,13 @@ export class Generations {
         signal: options.signal,
       });
       this.deps.governor.observe(body);
+      await this.sharedJobSeen(body);
       return body;
     } catch (err) {
-      if (err instanceof NotFoundError) this.deps.governor.forget(id);
+      if (err instanceof NotFoundError) {
+        this.deps.governor.forget(id);
+        await this.deps.sharedQuota?.jobEnded(id);
+      }
       throw err;
     }
   }
@@ -396,6 +449,7 @@ export class Generations {
       }
     }
     this.deps.governor.observe(done);
+    await this.sharedJobSeen(done);
     if (done.state === 'failed' && options.throwOnFailure !== false) throw new GenerationFailedError(done);
     return done;
   }

@@ -22,3 +22,4 @@ export {
   takeJobSlot,
   takeRequestSlot,
 } from './quota-ledger.ts';
+export { postgresSharedQuota } from './shared-quota-pg.ts';

@@ -282,6 +282,7 @@ export const LEDGER_SQL = {
   prune: `DELETE FROM key_requests WHERE service = $1 AND key_fingerprint = $2
      AND sent_at <= clock_timestamp() - $3 * interval '1 millisecond'`,
   slotsHeld: 'SELECT count(*)::int AS n FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2',
+  slotIds: 'SELECT slot_id FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 ORDER BY taken_at',
   slotHeld: 'SELECT 1 FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND slot_id = $3',
   takeSlot: `INSERT INTO key_job_slots (service, key_fingerprint, slot_id, taken_at)
    VALUES ($1, $2, $3, clock_timestamp())`,
