@@ -32,7 +32,7 @@ import {
 } from '../pipeline/index.ts';
 import { printable } from '../pipeline/progress/index.ts';
 import { secretsOf } from '../pipeline/store-postgres/index.ts';
-import { type BatchFlags, type BatchOptions, recordedFlags, resolveBatchOptions } from './batch-options.ts';
+import { type BatchFlags, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
   type BatchService,
   connectService,
