@@ -211,6 +211,26 @@ describe('genpipe run --metrics-port', () => {
     }
   }, 60_000);
 
+  it('serves a watch the same way, until a signal ends it', async () => {
+    const png = await noisePng(44, 44);
+    const { input, out } = await recipeFolder(root, 'watch', EDIT_OR_PROMPT_RECIPE, { 'w.png': png });
+    const args = ['watch', input, '--out', out, '--json', '--quiet-ms', '300', '--poll-interval', '1'];
+    const child = spawnGenpipe([...args, '--metrics-port', '0'], envFor(emu.url, KEY));
+    const base = await metricsBase(child);
+    await child.until((ev) => inState(ev, 'reported').length === 1, 'the file reported');
+    const m = await scrape(base);
+    expect(m.value('genpipe_items_finished_total{outcome="succeeded"}')).toBe(1);
+    expect(m.value('genpipe_upload_bytes_total')).toBe(png.length);
+    expect(m.value('genpipe_download_bytes_total')).toBe(await outputBytes(out));
+    expect(JSON.parse((await scrape(base, '/healthz')).text)).toMatchObject({
+      status: 'ok',
+      batch: 'running',
+    });
+    child.proc.kill('SIGINT');
+    expect((await child.exited).code).toBe(0); // a watch stopped by a signal exits 0
+    await expect(request(`${base}/metrics`)).rejects.toThrow(/ECONNREFUSED/);
+  }, 60_000);
+
   it('refuses a port it cannot listen on, and --metrics-host alone, before anything is sent', async () => {
     const { input, out } = await recipeFolder(root, 'refused', EDIT_OR_PROMPT_RECIPE, {
       'a.png': await noisePng(40, 40),
