@@ -32,6 +32,7 @@ import {
 } from '../pipeline/index.ts';
 import { printable } from '../pipeline/progress/index.ts';
 import { secretsOf } from '../pipeline/store-postgres/index.ts';
+import { type BatchMetrics, startBatchMetrics } from './batch-metrics.ts';
 import { type BatchFlags, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
   type BatchService,
@@ -140,6 +141,8 @@ interface Session {
   record(text: string): void;
   /** The client's retry notes, counted rather than each printed (not with -v or --json). */
   retryNotes: RetryNotes | null;
+  /** `--metrics-port`: the batch's metrics and their server, once started. */
+  metrics: BatchMetrics | null;
 }
 
 /** A display path: relative to the working directory when inside it. */
@@ -177,6 +180,7 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
     },
     record: (text) => session.log?.line('note', text),
     retryNotes: null,
+    metrics: null,
   };
   const signals = wireSignals(session);
   try {
@@ -223,6 +227,7 @@ function wireSignals(s: Session): SignalWatch {
         ? { reason: `interrupted (${signal})`, note: null }
         : s.cmd.interruption(signal, s.batch !== null);
       s.stopReason = reason;
+      s.metrics?.metrics.health.stopping(reason);
       if (note !== null) s.note(note);
       if (!s.batch) s.controller.abort(new DOMException('interrupted', 'AbortError'));
       s.batch?.stop(reason);
@@ -298,10 +303,17 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   // retry-notes.ts); in the log file always.
   const notes = s.json || flags.verbose ? null : new RetryNotes({ note: s.note, record: s.record });
   s.retryNotes = notes;
-  const service = await connectService(flags, (text) =>
-    s.json ? s.record(text) : notes ? notes.note(text) : s.note(text),
+  s.metrics = await startBatchMetrics(flags, cmd.name, (line) => {
+    cmd.print(line);
+    s.record(line);
+  });
+  const service = await connectService(
+    flags,
+    (text) => (s.json ? s.record(text) : notes ? notes.note(text) : s.note(text)),
+    s.metrics?.metrics.clientHooks,
   );
   s.service = service;
+  s.metrics?.metrics.watchClient(service.client);
   s.secrets = [...s.secrets, ...service.secrets];
   s.log?.setRedact(createRedactor(s.secrets));
   await cmd.checkFolders?.(options.inputDir, options.outDir);
@@ -335,6 +347,11 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     options: recordedFlags(cmd.name, flags),
     embedded: service.emulator !== null,
   });
+  const metrics = s.metrics?.metrics;
+  // The poll loop's duration model tells the metrics how late each job's end was noticed.
+  if (metrics && journaling.jobDurations) {
+    journaling.jobDurations = metrics.observeDurations(journaling.jobDurations);
+  }
   const redact = createRedactor(s.secrets);
   const progress = cmd.createProgress(s.json, redact, s.flags.verbose === true);
   const display = s.quiet && !s.json ? null : progress;
@@ -402,9 +419,12 @@ function printClosing(
   }
 }
 
-/** Every event to the log file first (whatever stdout shows), then the command, then the display. */
+/**
+ * Every event to the metrics and the log file first (whatever stdout shows), then the command, then the
+ * display.
+ */
 function batchSink(s: Session, display: ProgressDisplay | null): RunOptions['onEvent'] {
-  const sinks = [s.log?.sink, s.cmd.observe?.bind(s.cmd), display?.sink].filter(
+  const sinks = [s.metrics?.metrics.sink, s.log?.sink, s.cmd.observe?.bind(s.cmd), display?.sink].filter(
     (f): f is (event: PipelineEvent) => void => f !== undefined,
   );
   if (sinks.length === 0) return undefined;
@@ -414,9 +434,10 @@ function batchSink(s: Session, display: ProgressDisplay | null): RunOptions['onE
   };
 }
 
-/** Stops the intake, closes the journal, the client and the embedded emulator. */
+/** Closes the metrics server, stops the intake, closes the journal, the client and the embedded emulator. */
 async function tearDown(s: Session, signals: SignalWatch): Promise<void> {
   signals.dispose();
+  await s.metrics?.server.close();
   s.retryNotes?.close();
   await s.cmd.stopIntake?.();
   await s.journal?.close();

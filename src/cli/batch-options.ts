@@ -55,6 +55,10 @@ export interface BatchFlags extends ServiceFlags, JournalFlags {
   priceList?: string;
   /** `--log-file <path>`: every stage, note and the summary appended there with ISO times. */
   logFile?: string;
+  /** `--metrics-port <port>`: serve /metrics and /healthz there while the batch runs (0: a free port). */
+  metricsPort?: number;
+  /** `--metrics-host <host>`: the address the metrics server listens on (default 127.0.0.1). */
+  metricsHost?: string;
 }
 
 /** A batch's options once defaulted and checked. */
@@ -95,6 +99,12 @@ export async function resolveBatchOptions(
       '--price-list is only for a dry run: add --dry-run (a dry run prices what a run would send)',
       helpOf,
     );
+  }
+  if (flags.metricsPort !== undefined && flags.dryRun) {
+    throw new UsageError('--metrics-port serves a running batch: a dry run has no metrics', helpOf);
+  }
+  if (flags.metricsHost !== undefined && flags.metricsPort === undefined) {
+    throw new UsageError('--metrics-host needs --metrics-port (the port to serve the metrics on)', helpOf);
   }
   const inputDir = resolve(inputDirArg);
   const outDir = resolve(flags.out);
@@ -138,6 +148,17 @@ function collect(value: string, previous: string[] | undefined): string[] {
 export function recordedFlags(command: string, flags: BatchFlags): Record<string, unknown> {
   const { apiKey: _key, legacyToken: _token, store, ...rest } = flags;
   return { command, ...rest, ...(store !== undefined ? { store: redactUrl(store) } : {}) };
+}
+
+/** Where the metrics server listens unless --metrics-host says otherwise. */
+export const METRICS_DEFAULT_HOST = '127.0.0.1';
+
+function portArg(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n > 65_535) {
+    throw new InvalidArgumentError('expected a port number from 0 to 65535 (0: a free port)');
+  }
+  return n;
 }
 
 function positiveSeconds(value: string): number {
@@ -231,6 +252,15 @@ export function addSharedBatchOptions(cmd: Command): Command {
     .option(
       '--log-file <path>',
       'append a record of the run there: every stage of every file with ISO times (as -v, whatever stdout shows), the options, notes such as retries, and the closing summary; secrets masked',
+    )
+    .option(
+      '--metrics-port <port>',
+      'serve Prometheus metrics (GET /metrics) and a health check (GET /healthz) on this port while the batch runs; 0 picks a free port; the address is printed on stderr',
+      portArg,
+    )
+    .option(
+      '--metrics-host <host>',
+      `the address the metrics server listens on (default ${METRICS_DEFAULT_HOST}; 0.0.0.0 exposes it to the network)`,
     );
   return addServiceOptions(cmd, {
     json: 'one JSON object per event on stdout (errors as one JSON line on stderr)',

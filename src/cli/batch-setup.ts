@@ -6,7 +6,7 @@
  * answer to SIGINT / SIGTERM.
  */
 import { resolve } from 'node:path';
-import type { ClientOptions, GenpipeClient } from '../client/index.ts';
+import type { ClientHooks, ClientOptions, GenpipeClient } from '../client/index.ts';
 import {
   formerServiceIdentities,
   type Item,
@@ -98,14 +98,16 @@ export interface BatchService {
  * nothing can be refused any more), else the service from the flags or GENPIPE_* variables.
  *
  * @param note - where the client's notes go (retries, 429 waits): stderr, the log file
+ * @param hooks - more observers of the client's work (the metrics')
  * @throws UsageError when no service is configured, explaining every way to give one
  */
 export async function connectService(
   flags: ServiceFlags & { emulator?: boolean; pollInterval?: number; rateWindow?: number },
   note: (text: string) => void,
+  hooks: Omit<ClientHooks, 'log'> = {},
 ): Promise<BatchService> {
   const clientOptions: Partial<ClientOptions> = {
-    hooks: { log: (m) => note(m) },
+    hooks: { ...hooks, log: (m) => note(m) },
     ...(flags.rateWindow !== undefined ? { rateWindowMs: Math.round(flags.rateWindow * 1000) } : {}),
   };
   const pollIntervalMs = flags.pollInterval !== undefined ? Math.round(flags.pollInterval * 1000) : undefined;

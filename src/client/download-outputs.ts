@@ -285,6 +285,7 @@ class OutputDownload {
     const finalPath = join(this.dir, name);
     await rename(part, finalPath);
     this.partPath = null;
+    this.deps.transport.settings.hooks.onTransfer?.({ direction: 'download', bytes: this.have });
     return {
       index: this.index,
       path: finalPath,

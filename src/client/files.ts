@@ -158,6 +158,7 @@ export class Files {
         result = await this.uploadPresigned(source, options);
       }
     }
+    this.deps.transport.settings.hooks.onTransfer?.({ direction: 'upload', bytes: result.bytes });
     if (options.waitUntilReady) {
       result.file = await this.waitUntilReady(result.file.id, {
         ...(options.signal ? { signal: options.signal } : {}),

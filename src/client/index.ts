@@ -103,7 +103,7 @@ export {
   retryDelay,
   shouldRetry,
 } from './retry-policy.ts';
-export type { ClientHooks, RetryInfo } from './retrying-call.ts';
+export type { ClientHooks, RetryInfo, TransferInfo } from './retrying-call.ts';
 export type { SharedQuota, SharedSlotAnswer, SharedWindow } from './shared-quota.ts';
 export { abortReason, sleep, throwIfAborted } from './sleep.ts';
 export type {

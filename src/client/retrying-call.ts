@@ -18,10 +18,20 @@ export interface RetryInfo {
   requestId: string | null;
 }
 
+/** What a transfer hook hears once a file's bytes are all at the service, or all on disk. */
+export interface TransferInfo {
+  /** `upload`: a file put at the service (files.upload); `download`: an output written in full. */
+  direction: 'upload' | 'download';
+  /** The file's bytes (once, however many attempts it took). */
+  bytes: number;
+}
+
 /** Optional observers of the client's work, for the CLI and tests. No secret ever reaches them. */
 export interface ClientHooks {
   /** Called before every retry wait; a returned promise is awaited before the wait starts. */
   onRetry?: (info: RetryInfo) => void | Promise<void>;
+  /** Called once per file uploaded and per output downloaded in full. */
+  onTransfer?: (info: TransferInfo) => void;
   /** Human-readable notes (retries, pacing waits, URL refreshes). */
   log?: (message: string) => void;
 }

@@ -60,6 +60,13 @@ export {
   statusSummary,
 } from './journal/index.ts';
 export {
+  createMetrics,
+  type GenpipeMetrics,
+  type MetricsServer,
+  MetricsServerError,
+  startMetricsServer,
+} from './metrics/index.ts';
+export {
   GenerationPoller,
   type JobDurations,
   jobKindOf,

@@ -5,14 +5,19 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GenpipeClient, SizeMismatchError, type UploadResult } from '../../src/client/index.ts';
+import {
+  type GenpipeClient,
+  SizeMismatchError,
+  type TransferInfo,
+  type UploadResult,
+} from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { clientFor, startTestEmulator, stats, writePng } from './client-helpers.ts';
 
@@ -98,6 +103,15 @@ describe('upload', () => {
     expect(r.file.state).toBe('ready');
     expect((await stats(emu)).responses['413']).toBe(before + 1);
     expect(logs.some((l) => l.includes('413'))).toBe(true);
+    await c.close();
+  });
+
+  it('tells onTransfer of each file uploaded once, with its bytes, also after the fallback to presigned', async () => {
+    const heard: TransferInfo[] = [];
+    const c = clientFor(emu, { hooks: { onTransfer: (t) => heard.push(t) } });
+    const r = await c.files.upload(png, { waitUntilReady: true });
+    expect(r.mode).toBe('presigned');
+    expect(heard).toEqual([{ direction: 'upload', bytes: (await stat(png)).size }]);
     await c.close();
   });
 
