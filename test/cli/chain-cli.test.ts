@@ -1,0 +1,120 @@
+/**
+ * Chains through the CLI, as a user runs them, against an emulator on loopback: a dry run lists and
+ * prices every step of each input's chain (its count and cost are the emulator's charges after a real
+ * run of the same chain), the recipe check reports the chain's problems with the recipe's others, a
+ * step's recorded request says how a by-URL output travelled, an intermediate step not downloaded is
+ * not called downloaded, and the plain progress names each step as it starts, ends or fails.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { call, startTestEmulator } from '../helpers/emulator.ts';
+import { put } from '../pipeline/stage-helpers.ts';
+import { noisePng } from '../pipeline/watch-helpers.ts';
+import { cliEnv, runCli } from './run-cli.ts';
+
+/** Distinct prices, so that a sum says which ones were used. */
+const COSTS = { image: 2, image_edit: 3, video: 10, video_edit: 7, video_reframe: 5 };
+
+/** photo → stylized (by id) → animated from the stylized still (by URL) → reframed twice (by id). */
+const CHAIN = `rules:
+  - match: "*.png"
+    input_as: source
+    steps:
+      - name: stylize
+        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
+      - name: animate
+        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
+      - name: portrait
+        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "9:16", source: { from: animate }, video: { resolution: 360p } }
+      - name: square
+        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "1:1", source: { from: animate }, video: { resolution: 360p } }
+`;
+
+let emu: RunningEmulator;
+let root: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'genpipe-chain-cli-'));
+  emu = await startTestEmulator({ costs: COSTS, tiny_outputs: true });
+  env = cliEnv(emu);
+});
+
+afterAll(async () => {
+  await emu?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read JSON loosely
+type Loose = any;
+
+function jsonLines(stdout: string): Loose[] {
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
+/** `<root>/<name>` with the recipe and two photos; returns it and its out dir. */
+async function chainFolder(name: string, recipe = CHAIN): Promise<{ input: string; out: string }> {
+  const input = join(root, name);
+  await put(input, 'genpipe.yaml', recipe);
+  await put(input, 'a.png', await noisePng(64, 48));
+  await put(input, 'b.png', await noisePng(48, 64));
+  return { input, out: join(root, `${name}-out`) };
+}
+
+const BY_ID = (step: string) => `<the output of step '${step}', by generation id>`;
+const BY_URL = (step: string) => `<the output of step '${step}', by its output URL>`;
+
+describe('genpipe run --dry-run of a chain', () => {
+  it('lists every step of each chain, counts and prices them all: what a real run is then charged', async () => {
+    const { input, out } = await chainFolder('dry');
+    const plain = await runCli(['run', input, '--out', out, '--dry-run'], env);
+    expect(plain.code, plain.stderr).toBe(0);
+    const lines = plain.stdout.trim().split('\n').slice(1);
+    expect(lines.filter((l) => l.startsWith('a.png: '))).toEqual([
+      expect.stringMatching(/^a\.png: would send a chain of 4 steps, the file uploaded inline \([^)]+\)$/),
+      `a.png: step 'stylize': would send image_edit (uni-1): {"type":"image_edit","model":"uni-1","prompt":"watercolor","source":{"file_id":"<the file, uploaded inline>"}}`,
+      `a.png: step 'animate' (after stylize): would send video (ray-3.2): {"type":"video","model":"ray-3.2","prompt":"slow pan","video":{"resolution":"360p","start_frame":{"url":"${BY_URL('stylize')}"}}}`,
+      `a.png: step 'portrait' (after animate): would send video_reframe (ray-3.2): {"type":"video_reframe","model":"ray-3.2","prompt":"keep it","aspect_ratio":"9:16","source":{"generation_id":"${BY_ID('animate')}"},"video":{"resolution":"360p"}}`,
+      `a.png: step 'square' (after animate): would send video_reframe (ray-3.2): {"type":"video_reframe","model":"ray-3.2","prompt":"keep it","aspect_ratio":"1:1","source":{"generation_id":"${BY_ID('animate')}"},"video":{"resolution":"360p"}}`,
+    ]);
+    expect(lines.filter((l) => l.startsWith('b.png: '))).toHaveLength(5);
+    expect(plain.stderr).toContain(
+      'genpipe: generations: 2 image_edit, 2 video, 4 video_reframe (8 in all)\n',
+    );
+    expect(plain.stderr).toContain(
+      `genpipe: estimated cost: 46 credits (2 image_edit × 3, 2 video × 10, 4 video_reframe × 5), from the emulator's configured costs`,
+    );
+
+    const json = await runCli(['run', input, '--out', out, '--dry-run', '--json'], env);
+    expect(json.code, json.stderr).toBe(0);
+    const events = jsonLines(json.stdout);
+    const a = events.find((e) => e.input === 'a.png');
+    expect(a.steps.map((s: Loose) => [s.name, s.outcome, s.generation_type, s.after])).toEqual([
+      ['stylize', 'send', 'image_edit', []],
+      ['animate', 'send', 'video', ['stylize']],
+      ['portrait', 'send', 'video_reframe', ['animate']],
+      ['square', 'send', 'video_reframe', ['animate']],
+    ]);
+    expect(a.steps[1].request.video.start_frame).toEqual({ url: BY_URL('stylize') });
+    const summary = events.at(-1);
+    expect(summary.generations).toEqual({ image_edit: 2, video: 2, video_reframe: 4 });
+    expect(summary.cost.credits).toBe(46);
+
+    // The same chain run for real: the emulator charges what the dry run counted and priced.
+    const run = await runCli(['run', input, '--out', out, '--json', '--poll-interval', '1'], env, 120_000);
+    expect(run.code, run.stderr).toBe(0);
+    const balance = (await call(emu, 'GET', '/_emulator/balance', { key: null })).body.data as Loose[];
+    const a0 = balance.find((c) => c.client_id === 'a');
+    const generations = Object.fromEntries(
+      Object.entries(a0.by_type as Record<string, Loose>).map(([t, v]) => [t, v.generations]),
+    );
+    expect(generations).toEqual(summary.generations);
+    expect(a0.credits_charged).toBe(summary.cost.credits);
+  }, 150_000);
+});
