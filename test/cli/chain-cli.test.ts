@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { HDR_EXTEND_DETAIL } from '../../src/spec/details.ts';
 import { call, startTestEmulator } from '../helpers/emulator.ts';
 import { put } from '../pipeline/stage-helpers.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
@@ -67,6 +68,11 @@ async function chainFolder(name: string, recipe = CHAIN): Promise<{ input: strin
   return { input, out: join(root, `${name}-out`) };
 }
 
+/** How many generations the emulator holds (all clients). */
+async function generationCount(): Promise<number> {
+  return (await call(emu, 'GET', '/_emulator/generations', { key: null })).body.data.length;
+}
+
 const BY_ID = (step: string) => `<the output of step '${step}', by generation id>`;
 const BY_URL = (step: string) => `<the output of step '${step}', by its output URL>`;
 
@@ -117,4 +123,47 @@ describe('genpipe run --dry-run of a chain', () => {
     expect(generations).toEqual(summary.generations);
     expect(a0.credits_charged).toBe(summary.cost.credits);
   }, 150_000);
+});
+
+/** A chain with one problem of each kind: a missing reference, an unknown step, and the chain checks'. */
+const BROKEN = `rules:
+  - match: "*.png"
+    input_as: source
+    steps:
+      - name: stylize
+        request: { type: image_edit, model: uni-1, prompt: "watercolor", image_ref: [{ ref: style }] }
+      - name: animate
+        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { start_frame: { from: stylize } } }
+      - name: ghost
+        request: { type: video_reframe, model: ray-3.2, prompt: "x", aspect_ratio: "9:16", source: { from: nowhere } }
+      - name: hdr
+        request: { type: video, model: ray-3.2, prompt: "x", video: { hdr: true, resolution: 1080p, start_frame: { from: animate } } }
+      - name: wide
+        request: { type: video_reframe, model: ray-3.2, prompt: "x", aspect_ratio: "1:1", source: { from: stylize } }
+      - name: a
+        request: { type: image, model: uni-1, prompt: "x", image_ref: [{ from: b }] }
+      - name: b
+        request: { type: image_edit, model: uni-1, prompt: "x", source: { from: a } }
+references:
+  style: refs/missing.png
+`;
+
+describe('the recipe check of a chain with other problems', () => {
+  it('reports every problem at once, the chain checks with the missing reference and the unknown step', async () => {
+    const { input, out } = await chainFolder('broken', BROKEN);
+    const before = await generationCount();
+    const r = await runCli(['run', input, '--out', out], env);
+    expect(r.code, r.stderr).toBe(2);
+    const file = join(input, 'genpipe.yaml');
+    const lines = r.stderr.split('\n').filter((l) => l.includes(`${file}:`));
+    expect(lines.map((l) => l.slice(l.indexOf(file) + file.length + 1))).toEqual([
+      "6: rules[0].steps[0].request.image_ref[0].ref: reference 'style' cannot be used: refs/missing.png: file not found (paths are relative to the recipe's folder)",
+      "10: rules[0].steps[2].request.source.from: no step named 'nowhere' (steps: stylize, animate, ghost, hdr, wide, a, b)",
+      `12: rules[0].steps[3].request.video.hdr: ${HDR_EXTEND_DETAIL}`,
+      "14: rules[0].steps[4].request.source.from: source: step 'stylize' is of type 'image_edit', but this position needs a video output",
+      '16: rules[0].steps[5].request.image_ref[0].from: the steps form a cycle (a takes from b takes from a): a step cannot use a step that uses it',
+      "20: references.style: refs/missing.png: file not found (paths are relative to the recipe's folder)",
+    ]);
+    expect(await generationCount()).toBe(before);
+  });
 });
