@@ -5,11 +5,12 @@
  * step's recorded request says how a by-URL output travelled, an intermediate step not downloaded is
  * not called downloaded, and the plain progress names each step as it starts, ends or fails.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { STEP_NOT_DOWNLOADED_NOTE } from '../../src/pipeline/report/result-json.ts';
 import { HDR_EXTEND_DETAIL } from '../../src/spec/details.ts';
 import { call, startTestEmulator } from '../helpers/emulator.ts';
 import { put } from '../pipeline/stage-helpers.ts';
@@ -40,7 +41,7 @@ let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'genpipe-chain-cli-'));
-  emu = await startTestEmulator({ costs: COSTS, tiny_outputs: true });
+  emu = await startTestEmulator({ costs: COSTS, tiny_outputs: true, blocked_words: ['forbidden'] });
   env = cliEnv(emu);
 });
 
@@ -166,4 +167,85 @@ describe('the recipe check of a chain with other problems', () => {
     ]);
     expect(await generationCount()).toBe(before);
   });
+});
+
+/** The lines of `input` in plain progress, without their times. */
+const linesOf = (stdout: string, input: string) =>
+  stdout
+    .split('\n')
+    .map((l) => l.replace(/^\[[^\]]*\] /, ''))
+    .filter((l) => l.startsWith(`${input}: `))
+    .map((l) => l.slice(input.length + 2));
+
+describe('a chain run, as recorded and told', () => {
+  it('records what a by-URL step sent, calls an intermediate step succeeded (not downloaded), and names each step in plain progress', async () => {
+    const { input, out } = await chainFolder('told');
+    // b.png's animate step is refused by moderation: it fails, and its reframes are not run.
+    await put(input, 'b.png.json', JSON.stringify({ steps: { animate: { prompt: 'a forbidden pan' } } }));
+    const log = join(root, 'told.log');
+    const run = await runCli(
+      ['run', input, '--out', out, '--poll-interval', '1', '--no-verbose-for-tests', '--log-file', log],
+      env,
+      120_000,
+    );
+    expect(run.code, run.stderr).toBe(1);
+
+    // Plain progress (not a TTY, one line per outcome): every step's start and end, named.
+    const a = linesOf(run.stdout, 'a.png');
+    for (const step of ['stylize', 'animate', 'portrait', 'square']) {
+      const started = a.indexOf(`step '${step}' started`);
+      expect(started, a.join('\n')).toBeGreaterThanOrEqual(0);
+      expect(a.indexOf(`step '${step}' done`)).toBeGreaterThan(started);
+    }
+    expect(a.indexOf("step 'animate' started")).toBeGreaterThan(a.indexOf("step 'stylize' done"));
+    expect(a.at(-1)).toBe('succeeded');
+    expect(a).toHaveLength(9);
+    const b = linesOf(run.stdout, 'b.png');
+    expect(b.slice(0, 3)).toEqual([
+      "step 'stylize' started",
+      "step 'stylize' done",
+      "step 'animate' started",
+    ]);
+    expect(b[3]).toMatch(/^step 'animate' failed: .*moderat/);
+    expect(b.slice(4)).toEqual([expect.stringMatching(/^failed at wait: step 'animate' failed: /)]);
+    // The log (every state): each line of a step names it, its start with the generation.
+    const logText = await readFile(log, 'utf8');
+    expect(logText).toMatch(/a\.png: step 'portrait': completed\n/);
+    expect(logText).toMatch(/a\.png: step 'square' started \(generation [0-9a-f-]{36}, request id /);
+
+    // result.json: the stylized still travelled by URL: which generation's output URL, in words.
+    const result: Loose = JSON.parse(await readFile(join(out, 'a.png', 'result.json'), 'utf8'));
+    const steps = Object.fromEntries(result.steps.map((s: Loose) => [s.name, s]));
+    expect(steps.animate.request.video.start_frame).toEqual({
+      url: `<the output of step 'stylize', by its output URL: the first output URL of generation ${steps.stylize.generation_id}, presigned, read right before the create>`,
+    });
+    expect(steps.portrait.request.source).toEqual({ generation_id: steps.animate.generation_id });
+    // The intermediate steps succeeded; their outputs were not downloaded, and they say so.
+    expect(result.steps.map((s: Loose) => [s.name, s.state, s.note, s.outputs])).toEqual([
+      ['stylize', 'succeeded', STEP_NOT_DOWNLOADED_NOTE, []],
+      ['animate', 'succeeded', STEP_NOT_DOWNLOADED_NOTE, []],
+      ['portrait', 'downloaded', null, ['a.png/portrait/output-0.mp4']],
+      ['square', 'downloaded', null, ['a.png/square/output-0.mp4']],
+    ]);
+    // b.png's steps that never ran show what they would have carried.
+    const bResult: Loose = JSON.parse(await readFile(join(out, 'b.png', 'result.json'), 'utf8'));
+    const bSteps = Object.fromEntries(bResult.steps.map((s: Loose) => [s.name, s]));
+    expect(bSteps.portrait.request.source).toEqual({ generation_id: BY_ID('animate') });
+    expect(bSteps.portrait.state).toBe('failed');
+    const report: Loose = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    const line = report.items.find((i: Loose) => i.input === 'a.png');
+    expect(line.steps.map((s: Loose) => [s.name, s.state, s.note])).toEqual([
+      ['stylize', 'succeeded', STEP_NOT_DOWNLOADED_NOTE],
+      ['animate', 'succeeded', STEP_NOT_DOWNLOADED_NOTE],
+      ['portrait', 'downloaded', null],
+      ['square', 'downloaded', null],
+    ]);
+    const html = await readFile(join(out, 'report.html'), 'utf8');
+    expect(html).toContain(`["stylize","succeeded"`);
+    expect(html).toContain(STEP_NOT_DOWNLOADED_NOTE);
+    // No placeholder of genpipe's own in anything written.
+    for (const text of [logText, JSON.stringify(result), JSON.stringify(report), html]) {
+      expect(text).not.toContain('$step:');
+    }
+  }, 150_000);
 });

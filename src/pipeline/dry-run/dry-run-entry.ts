@@ -6,7 +6,7 @@
  */
 import { uploadModeFor } from '../../client/index.ts';
 import type { GenerationType } from '../../spec/index.ts';
-import { isChain, stepOfPlaceholder } from '../chain.ts';
+import { isChain, stepOfPlaceholder, stepOutputWords } from '../chain.ts';
 import { currentStep, type Item, type ItemJournalNote, type StageName, type StepRecord } from '../item.ts';
 import type { Recipe } from '../recipe.ts';
 import { INPUT_FILE_ID, isObject, type Json, REF_FILE_ID_PREFIX, requestType } from '../recipe-request.ts';
@@ -94,8 +94,7 @@ export const DRY_RUN_PLACEHOLDERS = {
   base64: (bytes: number) => `<the file as base64, ${bytes} bytes>`,
   reference: (name: string) => `<reference ${name}, uploaded once per batch>`,
   /** A chain step's `{ from: <step> }`, by the channel it travels by. */
-  stepOutput: (step: string, channel: 'generation_id' | 'url') =>
-    `<the output of step '${step}', ${channel === 'generation_id' ? 'by generation id' : 'by its output URL'}>`,
+  stepOutput: (step: string, channel: 'generation_id' | 'url') => stepOutputWords(step, channel),
 } as const;
 
 /** How a checked item's own media would travel. */
