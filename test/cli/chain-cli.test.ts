@@ -249,3 +249,21 @@ describe('a chain run, as recorded and told', () => {
     }
   }, 150_000);
 });
+
+describe("a sidecar's step override", () => {
+  it('refuses a { from } naming the sidecar, the field and the rule; the other files go on', async () => {
+    const { input, out } = await chainFolder('sidecar-from');
+    await put(
+      input,
+      'b.png.json',
+      JSON.stringify({ steps: { square: { source: { from: 'stylize' }, prompt: 'centre it' } } }),
+    );
+    const r = await runCli(['run', input, '--out', out, '--dry-run'], env);
+    expect(r.code, r.stderr).toBe(1);
+    const lines = r.stdout.split('\n');
+    expect(lines).toContain(
+      "b.png: would fail at plan: sidecar b.png.json: steps.square.source: a sidecar cannot say { from: stylize }: which step's output a step takes is the recipe's (write it in the rule's steps); a sidecar may change a step's other fields",
+    );
+    expect(lines.some((l) => l.startsWith('a.png: would send a chain of 4 steps'))).toBe(true);
+  });
+});
