@@ -247,6 +247,20 @@ describe('a chain run, as recorded and told', () => {
     for (const text of [logText, JSON.stringify(result), JSON.stringify(report), html]) {
       expect(text).not.toContain('$step:');
     }
+
+    // A dry run of a re-run with --retry-failed: a.png is done; b.png's finished step is not paid
+    // again, its failed step and the steps after it are counted.
+    const dry = await runCli(['run', input, '--out', out, '--dry-run', '--json', '--retry-failed'], env);
+    const events = jsonLines(dry.stdout);
+    expect(events.find((e) => e.input === 'a.png').outcome).toBe('done');
+    const bEntry = events.find((e) => e.input === 'b.png');
+    expect(bEntry.steps.map((s: Loose) => [s.name, s.outcome])).toEqual([
+      ['stylize', 'done'],
+      ['animate', 'send'],
+      ['portrait', 'send'],
+      ['square', 'send'],
+    ]);
+    expect(events.at(-1).generations).toEqual({ video: 1, video_reframe: 2 });
   }, 150_000);
 });
 
