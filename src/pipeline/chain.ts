@@ -30,6 +30,40 @@ export function stepPlaceholder(name: string, channel: 'generation_id' | 'url'):
     : { url: `${STEP_REF_PREFIX}${name}` };
 }
 
+/**
+ * What a parent step's output placeholder carries, in words (a dry run's requests, and the requests
+ * result.json records): `<the output of step 'stylize', by generation id>`, `<the output of step
+ * 'stylize', by its output URL>`, and for a by-URL output already sent, which generation's first output
+ * URL travelled (the presigned URL itself is not recorded: anyone holding it can fetch the output).
+ */
+export function stepOutputWords(
+  name: string,
+  channel: 'generation_id' | 'url',
+  sentFrom: string | null = null,
+): string {
+  if (channel === 'generation_id') return `<the output of step '${name}', by generation id>`;
+  const sent = sentFrom
+    ? `: the first output URL of generation ${sentFrom}, presigned, read right before the create`
+    : '';
+  return `<the output of step '${name}', by its output URL${sent}>`;
+}
+
+/**
+ * A step's request as recorded (result.json): a by-URL parent output said in words (stepOutputWords,
+ * naming the generation whose output URL travelled once the step's create was sent), a by-id parent
+ * output not filled in yet (the step never ran) too; a filled generation id is kept as it was sent.
+ */
+export function recordedStepRequest(
+  step: Pick<StepRecord, 'request' | 'requestId' | 'generationId'>,
+  steps: readonly Pick<StepRecord, 'name' | 'generationId'>[],
+): Record<string, unknown> {
+  const sent = step.requestId !== null || step.generationId !== null;
+  const byUrl = fillStepOutputs(step.request, 'url', (name) =>
+    stepOutputWords(name, 'url', sent ? (steps.find((s) => s.name === name)?.generationId ?? null) : null),
+  );
+  return fillStepOutputs(byUrl, 'generation_id', (name) => stepOutputWords(name, 'generation_id'));
+}
+
 /** The step name of a placeholder value (`$step:<name>`), or null. */
 export function stepOfPlaceholder(value: unknown): string | null {
   return typeof value === 'string' && value.startsWith(STEP_REF_PREFIX)
@@ -75,6 +109,26 @@ export function dependantsOf(steps: readonly StepRecord[], name: string): string
 /** Reason of a step not run because its parent `name` failed. */
 export function parentFailedReason(name: string): string {
   return `not run: step '${name}' failed`;
+}
+
+/** A chain step's own moments, told in progress (PipelineEvent `step_event`). */
+export type StepMoment = 'started' | 'done' | 'failed';
+
+/** The moment a lane's step reaches in `state` (its generation created, its step done or failed). */
+export const STEP_MOMENTS: Partial<Record<Item['state'], StepMoment>> = {
+  submitted: 'started',
+  downloaded: 'done',
+  failed: 'failed',
+};
+
+/**
+ * A step's moment in words: `step 'animate' started`, `step 'animate' done`, `step 'animate' failed:
+ * <why>`.
+ */
+export function stepMomentWords(name: string, moment: StepMoment, reason?: string | null): string {
+  return moment === 'failed'
+    ? stepFailedReason({ name, reason: reason ?? null })
+    : `step '${name}' ${moment}`;
 }
 
 /** Reason of a chain item with a failed step: the step named, then its own reason. */

@@ -19,6 +19,12 @@ export type PipelineEvent =
       place?: string;
       /** The step a chain item is at (Item.step); absent for a single-request rule's item. */
       step?: string;
+      /**
+       * A chain step's own moment, said in `reason`: `started` (its generation was created: `step
+       * 'animate' started`), `done` (`step 'animate' done`) or `failed` (`step 'animate' failed: <why>`).
+       * Absent otherwise.
+       */
+      step_event?: 'started' | 'done' | 'failed';
       state: ItemState;
       /** The stage that moved (or failed) the item; null when no stage did (stopped, or from_journal). */
       stage: StageName | null;

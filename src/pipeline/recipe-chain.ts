@@ -8,7 +8,7 @@
  * image_ref, …) travels by its fresh output URL. The request rules themselves (the extend table: one
  * generation reference, HDR, loop) are src/spec's, run on each step by the recipe.
  */
-import type { GenerationType } from '../spec/index.ts';
+import type { GenerationType, ImageRef } from '../spec/index.ts';
 import { describeValue } from '../spec/index.ts';
 import { stepPlaceholder } from './chain.ts';
 import {
@@ -20,6 +20,7 @@ import {
   requestType,
   resolveReferences,
   setAt,
+  standInUnresolved,
 } from './recipe-request.ts';
 import type { FieldPath } from './recipe-yaml.ts';
 
@@ -93,6 +94,8 @@ function fromSites(
   at: At,
 ) {
   const sites: FromSite[] = [];
+  /** `{ from }`s that name no usable step: stood in, so that the rest of their request is checked. */
+  const unusable: Array<Omit<FromSite, 'parent'>> = [];
   let sound = true;
   const known = names.filter((n): n is string => n !== null);
   requests.forEach((request, step) => {
@@ -115,10 +118,20 @@ function fromSites(
         sites.push({ step, path, parent });
         continue;
       }
+      unusable.push({ step, path });
       sound = false;
     }
   });
-  return { sites, sound };
+  return { sites, unusable, sound };
+}
+
+/**
+ * What stands in for a `{ from }` that cannot be used (it names no step, or a step of the wrong kind),
+ * so that the service's rules still run on the rest of the step: an output by id at a `source` (as the
+ * service chains it), by url elsewhere (an image: no extend rule is assumed).
+ */
+function standInFrom(path: ReadonlyArray<string | number>): ImageRef {
+  return stepPlaceholder('?', path.length === 1 && path[0] === 'source' ? 'generation_id' : 'url');
 }
 
 /** The steps in an order where every parent comes before its dependants, or the cycle found. */
@@ -186,21 +199,34 @@ function readStepEntry(
   const request = structuredClone(raw.request);
   const problems = resolveReferences(request, references.usable, references.unusable);
   for (const p of problems) at([...field, 'request', ...p.path], p.message);
+  // A reference with a problem stands in as some reference: the rest of the step is still checked.
+  standInUnresolved(request);
   return { name, request, download, sound: sound && problems.length === 0 };
 }
 
+/** A rule's steps as read (see readSteps). */
+export interface ReadSteps {
+  /**
+   * Every step with a request, parents before dependants where the steps form no cycle (else as
+   * written); when `sound` is false, a step's problem places hold stand-ins, for the service's rules.
+   */
+  steps: RecipeStep[];
+  /** No problem was found: the steps are the rule's. */
+  sound: boolean;
+}
+
 /**
- * Reads a rule's `steps` (at `here`, e.g. `rules[0].steps`): every problem reported through `at`.
+ * Reads a rule's `steps` (at `here`, e.g. `rules[0].steps`): every problem reported through `at`, the
+ * chain checks (cycles, the kinds that can chain) made also when other problems were found.
  *
- * @returns the steps, parents before dependants (the first written first when the order is free), or
- *   null when any problem was found
+ * @returns the steps (see ReadSteps), or null when `steps` is not a list of them
  */
 export function readSteps(
   value: unknown,
   here: FieldPath,
   references: { usable: Readonly<Record<string, ReferenceKind>>; unusable: Readonly<Record<string, string>> },
   at: At,
-): RecipeStep[] | null {
+): ReadSteps | null {
   if (!Array.isArray(value) || value.length === 0) {
     at(here, `must be a non-empty list of steps ({ name, request }), not ${describeValue(value)}`);
     return null;
@@ -214,20 +240,26 @@ export function readSteps(
       sound = false;
     }
   });
-  const { sites, sound: sitesSound } = fromSites(
+  const found = fromSites(
     entries.map((e) => e.request),
     names,
     here,
     at,
   );
-  if (!sound || !sitesSound) return null;
+  if (!found.sound) sound = false;
+  for (const site of found.unusable) setAt(entries[site.step]!.request!, site.path, standInFrom(site.path));
+  const sites = found.sites;
+  // The graph of the named steps (a name used twice: its first step).
+  const graph = names.filter((n, i): n is string => n !== null && names.indexOf(n) === i);
   const edges = new Map<string, string[]>();
   for (const site of sites) {
-    const list = edges.get(names[site.step]!) ?? [];
+    const name = names[site.step];
+    if (name === null || name === undefined || names.indexOf(name) !== site.step) continue;
+    const list = edges.get(name) ?? [];
     if (!list.includes(site.parent)) list.push(site.parent);
-    edges.set(names[site.step]!, list);
+    edges.set(name, list);
   }
-  const sorted = topoOrder(names as string[], edges);
+  const sorted = topoOrder(graph, edges);
   if ('cycle' in sorted) {
     const [first, second] = sorted.cycle;
     const site = sites.find((s) => names[s.step] === first && s.parent === second) ?? sites[0]!;
@@ -235,31 +267,44 @@ export function readSteps(
       [...here, site.step, 'request', ...site.path, 'from'],
       `the steps form a cycle (${sorted.cycle.join(' takes from ')}): a step cannot use a step that uses it`,
     );
-    return null;
+    sound = false;
   }
   for (const site of sites) {
     const request = entries[site.step]!.request!;
-    const parentIndex = names.indexOf(site.parent);
-    const parent = { name: site.parent, type: requestType(entries[parentIndex]!.request!) };
-    const how = channelFor(site.path, requestType(request), parent);
-    if ('problem' in how) {
+    const parentEntry = entries[names.indexOf(site.parent)]!;
+    const how = parentEntry.request
+      ? channelFor(site.path, requestType(request), {
+          name: site.parent,
+          type: requestType(parentEntry.request),
+        })
+      : null;
+    if (how && 'problem' in how) {
       at([...here, site.step, 'request', ...site.path, 'from'], how.problem);
       sound = false;
-      continue;
     }
-    setAt(request, site.path, stepPlaceholder(site.parent, how.channel));
+    const placeholder =
+      how && 'channel' in how ? stepPlaceholder(site.parent, how.channel) : standInFrom(site.path);
+    setAt(request, site.path, placeholder);
   }
-  if (!sound) return null;
   const used = new Set(sites.map((s) => s.parent));
-  return sorted.order.map((name) => {
-    const index = names.indexOf(name);
-    const entry = entries[index]!;
-    return {
-      name,
-      index,
-      request: entry.request!,
-      after: edges.get(name) ?? [],
-      download: entry.download ?? !used.has(name),
-    };
-  });
+  const order =
+    'order' in sorted
+      ? sorted.order.map((name) => names.indexOf(name))
+      : entries.map((_, i) => i).filter((i) => names[i] !== null && names.indexOf(names[i]!) === i);
+  // Steps without a usable name still have their request checked (only when something else is wrong).
+  for (let i = 0; i < entries.length; i++) if (!order.includes(i)) order.push(i);
+  const steps = order
+    .filter((index) => entries[index]!.request !== null)
+    .map((index): RecipeStep => {
+      const entry = entries[index]!;
+      const name = entry.name ?? `#${index}`;
+      return {
+        name,
+        index,
+        request: entry.request!,
+        after: entry.name !== null && names.indexOf(entry.name) === index ? (edges.get(name) ?? []) : [],
+        download: entry.download ?? !used.has(name),
+      };
+    });
+  return { steps, sound };
 }

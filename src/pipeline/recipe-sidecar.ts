@@ -4,7 +4,14 @@
  */
 import { lstat, readFile } from 'node:fs/promises';
 import { describeValue } from '../spec/index.ts';
-import { isObject, type Json, type ReferenceKind, resolveReferences } from './recipe-request.ts';
+import {
+  getAt,
+  imageRefPositions,
+  isObject,
+  type Json,
+  type ReferenceKind,
+  resolveReferences,
+} from './recipe-request.ts';
 import { formatPath } from './recipe-yaml.ts';
 
 /** What is appended to an input's name to name its sidecar. */
@@ -108,9 +115,32 @@ export async function readSidecar(
     const more = resolveReferences(fields, references);
     problems.push(...more.map((p) => ({ ...p, path: ['steps', step, ...p.path] })));
   }
+  const from =
+    fromIn(value, []) ??
+    Object.entries(steps ?? {})
+      .map(([step, f]) => fromIn(f as Json, ['steps', step]))
+      .find((x) => x !== null);
+  if (from)
+    return { ok: false, reason: `sidecar ${name}: ${formatPath(from.path)}: ${SIDECAR_FROM(from.parent)}` };
   if (problems.length > 0) {
     const p = problems[0]!;
     return { ok: false, reason: `sidecar ${name}: ${formatPath(p.path)}: ${p.message}` };
   }
   return { ok: true, fields: value };
+}
+
+/** Why a sidecar cannot say `{ from: <step> }`. */
+const SIDECAR_FROM = (parent: unknown) =>
+  `a sidecar cannot say { from: ${typeof parent === 'string' ? parent : JSON.stringify(parent)} }: which step's output a step takes is the recipe's (write it in the rule's steps); a sidecar may change a step's other fields`;
+
+/** The first `{ from }` at a media position of `fields` (a sidecar's, at `prefix`), or null. */
+function fromIn(
+  fields: Json,
+  prefix: Array<string | number>,
+): { path: Array<string | number>; parent: unknown } | null {
+  for (const path of imageRefPositions(fields)) {
+    const ref = getAt(fields, path);
+    if (isObject(ref) && 'from' in ref) return { path: [...prefix, ...path], parent: ref.from };
+  }
+  return null;
 }

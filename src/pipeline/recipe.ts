@@ -471,24 +471,29 @@ function readChainRule(
     at([...here, 'request'], "a rule has either 'request' (one generation) or 'steps' (a chain), not both");
     return null;
   }
-  const steps = readSteps(raw.steps, [...here, 'steps'], references, at);
-  if (steps === null || head.match === null || !head.sound) return null;
-  const first = steps.find((s) => s.index === 0)!;
+  const read = readSteps(raw.steps, [...here, 'steps'], references, at);
+  if (read === null) return null;
+  const { steps } = read;
+  const first = steps.find((s) => s.index === 0);
   const rule: RecipeRule = {
     index: head.index,
-    match: head.match,
+    match: head.match ?? '',
     inputAs: head.inputAs,
     upload: head.upload,
-    request: first.request,
+    request: first?.request ?? {},
     steps,
     line: lineAt(parsed, here),
   };
+  // Every step's request is checked as the service would, also in a rule with other problems (their
+  // places stand in), so that every problem is reported at once.
+  const inputAsKnown = head.inputAs !== null || raw.input_as === undefined;
   for (const step of steps) {
     checkRuleRequest(rule, references.usable, at, {
       step: { here: [...here, 'steps', step.index], request: step.request, takesInput: step.index === 0 },
+      inputAsKnown,
     });
   }
-  return rule;
+  return read.sound && head.match !== null && head.sound ? rule : null;
 }
 
 /** How many of one request's problems are reported, each found once the one before is set aside. */

@@ -96,7 +96,12 @@ describe('a chain, end to end', () => {
     const b = await stepsOf(out, 'b.png');
     for (const steps of [a, b]) {
       expect(Object.keys(steps)).toEqual(['stylize', 'animate', 'portrait', 'square']);
-      expect(Object.values(steps).map((s: Loose) => s.state)).toEqual(Array(4).fill('downloaded'));
+      expect(Object.values(steps).map((s: Loose) => s.state)).toEqual([
+        'succeeded',
+        'succeeded',
+        'downloaded',
+        'downloaded',
+      ]);
       expect(steps.stylize.outputs).toEqual([]);
       expect(steps.animate.outputs).toEqual([]);
       expect(steps.portrait.after).toEqual(['animate']);
@@ -132,8 +137,8 @@ describe('a chain, end to end', () => {
     const line = report.items.find((i: Loose) => i.input === 'a.png');
     expect(line.status).toBe('succeeded');
     expect(line.steps.map((s: Loose) => [s.name, s.state])).toEqual([
-      ['stylize', 'downloaded'],
-      ['animate', 'downloaded'],
+      ['stylize', 'succeeded'],
+      ['animate', 'succeeded'],
       ['portrait', 'downloaded'],
       ['square', 'downloaded'],
     ]);
@@ -232,11 +237,7 @@ references:
     const second = await runToEnd(args, env);
     expect(second.code, second.child.stderr()).toBe(0);
     const steps = await stepsOf(out, 'a.png');
-    expect(Object.values(steps).map((s: Loose) => s.state)).toEqual([
-      'downloaded',
-      'downloaded',
-      'downloaded',
-    ]);
+    expect(Object.values(steps).map((s: Loose) => s.state)).toEqual(['succeeded', 'succeeded', 'downloaded']);
     expect(steps.stylize.generation_id).toBe(atKill[0]!.id);
     expect(await expectOnePerStep('between', [steps])).toHaveLength(3);
     const result: Loose = await readJson(join(out, 'a.png', 'result.json'));
@@ -258,7 +259,12 @@ references:
     const second = await runToEnd(runArgs(input, out), env);
     expect(second.code, second.child.stderr()).toBe(0);
     const steps = await stepsOf(out, 'a.png');
-    expect(Object.values(steps).map((s: Loose) => s.state)).toEqual(Array(4).fill('downloaded'));
+    expect(Object.values(steps).map((s: Loose) => s.state)).toEqual([
+      'succeeded',
+      'succeeded',
+      'downloaded',
+      'downloaded',
+    ]);
     expect(steps.animate.generation_id).toBe(atKill[1]!.id);
     expect(await expectOnePerStep('poll', [steps])).toHaveLength(4);
     const result: Loose = await readJson(join(out, 'a.png', 'result.json'));
@@ -288,7 +294,7 @@ references:
     const second = await runToEnd(runArgs(input, out), env);
     expect(second.code).toBe(1);
     const steps = await stepsOf(out, 'a.png');
-    expect(steps.stylize.state).toBe('downloaded');
+    expect(steps.stylize.state).toBe('succeeded');
     expect(steps.animate).toMatchObject({ state: 'failed', reason: JOURNAL_TEXTS.unknownOutcome(requestId) });
     expect(steps.portrait).toMatchObject({ state: 'failed', reason: "not run: step 'animate' failed" });
     expect(steps.square).toMatchObject({ state: 'failed', reason: "not run: step 'animate' failed" });
@@ -301,7 +307,12 @@ references:
     const third = await runToEnd(runArgs(input, out, ['--resubmit-unknown']), env);
     expect(third.code, third.child.stderr()).toBe(0);
     const after = await stepsOf(out, 'a.png');
-    expect(Object.values(after).map((s: Loose) => s.state)).toEqual(Array(4).fill('downloaded'));
+    expect(Object.values(after).map((s: Loose) => s.state)).toEqual([
+      'succeeded',
+      'succeeded',
+      'downloaded',
+      'downloaded',
+    ]);
     expect(after.stylize.generation_id).toBe(steps.stylize.generation_id);
     expect(after.animate.earlier_attempts.map((a: Loose) => a.request_id)).toEqual([requestId]);
     const all = await generationsOf(emu, 'create');
@@ -361,7 +372,7 @@ describe('failure stays local', () => {
       await call(emu, 'PUT', '/_emulator/faults', { key: null, json: {} });
     }
     const steps = await stepsOf(out, 'a.png');
-    expect(steps.stylize).toMatchObject({ state: 'downloaded', attempts: 1, earlier_attempts: [] });
+    expect(steps.stylize).toMatchObject({ state: 'succeeded', attempts: 1, earlier_attempts: [] });
     expect(steps.animate.state).toBe('failed');
     expect(steps.animate.earlier_attempts).toHaveLength(1);
     expect(steps.animate.earlier_attempts[0].failure_code).toBe('generation_failed');
@@ -377,7 +388,12 @@ describe('failure stays local', () => {
     const again = await runToEnd(runArgs(input, out), envFor(emu.url, keyOf('retry')));
     expect(again.code, again.child.stderr()).toBe(0);
     const after = await stepsOf(out, 'a.png');
-    expect(Object.values(after).map((s: Loose) => s.state)).toEqual(Array(4).fill('downloaded'));
+    expect(Object.values(after).map((s: Loose) => s.state)).toEqual([
+      'succeeded',
+      'succeeded',
+      'downloaded',
+      'downloaded',
+    ]);
     expect(after.stylize.generation_id).toBe(steps.stylize.generation_id);
     expect(after.animate.earlier_attempts).toHaveLength(2);
     expect(await expectOnePerStep('retry', [after])).toHaveLength(6);

@@ -136,6 +136,38 @@ describe('plain progress', () => {
     expect(finished).toBe('[12:00:00] finished: 5 inputs, 1 succeeded, 0 failed, 0 skipped, 4 not processed');
   });
 
+  it("names a chain's step: its start, end and failure in both modes, its other lines with -v, a failure on a terminal", () => {
+    const event = (
+      state: Extract<PipelineEvent, { type: 'item_state' }>['state'],
+      reason: string | null,
+      extra = {},
+    ) =>
+      ({
+        type: 'item_state',
+        at: T,
+        input: 'a.png',
+        step: 'animate',
+        state,
+        stage: 'wait',
+        reason,
+        ...extra,
+      }) as PipelineEvent;
+    const failed = event('checked', "step 'animate' failed: moderated", { step_event: 'failed' });
+    const done = event('completed', "step 'animate' done", { step_event: 'done' });
+    for (const verbose of [true, false]) {
+      expect(plainLine(done, { utc: true, verbose })).toBe("[12:00:00] a.png: step 'animate' done");
+      expect(plainLine(failed, { utc: true, verbose })).toBe(
+        "[12:00:00] a.png: step 'animate' failed: moderated",
+      );
+    }
+    expect(plainLine(event('completed', null), { utc: true })).toBe(
+      "[12:00:00] a.png: step 'animate': completed",
+    );
+    expect(plainLine(event('completed', null), { utc: true, verbose: false })).toBeNull();
+    expect(ttyLogLine(failed, (t) => t)).toBe("✗ a.png: step 'animate' failed: moderated");
+    expect(ttyLogLine(done, (t) => t)).toBeNull();
+  });
+
   it('says an item the journal reported as an earlier run left it in its own words, at no stage', () => {
     const failedBefore =
       "failed in an earlier run (content_moderated), not retried: the failure is the file's own";

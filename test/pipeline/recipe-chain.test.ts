@@ -166,6 +166,8 @@ ${ANIMATE}      - name: square
       ),
     ).toEqual([
       "8: rules[0].steps[1].request.source.from: source: step 'stylize' is of type 'image_edit', but this position needs a video output",
+      // The step's other problems too, at once.
+      "8: rules[0].steps[1].request.aspect_ratio: aspect_ratio (the target shape) is required for type 'video_reframe'",
     ]);
     expect(
       await problemsOf(`rules:

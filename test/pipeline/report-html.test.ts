@@ -308,7 +308,7 @@ describe('report.html', () => {
       '→',
       'portrait · failed',
       '→<small>from stylize</small>',
-      'ink · done',
+      'ink · succeeded',
       '→',
       'clip · done',
     ]);
@@ -324,7 +324,9 @@ describe('report.html', () => {
       `<figure class="failed"><div class="ph" title="${why}"><span>${why}</span></div>`,
     );
     expect(media).toContain(esc("failed: not run: step 'animate' failed"));
-    expect(media).toContain('<div class="ph">not downloaded (generation gen-ink)</div>');
+    expect(media).toContain(
+      '<div class="ph">outputs not downloaded (an intermediate step): add download: true to the step to keep them (generation gen-ink)</div>',
+    );
     expect(page).not.toContain('<img src=x');
     // The script draws the same card from the page's data (which holds the steps, nothing more).
     const { rows } = dataOf(page);

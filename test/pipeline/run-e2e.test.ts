@@ -321,7 +321,7 @@ describe('genpipe run and genpipe demo with the embedded emulator', () => {
     // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
     expect(chain.steps.map((s: any) => [s.name, s.state])).toEqual([
       ['stylize', 'downloaded'],
-      ['animate', 'downloaded'],
+      ['animate', 'succeeded'],
       ['social', 'downloaded'],
       ['shop', 'downloaded'],
     ]);
@@ -338,7 +338,7 @@ describe('genpipe run and genpipe demo with the embedded emulator', () => {
     const card = html.match(/<article class="card succeeded chain"[\s\S]*?<\/article>/)?.[0] ?? '';
     expect([...card.matchAll(/<figcaption>([^<]*)<\/figcaption>/g)].map((m) => m[1]).slice(1)).toEqual([
       'stylize · done',
-      'animate · done',
+      'animate · succeeded',
       'social · done',
       'shop · done',
     ]);

@@ -6,7 +6,8 @@
  */
 import { uploadModeFor } from '../../client/index.ts';
 import type { GenerationType } from '../../spec/index.ts';
-import { currentStep, type Item, type ItemJournalNote, type StageName } from '../item.ts';
+import { isChain, stepOfPlaceholder, stepOutputWords } from '../chain.ts';
+import { currentStep, type Item, type ItemJournalNote, type StageName, type StepRecord } from '../item.ts';
 import type { Recipe } from '../recipe.ts';
 import { INPUT_FILE_ID, isObject, type Json, REF_FILE_ID_PREFIX, requestType } from '../recipe-request.ts';
 import { fillReferences, referenceNamesIn } from '../references.ts';
@@ -53,6 +54,28 @@ export interface DryRunEntry {
   journal?: ItemJournalNote;
   /** Reported as an earlier run left it, nothing would run for it. */
   from_journal?: true;
+  /**
+   * A chain's item (`send` or `collect`): every step, parents first, with what would become of it and
+   * the request it would send (a parent's output shown as what it would carry); `generation_type`,
+   * `model` and `request` above are its first step's that would be sent.
+   */
+  steps?: DryRunStep[];
+}
+
+/** One step of a chain in a dry run (DryRunEntry.steps). */
+export interface DryRunStep {
+  name: string;
+  /** The steps whose outputs it uses. */
+  after: string[];
+  /**
+   * `send` (its generation would be created), `collect` (its generation exists: collected), `done`
+   * (finished by an earlier run) or `fail` (failed in an earlier run, not run again).
+   */
+  outcome: 'send' | 'collect' | 'done' | 'fail';
+  generation_type: GenerationType;
+  model: string | null;
+  /** The request as it would be sent, placeholders in angle brackets. */
+  request: Json;
 }
 
 /** The settings an entry's media words need. */
@@ -70,6 +93,8 @@ export const DRY_RUN_PLACEHOLDERS = {
   upload: (mode: 'inline' | 'presigned') => `<the file, uploaded ${mode}>`,
   base64: (bytes: number) => `<the file as base64, ${bytes} bytes>`,
   reference: (name: string) => `<reference ${name}, uploaded once per batch>`,
+  /** A chain step's `{ from: <step> }`, by the channel it travels by. */
+  stepOutput: (step: string, channel: 'generation_id' | 'url') => stepOutputWords(step, channel),
 } as const;
 
 /** How a checked item's own media would travel. */
@@ -108,7 +133,9 @@ function shownRequest(request: Json, media: DryRunMedia, bytes: number, mime: st
     if (!isObject(v)) return v;
     const out: Json = {};
     for (const [k, x] of Object.entries(v)) {
-      out[k] = k === 'data' && x === INLINE_INPUT_DATA ? DRY_RUN_PLACEHOLDERS.base64(bytes) : walk(x);
+      const step = k === 'generation_id' || k === 'url' ? stepOfPlaceholder(x) : null;
+      if (step !== null) out[k] = DRY_RUN_PLACEHOLDERS.stepOutput(step, k as 'generation_id' | 'url');
+      else out[k] = k === 'data' && x === INLINE_INPUT_DATA ? DRY_RUN_PLACEHOLDERS.base64(bytes) : walk(x);
     }
     return out;
   };
@@ -175,6 +202,7 @@ export function dryRunEntry(
   if (outcome === 'fail') {
     return { ...base, stage: decision?.action === 'done' ? null : (item.failedAt ?? null) };
   }
+  if (isChain(item) && (outcome === 'send' || outcome === 'collect')) return chainEntry(item, base, settings);
   if (outcome !== 'send') return base;
   const request = (currentStep(item)?.request ?? {}) as Json;
   const media = item.state === 'checked' ? mediaOfChecked(item, request, settings) : mediaOfUploaded(item);
@@ -186,5 +214,59 @@ export function dryRunEntry(
     media,
     request: shownRequest(request, media, bytes, item.sniff?.mime ?? null),
     references: referenceNamesIn(request),
+  };
+}
+
+/** What would become of a chain's step, by the state an earlier run (or the plan) left it in. */
+function stepOutcome(step: StepRecord): DryRunStep['outcome'] {
+  switch (step.state) {
+    case 'planned':
+    case 'uploaded':
+      return 'send';
+    case 'submitted':
+    case 'completed':
+      return 'collect';
+    case 'downloaded':
+      return 'done';
+    case 'failed':
+      return 'fail';
+  }
+}
+
+/**
+ * The entry of a chain's item: every step with the request it would send, the item's own media shown
+ * in the step that holds it; the top-level type, model and request are the first step's to be sent.
+ */
+function chainEntry(item: Item, base: DryRunEntry, settings: MediaSettings): DryRunEntry {
+  const holder = item.steps.find((s) => holdsInput(s.request as Json));
+  const fresh = holder === undefined || holder.state === 'planned';
+  const media = holder
+    ? fresh && item.state === 'checked'
+      ? mediaOfChecked(item, holder.request as Json, settings)
+      : mediaOfUploaded({ ...item, step: holder.name })
+    : item.inputAs === 'prompt'
+      ? 'prompt'
+      : 'none';
+  const steps: DryRunStep[] = item.steps.map((s) => {
+    const request = s.request as Json;
+    return {
+      name: s.name,
+      after: [...(s.after ?? [])],
+      outcome: stepOutcome(s),
+      generation_type: requestType(request),
+      model: typeof request.model === 'string' ? request.model : null,
+      request: shownRequest(request, media, base.bytes, item.sniff?.mime ?? null),
+    };
+  });
+  const first = steps.find((s) => s.outcome === 'send') ?? steps[0];
+  const sent = item.steps.filter((s) => stepOutcome(s) === 'send');
+  return {
+    ...base,
+    generation_type: first?.generation_type ?? null,
+    model: first?.model ?? null,
+    media,
+    request: first?.request ?? null,
+    references: [...new Set(sent.flatMap((s) => referenceNamesIn(s.request as Json)))],
+    steps,
   };
 }

@@ -58,6 +58,7 @@ export function dryRunLine(entry: DryRunEntry, redact: Redact = redactShapes): s
   const why = entry.reason ? text(entry.reason) : '';
   switch (entry.outcome) {
     case 'send': {
+      if (entry.steps) return chainLines(entry, text).join('\n');
       const model = entry.model ? ` (${text(entry.model)})` : '';
       const journal = entry.reason ? ` [${why}]` : '';
       return `${name}: would send ${entry.generation_type}${model}, ${mediaWords(entry.media, entry.bytes)}${journal}: ${text(JSON.stringify(entry.request))}`;
@@ -70,8 +71,41 @@ export function dryRunLine(entry: DryRunEntry, redact: Redact = redactShapes): s
     case 'done':
       return `${name}: ${why || 'already done in an earlier run'}: nothing is sent`;
     case 'collect':
+      if (entry.steps) return chainLines(entry, text).join('\n');
       return `${name}: ${why}: nothing is created again`;
   }
+}
+
+/** What becomes of a chain's step, in words. */
+const STEP_OUTCOME_WORDS = {
+  collect: 'its generation exists: collected, not created again',
+  done: 'done in an earlier run: nothing is sent',
+  fail: 'failed in an earlier run: not run again',
+} as const;
+
+/**
+ * A chain's lines: the input's (how many steps, how its own media would travel), then one per step,
+ * parents first, with the request it would send.
+ */
+function chainLines(entry: DryRunEntry, text: (s: string) => string): string[] {
+  const name = text(entry.input);
+  const steps = entry.steps ?? [];
+  const sent = steps.filter((s) => s.outcome === 'send').length;
+  const journal = entry.reason ? ` [${text(entry.reason)}]` : '';
+  const head =
+    sent === steps.length
+      ? `would send a chain of ${steps.length} steps`
+      : `would send ${sent} of its chain's ${steps.length} steps`;
+  return [
+    `${name}: ${head}, ${mediaWords(entry.media, entry.bytes)}${journal}`,
+    ...steps.map((s) => {
+      const after = s.after.length > 0 ? ` (after ${s.after.map(text).join(', ')})` : '';
+      const at = `${name}: step '${text(s.name)}'${after}`;
+      if (s.outcome !== 'send') return `${at}: ${STEP_OUTCOME_WORDS[s.outcome]}`;
+      const model = s.model ? ` (${text(s.model)})` : '';
+      return `${at}: would send ${s.generation_type}${model}: ${text(JSON.stringify(s.request))}`;
+    }),
+  ];
 }
 
 /** `2 image, 1 video` in the order of the types. */

@@ -28,7 +28,7 @@ export interface DryRunSummary {
   files: number;
   /** Files by outcome. */
   outcomes: Record<DryRunOutcome, number>;
-  /** Generations that would be created, by type (one per file sent). */
+  /** Generations that would be created, by type (one per file sent; one per step sent of a chain). */
   generations: Partial<Record<GenerationType, number>>;
   /** Shared references the files sent use (each uploaded once per batch). */
   references: string[];
@@ -57,9 +57,16 @@ export class DryRunTotals {
   add(entry: DryRunEntry): void {
     this.files++;
     this.outcomes[entry.outcome]++;
-    if (entry.outcome !== 'send' || entry.generation_type === null) return;
-    this.generations.set(entry.generation_type, (this.generations.get(entry.generation_type) ?? 0) + 1);
+    if (entry.steps) {
+      // A chain: each of its steps that would be sent is a generation of its own.
+      for (const step of entry.steps) if (step.outcome === 'send') this.count(step.generation_type);
+    } else if (entry.outcome === 'send' && entry.generation_type !== null) this.count(entry.generation_type);
+    else return;
     for (const name of entry.references) this.references.add(name);
+  }
+
+  private count(type: GenerationType): void {
+    this.generations.set(type, (this.generations.get(type) ?? 0) + 1);
   }
 
   /** True when some file would fail. */

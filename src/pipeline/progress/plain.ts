@@ -1,7 +1,9 @@
 /**
  * Plain progress for logs and pipes: one line per file event (`[12:00:01] photo.jpg: submitted`, or the
  * event's reason when it says what happened instead of the state's name), failures and skips with their
- * reason, and a line when the batch starts (`run:` or `watch:`), stops early and finishes.
+ * reason, and a line when the batch starts (`run:` or `watch:`), stops early and finishes. A chain's
+ * steps: a line when each starts, is done or fails (in one-line-per-outcome mode too), and each other
+ * line of a step names it (`photo.jpg: step 'animate': completed`).
  */
 import type { PipelineEvent } from '../events.ts';
 import { clockTime, formatBytes, printable } from './format.ts';
@@ -60,6 +62,7 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
         ? null
         : `${at} ${text(event.input)}: discovered (${formatBytes(event.size)})`;
     case 'item_state': {
+      if (event.step_event && event.reason) return stepLine(event, at, text, opts);
       if (opts.verbose === false && !OUTCOME_STATES.has(event.state)) return null;
       if (opts.verbose === false && event.state === 'discovered' && !event.reason) return null;
       const name = text(event.input);
@@ -78,6 +81,9 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
       // Reported as an earlier run left it: its reason says so ("failed in an earlier run (…), not
       // retried: …", "already done in an earlier run"); nothing failed or ran at a stage in this run.
       if (event.from_journal && event.reason) return `${at} ${name}${why}`;
+      // A chain's item between its steps: which step the line is about (sibling steps run at once).
+      const step =
+        event.step !== undefined && !OUTCOME_STATES.has(event.state) ? `step '${text(event.step)}': ` : '';
       switch (event.state) {
         case 'failed':
           return `${at} ${name}: failed${event.stage ? ` at ${event.stage}` : ''}${why}`;
@@ -93,7 +99,7 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
           // The state's name, unless the event says what happened instead: an item resumed from the
           // journal (`resumed: downloading the outputs of generation … again`, not "submitted"), one sent
           // back to submit, one whose step did other than the name says (`prompt ready: …`, not "uploaded").
-          return `${at} ${name}: ${event.reason ? text(event.reason) : outcomeWord(event.state, opts)}${idsNote}`;
+          return `${at} ${name}: ${step}${event.reason ? text(event.reason) : outcomeWord(event.state, opts)}${idsNote}`;
       }
     }
     case 'batch_stopping':
@@ -111,6 +117,26 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
       return `${at} finished: ${parts.join(', ')}`;
     }
   }
+}
+
+/**
+ * The line of a chain step's own moment (`a.png: step 'animate' started`, `… done`, `… failed: <why>`),
+ * printed in both modes; the log names the step's generation and request id.
+ */
+function stepLine(
+  event: Extract<PipelineEvent, { type: 'item_state' }>,
+  at: string,
+  text: (s: string) => string,
+  opts: PlainOptions,
+): string {
+  const ids =
+    opts.ids === true && event.step_event !== 'done'
+      ? [
+          ...(event.generation_id ? [`generation ${text(event.generation_id)}`] : []),
+          ...(event.request_id ? [`request id ${text(event.request_id)}`] : []),
+        ]
+      : [];
+  return `${at} ${text(event.input)}: ${text(event.reason ?? '')}${ids.length > 0 ? ` (${ids.join(', ')})` : ''}`;
 }
 
 /**

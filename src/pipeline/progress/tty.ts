@@ -71,6 +71,10 @@ export function renderTty(state: ProgressState, opts: { columns: number; now: nu
 /** A line printed above the live block for events worth keeping on screen; null for the others. */
 export function ttyLogLine(event: PipelineEvent, redact: Redact): string | null {
   const text = (s: string) => printable(redact(s));
+  if (event.type === 'item_state' && event.step_event === 'failed' && event.reason) {
+    // A chain's step failed (its item goes on with its other branches): kept on screen, step named.
+    return `✗ ${text(event.input)}: ${text(event.reason)}`;
+  }
   if (event.type === 'item_state' && event.state === 'failed') {
     // Failed as an earlier run left it: the reason says so, and no stage of this run failed it.
     if (event.from_journal && event.reason) return `✗ ${text(event.input)}: ${text(event.reason)}`;

@@ -25,7 +25,7 @@ export const OUT_SMALL = 2;
 /**
  * A step of a chain: [name, state, its first output (or composite) relative to the out dir or 0, that
  * file's thumbnail or 0, flags (OUT_VIDEO), what is drawn in place of a picture when it has no file
- * ("failed: <why>", "not downloaded (generation …)", its state) or 0, and its parents ("animate") when
+ * ("failed: <why>", "outputs not downloaded …: add download: true … (generation …)", its state) or 0, and its parents ("animate") when
  * they are not just the step before it].
  */
 export type PageStep = [string, string, string | 0, string | 0, number, string | 0, string?];
@@ -147,7 +147,7 @@ function outputsPart(
 /** What a step with no file to show is drawn as. */
 function stepPlaceholder(step: StepJson): string {
   if (step.state === 'failed') return `failed: ${step.reason ?? step.failure_code ?? 'failed'}`;
-  if (step.state === 'downloaded') return `not downloaded (generation ${step.generation_id ?? '?'})`;
+  if (step.note !== null) return `${step.note} (generation ${step.generation_id ?? '?'})`;
   return step.state;
 }
 

@@ -3,7 +3,7 @@
  * service answered and where the outputs are, written atomically whenever the item reaches a final state.
  */
 import { join } from 'node:path';
-import { isChain } from '../chain.ts';
+import { isChain, recordedStepRequest } from '../chain.ts';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import {
   currentStep,
@@ -12,6 +12,7 @@ import {
   type ItemLayer,
   STAGE_NAMES,
   type StageName,
+  type StepRecord,
 } from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { itemFolder, itemPlace, RESULT_FILE } from './item-paths.ts';
@@ -96,11 +97,20 @@ export interface ResultJson {
   steps?: StepJson[];
 }
 
+/** What a chain step whose outputs were not downloaded says of them (StepJson.note). */
+export const STEP_NOT_DOWNLOADED_NOTE =
+  'outputs not downloaded (an intermediate step): add download: true to the step to keep them';
+
 /** One step of an item (ResultJson.steps, report.json's `steps` of a chain). */
 export interface StepJson {
   name: string;
-  /** planned, uploaded, submitted, completed, downloaded or failed. */
+  /**
+   * planned, uploaded, submitted, completed, downloaded or failed; `succeeded` for a step whose
+   * generation succeeded and whose outputs were not downloaded (`download: false`, see `note`).
+   */
   state: string;
+  /** For a `succeeded` step, STEP_NOT_DOWNLOADED_NOTE; null otherwise. */
+  note: string | null;
   /** The steps whose outputs it uses (a chain's); empty for a single request. */
   after: string[];
   /** Its outputs are downloaded (false: an intermediate step not asked for, see the recipe's `download`). */
@@ -116,11 +126,21 @@ export interface StepJson {
   earlier_attempts: ItemAttempt[];
 }
 
+/**
+ * A step's state as told: a step done without its outputs downloaded (an intermediate step not asked
+ * for) is `succeeded`, with a note, not `downloaded`.
+ */
+export function stepStateJson(step: StepRecord): { state: string; note: string | null } {
+  return step.state === 'downloaded' && step.download === false
+    ? { state: 'succeeded', note: STEP_NOT_DOWNLOADED_NOTE }
+    : { state: step.state, note: null };
+}
+
 /** The step records of an item as JSON (see StepJson). */
 export function stepsJson(item: Pick<Item, 'steps'>, opts: { request?: boolean } = {}): StepJson[] {
   return item.steps.map((s) => ({
     name: s.name,
-    state: s.state,
+    ...stepStateJson(s),
     after: [...(s.after ?? [])],
     download: s.download ?? true,
     generation_id: s.generationId,
@@ -131,7 +151,7 @@ export function stepsJson(item: Pick<Item, 'steps'>, opts: { request?: boolean }
     composite: s.composite,
     attempts: s.attempts,
     earlier_attempts: [...(s.earlierAttempts ?? [])],
-    ...(opts.request ? { request: elideInlineData(s.request) } : {}),
+    ...(opts.request ? { request: elideInlineData(recordedStepRequest(s, item.steps)) } : {}),
   }));
 }
 
@@ -221,7 +241,9 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
     item_state: item.state,
     reason: status === 'succeeded' ? null : item.reason,
     failed_stage: item.state === 'failed' ? item.failedAt : null,
-    request: step ? elideInlineData(step.request) : null,
+    request: step
+      ? elideInlineData(isChain(item) ? recordedStepRequest(step, item.steps) : step.request)
+      : null,
     request_sent: (step?.requestId ?? null) !== null || (step?.generationId ?? null) !== null,
     generation_id: step?.generationId ?? null,
     request_id: step?.requestId ?? null,

@@ -14,8 +14,9 @@ import {
   mergeStep,
   nextOrEnd,
   runnableSteps,
+  STEP_MOMENTS,
   settleChain,
-  stepFailedReason,
+  stepMomentWords,
 } from '../chain.ts';
 import type { PipelineEvent } from '../events.ts';
 import { INPUT_CHANGED_TEXTS, InputChangedError } from '../input-changed.ts';
@@ -121,7 +122,13 @@ export class ItemDriver implements StepEnv {
   }
 
   /** Keeps, journals and announces an item's transition (`reason` overrides the item's in the event). */
-  async record(entry: number, item: Item, stage: StageName | null, reason = item.reason): Promise<void> {
+  async record(
+    entry: number,
+    item: Item,
+    stage: StageName | null,
+    reason = item.reason,
+    stepEvent?: 'started' | 'done' | 'failed',
+  ): Promise<void> {
     this.items.keep(entry, item);
     try {
       await this.ctx.persist(item);
@@ -140,6 +147,7 @@ export class ItemDriver implements StepEnv {
       input: item.input,
       ...(item.place !== undefined ? { place: item.place } : {}),
       ...(item.step !== undefined ? { step: item.step } : {}),
+      ...(stepEvent !== undefined ? { step_event: stepEvent } : {}),
       state: item.state,
       stage: at,
       reason,
@@ -284,15 +292,14 @@ export class ItemDriver implements StepEnv {
         // (a create's request id), so the next run knows the create may have been sent.
         const shared = state === 'stopped' ? lane.get() : lane.put(settled.item, name);
         if (state === 'stopped') lane.stop({ ...view(shared, 'stopped'), reason: settled.item.reason });
+        const moment = settled.reason === undefined ? STEP_MOMENTS[state] : undefined;
         const said =
           settled.reason !== undefined
             ? settled.reason
-            : state === 'failed'
-              ? stepFailedReason({ name, reason: settled.item.reason })
-              : state === 'downloaded'
-                ? `step '${name}' done`
-                : (settled.item.reason ?? saidOf(step, settled.item));
-        await this.record(entry, view(shared, laneRecordState(state)), step.name, said);
+            : moment !== undefined
+              ? stepMomentWords(name, moment, settled.item.reason)
+              : (settled.item.reason ?? saidOf(step, settled.item));
+        await this.record(entry, view(shared, laneRecordState(state)), step.name, said, moment);
         if (state === 'stopped' || state === 'failed' || state === 'downloaded') return;
         if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
       }
