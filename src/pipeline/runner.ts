@@ -62,6 +62,7 @@ import { Scheduler } from './runner/scheduler.ts';
 import { sweepBatchScratch, sweepItemScratch } from './runner/scratch-sweep.ts';
 import { type BatchStop, StopControl } from './runner/stop-control.ts';
 import { ViewFile } from './runner/view-file.ts';
+import { ItemTakenOverError } from './store/item-taken-over.ts';
 
 export { type AdmitDecision, RUN_DEFAULTS, type RunOptions } from './runner/options.ts';
 export { type BatchStop, JournalWriteError } from './runner/stop-control.ts';
@@ -248,6 +249,8 @@ function runContext(run: ResolvedRun, stops: StopControl): RunContext {
       try {
         await run.persist(item);
       } catch (err) {
+        // Another worker holds the item now (distributed mode): this one leaves it, the batch goes on.
+        if (err instanceof ItemTakenOverError) throw err;
         throw stops.journalFailed(err);
       }
     },
