@@ -140,7 +140,7 @@ export function recordedFlags(command: string, flags: BatchFlags): Record<string
   return { command, ...rest, ...(store !== undefined ? { store: redactUrl(store) } : {}) };
 }
 
-function positiveSeconds(value: string): number {
+export function positiveSeconds(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
     throw new InvalidArgumentError('expected a number of seconds greater than 0');

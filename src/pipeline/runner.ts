@@ -118,7 +118,9 @@ export function startBatch(options: RunOptions): Batch {
   const seen = new Set<string>();
   const scheduler = new Scheduler(driver, items, (item) => {
     if (item.journal) seen.delete(item.input);
+    options.onItemEnded?.(item);
   });
+  const writesReports = options.reports !== false;
   // What discovery leaves out of the input folder; a source (watch) is not a walk of it, and tells its own.
   const ignored = options.source ? null : new IgnoredEntries();
   const ignoredSource = options.ignored;
@@ -135,6 +137,7 @@ export function startBatch(options: RunOptions): Batch {
     items,
     run.reportIntervalMs,
     !options.source,
+    writesReports,
   );
 
   let notLookedAt: NotLookedAt = { n: 0, partial: false };
@@ -148,7 +151,7 @@ export function startBatch(options: RunOptions): Batch {
       emulator: run.emulator,
     });
     try {
-      await sweepBatchScratch(run.outDir).catch(() => 0);
+      if (writesReports) await sweepBatchScratch(run.outDir).catch(() => 0);
       const fed = await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
       notLookedAt = fed.notLookedAt;
       reports.discovered();

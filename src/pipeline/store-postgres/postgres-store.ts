@@ -330,18 +330,23 @@ export class PostgresStore implements Store {
     );
   }
 
+  /** The content-hash cache as hashWithCache reads it (a file hashed once is not read again while unchanged). */
+  hashCache(): HashCache {
+    return {
+      cachedHash: (p, identity) => this.cachedHash(p, identity),
+      saveHash: async (p, identity, hash) => {
+        if (!this.closed) await this.saveHash(p, identity, hash);
+      },
+    };
+  }
+
   /** The key of a planned item: its content hash and recipe hash (the current batch's service in it). */
   private async keyOf(
     item: Item,
     references: RecipeFiles['references'],
     signal?: AbortSignal,
   ): Promise<JournalKey> {
-    const cache: HashCache = {
-      cachedHash: (p, identity) => this.cachedHash(p, identity),
-      saveHash: async (p, identity, hash) => {
-        if (!this.closed) await this.saveHash(p, identity, hash);
-      },
-    };
+    const cache = this.hashCache();
     const contentHash = await hashWithCache(cache, item.absPath, signal);
     const refHashes: Record<string, string> = {};
     for (const name of item.steps.flatMap((s) => referencesUsed(s.request))) {
