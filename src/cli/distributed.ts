@@ -28,7 +28,12 @@ import { UsageError } from './usage-error.ts';
 
 /** Flags a worker's client and sessions take. */
 export interface WorkerFlags extends ServiceFlags {
+  /** Files worked on at once. */
   concurrency?: number;
+  /** Jobs in flight at the service at most (default: concurrency). */
+  maxJobs?: number;
+  /** A line for every stage each file reaches. */
+  verbose?: boolean;
   pollInterval?: number;
   rateWindow?: number;
   retries?: number;
@@ -67,7 +72,9 @@ export function sessionOpener(
   url: string,
   service: BatchService,
   flags: WorkerFlags,
+  say: (line: string) => void = () => undefined,
 ): (key: SessionKey) => Promise<OpenedSession> {
+  const jobs = flags.maxJobs ?? flags.concurrency;
   return async (key) => {
     const store = await openRunStore({ url, outDir: key.outDir, lock: false });
     try {
@@ -98,7 +105,14 @@ export function sessionOpener(
           recipe,
           client: service.client,
           redact,
-          ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+          ...(jobs !== undefined ? { concurrency: jobs } : {}),
+          ...(flags.verbose
+            ? {
+                onEvent: (e) => {
+                  if (e.type === 'item_state') say(`worker: ${e.input} ${e.state}`);
+                },
+              }
+            : {}),
           ...(service.pollIntervalMs !== undefined ? { pollIntervalMs: service.pollIntervalMs } : {}),
           ...(flags.retries !== undefined ? { maxResubmits: flags.retries } : {}),
           ...journaling,
@@ -131,7 +145,7 @@ export async function executeWorker(
   const worker = new DistributedWorker({
     connection: queueConnection(url, flags),
     concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
-    openSession: sessionOpener(url, service, flags),
+    openSession: sessionOpener(url, service, flags, say),
     log: say,
   });
   let signalled: 'SIGINT' | 'SIGTERM' | null = null;
@@ -222,7 +236,7 @@ export async function executeDistributedRun(
       worker = new DistributedWorker({
         connection: queueConnection(url, flags),
         concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
-        openSession: sessionOpener(url, service, flags),
+        openSession: sessionOpener(url, service, flags, say),
         log: say,
       });
       await worker.ready();

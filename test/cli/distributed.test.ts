@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { adminRows, startTestEmulator } from '../helpers/emulator.ts';
+import { adminRows, heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { BIN, cliEnv, runCli } from './run-cli.ts';
@@ -64,9 +64,13 @@ function startWorker(url: string, extra: string[] = []): WorkerChild {
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const until = (re: RegExp) =>
     new Promise<void>((resolve, reject) => {
+      // A bound only so that a failure shows what the worker said (events drive the test, not this).
+      const bound = setTimeout(() => reject(new Error(`worker never printed ${re}:\n${text}`)), 90_000);
       const check = () => {
-        if (re.test(text)) resolve();
-        else if (proc.exitCode !== null) reject(new Error(`worker exited:\n${text}`));
+        if (re.test(text)) {
+          clearTimeout(bound);
+          resolve();
+        } else if (proc.exitCode !== null) reject(new Error(`worker exited:\n${text}`));
         else waiters.push(check);
       };
       check();
@@ -101,5 +105,85 @@ describe('genpipe worker and run --store in distributed mode', () => {
     expect((await servicedCount()) - before).toBe(60);
     // Each worker took part.
     for (const w of workers) expect(w.text()).toMatch(/reported/);
+  }, 180_000);
+
+  it('a worker killed with -9 holding jobs at the service: another continues them, nothing is created twice', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(12, 'killed-worker'));
+    const before = await servicedCount();
+    const holdId = await hold(emu, { state: 'processing' });
+    const victim = startWorker(url);
+    await victim.until(/worker ready/);
+    const run = runCli(['run', input, '--out', out, '--store', url, '--no-work'], cliEnv(emu), 120_000);
+    // The victim has four creates at the service, held there.
+    await heldGenerations(emu, 4);
+    const dead = victim.exited;
+    victim.proc.kill('SIGKILL');
+    await dead;
+    const heir = startWorker(url);
+    await heir.until(/worker ready/);
+    await unhold(emu, holdId);
+    const r = await run;
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+    expect(report.totals).toMatchObject({ inputs: 12, succeeded: 12, failed: 0 });
+    // The victim's four were polled by the heir, not created again.
+    expect((await servicedCount()) - before).toBe(12);
+    expect(heir.text()).toMatch(/taken \(try 2\)/);
+  }, 180_000);
+
+  it('a paused worker (kill -STOP past its lock, then -CONT) sends nothing for the items another took over', async () => {
+    const url = await pg.freshDatabase();
+    const { input } = promptFolder(prompts(2, 'paused-worker'));
+    const before = await servicedCount();
+    const holdId = await hold(emu, { state: 'processing' });
+    // One job at the service at a time: the second item waits, admitted and ready, before its create.
+    const slow = startWorker(url, ['--concurrency', '2', '--max-jobs', '1', '--verbose']);
+    await slow.until(/worker ready/);
+    const out = join(input, '..', 'out');
+    const enq = await runCli(['run', input, '--out', out, '--store', url, '--detach'], cliEnv(emu), 60_000);
+    expect(enq.code, enq.stderr).toBe(0);
+    await heldGenerations(emu, 1);
+    await slow.until(
+      /p00\d\.txt submitted[\s\S]*p00\d\.txt uploaded|p00\d\.txt uploaded[\s\S]*p00\d\.txt submitted/,
+    );
+    slow.proc.kill('SIGSTOP');
+    // Another worker takes both over once the paused one's locks lapsed: it polls the first, creates the second.
+    const other = startWorker(url, ['--verbose']);
+    await other.until(/worker ready/);
+    await heldGenerations(emu, 2);
+    await unhold(emu, holdId);
+    await other.until(
+      /p000\.txt reported[\s\S]*p001\.txt reported|p001\.txt reported[\s\S]*p000\.txt reported/,
+    );
+    slow.proc.kill('SIGCONT');
+    // The paused worker wakes up: its writes are refused, so it leaves both items and sends nothing.
+    await slow.until(/left: .*taken over[\s\S]*left: .*taken over/);
+    expect((await servicedCount()) - before).toBe(2);
+    const rows = (await adminRows(emu)).slice(before);
+    expect(new Set(rows.map((r) => r.request_id)).size).toBe(2);
+  }, 180_000);
+
+  it('two runs enqueuing the same folder at once add each file once', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(20, 'two-enqueuers'));
+    const before = await servicedCount();
+    const args = ['run', input, '--out', out, '--store', url, '--detach'];
+    const [a, b] = await Promise.all([runCli(args, cliEnv(emu), 60_000), runCli(args, cliEnv(emu), 60_000)]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    const worker = startWorker(url);
+    await worker.until(/worker ready/);
+    const waited = await runCli(
+      ['run', input, '--out', out, '--store', url, '--no-work'],
+      cliEnv(emu),
+      120_000,
+    );
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.stderr).toMatch(/20 files, 0 new/);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+    expect(report.totals).toMatchObject({ inputs: 20, succeeded: 20 });
+    expect((await servicedCount()) - before).toBe(20);
+    expect(worker.text().match(/ taken /g)?.length).toBe(20);
   }, 180_000);
 });

@@ -29,6 +29,12 @@ export function registerWorker(program: Command): void {
       `files worked on at once (default ${WORKER_DEFAULT_CONCURRENCY}; the service's own ceiling also applies)`,
       intArg(1),
     )
+    .option(
+      '--max-jobs <n>',
+      'jobs in flight at the service at most, from submit until the job ends (default: --concurrency)',
+      intArg(1),
+    )
+    .option('-v, --verbose', 'a line for every stage each file reaches')
     .option('--poll-interval <seconds>', 'longest time between two status reads of a job', positiveSeconds)
     .option(
       '--retries <n>',

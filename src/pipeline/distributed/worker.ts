@@ -113,6 +113,7 @@ export class DistributedWorker {
       throw new Error(why);
     }
     const live = await this.session(d);
+    this.log(`worker: ${d.input} taken (try ${job.attemptsStarted})`);
     const final = await live.session.drive(newItem(d.input, absPath, found.size, found.mtimeMs));
     if (final.state === 'stopped') {
       this.log(`worker: ${d.input} left: ${final.reason ?? 'stopped'}`);
