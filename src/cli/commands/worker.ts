@@ -13,7 +13,7 @@ import {
 import { addServiceOptions, intArg } from '../make-client.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
-import { STORE_HELP, storeUrlOf } from '../store-option.ts';
+import { storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** Registers `genpipe worker`. */
@@ -23,7 +23,10 @@ export function registerWorker(program: Command): void {
     .description(
       'Work on the files enqueued in a PostgreSQL store (distributed mode): run as many as you like, on any machines that see the inputs and out dirs at the same paths',
     )
-    .option('--store <url>', STORE_HELP)
+    .option(
+      '--store <url>',
+      `the PostgreSQL store whose queue to work on, postgres://user:password@host:port/db (default: $${ENV.store}); the password is never shown`,
+    )
     .option(
       '--concurrency <n>',
       `files worked on at once (default ${WORKER_DEFAULT_CONCURRENCY}; the service's own ceiling also applies)`,
