@@ -80,9 +80,14 @@ export interface BatchJobsEnd {
   failed: Array<{ input: string; reason: string }>;
 }
 
+/** Unfinished jobs read per round at most: jobs end about in the order they were added. */
+const UNFINISHED_READ_PER_ROUND = 25;
+
 /**
  * Waits until every job of the batch completed or failed for good, reading their states every
- * `intervalMs`; `onProgress` hears how many are done.
+ * `intervalMs` (in the order they were added, each round up to UNFINISHED_READ_PER_ROUND still open:
+ * the reads per round stay bounded whatever the size of the batch); `onProgress` hears how many are
+ * done.
  */
 export async function waitForJobs(
   queue: ItemQueue,
@@ -97,7 +102,9 @@ export async function waitForJobs(
   const end: BatchJobsEnd = { completed: 0, failed: [] };
   let told = -1;
   for (;;) {
+    let unfinished = 0;
     for (const [id, input] of [...open]) {
+      if (unfinished >= UNFINISHED_READ_PER_ROUND) break;
       const state = await queue.getJobState(id);
       if (state === 'completed') {
         end.completed++;
@@ -106,6 +113,8 @@ export async function waitForJobs(
         const job = await queue.getJob(id);
         end.failed.push({ input, reason: job?.failedReason ?? 'failed' });
         open.delete(id);
+      } else {
+        unfinished++;
       }
     }
     const done = jobs.length - open.size;
