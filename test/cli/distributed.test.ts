@@ -4,7 +4,7 @@
  * PostgreSQL. What the service saw (its admin view) is the measure: every file created exactly once.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -190,4 +190,19 @@ describe('genpipe worker and run --store in distributed mode', () => {
     expect((await servicedCount()) - before).toBe(20);
     expect(worker.text().match(/ taken /g)?.length).toBe(20);
   }, 180_000);
+
+  it('a worker that cannot read an input says so, naming it, and sends nothing for it', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(1, 'unreadable-here'));
+    const before = await servicedCount();
+    const enq = await runCli(['run', input, '--out', out, '--store', url, '--detach'], cliEnv(emu), 60_000);
+    expect(enq.code, enq.stderr).toBe(0);
+    // The file is gone from this worker's view of the share.
+    rmSync(join(input, 'p000.txt'));
+    const worker = startWorker(url);
+    await worker.until(
+      /cannot read input .*p000\.txt \(inputs must be on storage every worker sees at the same path\)/,
+    );
+    expect((await servicedCount()) - before).toBe(0);
+  }, 120_000);
 });
