@@ -161,7 +161,7 @@ function portArg(value: string): number {
   return n;
 }
 
-function positiveSeconds(value: string): number {
+export function positiveSeconds(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
     throw new InvalidArgumentError('expected a number of seconds greater than 0');

@@ -23,6 +23,7 @@ const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>]> = [
   ['generations', async () => (await import('./commands/generations.ts')).registerGenerations],
   ['legacy', async () => (await import('./commands/legacy.ts')).registerLegacy],
   ['status', async () => (await import('./commands/status.ts')).registerStatus],
+  ['worker', async () => (await import('./commands/worker.ts')).registerWorker],
 ];
 
 /**

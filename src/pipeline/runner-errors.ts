@@ -14,6 +14,7 @@ import {
   UpstreamError,
 } from '../client/index.ts';
 import { InputChangedError } from './input-changed.ts';
+import { ItemTakenOverError } from './store/item-taken-over.ts';
 
 /** The 403 details of a client that may not call the service at all (interface, Authentication). */
 export const CLIENT_STATE_DETAILS: readonly string[] = [
@@ -57,11 +58,17 @@ export function isAbort(err: unknown, signal?: AbortSignal): boolean {
 
 /**
  * Errors a stage may not turn into an item failure: an abort, a batch-stopping error, or the item's
- * file found changed since its check (input-changed.ts). Stages call it in their catch blocks and
+ * file found changed since its check (input-changed.ts), or the item taken over by another worker
+ * (store/item-taken-over.ts). Stages call it in their catch blocks and
  * rethrow what it accepts; the runner decides.
  */
 export function isRunnersToHandle(err: unknown, signal?: AbortSignal): boolean {
-  return isAbort(err, signal) || isBatchStopping(err) || err instanceof InputChangedError;
+  return (
+    isAbort(err, signal) ||
+    isBatchStopping(err) ||
+    err instanceof InputChangedError ||
+    err instanceof ItemTakenOverError
+  );
 }
 
 /**

@@ -62,6 +62,7 @@ import { Scheduler } from './runner/scheduler.ts';
 import { sweepBatchScratch, sweepItemScratch } from './runner/scratch-sweep.ts';
 import { type BatchStop, StopControl } from './runner/stop-control.ts';
 import { ViewFile } from './runner/view-file.ts';
+import { ItemTakenOverError } from './store/item-taken-over.ts';
 
 export { type AdmitDecision, RUN_DEFAULTS, type RunOptions } from './runner/options.ts';
 export { type BatchStop, JournalWriteError } from './runner/stop-control.ts';
@@ -117,7 +118,9 @@ export function startBatch(options: RunOptions): Batch {
   const seen = new Set<string>();
   const scheduler = new Scheduler(driver, items, (item) => {
     if (item.journal) seen.delete(item.input);
+    options.onItemEnded?.(item);
   });
+  const writesReports = options.reports !== false;
   // What discovery leaves out of the input folder; a source (watch) is not a walk of it, and tells its own.
   const ignored = options.source ? null : new IgnoredEntries();
   const ignoredSource = options.ignored;
@@ -134,6 +137,7 @@ export function startBatch(options: RunOptions): Batch {
     items,
     run.reportIntervalMs,
     !options.source,
+    writesReports,
   );
 
   let notLookedAt: NotLookedAt = { n: 0, partial: false };
@@ -147,7 +151,7 @@ export function startBatch(options: RunOptions): Batch {
       emulator: run.emulator,
     });
     try {
-      await sweepBatchScratch(run.outDir).catch(() => 0);
+      if (writesReports) await sweepBatchScratch(run.outDir).catch(() => 0);
       const fed = await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
       notLookedAt = fed.notLookedAt;
       reports.discovered();
@@ -248,6 +252,8 @@ function runContext(run: ResolvedRun, stops: StopControl): RunContext {
       try {
         await run.persist(item);
       } catch (err) {
+        // Another worker holds the item now (distributed mode): this one leaves it, the batch goes on.
+        if (err instanceof ItemTakenOverError) throw err;
         throw stops.journalFailed(err);
       }
     },

@@ -17,10 +17,22 @@ import {
 import { type BatchCommand, type BatchRequest, executeBatch, shown } from '../batch-command.ts';
 import { addSharedBatchOptions, type BatchFlags } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
+import { executeDistributedRun } from '../distributed.ts';
 import { EXIT } from '../exit-codes.ts';
 import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
+import { printError } from '../print-error.ts';
+import { ENV } from '../service-config.ts';
+import { storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
+
+/** The flags of distributed mode (with --store). */
+interface DistributeFlags {
+  distribute?: boolean;
+  /** false with --no-work */
+  work?: boolean;
+  detach?: boolean;
+}
 
 /** Flags of `genpipe run`. */
 export type RunFlags = BatchFlags;
@@ -110,8 +122,32 @@ export function registerRun(program: Command): void {
       'take the first n files in discovery order (by name, folder by folder); the rest are listed as ignored',
       intArg(1),
     );
+  cmd
+    .option(
+      '--distribute',
+      'with --store: enqueue the files for `genpipe worker`s, work on a share of them here, wait for all, then write the reports',
+    )
+    .option('--no-work', 'with --store: enqueue the files and wait for the workers, working on none here')
+    .option('--detach', 'with --store: enqueue the files and return at once (workers do the rest)');
   addSharedBatchOptions(cmd);
-  cmd.action(async (inputDir: string, flags: RunFlags) => {
-    process.exitCode = await executeRun({ inputDir, flags });
+  cmd.action(async (inputDir: string, flags: RunFlags & DistributeFlags) => {
+    const distributed = flags.distribute === true || flags.work === false || flags.detach === true;
+    if (!distributed) {
+      process.exitCode = await executeRun({ inputDir, flags });
+      return;
+    }
+    try {
+      const url = storeUrlOf(flags);
+      if (url === null) {
+        throw new UsageError(
+          `--distribute, --no-work and --detach enqueue the files in a store for workers: give --store <url> or ${ENV.store}`,
+        );
+      }
+      if (!flags.out) throw new UsageError('--out <out-dir> is required: where the outputs and reports go');
+      const say = flags.quiet ? () => undefined : (line: string) => process.stderr.write(`${line}\n`);
+      process.exitCode = await executeDistributedRun(inputDir, url, { ...flags, out: flags.out }, say);
+    } catch (err) {
+      process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
+    }
   });
 }

@@ -27,6 +27,7 @@ import type { RunContext } from '../run-context.ts';
 import { batchStopReason, isAbort } from '../runner-errors.ts';
 import { failItem } from '../stage.ts';
 import { type StageStep, saidOf, stepFor } from '../stage-list.ts';
+import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import type { BatchItems } from './batch-items.ts';
 import type { ResolvedRun } from './options.ts';
 import type { Pools } from './pools.ts';
@@ -68,6 +69,8 @@ class JobSlot {
 export class ItemDriver implements StepEnv {
   readonly client: GenpipeClient;
   readonly signal: AbortSignal;
+  /** Entries whose item another worker took over (a write refused): their drive ends, untouched. */
+  private readonly takenOver = new Map<number, ItemTakenOverError>();
 
   constructor(
     readonly run: ResolvedRun,
@@ -132,8 +135,9 @@ export class ItemDriver implements StepEnv {
     this.items.keep(entry, item);
     try {
       await this.ctx.persist(item);
-    } catch {
-      // journalFailed stopped the batch; the item is still reported
+    } catch (err) {
+      // journalFailed stopped the batch; the item is still reported. Taken over: the drive ends.
+      if (err instanceof ItemTakenOverError) this.takenOver.set(entry, err);
     }
     // A failed item's stage is the one that failed it, as in report.json (an item the journal fails at
     // admission failed at `submit`, not at the plan stage it came from). An item the journal reports as
@@ -166,6 +170,11 @@ export class ItemDriver implements StepEnv {
     let changes = 0;
     try {
       for (let step = stepFor(item.state); step; step = stepFor(item.state)) {
+        const lost = this.takenOver.get(entry);
+        if (lost) {
+          item = { ...item, state: 'stopped', reason: lost.message };
+          break;
+        }
         if (isChain(item) && LANE_STAGES.has(step.name)) {
           try {
             item = await this.placed(await this.driveLanes(entry, item, state));
@@ -213,6 +222,7 @@ export class ItemDriver implements StepEnv {
       }
     } finally {
       job.free();
+      this.takenOver.delete(entry);
     }
     await this.done(entry, item);
     return item;
@@ -356,6 +366,7 @@ export class ItemDriver implements StepEnv {
 
   /** The item after `err` escaped a stage: stopped (abort, batch stop) or failed (anything else). */
   private afterThrow(item: Item, step: StageStep, err: unknown): Item {
+    if (err instanceof ItemTakenOverError) return { ...item, state: 'stopped', reason: err.message };
     const stopWhy = batchStopReason(err);
     if (stopWhy !== null) {
       this.stops.trigger(stopWhy, 'service');

@@ -119,6 +119,14 @@ export interface RunOptions {
    * the service's work for another version of the file). Without it such an item uses its input path.
    */
   placeFor?: (item: Item) => Promise<string>;
+  /**
+   * false: the batch writes no report.json / report.html and sweeps no batch-level scratch of the out
+   * dir (a worker of distributed mode: the run that enqueued the batch writes its reports, and other
+   * workers write in the same out dir). Default true.
+   */
+  reports?: boolean;
+  /** Called with every item's final state when its drive ends (stopped included). */
+  onItemEnded?: (item: Item) => void;
   /** A reason to fail an item at check instead of checking it (watch: a file that never became complete). */
   failAtCheck?: (item: Item) => string | null;
   /**

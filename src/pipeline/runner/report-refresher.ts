@@ -11,6 +11,7 @@ import {
   type ReportHead,
   type ReportIgnored,
   type ReportJournalMeta,
+  reportHead,
   type StoppedEarly,
   writeReportFiles,
 } from '../report/index.ts';
@@ -41,16 +42,20 @@ export class ReportRefresher {
   private notBefore = 0;
   private readonly timer: NodeJS.Timeout | null;
 
-  /** @param intervalMs - 0: only the final write */
+  /**
+   * @param intervalMs - 0: only the final write
+   * @param writes - false: no file is written (finish only counts)
+   */
   constructor(
     private readonly outDir: string,
     private readonly meta: ReportMeta,
     private readonly items: BatchItems,
     intervalMs: number,
     discovering = false,
+    private readonly writes = true,
   ) {
     this.discovering = discovering;
-    this.timer = intervalMs > 0 ? setInterval(() => this.refresh(), intervalMs) : null;
+    this.timer = intervalMs > 0 && writes ? setInterval(() => this.refresh(), intervalMs) : null;
     this.timer?.unref();
   }
 
@@ -103,6 +108,7 @@ export class ReportRefresher {
     };
     const snapshot = this.items.reportEntries();
     try {
+      if (!this.writes) return reportHead(snapshot.entries, meta);
       return await writeReportFiles(this.outDir, snapshot.entries, meta);
     } finally {
       snapshot.release();

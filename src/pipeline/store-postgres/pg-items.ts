@@ -20,6 +20,7 @@ import {
 import { itemFromJson } from '../journal/item-json.ts';
 import { choosePlaceAsync, folderInUse } from '../journal/item-place.ts';
 import type { JournalKey, JournalPhase, JournalRow } from '../journal/journal-row.ts';
+import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import { ITEM_SQL } from './pg-plans.ts';
 
 /** A connection or a transaction's client. */
@@ -47,6 +48,8 @@ function columnValues(c: ItemColumns): unknown[] {
 export class PgItems {
   /** Rows by id as last written here; cleared when a transaction that wrote them rolls back. */
   readonly written = new WrittenRows(WRITTEN_ROWS_KEPT);
+  /** The claim this process holds on each row it admitted (see claim). */
+  private readonly claims = new Map<number, number>();
 
   constructor(
     private readonly outDir: string,
@@ -154,7 +157,7 @@ export class PgItems {
     const last = this.written.get(id);
     if (last) {
       const text = changedText(last, item);
-      if (text !== null) await this.put(q, id, item, last.prev, batchId ?? last.prev.batchId, text);
+      if (text !== null) await this.put(q, id, item, last.prev, batchId ?? last.prev.batchId, text, true);
       return;
     }
     const { rows } = await q.query<ItemRowSql>(ITEM_SQL.byId, [this.outDir, id]);
@@ -163,7 +166,7 @@ export class PgItems {
     const stored = itemFromJson(r.item);
     if (sameButNote(r.item, stored, item)) return;
     const prev = rowOfSql(r, stored);
-    await this.write(q, id, item, prev, batchId ?? prev.batchId);
+    await this.put(q, id, item, prevOf(prev), batchId ?? prev.batchId, undefined, true);
   }
 
   async supersede(q: Queryable, id: number): Promise<void> {
@@ -174,6 +177,21 @@ export class PgItems {
   async reactivate(q: Queryable, id: number): Promise<void> {
     this.written.forget(id);
     await q.query(ITEM_SQL.reactivate, [this.outDir, id]);
+  }
+
+  /**
+   * Claims row `id` for this process (an admission): the row's claim number goes up by one, and every
+   * later save of the row here is made only while that number is still the row's (the fence against a
+   * worker held up past its lease: ../store/item-taken-over.ts).
+   */
+  async claim(q: Queryable, id: number): Promise<void> {
+    const { rows } = await q.query<{ claim: string }>(ITEM_SQL.claim, [this.outDir, id]);
+    if (rows[0]) this.claims.set(id, Number(rows[0].claim));
+  }
+
+  /** Forgets the claim on row `id` (the process is done with it). */
+  unclaim(id: number): void {
+    this.claims.delete(id);
   }
 
   async setKey(q: Queryable, id: number, key: JournalKey): Promise<void> {
@@ -187,11 +205,21 @@ export class PgItems {
     prev: PrevRow | null,
     batchId: number | null,
     text?: string,
+    fenced = false,
   ): Promise<void> {
     const now = this.now();
     const { columns, written } = itemColumns(this.outDir, item, prev, batchId, now, text);
     this.written.forget(id); // until the update is done: a failed one leaves the row as it was
-    await q.query(ITEM_SQL.update, [this.outDir, id, batchId, ...columnValues(columns), now]);
+    const claim = fenced ? (this.claims.get(id) ?? null) : null;
+    const { rowCount } = await q.query(ITEM_SQL.update, [
+      this.outDir,
+      id,
+      batchId,
+      ...columnValues(columns),
+      now,
+      claim,
+    ]);
+    if (claim !== null && rowCount === 0) throw new ItemTakenOverError(item.input);
     this.written.remember(id, written);
   }
 }

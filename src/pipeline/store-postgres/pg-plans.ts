@@ -138,6 +138,8 @@ CREATE TABLE IF NOT EXISTS key_job_slots (
   PRIMARY KEY (service, key_fingerprint, slot_id)
 );
 `,
+  // 1 → 2: the claim of an item's row (the fence of distributed mode, see ../store/item-taken-over.ts).
+  'ALTER TABLE items ADD COLUMN IF NOT EXISTS claim BIGINT NOT NULL DEFAULT 0',
 ];
 
 /** The schema version this genpipe writes. */
@@ -187,7 +189,9 @@ export const ITEM_SQL = {
   update: `UPDATE items SET batch_id = $3, state = $4, live_state = $5, phase = $6, reason = $7, failed_at = $8,
      upload_file_id = $9, generation_id = $10, request_id = $11, attempts = $12, outcome_unknown = $13,
      item = $14, outputs = $15, uploaded_at = $16, updated_at = $17
-   WHERE out_dir = $1 AND id = $2`,
+   WHERE out_dir = $1 AND id = $2 AND ($18::bigint IS NULL OR claim = $18)`,
+  /** Claims row $2 for the admitting worker: its new claim number. */
+  claim: 'UPDATE items SET claim = claim + 1 WHERE out_dir = $1 AND id = $2 RETURNING claim',
   supersede: 'UPDATE items SET superseded_at = $3 WHERE out_dir = $1 AND id = $2',
   setKey: 'UPDATE items SET content_hash = $3, recipe_hash = $4 WHERE out_dir = $1 AND id = $2',
   reactivate: 'UPDATE items SET superseded_at = NULL WHERE out_dir = $1 AND id = $2',

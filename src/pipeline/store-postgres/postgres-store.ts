@@ -39,6 +39,7 @@ import { recipeHash, referencesUsed } from '../journal/recipe-hash.ts';
 import { decide } from '../journal/resume-decision.ts';
 import { JournalLockedError } from '../journal/runner-lock.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../journal/texts.ts';
+import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import type {
   BatchInfo,
   BatchRow,
@@ -212,7 +213,7 @@ export class PostgresStore implements Store {
 
   /** What the driver threw, redacted (only driver calls run inside use and tx). */
   private errorOf(err: unknown, what: string): Error {
-    if (err instanceof JournalLockedError) return err;
+    if (err instanceof JournalLockedError || err instanceof ItemTakenOverError) return err;
     return storeError(err, this.url, what);
   }
 
@@ -329,18 +330,23 @@ export class PostgresStore implements Store {
     );
   }
 
+  /** The content-hash cache as hashWithCache reads it (a file hashed once is not read again while unchanged). */
+  hashCache(): HashCache {
+    return {
+      cachedHash: (p, identity) => this.cachedHash(p, identity),
+      saveHash: async (p, identity, hash) => {
+        if (!this.closed) await this.saveHash(p, identity, hash);
+      },
+    };
+  }
+
   /** The key of a planned item: its content hash and recipe hash (the current batch's service in it). */
   private async keyOf(
     item: Item,
     references: RecipeFiles['references'],
     signal?: AbortSignal,
   ): Promise<JournalKey> {
-    const cache: HashCache = {
-      cachedHash: (p, identity) => this.cachedHash(p, identity),
-      saveHash: async (p, identity, hash) => {
-        if (!this.closed) await this.saveHash(p, identity, hash);
-      },
-    };
+    const cache = this.hashCache();
     const contentHash = await hashWithCache(cache, item.absPath, signal);
     const refHashes: Record<string, string> = {};
     for (const name of item.steps.flatMap((s) => referencesUsed(s.request))) {
@@ -394,6 +400,7 @@ export class PostgresStore implements Store {
         if (w.reactivate) await this.items.reactivate(q, id);
         if (w.write) await this.items.write(q, id, next, w.write === 'fresh' ? null : row, batch.id);
       }
+      await this.items.claim(q, id);
       this.bound.set(item.input, id);
       return {
         action: decision.action,
@@ -498,9 +505,10 @@ export class PostgresStore implements Store {
         const outputs = phase === 'downloaded' ? this.outputsCheck(row) : null;
         const decision = decide(decideInputOf(row, row.item, key, {}, this.now(), outputs));
         if (decision.action !== 'resume') continue;
-        await this.tx(`resuming ${row.input}`, (q) =>
-          this.items.write(q, row.id, decision.item, row, batch.id),
-        );
+        await this.tx(`resuming ${row.input}`, async (q) => {
+          await this.items.write(q, row.id, decision.item, row, batch.id);
+          await this.items.claim(q, row.id);
+        });
         this.bound.set(row.input, row.id);
         out.push({ action: decision.action, item: decision.item, reason: decision.reason });
       }

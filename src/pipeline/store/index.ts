@@ -1,4 +1,6 @@
 /** The store interface (store.ts; its contract in README.md) and what goes with it. */
+
+export { ItemTakenOverError } from './item-taken-over.ts';
 export { keyFingerprint } from './key-fingerprint.ts';
 export type {
   AdmitAction,

@@ -1,0 +1,60 @@
+/**
+ * `genpipe worker --store <url>`: one worker of distributed mode, on any number of machines. Takes item
+ * jobs from the store's queue (enqueued by `genpipe run --store … --distribute`), runs the same stages
+ * as `genpipe run` for each, records every step in the store, and goes on until SIGINT / SIGTERM.
+ */
+import { type Command, Option } from 'commander';
+import { positiveSeconds } from '../batch-options.ts';
+import {
+  type WorkerFlags as DistributedFlags,
+  executeWorker,
+  WORKER_DEFAULT_CONCURRENCY,
+} from '../distributed.ts';
+import { addServiceOptions, intArg } from '../make-client.ts';
+import { printError } from '../print-error.ts';
+import { ENV } from '../service-config.ts';
+import { storeUrlOf } from '../store-option.ts';
+import { UsageError } from '../usage-error.ts';
+
+/** Registers `genpipe worker`. */
+export function registerWorker(program: Command): void {
+  const cmd = program
+    .command('worker')
+    .description(
+      'Work on the files enqueued in a PostgreSQL store (distributed mode): run as many as you like, on any machines that see the inputs and out dirs at the same paths',
+    )
+    .option(
+      '--store <url>',
+      `the PostgreSQL store whose queue to work on, postgres://user:password@host:port/db (default: $${ENV.store}); the password is never shown`,
+    )
+    .option(
+      '--concurrency <n>',
+      `files worked on at once (default ${WORKER_DEFAULT_CONCURRENCY}; the service's own ceiling also applies)`,
+      intArg(1),
+    )
+    .option(
+      '--max-jobs <n>',
+      'jobs in flight at the service at most, from submit until the job ends (default: --concurrency)',
+      intArg(1),
+    )
+    .option('-v, --verbose', 'a line for every stage each file reaches')
+    .option('--poll-interval <seconds>', 'longest time between two status reads of a job', positiveSeconds)
+    .option(
+      '--retries <n>',
+      'resubmissions of a generation that failed with a retryable failure_code',
+      intArg(0),
+    )
+    .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds).hideHelp())
+    .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds).hideHelp());
+  addServiceOptions(cmd);
+  cmd.action(async (flags: DistributedFlags & { store?: string; json?: boolean; quiet?: boolean }) => {
+    try {
+      const url = storeUrlOf(flags);
+      if (url === null) throw new UsageError(`genpipe worker needs a store: --store <url> or ${ENV.store}`);
+      const say = flags.quiet ? () => undefined : (line: string) => process.stderr.write(`${line}\n`);
+      process.exitCode = await executeWorker(url, flags, say);
+    } catch (err) {
+      process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
+    }
+  });
+}

@@ -1,0 +1,16 @@
+/**
+ * Distributed mode: the store's queue of items (item-queue.ts), the enqueuing side (enqueue.ts) and
+ * the worker (worker.ts) that drives each item it takes through the stages in a session of the runner
+ * (item-session.ts). What it guarantees, and how, is said in worker.ts and ../store/item-taken-over.ts.
+ */
+export { type BatchJobsEnd, type Enqueued, enqueueFolder, waitForJobs } from './enqueue.ts';
+export {
+  type ItemJobData,
+  type ItemJobResult,
+  type ItemQueue,
+  openItemQueue,
+  QUEUE_CHOICES,
+  type QueueConnection,
+} from './item-queue.ts';
+export type { SessionRunOptions } from './item-session.ts';
+export { DistributedWorker, type OpenedSession, type SessionKey, type WorkerOptions } from './worker.ts';

@@ -1,0 +1,208 @@
+/**
+ * Distributed mode: `genpipe worker --store` processes in their own processes, and `genpipe run --store
+ * --no-work / --distribute` enqueuing a folder, against the emulator over loopback and an embedded
+ * PostgreSQL. What the service saw (its admin view) is the measure: every file created exactly once.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { adminRows, heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+import { usePromptFolders } from './prompt-folder.ts';
+import { BIN, cliEnv, runCli } from './run-cli.ts';
+
+const pg = usePostgres();
+const promptFolder = usePromptFolders();
+let emu: RunningEmulator;
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+});
+afterAll(async () => {
+  await emu?.close();
+});
+
+/** A worker in its own process, and what it printed so far. */
+interface WorkerChild {
+  proc: ChildProcess;
+  text(): string;
+  /** Resolves once its stderr matches `re` (or `re` says yes to it). */
+  until(re: RegExp | ((text: string) => boolean)): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) {
+    if (c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGCONT');
+      c.kill('SIGKILL');
+    }
+  }
+});
+
+/** Short locks so that failover is seen within the test (the defaults are 30 s). */
+const LOCK_FLAGS = ['--lock-duration', '3', '--stall-interval', '1'];
+
+function startWorker(url: string, extra: string[] = []): WorkerChild {
+  const proc = spawn(
+    process.execPath,
+    [BIN, 'worker', '--store', url, '--concurrency', '4', ...LOCK_FLAGS, ...extra],
+    { env: cliEnv(emu), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  children.push(proc);
+  let text = '';
+  let waiters: Array<() => void> = [];
+  proc.stderr?.on('data', (d) => {
+    text += String(d);
+    const now = waiters;
+    waiters = [];
+    for (const w of now) w();
+  });
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  const until = (re: RegExp | ((text: string) => boolean)) =>
+    new Promise<void>((resolve, reject) => {
+      // A bound only so that a failure shows what the worker said (events drive the test, not this).
+      const bound = setTimeout(() => reject(new Error(`worker never printed ${re}:\n${text}`)), 90_000);
+      const check = () => {
+        if (typeof re === 'function' ? re(text) : re.test(text)) {
+          clearTimeout(bound);
+          resolve();
+        } else if (proc.exitCode !== null) reject(new Error(`worker exited:\n${text}`));
+        else waiters.push(check);
+      };
+      check();
+    });
+  return { proc, text: () => text, until, exited };
+}
+
+/** `n` prompt files, each with a prompt of its own. */
+function prompts(n: number, tag: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < n; i++) files[`p${String(i).padStart(3, '0')}.txt`] = `${tag} prompt number ${i}`;
+  return files;
+}
+
+/** How many generations the service holds now (the admin view). */
+async function servicedCount(): Promise<number> {
+  return (await adminRows(emu)).length;
+}
+
+describe('genpipe worker and run --store in distributed mode', () => {
+  it('three workers finish a 60-file batch enqueued by run --no-work: the service created exactly 60', async () => {
+    const url = await pg.freshDatabase();
+    const tag = 'three-workers';
+    const { input, out } = promptFolder(prompts(60, tag));
+    const before = await servicedCount();
+    const workers = [startWorker(url), startWorker(url), startWorker(url)];
+    await Promise.all(workers.map((w) => w.until(/worker ready/)));
+    const run = await runCli(['run', input, '--out', out, '--store', url, '--no-work'], cliEnv(emu), 120_000);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+    expect(report.totals).toMatchObject({ inputs: 60, succeeded: 60, failed: 0 });
+    expect((await servicedCount()) - before).toBe(60);
+    // Each worker took part.
+    for (const w of workers) expect(w.text()).toMatch(/reported/);
+  }, 180_000);
+
+  it('a worker killed with -9 holding jobs at the service: another continues them, nothing is created twice', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(12, 'killed-worker'));
+    const before = await servicedCount();
+    const holdId = await hold(emu, { state: 'processing' });
+    const victim = startWorker(url);
+    await victim.until(/worker ready/);
+    const run = runCli(['run', input, '--out', out, '--store', url, '--no-work'], cliEnv(emu), 120_000);
+    // The victim has four creates at the service, held there.
+    await heldGenerations(emu, 4);
+    const dead = victim.exited;
+    victim.proc.kill('SIGKILL');
+    await dead;
+    const heir = startWorker(url);
+    await heir.until(/worker ready/);
+    await unhold(emu, holdId);
+    const r = await run;
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+    expect(report.totals).toMatchObject({ inputs: 12, succeeded: 12, failed: 0 });
+    // The victim's four were polled by the heir, not created again.
+    expect((await servicedCount()) - before).toBe(12);
+    expect(heir.text()).toMatch(/taken \(try 2\)/);
+  }, 180_000);
+
+  it('a paused worker (kill -STOP past its lock, then -CONT) sends nothing for the items another took over', async () => {
+    const url = await pg.freshDatabase();
+    const { input } = promptFolder(prompts(2, 'paused-worker'));
+    const before = await servicedCount();
+    const holdId = await hold(emu, { state: 'processing' });
+    // One job at the service at a time: the second item waits, admitted and ready, before its create.
+    const slow = startWorker(url, ['--concurrency', '2', '--max-jobs', '1', '--verbose']);
+    await slow.until(/worker ready/);
+    const out = join(input, '..', 'out');
+    const enq = await runCli(['run', input, '--out', out, '--store', url, '--detach'], cliEnv(emu), 60_000);
+    expect(enq.code, enq.stderr).toBe(0);
+    await heldGenerations(emu, 1);
+    // One file submitted (held at the service), the other admitted and waiting for the job slot.
+    const reached = (text: string, input: string, state: string) => text.includes(`${input} ${state}`);
+    await slow.until(
+      (t) =>
+        (reached(t, 'p000.txt', 'submitted') && reached(t, 'p001.txt', 'uploaded')) ||
+        (reached(t, 'p001.txt', 'submitted') && reached(t, 'p000.txt', 'uploaded')),
+    );
+    slow.proc.kill('SIGSTOP');
+    // Another worker takes both over once the paused one's locks lapsed: it polls the first, creates the second.
+    const other = startWorker(url, ['--verbose']);
+    await other.until(/worker ready/);
+    await heldGenerations(emu, 2);
+    await unhold(emu, holdId);
+    await other.until(
+      /p000\.txt reported[\s\S]*p001\.txt reported|p001\.txt reported[\s\S]*p000\.txt reported/,
+    );
+    slow.proc.kill('SIGCONT');
+    // The paused worker wakes up: its writes are refused, so it leaves both items and sends nothing.
+    await slow.until(/left: .*taken over[\s\S]*left: .*taken over/);
+    expect((await servicedCount()) - before).toBe(2);
+    const rows = (await adminRows(emu)).slice(before);
+    expect(new Set(rows.map((r) => r.request_id)).size).toBe(2);
+  }, 180_000);
+
+  it('two runs enqueuing the same folder at once add each file once', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(20, 'two-enqueuers'));
+    const before = await servicedCount();
+    const args = ['run', input, '--out', out, '--store', url, '--detach'];
+    const [a, b] = await Promise.all([runCli(args, cliEnv(emu), 60_000), runCli(args, cliEnv(emu), 60_000)]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    const worker = startWorker(url);
+    await worker.until(/worker ready/);
+    const waited = await runCli(
+      ['run', input, '--out', out, '--store', url, '--no-work'],
+      cliEnv(emu),
+      120_000,
+    );
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.stderr).toMatch(/20 files, 0 new/);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+    expect(report.totals).toMatchObject({ inputs: 20, succeeded: 20 });
+    expect((await servicedCount()) - before).toBe(20);
+    expect(worker.text().match(/ taken /g)?.length).toBe(20);
+  }, 180_000);
+
+  it('a worker that cannot read an input says so, naming it, and sends nothing for it', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(1, 'unreadable-here'));
+    const before = await servicedCount();
+    const enq = await runCli(['run', input, '--out', out, '--store', url, '--detach'], cliEnv(emu), 60_000);
+    expect(enq.code, enq.stderr).toBe(0);
+    // The file is gone from this worker's view of the share.
+    rmSync(join(input, 'p000.txt'));
+    const worker = startWorker(url);
+    await worker.until(
+      /cannot read input .*p000\.txt \(inputs must be on storage every worker sees at the same path\)/,
+    );
+    expect((await servicedCount()) - before).toBe(0);
+  }, 120_000);
+});
