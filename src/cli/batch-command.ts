@@ -51,7 +51,7 @@ import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
 import { RetryNotes } from './retry-notes.ts';
 import { ENV } from './service-config.ts';
-import { openRunStore, storeUrlOf } from './store-option.ts';
+import { clientOptionsForStore, openRunStore, storeUrlOf } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
@@ -298,21 +298,32 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   // retry-notes.ts); in the log file always.
   const notes = s.json || flags.verbose ? null : new RetryNotes({ note: s.note, record: s.record });
   s.retryNotes = notes;
-  const service = await connectService(flags, (text) =>
-    s.json ? s.record(text) : notes ? notes.note(text) : s.note(text),
-  );
-  s.service = service;
-  s.secrets = [...s.secrets, ...service.secrets];
-  s.log?.setRedact(createRedactor(s.secrets));
-  await cmd.checkFolders?.(options.inputDir, options.outDir);
-  const journal: Store =
-    storeUrl !== null
-      ? await openRunStore({ url: storeUrl, outDir: options.outDir })
-      : openRunJournal({
-          outDir: options.outDir,
-          ...(flags.journal ? { path: flags.journal } : {}),
-        });
-  s.journal = journal;
+  const clientNote = (text: string) => (s.json ? s.record(text) : notes ? notes.note(text) : s.note(text));
+  let journal: Store;
+  let service: BatchService;
+  if (storeUrl !== null) {
+    // The store first: the client shares the API key's quota with every process on it.
+    await cmd.checkFolders?.(options.inputDir, options.outDir);
+    journal = await openRunStore({ url: storeUrl, outDir: options.outDir });
+    s.journal = journal;
+    service = await connectService(flags, clientNote, (connection) =>
+      clientOptionsForStore(journal, connection),
+    );
+    s.service = service;
+    s.secrets = [...s.secrets, ...service.secrets];
+    s.log?.setRedact(createRedactor(s.secrets));
+  } else {
+    service = await connectService(flags, clientNote);
+    s.service = service;
+    s.secrets = [...s.secrets, ...service.secrets];
+    s.log?.setRedact(createRedactor(s.secrets));
+    await cmd.checkFolders?.(options.inputDir, options.outDir);
+    journal = openRunJournal({
+      outDir: options.outDir,
+      ...(flags.journal ? { path: flags.journal } : {}),
+    });
+    s.journal = journal;
+  }
   const setup: BatchSetup = { ...options, service, journal, note: s.note };
   await cmd.open?.(setup);
   // Said loudly, and only now: a usage error (a refused journal, watch's refusals) comes before anything else.

@@ -3,7 +3,7 @@
  * base64 fallback), get, wait, download and resubmit.
  */
 import { randomUUID } from 'node:crypto';
-import { TERMINAL_GENERATION_STATES } from '../spec/index.ts';
+import { LIMITS, TERMINAL_GENERATION_STATES } from '../spec/index.ts';
 import type { ApiTransport } from './api-transport.ts';
 import { lostIfSent } from './api-transport.ts';
 import type { ConcurrencyGovernor, GovernorSlot } from './concurrency-governor.ts';
@@ -81,6 +81,9 @@ export interface CreateOptions {
    */
   intent?: unknown;
 }
+
+/** The allowance a probing create is logged under in the shared window: any (it is only counted). */
+const UNKNOWN_LIMIT = 1_000_000;
 
 /** Options of wait(). */
 export interface WaitOptions {
@@ -288,7 +291,7 @@ export class Generations {
 
   /**
    * Waits for a slot in the window shared with other processes on the key (when the client has a
-   * shared quota and the window is known: the first create, which probes it, goes by the pacer alone).
+   * shared quota), recording the caller's intent with it when the quota can.
    */
   private async takeSharedSlot(
     requestId: string,
@@ -296,10 +299,16 @@ export class Generations {
     intent: unknown,
   ): Promise<void> {
     const { pacer } = this.deps;
+    if (!this.shared) return;
     const windowMs = pacer.windowMs;
     const limit = pacer.limit;
-    if (!this.shared || windowMs === null || limit === null) return;
-    await this.shared.requestSlot(requestId, { windowMs, limit }, intent, held);
+    // While the window is unknown (the client's first create probes it) the request is logged all
+    // the same, in the interface's window, so the other processes count it.
+    const window =
+      windowMs === null || limit === null
+        ? { windowMs: LIMITS.rateWindowSeconds * 1000, limit: UNKNOWN_LIMIT }
+        : { windowMs, limit };
+    await this.shared.requestSlot(requestId, window, intent, held);
   }
 
   /**
