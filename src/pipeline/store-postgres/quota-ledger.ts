@@ -117,7 +117,9 @@ export async function takeJobSlot(
 export async function releaseJobSlot(q: Queryable, key: QuotaKey, slotId: string): Promise<boolean> {
   await lockKey(q, key);
   const { rowCount } = await q.query(LEDGER_SQL.releaseSlot, [key.service, key.keyFingerprint, slotId]);
-  return (rowCount ?? 0) > 0;
+  if (!rowCount) return false;
+  await q.query(LEDGER_SQL.noteEnding, [key.service, key.keyFingerprint]);
+  return true;
 }
 
 /** How long the ledger trusts what it holds. */
@@ -150,14 +152,16 @@ export async function reserveJobSlot(
   await lockKey(q, key);
   const params = [key.service, key.keyFingerprint];
   await q.query(LEDGER_SQL.pruneSlots, [...params, times.reservationTtlMs, times.jobTtlMs]);
+  await q.query(LEDGER_SQL.pruneEndings, [...params, times.reservationTtlMs]);
   const ceiling =
     (await q.query<{ job_ceiling: number | null }>(LEDGER_SQL.ceiling, [...params, times.ceilingTtlMs]))
       .rows[0]?.job_ceiling ?? null;
   if ((await q.query(LEDGER_SQL.slotHeld, [...params, requestId])).rowCount)
     return { granted: true, ceiling };
-  const counts = (
+  const row = (
     await q.query<{ jobs: number; pending: number }>(LEDGER_SQL.slotCounts, [...params, requestId])
-  ).rows[0] ?? { jobs: 0, pending: 0 };
+  ).rows[0];
+  const counts = { jobs: row?.jobs ?? 0, pending: row?.pending ?? 0 };
   const room =
     ceiling === null ? counts.pending < Math.max(1, counts.jobs) : counts.jobs + counts.pending < ceiling;
   if (!room) return { granted: false, ceiling, ...counts };
@@ -185,7 +189,7 @@ export async function startJob(
 /**
  * Inside a transaction: the create `requestId` made no job; its reservation is given back. When the
  * service refused it for the job ceiling, the ceiling is learned: no more than the jobs and the other
- * creates on their way the key holds now (the service counted at least its ceiling), nor than the one
+ * creates sent and unanswered the key holds now, with the jobs seen ending since this one was sent (the service counted at least its ceiling), nor than the one
  * known — so several workers' 429s only ever lower it towards the truth. Returns the ceiling then in
  * force (null: none known, as when the key holds nothing: the jobs counted are not genpipe's).
  */
@@ -198,15 +202,21 @@ export async function endReservation(
 ): Promise<number | null> {
   await lockKey(q, key);
   const params = [key.service, key.keyFingerprint];
+  const ended =
+    refused === 'concurrency'
+      ? ((await q.query<{ n: number }>(LEDGER_SQL.endingsSince, [...params, requestId])).rows[0]?.n ?? 0)
+      : 0;
   await q.query(LEDGER_SQL.releaseReservation, [...params, requestId]);
   const known =
     (await q.query<{ job_ceiling: number | null }>(LEDGER_SQL.ceiling, [...params, times.ceilingTtlMs]))
       .rows[0]?.job_ceiling ?? null;
   if (refused !== 'concurrency') return known;
   const counts = (
-    await q.query<{ jobs: number; pending: number }>(LEDGER_SQL.slotCounts, [...params, requestId])
-  ).rows[0] ?? { jobs: 0, pending: 0 };
-  const bound = counts.jobs + counts.pending;
+    await q.query<{ jobs: number; sent: number }>(LEDGER_SQL.slotCounts, [...params, requestId])
+  ).rows[0] ?? { jobs: 0, sent: 0 };
+  // Creates still waiting for their request slot were not sent: the service cannot count them; jobs
+  // seen ending since this create was sent may have been running when the service refused it.
+  const bound = counts.jobs + counts.sent + ended;
   if (bound < 1) return known;
   const ceiling = known === null ? bound : Math.min(known, bound);
   await q.query(LEDGER_SQL.setCeiling, [...params, ceiling]);
