@@ -52,7 +52,7 @@ import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
 import { RetryNotes } from './retry-notes.ts';
 import { ENV } from './service-config.ts';
-import { openRunStore, storeUrlOf } from './store-option.ts';
+import { clientOptionsForStore, openRunStore, storeUrlOf } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
@@ -307,24 +307,34 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     cmd.print(line);
     s.record(line);
   });
-  const service = await connectService(
-    flags,
-    (text) => (s.json ? s.record(text) : notes ? notes.note(text) : s.note(text)),
-    s.metrics?.metrics.clientHooks,
-  );
-  s.service = service;
+  const clientHooks = s.metrics?.metrics.clientHooks;
+  const clientNote = (text: string) => (s.json ? s.record(text) : notes ? notes.note(text) : s.note(text));
+  let journal: Store;
+  let service: BatchService;
+  if (storeUrl !== null) {
+    // The store first: the client shares the API key's quota with every process on it.
+    await cmd.checkFolders?.(options.inputDir, options.outDir);
+    journal = await openRunStore({ url: storeUrl, outDir: options.outDir });
+    s.journal = journal;
+    service = await connectService(flags, clientNote, clientHooks, (connection) =>
+      clientOptionsForStore(journal, connection),
+    );
+    s.service = service;
+    s.secrets = [...s.secrets, ...service.secrets];
+    s.log?.setRedact(createRedactor(s.secrets));
+  } else {
+    service = await connectService(flags, clientNote, clientHooks);
+    s.service = service;
+    s.secrets = [...s.secrets, ...service.secrets];
+    s.log?.setRedact(createRedactor(s.secrets));
+    await cmd.checkFolders?.(options.inputDir, options.outDir);
+    journal = openRunJournal({
+      outDir: options.outDir,
+      ...(flags.journal ? { path: flags.journal } : {}),
+    });
+    s.journal = journal;
+  }
   s.metrics?.metrics.watchClient(service.client);
-  s.secrets = [...s.secrets, ...service.secrets];
-  s.log?.setRedact(createRedactor(s.secrets));
-  await cmd.checkFolders?.(options.inputDir, options.outDir);
-  const journal: Store =
-    storeUrl !== null
-      ? await openRunStore({ url: storeUrl, outDir: options.outDir })
-      : openRunJournal({
-          outDir: options.outDir,
-          ...(flags.journal ? { path: flags.journal } : {}),
-        });
-  s.journal = journal;
   const setup: BatchSetup = { ...options, service, journal, note: s.note };
   await cmd.open?.(setup);
   // Said loudly, and only now: a usage error (a refused journal, watch's refusals) comes before anything else.

@@ -37,7 +37,7 @@ import {
 import { SIGNAL_EXIT } from './exit-codes.ts';
 import { makeClient } from './make-client.ts';
 import { checkOutDir } from './out-dir-check.ts';
-import type { ServiceFlags } from './service-config.ts';
+import { resolveServiceConfig, type ServiceFlags } from './service-config.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Flags about the journal, shared by run and watch. */
@@ -105,6 +105,8 @@ export async function connectService(
   flags: ServiceFlags & { emulator?: boolean; pollInterval?: number; rateWindow?: number },
   note: (text: string) => void,
   hooks: Omit<ClientHooks, 'log'> = {},
+  /** Further client options for the service's connection (not the embedded emulator's): a store's shared quota. */
+  forService?: (connection: { apiKey: string; baseUrl: string }) => Partial<ClientOptions>,
 ): Promise<BatchService> {
   const clientOptions: Partial<ClientOptions> = {
     hooks: { ...hooks, log: (m) => note(m) },
@@ -133,7 +135,10 @@ export async function connectService(
   }
   let made: ReturnType<typeof makeClient>;
   try {
-    made = makeClient(flags, clientOptions);
+    made = makeClient(flags, {
+      ...clientOptions,
+      ...(forService ? forService(resolveServiceConfig(flags)) : {}),
+    });
   } catch (err) {
     if (err instanceof UsageError && /no service configured/.test(err.message)) {
       throw new UsageError(`${err.message}; or pass --emulator to run against the embedded emulator`);

@@ -3,12 +3,11 @@
  * and the client wired in as for `genpipe run`), `genpipe worker`'s body, and `genpipe run --store`'s
  * distributed body (discover, enqueue, work on its share unless --no-work, wait, write the reports).
  *
- * The worker's client is made in one place (workerClient) so that a shared quota or job ceiling across
- * workers can be passed to it there.
+ * The worker's client is made in one place (workerClient), with the API key's quota shared by every
+ * process on the store.
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import type { ClientOptions } from '../client/index.ts';
 import {
   DistributedWorker,
   enqueueFolder,
@@ -23,7 +22,7 @@ import { type PostgresStore, redactUrl } from '../pipeline/store-postgres/index.
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import { EXIT } from './exit-codes.ts';
 import type { ServiceFlags } from './service-config.ts';
-import { openRunStore } from './store-option.ts';
+import { clientOptionsForStore, openRunStore } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Flags a worker's client and sessions take. */
@@ -56,15 +55,26 @@ export function queueConnection(url: string, flags: WorkerFlags): QueueConnectio
 
 /**
  * The service a worker talks to (its own flags or GENPIPE_* variables: a key never travels in the
- * queue). The one place a worker's client is made: a shared quota or job ceiling goes in `extra`.
+ * queue), sharing the key's quota through the store with every worker and run on it.
  */
-export function workerClient(
+export async function workerClient(
+  url: string,
   flags: WorkerFlags,
   note: (text: string) => void,
-  extra: Partial<ClientOptions> = {},
-): Promise<BatchService> {
-  void extra; // the hook for a quota shared by every worker of the key (see the module comment)
-  return connectService({ ...flags, emulator: false }, note);
+): Promise<BatchService & { closeQuota: () => Promise<void> }> {
+  // A store of its own for the key's quota, shared by every process on the store (one request window,
+  // one job-slot count, one learned ceiling). Its out dir is none of the jobs': each create's intent is
+  // recorded by the job's own session store (under the item's claim) before the create is sent.
+  const quotaStore = await openRunStore({ url, outDir: resolve('/'), lock: false });
+  try {
+    const service = await connectService({ ...flags, emulator: false }, note, {}, (connection) =>
+      clientOptionsForStore(quotaStore, connection),
+    );
+    return { ...service, closeQuota: () => quotaStore.close() };
+  } catch (err) {
+    await quotaStore.close();
+    throw err;
+  }
 }
 
 /** Opens the session of one out dir's jobs for a worker: its store (no out-dir lock), recipe, client. */
@@ -141,7 +151,7 @@ export async function executeWorker(
   flags: WorkerFlags,
   say: (line: string) => void,
 ): Promise<number> {
-  const service = await workerClient(flags, say);
+  const service = await workerClient(url, flags, say);
   const worker = new DistributedWorker({
     connection: queueConnection(url, flags),
     concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
@@ -167,6 +177,7 @@ export async function executeWorker(
   } finally {
     await worker.close(true);
     await service.client.close?.();
+    await service.closeQuota();
   }
   return signalled === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted;
 }
@@ -208,7 +219,7 @@ export async function executeDistributedRun(
   const store: PostgresStore = await openRunStore({ url, outDir, lock: false });
   const queue = openItemQueue(queueConnection(url, flags));
   let worker: DistributedWorker | null = null;
-  let service: BatchService | null = null;
+  let service: Awaited<ReturnType<typeof workerClient>> | null = null;
   try {
     await queue.waitUntilReady();
     const batch = randomUUID();
@@ -232,7 +243,7 @@ export async function executeDistributedRun(
     );
     if (flags.detach) return EXIT.ok;
     if (flags.work !== false) {
-      service = await workerClient(flags, say);
+      service = await workerClient(url, flags, say);
       worker = new DistributedWorker({
         connection: queueConnection(url, flags),
         concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
@@ -265,5 +276,6 @@ export async function executeDistributedRun(
     await queue.close();
     await store.close();
     await service?.client.close?.();
+    await service?.closeQuota();
   }
 }

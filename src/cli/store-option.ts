@@ -4,8 +4,15 @@
  * to reach the store names it redacted. A store that cannot be reached or refuses the login is a
  * StoreConnectionError (exit 3, exit-codes.ts); a store whose out dir another runner holds, a usage error.
  */
-import { JOURNAL_CHOICES, JournalLockedError } from '../pipeline/index.ts';
-import { openPostgresStore, type PostgresStore, redactUrl } from '../pipeline/store-postgres/index.ts';
+import type { ClientOptions } from '../client/index.ts';
+import {
+  JOURNAL_CHOICES,
+  JournalLockedError,
+  keyFingerprint,
+  type Store,
+  serviceIdentity,
+} from '../pipeline/index.ts';
+import { openPostgresStore, PostgresStore, redactUrl } from '../pipeline/store-postgres/index.ts';
 import { ENV } from './service-config.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -64,4 +71,27 @@ export async function openRunStore(opts: {
     if (err instanceof JournalLockedError) throw new UsageError(err.message);
     throw err;
   }
+}
+
+/**
+ * The client options a runner on `store` takes for the service it talks to: with a PostgreSQL store,
+ * the quota of the API key shared by every process on that store (one request window, one job-slot
+ * count and one learned job ceiling per key; the key known to the database only by its fingerprint,
+ * never itself), with each create's intent recorded in the transaction of its request slot; with the
+ * SQLite journal, nothing (the client paces by what it learns alone).
+ *
+ * @param connection - the service's base URL and the API key (the key is hashed, never stored)
+ * @example makeClient(flags, { ...clientOptionsForStore(store, config) })
+ */
+export function clientOptionsForStore(
+  store: Store,
+  connection: { apiKey: string; baseUrl: string },
+): Partial<ClientOptions> {
+  if (!(store instanceof PostgresStore)) return {};
+  return {
+    sharedQuota: store.sharedQuota({
+      service: serviceIdentity(connection.baseUrl),
+      keyFingerprint: keyFingerprint(connection.apiKey),
+    }),
+  };
 }

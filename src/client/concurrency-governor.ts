@@ -26,7 +26,12 @@ export interface GovernorOptions {
 /** How a governed create ended. */
 export type SlotOutcome =
   | { created: string }
-  | { rejected: 'concurrency'; retryAfterMs?: number | null }
+  | {
+      rejected: 'concurrency';
+      retryAfterMs?: number | null;
+      /** The key's ceiling, when a quota shared with other processes knows it (else our count is). */
+      ceiling?: number;
+    }
   | 'none';
 
 /** A reserved place for one create: settle it exactly once with done(). */
@@ -84,6 +89,16 @@ export class ConcurrencyGovernor {
     if (this.cap === null) return this.learned;
     if (this.learned === null) return this.cap;
     return Math.min(this.cap, this.learned);
+  }
+
+  /**
+   * Takes the ceiling another process learned for the same key (a shared quota's): held creates are
+   * admitted or held by it from now on.
+   */
+  adoptCeiling(ceiling: number): void {
+    if (!(ceiling >= 1) || this.learned === ceiling) return;
+    this.learned = ceiling;
+    this.pump();
   }
 
   /** How many of our jobs are active (created and not yet observed terminal). */
@@ -193,7 +208,7 @@ export class ConcurrencyGovernor {
           // More of our jobs run than the learned ceiling: it was learned too low.
           if (this.learned !== null && this.active.size > this.learned) this.learned = this.active.size;
         } else if (outcome !== 'none' && outcome.rejected === 'concurrency') {
-          const own = this.activeCount;
+          const own = outcome.ceiling ?? this.activeCount;
           if (own > 0 && this.learned !== own) {
             this.learned = own;
             this.log?.(`${RATE_LIMIT_DETAILS.concurrency}: job ceiling learned as ${own}`);

@@ -3,7 +3,7 @@
  * base64 fallback), get, wait, download and resubmit.
  */
 import { randomUUID } from 'node:crypto';
-import { TERMINAL_GENERATION_STATES } from '../spec/index.ts';
+import { LIMITS, TERMINAL_GENERATION_STATES } from '../spec/index.ts';
 import type { ApiTransport } from './api-transport.ts';
 import { lostIfSent } from './api-transport.ts';
 import type { ConcurrencyGovernor, GovernorSlot } from './concurrency-governor.ts';
@@ -28,6 +28,7 @@ import { preflightGeneration } from './preflight.ts';
 import { notActedOn, type RetryPolicy, resubmitDelay } from './retry-policy.ts';
 import { retryingCall } from './retrying-call.ts';
 import type { SharedQuota } from './shared-quota.ts';
+import { SharedSlots } from './shared-slots.ts';
 import { sleep, throwIfAborted } from './sleep.ts';
 import type { Generation, GenerationRequest } from './types.ts';
 
@@ -73,7 +74,16 @@ export interface CreateOptions {
    * intent beforeSend recorded may be withdrawn. Never after a lost answer (the job may exist).
    */
   nothingQueued?: (requestId: string) => Promise<void>;
+  /**
+   * The intent beforeSend records, for a client with a shared quota that can record it in the very
+   * transaction that takes the create's request slot (SharedQuota.takeRequestSlot): then a slot is
+   * never taken without the intent recorded. beforeSend is still awaited after it.
+   */
+  intent?: unknown;
 }
+
+/** The allowance a probing create is logged under in the shared window: any (it is only counted). */
+const UNKNOWN_LIMIT = 1_000_000;
 
 /** Options of wait(). */
 export interface WaitOptions {
@@ -120,8 +130,18 @@ function isTerminal(state: string): boolean {
 export class Generations {
   /** How long jobs of each kind took, as this client's waits saw them end. */
   private readonly durations = new RecentJobDurations();
+  /** The waits of the quota shared with other processes, when there is one. */
+  private readonly shared: SharedSlots | null;
 
-  constructor(private readonly deps: GenerationsDeps) {}
+  constructor(private readonly deps: GenerationsDeps) {
+    this.shared = deps.sharedQuota
+      ? new SharedSlots({
+          quota: deps.sharedQuota,
+          recover: (signal) => this.recoverSharedJobSlots(signal ? { signal } : {}),
+          log: deps.transport.settings.hooks.log,
+        })
+      : null;
+  }
 
   /**
    * Creates a generation. The request is checked locally first (nothing is sent when the service would
@@ -176,6 +196,8 @@ export class Generations {
     const what = 'POST /v1/generations';
     let body: string | ReplayableBody = JSON.stringify(request);
     let holdMs: number | undefined;
+    /** The key's job ceiling the shared quota learned from this create's last 429, if any. */
+    const shared: { ceiling: number | null } = { ceiling: null };
     try {
       return await retryingCall({
         what,
@@ -190,24 +212,34 @@ export class Generations {
           holdMs = undefined;
           let ticket: PaceTicket;
           try {
-            ticket = await pacer.acquire(held);
+            const known = await this.shared?.jobSlot(requestId, held);
+            if (known != null) governor.adoptCeiling(known);
           } catch (err) {
             slot.done('none');
             throw err;
           }
           try {
-            await this.takeSharedSlot(requestId, held);
+            ticket = await pacer.acquire(held);
+          } catch (err) {
+            slot.done('none');
+            await this.shared?.notStarted(requestId, null).catch(() => null);
+            throw err;
+          }
+          try {
+            await this.takeSharedSlot(requestId, held, options.intent);
             await options.beforeSend?.(requestId);
             throwIfAborted(signal);
             throwIfAborted(options.holdSignal);
           } catch (err) {
             ticket.done('not-sent');
             slot.done('none');
+            await this.shared?.notStarted(requestId, null).catch(() => null);
             throw err;
           }
           wire.maybeSent = true;
           try {
-            return await this.sendCreate(url, requestId, body, signal, slot, ticket);
+            shared.ceiling = null;
+            return await this.sendCreate(url, requestId, body, signal, slot, ticket, shared);
           } catch (err) {
             wire.maybeSent = !notActedOn(err);
             if (!wire.maybeSent) await options.nothingQueued?.(requestId);
@@ -225,8 +257,10 @@ export class Generations {
         wait: async (err, delayMs) => {
           if (err instanceof RateLimitError && err.kind === 'rpm') return; // the pacer holds until Retry-After
           if (err instanceof RateLimitError && err.kind === 'concurrency') {
-            // Held by the governor until one of our jobs ends (or Retry-After passes when it learned
-            // no ceiling because none of ours was running).
+            // With the key's ceiling shared, held by the shared quota until the key's jobs are below
+            // it. Else held by the governor until one of our jobs ends (or Retry-After passes when it
+            // learned no ceiling because none of ours was running).
+            if (shared.ceiling !== null) return;
             if (governor.ceiling === null || governor.activeCount === 0) holdMs = delayMs;
             return;
           }
@@ -257,19 +291,24 @@ export class Generations {
 
   /**
    * Waits for a slot in the window shared with other processes on the key (when the client has a
-   * shared quota and the window is known: the first create, which probes it, goes by the pacer alone).
+   * shared quota), recording the caller's intent with it when the quota can.
    */
-  private async takeSharedSlot(requestId: string, held: AbortSignal | undefined): Promise<void> {
-    const { sharedQuota, pacer } = this.deps;
-    if (!sharedQuota) return;
-    for (;;) {
-      const windowMs = pacer.windowMs;
-      const limit = pacer.limit;
-      if (windowMs === null || limit === null) return;
-      const answer = await sharedQuota.takeRequestSlot(requestId, { windowMs, limit });
-      if (answer.granted) return;
-      await sleep(answer.retryInMs, held);
-    }
+  private async takeSharedSlot(
+    requestId: string,
+    held: AbortSignal | undefined,
+    intent: unknown,
+  ): Promise<void> {
+    const { pacer } = this.deps;
+    if (!this.shared) return;
+    const windowMs = pacer.windowMs;
+    const limit = pacer.limit;
+    // While the window is unknown (the client's first create probes it) the request is logged all
+    // the same, in the interface's window, so the other processes count it.
+    const window =
+      windowMs === null || limit === null
+        ? { windowMs: LIMITS.rateWindowSeconds * 1000, limit: UNKNOWN_LIMIT }
+        : { windowMs, limit };
+    await this.shared.requestSlot(requestId, window, intent, held);
   }
 
   /**
@@ -278,10 +317,10 @@ export class Generations {
    * the service. A job still running keeps its slot. Returns how many slots were freed.
    */
   async recoverSharedJobSlots(options: { signal?: AbortSignal } = {}): Promise<number> {
-    const { sharedQuota } = this.deps;
-    if (!sharedQuota) return 0;
+    const shared = this.shared;
+    if (!shared) return 0;
     let freed = 0;
-    for (const id of await sharedQuota.heldJobs()) {
+    for (const id of await shared.quota.heldJobs()) {
       try {
         if (isTerminal((await this.get(id, options)).state)) freed++;
       } catch (err) {
@@ -294,9 +333,8 @@ export class Generations {
 
   /** Frees the shared job slot of a generation read terminal. */
   private async sharedJobSeen(generation: { id: string; state: string }): Promise<void> {
-    const { sharedQuota } = this.deps;
-    if (!sharedQuota || !(TERMINAL_GENERATION_STATES as readonly string[]).includes(generation.state)) return;
-    await sharedQuota.jobEnded(generation.id);
+    if (!this.shared || !(TERMINAL_GENERATION_STATES as readonly string[]).includes(generation.state)) return;
+    await this.shared.ended(generation.id);
   }
 
   /** One create attempt with its governor slot and pacer ticket; settles both exactly once. */
@@ -307,6 +345,7 @@ export class Generations {
     signal: AbortSignal | undefined,
     slot: GovernorSlot,
     ticket: PaceTicket,
+    shared: { ceiling: number | null },
   ): Promise<Generation> {
     const { transport } = this.deps;
     const what = 'POST /v1/generations';
@@ -326,6 +365,9 @@ export class Generations {
       const mapped = lostIfSent(err, what, requestId);
       ticket.done(mapped instanceof LostResponseError ? 'unknown' : 'not-sent');
       slot.done('none');
+      // A lost answer keeps its reservation (the job may run); it is forgotten after a while.
+      if (!(mapped instanceof LostResponseError))
+        await this.shared?.notStarted(requestId, null).catch(() => null);
       throw mapped;
     }
     if (res.status === 201) {
@@ -339,7 +381,7 @@ export class Generations {
       }
       ticket.done({ status: 201, headers: res.headers });
       slot.done({ created: generation.id });
-      await this.deps.sharedQuota?.jobStarted(generation.id);
+      await this.deps.sharedQuota?.jobStarted(generation.id, requestId);
       return generation;
     }
     const error = await transport.error(res, requestId);
@@ -349,9 +391,19 @@ export class Generations {
       retryAfterMs: error.retryAfterMs,
     };
     ticket.done(outcome);
+    const refused = error instanceof RateLimitError && error.kind === 'concurrency' ? 'concurrency' : null;
+    // An answer other than 201 made no job (a 5xx other than 502/503 might have: its reservation stays).
+    const noJob = notActedOn(error) || res.status < 500;
+    const ceiling =
+      this.shared && noJob ? await this.shared.notStarted(requestId, refused).catch(() => null) : null;
+    if (refused) shared.ceiling = ceiling;
     slot.done(
-      error instanceof RateLimitError && error.kind === 'concurrency'
-        ? { rejected: 'concurrency', retryAfterMs: error.retryAfterMs }
+      refused
+        ? {
+            rejected: 'concurrency',
+            retryAfterMs: error.retryAfterMs,
+            ...(ceiling !== null ? { ceiling } : {}),
+          }
         : 'none',
     );
     throw error;
@@ -376,7 +428,7 @@ export class Generations {
     } catch (err) {
       if (err instanceof NotFoundError) {
         this.deps.governor.forget(id);
-        await this.deps.sharedQuota?.jobEnded(id);
+        await this.shared?.ended(id);
       }
       throw err;
     }

@@ -104,7 +104,7 @@ export {
   shouldRetry,
 } from './retry-policy.ts';
 export type { ClientHooks, RetryInfo, TransferInfo } from './retrying-call.ts';
-export type { SharedQuota, SharedSlotAnswer, SharedWindow } from './shared-quota.ts';
+export type { SharedJobSlotAnswer, SharedQuota, SharedSlotAnswer, SharedWindow } from './shared-quota.ts';
 export { abortReason, sleep, throwIfAborted } from './sleep.ts';
 export type {
   ApiFile,

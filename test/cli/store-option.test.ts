@@ -7,9 +7,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { adminRows, hold, KEY_B, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { adminRows, call, hold, KEY, KEY_B, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
@@ -166,6 +167,41 @@ describe('genpipe run --store <postgres url>', () => {
     );
   }, 120_000);
 
+  it('two runs on one key with one store share its request window: 30 creates against 20 per 5 s, at most one 429', async () => {
+    const limited = await startTestEmulator({
+      clients: [{ id: 'a', rpm: 20, concurrency: 100 }],
+      keys: [{ key: KEY, client: 'a' }],
+      rate_window_s: 5,
+    });
+    try {
+      const folders = [0, 1].map((n) =>
+        promptFolder(
+          Object.fromEntries(
+            Array.from({ length: 15 }, (_, i) => [`s${n}-${i}.txt`, `a shared fox ${n} ${i}`]),
+          ),
+        ),
+      );
+      const env = cliEnv(limited, { GENPIPE_STORE: pg.url() });
+      const runs = await Promise.all(
+        folders.map(({ input, out }) => runCli(['run', input, '--out', out, '--json'], env, 120_000)),
+      );
+      for (const r of runs) expect(r.code, r.stderr).toBe(0);
+      for (const { out } of folders) {
+        expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).totals).toMatchObject({
+          inputs: 15,
+          succeeded: 15,
+        });
+      }
+      const stats = (await call(limited, 'GET', '/_emulator/stats', { key: null })).body;
+      expect(stats.rate_limited.rpm).toBeLessThanOrEqual(1);
+      // The key is in the store only as its fingerprint.
+      const rows = JSON.stringify((await adminRowsOf(pg.url())).map((r) => Object.values(r)));
+      expect(rows).not.toContain(KEY);
+    } finally {
+      await limited.close();
+    }
+  }, 180_000);
+
   it('refuses --store with --journal, a URL of another scheme, and --dry-run, with exit 2', async () => {
     const { input, out } = promptFolder({ 'd.txt': 'a refused fox' });
     const both = await runCli(
@@ -215,3 +251,18 @@ describe('genpipe run --store <postgres url>', () => {
     }
   }, 60_000);
 });
+
+/** Every row of the store's quota tables. */
+async function adminRowsOf(url: string): Promise<Record<string, unknown>[]> {
+  const client = new pgClient.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const out: Record<string, unknown>[] = [];
+    for (const table of ['key_quotas', 'key_requests', 'key_job_slots']) {
+      out.push(...(await client.query(`SELECT * FROM genpipe.${table}`)).rows);
+    }
+    return out;
+  } finally {
+    await client.end();
+  }
+}

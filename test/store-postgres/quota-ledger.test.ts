@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/index.ts';
 import { newItem } from '../../src/pipeline/item.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
 import { clientConfig } from '../../src/pipeline/store-postgres/connection.ts';
@@ -21,6 +22,7 @@ import {
   takeRequestSlot,
 } from '../../src/pipeline/store-postgres/index.ts';
 import type { Queryable } from '../../src/pipeline/store-postgres/pg-items.ts';
+import { KEY, startTestEmulator } from '../helpers/emulator.ts';
 import { patchItem } from '../helpers/item-patch.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
@@ -178,6 +180,53 @@ describe('a request slot with the intent of its create', () => {
       expect(await store.get('b.png')).toMatchObject({ phase: 'uploaded', outcomeUnknown: false });
     } finally {
       await store.close();
+    }
+  });
+  it("a client on the store's shared quota records the create's intent in the transaction of its request slot", async () => {
+    const inDir = join(dir, 'in2');
+    const outDir = join(dir, 'out2');
+    mkdirSync(inDir, { recursive: true });
+    mkdirSync(outDir, { recursive: true });
+    const emu = await startTestEmulator();
+    const store = await openPostgresStore({ url: db.url(), outDir, schema: SCHEMA });
+    const client = createClient({
+      apiKey: KEY,
+      baseUrl: emu.url,
+      rateWindowMs: 60_000,
+      rateLimit: 10,
+      sharedQuota: store.sharedQuota({ service: emu.url, keyFingerprint: keyFingerprint(KEY) }),
+    });
+    try {
+      await store.startBatch({ inputDir: inDir, service: emu.url });
+      writeFileSync(join(inDir, 'c.txt'), 'c');
+      const planned = patchItem(newItem('c.txt', join(inDir, 'c.txt'), 1, 1), {
+        state: 'planned',
+        rule: { index: 0, match: '*' },
+        inputAs: 'prompt',
+        request: { type: 'image', prompt: 'an intent fox' },
+      });
+      const { item } = await store.admit(planned, { references: {} });
+      const up = patchItem(item, { state: 'uploaded' });
+      await store.save(up);
+      const intent = patchItem(up, { requestId: 'req-intent-c', attempts: 1 });
+      // The process "dies" right after the slot: nothing of the caller's own runs, nothing is sent.
+      const died = new Error('died after the slot');
+      await expect(
+        client.generations.create(
+          { type: 'image', prompt: 'an intent fox' },
+          { requestId: 'req-intent-c', intent, beforeSend: () => Promise.reject(died) },
+        ),
+      ).rejects.toBe(died);
+      expect(await store.get('c.txt')).toMatchObject({ phase: 'submitting', outcomeUnknown: true });
+      const { rows } = await clients[0]!.query<{ request_id: string }>(
+        'SELECT request_id FROM key_requests WHERE key_fingerprint = $1',
+        [keyFingerprint(KEY)],
+      );
+      expect(rows.map((r) => r.request_id)).toEqual(['req-intent-c']);
+    } finally {
+      await client.close();
+      await store.close();
+      await emu.close();
     }
   });
 });

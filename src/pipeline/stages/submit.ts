@@ -151,6 +151,8 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
       // Intent before action: journaled before each attempt is written, withdrawn after one that
       // queued nothing (the item as it came: no request id).
       beforeSend: () => ctx.persist(pending),
+      // A store sharing the key's quota records it with the create's request slot, in one transaction.
+      intent: pending,
       nothingQueued: () => ctx.persist(item),
     });
     return advanceStep(pending, 'submitted', { generationId: generation.id });

@@ -22,4 +22,8 @@ export {
   takeJobSlot,
   takeRequestSlot,
 } from './quota-ledger.ts';
-export { postgresSharedQuota } from './shared-quota-pg.ts';
+export {
+  type PostgresSharedQuotaOptions,
+  postgresSharedQuota,
+  SLOT_TIMES,
+} from './shared-quota-pg.ts';

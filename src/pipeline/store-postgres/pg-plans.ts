@@ -14,6 +14,10 @@ import { PLACE_HOLDING_PHASES } from '../journal/item-place.ts';
  * - 0 → 1: the SQLite journal's tables.
  * - 1 → 2: the quota shared by every worker of an API key (quota-ledger.ts): a row per key to lock,
  *   the log of its requests (database time), its job slots.
+ * - 2 → 3: the key's job ceiling as learned (and when it was last confirmed), and job slots reserved
+ *   for a create on its way (pending: its slot id is the create's request id until the 201 names the job;
+ *   sent once its request slot is taken, right before it is sent), and when the key's jobs were seen
+ *   ending (for a while), so that a ceiling is learned from the jobs running when the 429 was given.
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -140,6 +144,18 @@ CREATE TABLE IF NOT EXISTS key_job_slots (
 `,
   // 1 → 2: the claim of an item's row (the fence of distributed mode, see ../store/item-taken-over.ts).
   'ALTER TABLE items ADD COLUMN IF NOT EXISTS claim BIGINT NOT NULL DEFAULT 0',
+  `
+ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS job_ceiling INTEGER;
+ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS ceiling_at TIMESTAMPTZ;
+ALTER TABLE key_job_slots ADD COLUMN IF NOT EXISTS pending BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE key_job_slots ADD COLUMN IF NOT EXISTS sent BOOLEAN NOT NULL DEFAULT false;
+CREATE TABLE IF NOT EXISTS key_job_endings (
+  service TEXT NOT NULL,
+  key_fingerprint TEXT NOT NULL,
+  ended_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX IF NOT EXISTS key_job_endings_time ON key_job_endings(service, key_fingerprint, ended_at);
+`,
 ];
 
 /** The schema version this genpipe writes. */
@@ -286,9 +302,44 @@ export const LEDGER_SQL = {
   prune: `DELETE FROM key_requests WHERE service = $1 AND key_fingerprint = $2
      AND sent_at <= clock_timestamp() - $3 * interval '1 millisecond'`,
   slotsHeld: 'SELECT count(*)::int AS n FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2',
-  slotIds: 'SELECT slot_id FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 ORDER BY taken_at',
+  /** The jobs holding slots (not the reservations of creates on their way). */
+  slotIds: `SELECT slot_id FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND NOT pending
+   ORDER BY taken_at`,
   slotHeld: 'SELECT 1 FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND slot_id = $3',
   takeSlot: `INSERT INTO key_job_slots (service, key_fingerprint, slot_id, taken_at)
    VALUES ($1, $2, $3, clock_timestamp())`,
   releaseSlot: 'DELETE FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND slot_id = $3',
+  noteEnding: `INSERT INTO key_job_endings (service, key_fingerprint, ended_at) VALUES ($1, $2, clock_timestamp())`,
+  /** Endings older than $3 ms are forgotten. */
+  pruneEndings: `DELETE FROM key_job_endings WHERE service = $1 AND key_fingerprint = $2
+     AND ended_at <= clock_timestamp() - $3::bigint * interval '1 millisecond'`,
+  /** Jobs seen ending since slot $3 was last touched (its create was sent). */
+  endingsSince: `SELECT count(*)::int AS n FROM key_job_endings e WHERE e.service = $1 AND e.key_fingerprint = $2
+     AND e.ended_at >= (SELECT taken_at FROM key_job_slots s WHERE s.service = $1 AND s.key_fingerprint = $2
+       AND s.slot_id = $3)`,
+  /**
+   * Forgets the reservations older than $3 ms (their create's process died, or its answer was lost)
+   * and the jobs older than $4 ms (the service stops counting them).
+   */
+  pruneSlots: `DELETE FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2
+     AND taken_at <= clock_timestamp() - (CASE WHEN pending THEN $3::bigint ELSE $4::bigint END) * interval '1 millisecond'`,
+  /**
+   * Jobs and reservations held, apart from slot $3 (the caller's own reservation), and how many of
+   * those reservations' creates may have been sent.
+   */
+  slotCounts: `SELECT count(*) FILTER (WHERE NOT pending)::int AS jobs, count(*) FILTER (WHERE pending)::int AS pending,
+     count(*) FILTER (WHERE pending AND sent)::int AS sent
+     FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND slot_id <> $3`,
+  reserveSlot: `INSERT INTO key_job_slots (service, key_fingerprint, slot_id, taken_at, pending)
+   VALUES ($1, $2, $3, clock_timestamp(), true) ON CONFLICT DO NOTHING`,
+  /** A reservation's time renewed (its create is about to be sent). */
+  touchReservation: `UPDATE key_job_slots SET taken_at = clock_timestamp(), sent = true
+   WHERE service = $1 AND key_fingerprint = $2 AND slot_id = $3 AND pending`,
+  releaseReservation: `DELETE FROM key_job_slots WHERE service = $1 AND key_fingerprint = $2 AND slot_id = $3
+     AND pending`,
+  /** The key's ceiling, unless last confirmed more than $3 ms ago. */
+  ceiling: `SELECT job_ceiling FROM key_quotas WHERE service = $1 AND key_fingerprint = $2
+     AND ceiling_at > clock_timestamp() - $3::bigint * interval '1 millisecond'`,
+  setCeiling: `UPDATE key_quotas SET job_ceiling = $3, ceiling_at = clock_timestamp()
+   WHERE service = $1 AND key_fingerprint = $2`,
 } as const;

@@ -20,7 +20,7 @@
  */
 import { hostname } from 'node:os';
 import type pg from 'pg';
-import type { JobDurationSample } from '../../client/index.ts';
+import type { JobDurationSample, SharedQuota } from '../../client/index.ts';
 import { JOB_DURATIONS_KEPT } from '../../client/index.ts';
 import { currentStep, type Item } from '../item.ts';
 import {
@@ -74,6 +74,7 @@ import {
   takeJobSlot,
   takeRequestSlot,
 } from './quota-ledger.ts';
+import { type PostgresSharedQuotaOptions, postgresSharedQuota } from './shared-quota-pg.ts';
 
 /** Options of openPostgresStore. */
 export interface PostgresStoreOptions {
@@ -609,6 +610,24 @@ export class PostgresStore implements Store {
     );
   }
 
+  /**
+   * The client's SharedQuota of `key` on this store's database (shared-quota-pg.ts): the quota every
+   * worker of the key shares. Given an item of this store as a create's intent (CreateOptions.intent:
+   * an admitted item holding the create's request id), its request slot is taken in the transaction
+   * that records the intent (takeRequestSlot): a crash between the two cannot leave a request counted
+   * and its intent unrecorded.
+   */
+  sharedQuota(key: QuotaKey, options: Omit<PostgresSharedQuotaOptions, 'withIntent'> = {}): SharedQuota {
+    return postgresSharedQuota(this.pool, key, {
+      ...options,
+      withIntent: (requestId, window, intent) => {
+        if (!isItem(intent) || currentStep(intent)?.requestId !== requestId) return null;
+        if (this.closed || !this.bound.has(intent.input)) return null;
+        return this.takeRequestSlot(key, window, intent);
+      },
+    });
+  }
+
   /** Takes job slot `slotId` of `key` when fewer than `ceiling` are held by all workers. */
   takeJobSlot(key: QuotaKey, ceiling: number, slotId: string): Promise<JobSlotAnswer> {
     return this.tx('taking a job slot', (q) => takeJobSlot(q, key, ceiling, slotId));
@@ -688,4 +707,11 @@ export class PostgresStore implements Store {
   connectionFailure(): StoreConnectionError | null {
     return this.poolFailure();
   }
+}
+
+/** An item of the pipeline (a create's intent), as far as the store can tell. */
+function isItem(value: unknown): value is Item {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Partial<Item>;
+  return typeof v.input === 'string' && typeof v.state === 'string' && Array.isArray(v.steps);
 }

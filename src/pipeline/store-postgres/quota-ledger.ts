@@ -88,6 +88,8 @@ export async function takeRequestSlot(
     key.keyFingerprint,
     requestId,
   ]);
+  // The create's job-slot reservation, if any, is as young as its request: it is about to be sent.
+  await q.query(LEDGER_SQL.touchReservation, [key.service, key.keyFingerprint, requestId]);
   await intent?.(q);
   return { granted: true, at: logged.rows[0]!.sent_at.getTime() };
 }
@@ -115,5 +117,108 @@ export async function takeJobSlot(
 export async function releaseJobSlot(q: Queryable, key: QuotaKey, slotId: string): Promise<boolean> {
   await lockKey(q, key);
   const { rowCount } = await q.query(LEDGER_SQL.releaseSlot, [key.service, key.keyFingerprint, slotId]);
-  return (rowCount ?? 0) > 0;
+  if (!rowCount) return false;
+  await q.query(LEDGER_SQL.noteEnding, [key.service, key.keyFingerprint]);
+  return true;
+}
+
+/** How long the ledger trusts what it holds. */
+export interface SlotTimes {
+  /** A reservation older than this is forgotten (its create's process died or lost the answer). */
+  reservationTtlMs: number;
+  /** A job slot older than this is forgotten (the service stops counting a job after an hour). */
+  jobTtlMs: number;
+  /** A ceiling no 429 confirmed for this long is forgotten (and learned again). */
+  ceilingTtlMs: number;
+}
+
+/** The answer to a reservation of a job slot. */
+export type ReserveAnswer =
+  | { granted: true; ceiling: number | null }
+  | { granted: false; ceiling: number | null; jobs: number; pending: number };
+
+/**
+ * Inside a transaction: reserves one of `key`'s job slots for the create carrying `requestId`, when the
+ * key's jobs and reservations are fewer than its ceiling. While no ceiling is known, a slow start shared
+ * by every worker: no more creates on their way than jobs running (at least one), so the first "Too many
+ * concurrent jobs" comes with few others in flight. A request holding a reservation already keeps it.
+ */
+export async function reserveJobSlot(
+  q: Queryable,
+  key: QuotaKey,
+  requestId: string,
+  times: SlotTimes,
+): Promise<ReserveAnswer> {
+  await lockKey(q, key);
+  const params = [key.service, key.keyFingerprint];
+  await q.query(LEDGER_SQL.pruneSlots, [...params, times.reservationTtlMs, times.jobTtlMs]);
+  await q.query(LEDGER_SQL.pruneEndings, [...params, times.reservationTtlMs]);
+  const ceiling =
+    (await q.query<{ job_ceiling: number | null }>(LEDGER_SQL.ceiling, [...params, times.ceilingTtlMs]))
+      .rows[0]?.job_ceiling ?? null;
+  if ((await q.query(LEDGER_SQL.slotHeld, [...params, requestId])).rowCount)
+    return { granted: true, ceiling };
+  const row = (
+    await q.query<{ jobs: number; pending: number }>(LEDGER_SQL.slotCounts, [...params, requestId])
+  ).rows[0];
+  const counts = { jobs: row?.jobs ?? 0, pending: row?.pending ?? 0 };
+  const room =
+    ceiling === null ? counts.pending < Math.max(1, counts.jobs) : counts.jobs + counts.pending < ceiling;
+  if (!room) return { granted: false, ceiling, ...counts };
+  await q.query(LEDGER_SQL.reserveSlot, [...params, requestId]);
+  return { granted: true, ceiling };
+}
+
+/**
+ * Inside a transaction: the create `requestId` made job `generationId` (answered 201): its reservation
+ * becomes the job's slot (a job recorded without one takes a slot whatever the count: it runs already).
+ */
+export async function startJob(
+  q: Queryable,
+  key: QuotaKey,
+  generationId: string,
+  requestId?: string,
+): Promise<void> {
+  await lockKey(q, key);
+  const params = [key.service, key.keyFingerprint];
+  if (requestId !== undefined) await q.query(LEDGER_SQL.releaseReservation, [...params, requestId]);
+  if ((await q.query(LEDGER_SQL.slotHeld, [...params, generationId])).rowCount) return;
+  await q.query(LEDGER_SQL.takeSlot, [...params, generationId]);
+}
+
+/**
+ * Inside a transaction: the create `requestId` made no job; its reservation is given back. When the
+ * service refused it for the job ceiling, the ceiling is learned: no more than the jobs and the other
+ * creates sent and unanswered the key holds now, with the jobs seen ending since this one was sent (the service counted at least its ceiling), nor than the one
+ * known — so several workers' 429s only ever lower it towards the truth. Returns the ceiling then in
+ * force (null: none known, as when the key holds nothing: the jobs counted are not genpipe's).
+ */
+export async function endReservation(
+  q: Queryable,
+  key: QuotaKey,
+  requestId: string,
+  refused: 'concurrency' | null,
+  times: SlotTimes,
+): Promise<number | null> {
+  await lockKey(q, key);
+  const params = [key.service, key.keyFingerprint];
+  const ended =
+    refused === 'concurrency'
+      ? ((await q.query<{ n: number }>(LEDGER_SQL.endingsSince, [...params, requestId])).rows[0]?.n ?? 0)
+      : 0;
+  await q.query(LEDGER_SQL.releaseReservation, [...params, requestId]);
+  const known =
+    (await q.query<{ job_ceiling: number | null }>(LEDGER_SQL.ceiling, [...params, times.ceilingTtlMs]))
+      .rows[0]?.job_ceiling ?? null;
+  if (refused !== 'concurrency') return known;
+  const counts = (
+    await q.query<{ jobs: number; sent: number }>(LEDGER_SQL.slotCounts, [...params, requestId])
+  ).rows[0] ?? { jobs: 0, sent: 0 };
+  // Creates still waiting for their request slot were not sent: the service cannot count them; jobs
+  // seen ending since this create was sent may have been running when the service refused it.
+  const bound = counts.jobs + counts.sent + ended;
+  if (bound < 1) return known;
+  const ceiling = known === null ? bound : Math.min(known, bound);
+  await q.query(LEDGER_SQL.setCeiling, [...params, ceiling]);
+  return ceiling;
 }
