@@ -168,6 +168,9 @@ export class Pacer {
   }
 
   private pump(): void {
+    // Nobody waits (the last one left on its signal): no wake-up, so a stopped batch's process is
+    // not kept alive until the window frees.
+    if (this.queue.length === 0) this.wakeTimer.cancel();
     while (this.queue.length > 0) {
       const wait = this.waitMs();
       if (wait > 0) {
