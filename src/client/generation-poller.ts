@@ -27,7 +27,7 @@ import type { JobDurations } from './job-durations.ts';
 import { adaptiveDelay, firstReadAt, type PollScheduleName } from './poll-schedule.ts';
 import { ReadBudget } from './read-budget.ts';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.ts';
-import { abortReason } from './sleep.ts';
+import { abortReason, timerDelay } from './sleep.ts';
 import type { Generation } from './types.ts';
 
 /** Defaults of a poller, in one place. */
@@ -301,7 +301,7 @@ export class GenerationPoller {
         this.timer = null;
         this.wake = null;
         resolve();
-      }, ms);
+      }, timerDelay(ms));
     });
   }
 

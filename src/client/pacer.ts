@@ -16,7 +16,7 @@
  * somebody else's (entries are kept one window longer than they count, for this).
  */
 import { CHOICES, LIMITS, RATE_HEADERS } from '../spec/index.ts';
-import { RateWindow, type WindowReading } from './rate-window.ts';
+import { MAX_RATE_WINDOW_MS, RateWindow, type WindowReading } from './rate-window.ts';
 import { abortReason } from './sleep.ts';
 import { WakeTimer } from './wake-timer.ts';
 
@@ -240,7 +240,9 @@ export class Pacer {
     const first = this.firstLive(sentAt);
     if (first > 0) this.learnWindow(outcome.headers, sentAt, now, this.entries[first - 1] as number);
     const reset = readInt(outcome.headers[RATE_HEADERS.reset.toLowerCase()]);
-    const holdMs = outcome.retryAfterMs ?? (reset !== null ? reset * 1000 - now : null);
+    const toldMs = outcome.retryAfterMs ?? (reset !== null ? reset * 1000 - now : null);
+    // Never longer than the longest window paced by (a Reset days away is a fault, not a window).
+    const holdMs = toldMs === null ? null : Math.min(toldMs, MAX_RATE_WINDOW_MS);
     if (holdMs !== null && holdMs > 0) {
       this.blockedUntil = Math.max(this.blockedUntil, now + holdMs);
       this.log?.(`rate window full; holding creates for ${holdMs} ms`);
@@ -268,15 +270,19 @@ export class Pacer {
     };
     const before = this.window.ms;
     const changed = of === 'created' ? this.window.created(reading) : this.window.rejected(reading, of);
-    if (changed) this.log?.(windowNote(before, this.window.ms));
+    if (changed) this.log?.(windowNote(before, this.window.ms, this.window.clampedFromMs));
   }
 }
 
-function windowNote(before: number | null, after: number | null): string {
+function windowNote(before: number | null, after: number | null, clampedFromMs: number | null): string {
   const s = (ms: number | null) => `${((ms ?? 0) / 1000).toFixed(1)} s`;
+  const clamped =
+    clampedFromMs === null
+      ? ''
+      : ` (X-RateLimit-Reset implies ${s(clampedFromMs)}: paced by the longest window genpipe accepts, 24 h)`;
   return before === null
-    ? `rate window: ${s(after)} (learned from X-RateLimit-Reset)`
-    : `rate window changed: ${s(before)} -> ${s(after)}`;
+    ? `rate window: ${s(after)} (learned from X-RateLimit-Reset)${clamped}`
+    : `rate window changed: ${s(before)} -> ${s(after)}${clamped}`;
 }
 
 function readInt(value: string | undefined): number | null {
