@@ -3,7 +3,8 @@
  * call, its path's shape with ids as `{id}`, and the answer it follows: `GET /v1/generations/{id} after
  * 503 "Service unavailable"`) is printed in full; the further ones of that kind are counted and told as
  * one line at most every RETRY_NOTES_EVERY_MS, and at the end. The pacer's holds after a 429 of the
- * rate window (`rate window full; holding creates for 1000 ms`) are one more such kind. Every note
+ * rate window (`rate window full; holding creates for 1000 ms`) are one more such kind, and its waits
+ * for room in the window (`waiting for the rate window (3.2 s): 5 creates held`) another. Every note
  * still goes to the log file in full; -v prints each. Other notes pass through.
  */
 
@@ -35,7 +36,17 @@ interface NoteKind {
   further: string;
 }
 
+/** The pacer's note of a wait for room in the rate window. */
+const WAIT_NOTE = /^waiting for the rate window \(/;
+
 function noteKind(text: string): NoteKind | null {
+  if (WAIT_NOTE.test(text)) {
+    return {
+      key: 'rate window wait',
+      counted: (n) => `${n} more ${n === 1 ? 'wait' : 'waits'} for the rate window`,
+      further: 'further waits are counted (-v shows each)',
+    };
+  }
   if (HOLD_NOTE.test(text)) {
     return {
       key: 'rate window hold',

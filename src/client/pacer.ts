@@ -69,6 +69,8 @@ export class Pacer {
   /** False while the allowance is being probed (one create at a time). */
   private probed = false;
   private blockedUntil = 0;
+  /** A wait for the window was told and no create has been let go since. */
+  private waitTold = false;
   private readonly queue: Waiter[] = [];
   private readonly wakeTimer = new WakeTimer(
     () => this.now(),
@@ -174,14 +176,31 @@ export class Pacer {
     while (this.queue.length > 0) {
       const wait = this.waitMs();
       if (wait > 0) {
-        if (Number.isFinite(wait)) this.wakeTimer.arm(wait);
+        if (Number.isFinite(wait)) {
+          this.wakeTimer.arm(wait);
+          this.tellWait(wait);
+        }
         return;
       }
+      this.waitTold = false;
       const waiter = this.queue.shift() as Waiter;
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
       this.inFlight++;
       waiter.resolve(this.ticket());
     }
+  }
+
+  /**
+   * Tells, once per wait, that creates are held until the window has room (not after a 429: that hold
+   * has its own note), so a batch that seems to stand still says why.
+   */
+  private tellWait(waitMs: number): void {
+    if (this.waitTold || this.now() < this.blockedUntil) return;
+    this.waitTold = true;
+    const n = this.queue.length;
+    this.log?.(
+      `waiting for the rate window (${(waitMs / 1000).toFixed(1)} s): ${n} ${n === 1 ? 'create' : 'creates'} held`,
+    );
   }
 
   private ticket(): PaceTicket {
