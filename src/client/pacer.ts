@@ -257,7 +257,14 @@ export class Pacer {
     now: number,
   ): void {
     const first = this.firstLive(sentAt);
-    if (first > 0) this.learnWindow(outcome.headers, sentAt, now, this.entries[first - 1] as number);
+    if (first > 0) {
+      // A longer window explains this 429 only if it holds as many of the creates we know of as the
+      // allowance (our creates still out, this one aside, counted too): else others used the key.
+      const limit = this.limitValue ?? 0;
+      const explained = (windowMs: number) =>
+        this.entries.filter((t) => t > sentAt - windowMs).length + this.inFlight - 1 >= limit;
+      this.learnWindow(outcome.headers, sentAt, now, this.entries[first - 1] as number, explained);
+    }
     const reset = readInt(outcome.headers[RATE_HEADERS.reset.toLowerCase()]);
     const toldMs = outcome.retryAfterMs ?? (reset !== null ? reset * 1000 - now : null);
     // Never longer than the longest window paced by (a Reset days away is a fault, not a window).
@@ -277,6 +284,7 @@ export class Pacer {
     sentAt: number,
     now: number,
     of: 'created' | number,
+    explained?: (windowMs: number) => boolean,
   ): void {
     const reset = readInt(headers[RATE_HEADERS.reset.toLowerCase()]);
     if (reset === null || !this.window.learning) return;
@@ -288,7 +296,8 @@ export class Pacer {
       answeredAt: now,
     };
     const before = this.window.ms;
-    const changed = of === 'created' ? this.window.created(reading) : this.window.rejected(reading, of);
+    const changed =
+      of === 'created' ? this.window.created(reading) : this.window.rejected(reading, of, explained);
     if (changed) this.log?.(windowNote(before, this.window.ms, this.window.clampedFromMs));
   }
 }

@@ -98,15 +98,22 @@ export class RateWindow {
    * Learns from an RPM 429 whose oldest counted create (the one whose slot the pacer expected free)
    * was answered at `oldestAnsweredAt`: that create ages out at X-RateLimit-Reset, so the window is at
    * least long enough to reach it (plus the 429's own round trip, as that create's count time is not
-   * known more exactly).
+   * known more exactly). Unless `explained` says that even that longer window would not hold enough
+   * of our creates to fill the allowance: then the 429 (and its Reset) is another user's of the key,
+   * and says nothing about the window.
+   * @param explained - whether a window of the given ms would explain the 429 by our own creates
    * @returns true when the window was lengthened
    */
-  rejected(reading: WindowReading, oldestAnsweredAt: number): boolean {
+  rejected(
+    reading: WindowReading,
+    oldestAnsweredAt: number,
+    explained: (windowMs: number) => boolean = () => true,
+  ): boolean {
     if (this.fixedMs !== null || this.window === null) return false;
     this.readDate(reading);
     const resetMs = reading.reset * SECOND - this.offsetMs();
     const hi = resetMs - oldestAnsweredAt + (reading.answeredAt - reading.sentAt);
-    if (hi <= this.window.hi) return false;
+    if (hi <= this.window.hi || !explained(hi)) return false;
     this.window = { lo: this.window.hi, hi };
     return true;
   }
