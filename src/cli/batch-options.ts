@@ -16,7 +16,7 @@ import {
 } from '../pipeline/index.ts';
 import { redactUrl } from '../pipeline/store-postgres/index.ts';
 import { checkBatchInputs, type JournalFlags } from './batch-setup.ts';
-import { addServiceOptions, intArg } from './make-client.ts';
+import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from './make-client.ts';
 import type { ServiceFlags } from './service-config.ts';
 import { STORE_HELP } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
@@ -161,12 +161,18 @@ function portArg(value: string): number {
   return n;
 }
 
-export function positiveSeconds(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
-    throw new InvalidArgumentError('expected a number of seconds greater than 0');
-  }
-  return n;
+/** The longest --rate-window taken, seconds (24 h, the longest window the client paces by). */
+export const MAX_RATE_WINDOW_S = 86_400;
+
+/** Parses a number of seconds greater than 0 and at most `max` for commander. */
+export function positiveSeconds(max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n <= 0 || n > max) {
+      throw new InvalidArgumentError(`expected a number of seconds greater than 0 and at most ${max}`);
+    }
+    return n;
+  };
 }
 
 /**
@@ -184,8 +190,8 @@ export function addSharedBatchOptions(cmd: Command): Command {
     .option('--emulator', 'run against the embedded emulator instead of the service (said loudly)')
     .option(
       '--poll-interval <seconds>',
-      `longest time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service, any with --emulator); the first read comes when jobs of its kind were seen ended`,
-      positiveSeconds,
+      `longest time between two status reads of a job (default ${POLL_DEFAULTS.intervalMs / 1000}; at least 1 against the service, any positive value with --emulator; at most ${MAX_POLL_INTERVAL_S}); the first read comes when jobs of its kind were seen ended`,
+      positiveSeconds(MAX_POLL_INTERVAL_S),
     )
     .addOption(
       new Option(
@@ -202,8 +208,8 @@ export function addSharedBatchOptions(cmd: Command): Command {
     )
     .option(
       '--rate-window <seconds>',
-      "the service's request window, when you know it (default: learned from its X-RateLimit-Reset)",
-      positiveSeconds,
+      `the service's request window, when you know it (at most ${MAX_RATE_WINDOW_S}: 24 h; default: learned from its X-RateLimit-Reset)`,
+      positiveSeconds(MAX_RATE_WINDOW_S),
     )
     .option(
       '--include <glob>',

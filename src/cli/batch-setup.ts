@@ -297,6 +297,7 @@ export async function checkBatchInputs(
   if (flags.pollInterval !== undefined && flags.pollInterval < 1 && !flags.emulator) {
     throw new UsageError(
       '--poll-interval must be at least 1 second against the service (the interface accepts 1 to 5 s)',
+      { helpOf: `genpipe ${command}` },
     );
   }
   try {

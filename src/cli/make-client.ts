@@ -69,23 +69,30 @@ export function addServiceOptions(cmd: Command, output: OutputHelp = {}): Comman
 export function intArg(min: number): (value: string) => number {
   return (value) => {
     const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
+    // Digits, or a whole number in exponent form (1e6).
+    if (!/^\d+(\.\d+)?(e\+?\d+)?$/i.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
       throw new InvalidArgumentError(`expected a whole number of at least ${min}`);
     }
     return n;
   };
 }
 
-/** Parses a number of seconds of at least `min` for commander. */
-export function secondsArg(min: number): (value: string) => number {
+/** The longest span a seconds flag takes by default: the longest timer Node has (about 24.8 days). */
+export const MAX_FLAG_SECONDS = 2_147_483;
+
+/** Parses a number of seconds of at least `min` and at most `max` for commander. */
+export function secondsArg(min: number, max: number = MAX_FLAG_SECONDS): (value: string) => number {
   return (value) => {
     const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || n < min) {
-      throw new InvalidArgumentError(`expected a number of seconds of at least ${min}`);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected a number of seconds of at least ${min} and at most ${max}`);
     }
     return n;
   };
 }
+
+/** The longest --poll-interval taken, seconds (an hour between two reads of one job). */
+export const MAX_POLL_INTERVAL_S = 3600;
 
 /**
  * Adds --poll-interval (seconds, at least 1: the interface accepts polling every 1 to 5 s and
@@ -94,8 +101,8 @@ export function secondsArg(min: number): (value: string) => number {
 export function addPollOption(cmd: Command): Command {
   return cmd.option(
     '--poll-interval <seconds>',
-    'first wait between two status reads of a file or a legacy generation, growing 1.5 times per read to 5 s (a generation: from 1 s); a value above 5 raises that ceiling (default 2; at least 1)',
-    secondsArg(1),
+    'first wait between two status reads of a file or a legacy generation, growing 1.5 times per read to 5 s (a generation: from 1 s); a value above 5 raises that ceiling (default 2; at least 1, at most 3600)',
+    secondsArg(1, MAX_POLL_INTERVAL_S),
   );
 }
 

@@ -1,18 +1,66 @@
 /**
  * The client's retry notes in a batch's default (not verbose) output: the first retry of each kind (the
- * call and the answer it follows, `POST /v1/generations after 429 "Too many concurrent jobs"`) is
- * printed in full; the further ones of that kind are counted and told as one line at most every
- * RETRY_NOTES_EVERY_MS, and at the end. Every note still goes to the log file in full; -v prints each.
- * Other notes pass through.
+ * call, its path's shape with ids as `{id}`, and the answer it follows: `GET /v1/generations/{id} after
+ * 503 "Service unavailable"`) is printed in full; the further ones of that kind are counted and told as
+ * one line at most every RETRY_NOTES_EVERY_MS, and at the end. The pacer's holds after a 429 of the
+ * rate window (`rate window full; holding creates for 1000 ms`) are one more such kind, and its waits
+ * for room in the window (`waiting for the rate window (3.2 s): 5 creates held`) another. Every note
+ * still goes to the log file in full; -v prints each. Other notes pass through.
  */
 
 /** Shortest time between two count lines of one kind. */
 export const RETRY_NOTES_EVERY_MS = 10_000;
 
-/** `POST /v1/generations after 429 "Too many concurrent jobs"`, or null for a note that is no retry. */
+/** A path as its route's shape: each segment past `/v1/<collection>` that is an id becomes `{id}`. */
+export function routeShape(path: string): string {
+  const [bare = ''] = path.split('?');
+  return bare
+    .split('/')
+    .map((seg, i) => (i >= 3 && !/^[a-z]+$/.test(seg) ? '{id}' : seg))
+    .join('/');
+}
+
+/** `GET /v1/generations/{id} after 429 "Too many concurrent jobs"`, or null for a note that is no retry. */
 export function retryKind(text: string): string | null {
-  const m = /^retrying (\S+ \S+) .* after (.+?) \(attempt \d+ of \d+/.exec(text);
-  return m ? `${m[1]} after ${m[2]}` : null;
+  const m = /^retrying (\S+) (\S+) .* after (.+?) \(attempt \d+ of \d+/.exec(text);
+  return m ? `${m[1]} ${routeShape(m[2] as string)} after ${m[3]}` : null;
+}
+
+/** The pacer's note of a hold after a 429 of the rate window. */
+const HOLD_NOTE = /^rate window full; holding creates for \d+ ms/;
+
+/** A counted kind of note: its key, and how its count line names n of them. */
+interface NoteKind {
+  key: string;
+  counted: (n: number) => string;
+  further: string;
+}
+
+/** The pacer's note of a wait for room in the rate window. */
+const WAIT_NOTE = /^waiting for the rate window \(/;
+
+function noteKind(text: string): NoteKind | null {
+  if (WAIT_NOTE.test(text)) {
+    return {
+      key: 'rate window wait',
+      counted: (n) => `${n} more ${n === 1 ? 'wait' : 'waits'} for the rate window`,
+      further: 'further waits are counted (-v shows each)',
+    };
+  }
+  if (HOLD_NOTE.test(text)) {
+    return {
+      key: 'rate window hold',
+      counted: (n) => `${n} more ${n === 1 ? 'hold' : 'holds'} of creates for the rate window`,
+      further: 'further holds are counted (-v shows each)',
+    };
+  }
+  const kind = retryKind(text);
+  if (kind === null) return null;
+  return {
+    key: kind,
+    counted: (n) => `${n} more ${n === 1 ? 'retry' : 'retries'} of ${kind}`,
+    further: 'further retries like it are counted (-v shows each)',
+  };
 }
 
 /** Where the notes go. */
@@ -25,8 +73,8 @@ export interface RetryNotesSinks {
 
 /** The aggregator (see the module comment). */
 export class RetryNotes {
-  /** Retries counted and not yet told, by kind (a kind is here once its first note was printed). */
-  private readonly counted = new Map<string, number>();
+  /** Notes counted and not yet told, by kind (a kind is here once its first note was printed). */
+  private readonly counted = new Map<string, { kind: NoteKind; n: number }>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -36,19 +84,19 @@ export class RetryNotes {
 
   /** One note of the client. */
   note(text: string): void {
-    const kind = retryKind(text);
+    const kind = noteKind(text);
     if (kind === null) {
       this.sinks.note(text);
       return;
     }
-    const held = this.counted.get(kind);
+    const held = this.counted.get(kind.key);
     if (held === undefined) {
-      this.counted.set(kind, 0);
-      this.sinks.note(`${text}; further retries like it are counted (-v shows each)`);
+      this.counted.set(kind.key, { kind, n: 0 });
+      this.sinks.note(`${text}; ${kind.further}`);
       return;
     }
     this.sinks.record(text);
-    this.counted.set(kind, held + 1);
+    held.n++;
     if (this.timer === null) {
       this.timer = setTimeout(() => {
         this.timer = null;
@@ -60,10 +108,10 @@ export class RetryNotes {
 
   /** Tells the retries counted since the last count line. */
   flush(): void {
-    for (const [kind, n] of this.counted) {
-      if (n === 0) continue;
-      this.sinks.note(`${n} more ${n === 1 ? 'retry' : 'retries'} of ${kind}`);
-      this.counted.set(kind, 0);
+    for (const held of this.counted.values()) {
+      if (held.n === 0) continue;
+      this.sinks.note(held.kind.counted(held.n));
+      held.n = 0;
     }
   }
 

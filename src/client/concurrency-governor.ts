@@ -177,6 +177,7 @@ export class ConcurrencyGovernor {
   /** Admits waiters from the head while there is room; `released` marks a job that just ended. */
   private pump(released = false): void {
     let releases = released ? 1 : 0;
+    if (this.queue.length === 0) this.wakeTimer.cancel(); // nobody waits: nothing to keep alive for
     while (this.queue.length > 0) {
       const head = this.queue[0] as Waiter;
       const now = this.now();

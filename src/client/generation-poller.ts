@@ -1,8 +1,10 @@
 /**
  * The one poll loop of generations: every job waited on through a poller is read (GET
- * /v1/generations/{id}) from its own schedule by one loop that makes its reads one at a time, at most
- * `maxGetsPerSecond` in any one second (read-budget.ts), so a large batch stretches its cycle instead
- * of approaching the service's API-wide abuse ceiling, while jobs that end together are read at once. A 429 that outlasts the client's retries pushes that job's next
+ * /v1/generations/{id}) from its own schedule by one loop that sends every read due without waiting
+ * for the ones still out (so a read's round trip does not cap how many jobs are read per second), at
+ * most `maxGetsPerSecond` in any one second (read-budget.ts) and at most `maxReadsInFlight` out at
+ * once, so a large batch stretches its cycle instead of approaching the service's API-wide abuse
+ * ceiling, while jobs that end together are read at once. A 429 that outlasts the client's retries pushes that job's next
  * read back by its Retry-After (or, with `rateLimitedReads: 'fail'`, ends its wait with the
  * RateLimitError).
  *
@@ -25,7 +27,7 @@ import type { JobDurations } from './job-durations.ts';
 import { adaptiveDelay, firstReadAt, type PollScheduleName } from './poll-schedule.ts';
 import { ReadBudget } from './read-budget.ts';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.ts';
-import { abortReason } from './sleep.ts';
+import { abortReason, timerDelay } from './sleep.ts';
 import type { Generation } from './types.ts';
 
 /** Defaults of a poller, in one place. */
@@ -38,6 +40,11 @@ export const POLLER_DEFAULTS = {
    * jobs per 2 s cycle.
    */
   maxGetsPerSecond: 20,
+  /**
+   * Reads out at once at most: enough to keep `maxGetsPerSecond` reads a second going over a slow
+   * link (20/s with 1.5 s round trips is 30 out), few enough not to open a crowd of connections.
+   */
+  maxReadsInFlight: 32,
   /** Wait before the next read after a 429 without Retry-After. */
   rateLimitedBackoffMs: DEFAULT_RETRY_POLICY.rateLimitFallbackMs,
   /**
@@ -59,6 +66,8 @@ export interface PollerOptions {
   intervalMs?: number | ((n: number) => number);
   /** Reads per second at most, across all jobs (Infinity: no cap). */
   maxGetsPerSecond?: number;
+  /** Reads out at once at most (default 32). */
+  maxReadsInFlight?: number;
   /** How reads are timed (default adaptive; see the module comment). */
   schedule?: PollScheduleName;
   /**
@@ -109,6 +118,8 @@ interface Job {
   timed: { kind: string; createdAt: number } | null;
   /** ms from its create to the last read that found it running (0: none). */
   runningAtMs: number;
+  /** A read of it is out. */
+  reading: boolean;
 }
 
 function isTerminal(state: string): boolean {
@@ -120,7 +131,10 @@ export class GenerationPoller {
   /** Time between two reads of the same job (null when given as a function). */
   readonly intervalMs: number | null;
   private readonly interval: (n: number) => number;
-  private readonly maxGetsPerSecond: number;
+  private readonly budget: ReadBudget;
+  private readonly maxReadsInFlight: number;
+  /** Reads out now. */
+  private inFlight = 0;
   private readonly adaptive: boolean;
   private readonly minIntervalMs: number;
   private readonly durations: JobDurations | undefined;
@@ -152,7 +166,11 @@ export class GenerationPoller {
       options.minIntervalMs ?? Math.min(POLLER_DEFAULTS.minIntervalMs, this.intervalMs ?? Infinity),
     );
     this.durations = options.durations;
-    this.maxGetsPerSecond = options.maxGetsPerSecond ?? POLLER_DEFAULTS.maxGetsPerSecond;
+    this.budget = new ReadBudget(options.maxGetsPerSecond ?? POLLER_DEFAULTS.maxGetsPerSecond);
+    this.maxReadsInFlight = Math.max(
+      1,
+      Math.floor(options.maxReadsInFlight ?? POLLER_DEFAULTS.maxReadsInFlight),
+    );
     this.failRateLimited = options.rateLimitedReads === 'fail';
     this.signal = options.signal;
     this.now = options.now ?? Date.now;
@@ -217,7 +235,15 @@ export class GenerationPoller {
   /** A job joining now, with its first read scheduled. */
   private newJob(id: string, opts: PollWaitOptions): Job {
     const now = this.now();
-    const job: Job = { id, nextAt: now, waits: 0, waiters: [], timed: null, runningAtMs: 0 };
+    const job: Job = {
+      id,
+      nextAt: now,
+      waits: 0,
+      waiters: [],
+      timed: null,
+      runningAtMs: 0,
+      reading: false,
+    };
     const { kind, createdAt } = opts;
     if (!this.adaptive) {
       if (!opts.readNow) job.nextAt += this.interval(job.waits++);
@@ -265,16 +291,17 @@ export class GenerationPoller {
     wake?.();
   }
 
-  /** Sleeps `ms` unless closed meanwhile. */
-  private sleep(ms: number): Promise<void> {
-    if (this.closed || ms <= 0) return Promise.resolve();
+  /** Sleeps `ms` (null: until interrupted, as when a read comes back) unless closed meanwhile. */
+  private sleep(ms: number | null): Promise<void> {
+    if (this.closed || (ms !== null && ms <= 0)) return Promise.resolve();
     return new Promise((resolve) => {
       this.wake = resolve;
+      if (ms === null) return;
       this.timer = setTimeout(() => {
         this.timer = null;
         this.wake = null;
         resolve();
-      }, ms);
+      }, timerDelay(ms));
     });
   }
 
@@ -288,47 +315,63 @@ export class GenerationPoller {
 
   private nextDue(): Job | null {
     let best: Job | null = null;
-    for (const job of this.jobs.values()) if (!best || job.nextAt < best.nextAt) best = job;
+    for (const job of this.jobs.values()) {
+      if (!job.reading && (!best || job.nextAt < best.nextAt)) best = job;
+    }
     return best;
   }
 
   private async loop(): Promise<void> {
     this.running = true;
-    const budget = new ReadBudget(this.maxGetsPerSecond);
     try {
       while (!this.closed) {
-        const job = this.nextDue();
-        if (!job) break;
+        if (this.jobs.size === 0) break;
+        const job = this.inFlight < this.maxReadsInFlight ? this.nextDue() : null;
+        if (!job) {
+          await this.sleep(null); // every job is being read, or too many reads are out
+          continue;
+        }
         const now = this.now();
-        const at = budget.nextAt(job.nextAt);
+        const at = this.budget.nextAt(job.nextAt);
         if (at > now) {
           await this.sleep(at - now);
           continue; // the set of jobs may have changed meanwhile
         }
-        budget.took(now);
+        this.budget.took(now);
         this.gets++;
-        try {
-          const generation = await this.getFn(job.id, this.signal ? { signal: this.signal } : {});
-          if (this.jobs.get(job.id) !== job) continue; // abandoned meanwhile
-          for (const w of [...job.waiters]) w.onRead?.(generation);
-          if (this.jobs.get(job.id) !== job) continue; // a waiter left on what it read
-          if (isTerminal(generation.state)) {
-            this.learn(job, now);
-            this.settle(job, { ok: true, value: generation });
-          } else {
-            job.nextAt = this.nextReadAt(job, now);
-          }
-        } catch (error) {
-          if (this.closed || this.jobs.get(job.id) !== job) continue;
-          if (error instanceof RateLimitError && !this.failRateLimited) {
-            job.nextAt = this.now() + (error.retryAfterMs ?? POLLER_DEFAULTS.rateLimitedBackoffMs);
-          } else {
-            this.settle(job, { ok: false, error });
-          }
-        }
+        void this.read(job, now);
       }
     } finally {
       this.running = false;
+    }
+  }
+
+  /** One read of `job`, sent at `sentAt`, out alongside the others; wakes the loop when it is back. */
+  private async read(job: Job, sentAt: number): Promise<void> {
+    job.reading = true;
+    this.inFlight++;
+    try {
+      const generation = await this.getFn(job.id, this.signal ? { signal: this.signal } : {});
+      if (this.jobs.get(job.id) !== job) return; // abandoned meanwhile
+      for (const w of [...job.waiters]) w.onRead?.(generation);
+      if (this.jobs.get(job.id) !== job) return; // a waiter left on what it read
+      if (isTerminal(generation.state)) {
+        this.learn(job, sentAt);
+        this.settle(job, { ok: true, value: generation });
+      } else {
+        job.nextAt = this.nextReadAt(job, sentAt);
+      }
+    } catch (error) {
+      if (this.closed || this.jobs.get(job.id) !== job) return;
+      if (error instanceof RateLimitError && !this.failRateLimited) {
+        job.nextAt = this.now() + (error.retryAfterMs ?? POLLER_DEFAULTS.rateLimitedBackoffMs);
+      } else {
+        this.settle(job, { ok: false, error });
+      }
+    } finally {
+      job.reading = false;
+      this.inFlight--;
+      this.interrupt();
     }
   }
 }

@@ -16,7 +16,7 @@
  * somebody else's (entries are kept one window longer than they count, for this).
  */
 import { CHOICES, LIMITS, RATE_HEADERS } from '../spec/index.ts';
-import { RateWindow, type WindowReading } from './rate-window.ts';
+import { MAX_RATE_WINDOW_MS, RateWindow, type WindowReading } from './rate-window.ts';
 import { abortReason } from './sleep.ts';
 import { WakeTimer } from './wake-timer.ts';
 
@@ -69,6 +69,8 @@ export class Pacer {
   /** False while the allowance is being probed (one create at a time). */
   private probed = false;
   private blockedUntil = 0;
+  /** A wait for the window was told and no create has been let go since. */
+  private waitTold = false;
   private readonly queue: Waiter[] = [];
   private readonly wakeTimer = new WakeTimer(
     () => this.now(),
@@ -168,17 +170,37 @@ export class Pacer {
   }
 
   private pump(): void {
+    // Nobody waits (the last one left on its signal): no wake-up, so a stopped batch's process is
+    // not kept alive until the window frees.
+    if (this.queue.length === 0) this.wakeTimer.cancel();
     while (this.queue.length > 0) {
       const wait = this.waitMs();
       if (wait > 0) {
-        if (Number.isFinite(wait)) this.wakeTimer.arm(wait);
+        if (Number.isFinite(wait)) {
+          this.wakeTimer.arm(wait);
+          this.tellWait(wait);
+        }
         return;
       }
+      this.waitTold = false;
       const waiter = this.queue.shift() as Waiter;
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
       this.inFlight++;
       waiter.resolve(this.ticket());
     }
+  }
+
+  /**
+   * Tells, once per wait, that creates are held until the window has room (not after a 429: that hold
+   * has its own note), so a batch that seems to stand still says why.
+   */
+  private tellWait(waitMs: number): void {
+    if (this.waitTold || this.now() < this.blockedUntil) return;
+    this.waitTold = true;
+    const n = this.queue.length;
+    this.log?.(
+      `waiting for the rate window (${(waitMs / 1000).toFixed(1)} s): ${n} ${n === 1 ? 'create' : 'creates'} held`,
+    );
   }
 
   private ticket(): PaceTicket {
@@ -235,9 +257,18 @@ export class Pacer {
     now: number,
   ): void {
     const first = this.firstLive(sentAt);
-    if (first > 0) this.learnWindow(outcome.headers, sentAt, now, this.entries[first - 1] as number);
+    if (first > 0) {
+      // A longer window explains this 429 only if it holds as many of the creates we know of as the
+      // allowance (our creates still out, this one aside, counted too): else others used the key.
+      const limit = this.limitValue ?? 0;
+      const explained = (windowMs: number) =>
+        this.entries.filter((t) => t > sentAt - windowMs).length + this.inFlight - 1 >= limit;
+      this.learnWindow(outcome.headers, sentAt, now, this.entries[first - 1] as number, explained);
+    }
     const reset = readInt(outcome.headers[RATE_HEADERS.reset.toLowerCase()]);
-    const holdMs = outcome.retryAfterMs ?? (reset !== null ? reset * 1000 - now : null);
+    const toldMs = outcome.retryAfterMs ?? (reset !== null ? reset * 1000 - now : null);
+    // Never longer than the longest window paced by (a Reset days away is a fault, not a window).
+    const holdMs = toldMs === null ? null : Math.min(toldMs, MAX_RATE_WINDOW_MS);
     if (holdMs !== null && holdMs > 0) {
       this.blockedUntil = Math.max(this.blockedUntil, now + holdMs);
       this.log?.(`rate window full; holding creates for ${holdMs} ms`);
@@ -253,6 +284,7 @@ export class Pacer {
     sentAt: number,
     now: number,
     of: 'created' | number,
+    explained?: (windowMs: number) => boolean,
   ): void {
     const reset = readInt(headers[RATE_HEADERS.reset.toLowerCase()]);
     if (reset === null || !this.window.learning) return;
@@ -264,16 +296,21 @@ export class Pacer {
       answeredAt: now,
     };
     const before = this.window.ms;
-    const changed = of === 'created' ? this.window.created(reading) : this.window.rejected(reading, of);
-    if (changed) this.log?.(windowNote(before, this.window.ms));
+    const changed =
+      of === 'created' ? this.window.created(reading) : this.window.rejected(reading, of, explained);
+    if (changed) this.log?.(windowNote(before, this.window.ms, this.window.clampedFromMs));
   }
 }
 
-function windowNote(before: number | null, after: number | null): string {
+function windowNote(before: number | null, after: number | null, clampedFromMs: number | null): string {
   const s = (ms: number | null) => `${((ms ?? 0) / 1000).toFixed(1)} s`;
+  const clamped =
+    clampedFromMs === null
+      ? ''
+      : ` (X-RateLimit-Reset implies ${s(clampedFromMs)}: paced by the longest window genpipe accepts, 24 h)`;
   return before === null
-    ? `rate window: ${s(after)} (learned from X-RateLimit-Reset)`
-    : `rate window changed: ${s(before)} -> ${s(after)}`;
+    ? `rate window: ${s(after)} (learned from X-RateLimit-Reset)${clamped}`
+    : `rate window changed: ${s(before)} -> ${s(after)}${clamped}`;
 }
 
 function readInt(value: string | undefined): number | null {

@@ -14,6 +14,10 @@
  * they differ; then the offset is the smallest one they allow (which overestimates the window, never
  * underestimates it). An RPM 429 the pacer did not expect shows the window is longer than its estimate:
  * its X-RateLimit-Reset (when the oldest counted create ages out) lengthens it to match.
+ *
+ * A window learned longer than MAX_RATE_WINDOW_MS (24 h) is paced by as 24 h (`clampedFromMs` tells
+ * the longer one): no real service counts creates over days, and a reading that says so is a clock or
+ * header fault that must not stall the batch for weeks.
  */
 
 /** What the answer to one create said about the window (times on the pacer's clock, ms). */
@@ -37,6 +41,9 @@ interface Bounds {
 
 const SECOND = 1000;
 
+/** The longest window paced by (24 h); a longer learned one is clamped to it. */
+export const MAX_RATE_WINDOW_MS = 24 * 3600 * SECOND;
+
 /** Intersects two bounds, or null when they exclude each other (lo is exclusive, hi inclusive). */
 function intersect(a: Bounds, b: Bounds): Bounds | null {
   const lo = Math.max(a.lo, b.lo);
@@ -56,7 +63,14 @@ export class RateWindow {
 
   /** The window to pace by, ms: the given one, else the learned upper bound; null while unknown. */
   get ms(): number | null {
-    return this.fixedMs ?? this.window?.hi ?? null;
+    if (this.fixedMs !== null) return this.fixedMs;
+    return this.window === null ? null : Math.min(MAX_RATE_WINDOW_MS, this.window.hi);
+  }
+
+  /** The learned window, ms, when it is longer than the one paced by (MAX_RATE_WINDOW_MS); else null. */
+  get clampedFromMs(): number | null {
+    const hi = this.window?.hi ?? 0;
+    return this.fixedMs === null && hi > MAX_RATE_WINDOW_MS ? hi : null;
   }
 
   /** True when the window is learned (not given). */
@@ -84,15 +98,22 @@ export class RateWindow {
    * Learns from an RPM 429 whose oldest counted create (the one whose slot the pacer expected free)
    * was answered at `oldestAnsweredAt`: that create ages out at X-RateLimit-Reset, so the window is at
    * least long enough to reach it (plus the 429's own round trip, as that create's count time is not
-   * known more exactly).
+   * known more exactly). Unless `explained` says that even that longer window would not hold enough
+   * of our creates to fill the allowance: then the 429 (and its Reset) is another user's of the key,
+   * and says nothing about the window.
+   * @param explained - whether a window of the given ms would explain the 429 by our own creates
    * @returns true when the window was lengthened
    */
-  rejected(reading: WindowReading, oldestAnsweredAt: number): boolean {
+  rejected(
+    reading: WindowReading,
+    oldestAnsweredAt: number,
+    explained: (windowMs: number) => boolean = () => true,
+  ): boolean {
     if (this.fixedMs !== null || this.window === null) return false;
     this.readDate(reading);
     const resetMs = reading.reset * SECOND - this.offsetMs();
     const hi = resetMs - oldestAnsweredAt + (reading.answeredAt - reading.sentAt);
-    if (hi <= this.window.hi) return false;
+    if (hi <= this.window.hi || !explained(hi)) return false;
     this.window = { lo: this.window.hi, hi };
     return true;
   }

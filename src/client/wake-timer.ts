@@ -1,3 +1,5 @@
+import { timerDelay } from './sleep.ts';
+
 /**
  * One pending wake-up for a queue that re-checks itself (the pacer and the concurrency governor):
  * asking for an earlier wake-up replaces a later one, asking for a later one keeps the earlier.
@@ -21,13 +23,10 @@ export class WakeTimer {
     if (this.timer && this.at <= at) return;
     if (this.timer) clearTimeout(this.timer);
     this.at = at;
-    this.timer = setTimeout(
-      () => {
-        this.timer = null;
-        this.wake();
-      },
-      Math.max(0, ms),
-    );
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.wake();
+    }, timerDelay(ms));
   }
 
   /** Cancels the pending wake-up, if any. */

@@ -203,6 +203,22 @@ export function drawMs(d: DurationMs, rng: { between(lo: number, hi: number): nu
   return Array.isArray(d) ? rng.between(d[0], d[1]) : d;
 }
 
+/** The longest rate window the emulator takes, seconds (a year). */
+const MAX_RATE_WINDOW_S = 31_536_000;
+
+/**
+ * rate_window_s: whole seconds (X-RateLimit-Reset is in whole seconds, so a fraction of one cannot be
+ * told), from 1 to a year.
+ */
+function expectWindowSeconds(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_RATE_WINDOW_S) {
+    throw new ConfigError(
+      `Expected a whole number of seconds between 1 and ${MAX_RATE_WINDOW_S} (a year) for rate_window_s but received ${received(v)}`,
+    );
+  }
+  return v;
+}
+
 function expectString(v: unknown, where: string): string {
   if (typeof v !== 'string' || v.length === 0) {
     throw new ConfigError(`Expected a non-empty string for ${where} but received ${received(v)}`);
@@ -275,8 +291,7 @@ export function resolveConfig(input: unknown): EmulatorConfig {
     if (!clientIds.has(k.client))
       throw new ConfigError(`keys[${i}].client names unknown client '${k.client}'`);
   });
-  if (input.rate_window_s !== undefined)
-    cfg.rate_window_s = expectNumber(input.rate_window_s, 'rate_window_s', 0.001);
+  if (input.rate_window_s !== undefined) cfg.rate_window_s = expectWindowSeconds(input.rate_window_s);
   if (input.processing_ms !== undefined) cfg.processing_ms = resolveProcessing(input.processing_ms, base);
   for (const key of [
     'queue_ms',

@@ -5,8 +5,8 @@
  * job is read first when jobs of its kind were seen ended — in this batch, or in earlier ones when the
  * store seeded the model — and no sooner than 1 s after its create, then 1 s later, growing to
  * `intervalMs` (the interface recommends 2 to 5 s and accepts 1 to 5); under the fixed one, every
- * `intervalMs` from `intervalMs` after it joined. Reads are made one at a time, at most
- * `maxGetsPerSecond` in any one second, so a large batch stretches its cycle instead of approaching
+ * `intervalMs` from `intervalMs` after it joined. Reads due together go out together (up to
+ * `maxReadsInFlight` at once), at most `maxGetsPerSecond` in any one second, so a large batch stretches its cycle instead of approaching
  * the service's API-wide abuse ceiling. A 429 that outlasts the client's retries pushes that job's next
  * read back by its Retry-After.
  */

@@ -7,8 +7,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RetryNotes } from '../../src/cli/retry-notes.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { call, heldGenerations, hold, startTestEmulator, unhold, until } from '../helpers/emulator.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
@@ -50,4 +51,55 @@ describe('retry notes', () => {
     expect(counted, run.stderr).not.toBeNull();
     expect(Number(counted![1])).toBe(logged.length - 1);
   }, 120_000);
+});
+
+describe('retry notes of status reads', () => {
+  it('counts the retries of reads of different generations as one kind, by the route shape', async () => {
+    const emu2 = await startTestEmulator({ queue_ms: 0, processing_ms: { image: 0, video: 0 } });
+    try {
+      const files = { 'a.txt': 'a read fox', 'b.txt': 'a read owl', 'c.txt': 'a read cat' };
+      const { input, out } = promptFolder(files);
+      const held = await hold(emu2, { prompt: '^a read ' });
+      const log = join(dir, 'reads.log');
+      const run = runCli(
+        ['run', input, '--out', out, '--log-file', log, '--poll-interval', '1', '--no-verbose-for-tests'],
+        cliEnv(emu2),
+        90_000,
+      );
+      // Every job is at the service; from now on each status read's connection is reset until the test ends it.
+      await heldGenerations(emu2, 3);
+      await call(emu2, 'PUT', '/_emulator/faults', { key: null, json: { reset_before: 1 } });
+      await unhold(emu2, held);
+      await until(async () => {
+        const lines = readFileSync(log, 'utf8').split('\n');
+        const ids = new Set(
+          lines.map((l) => /retrying GET \/v1\/generations\/(\S+)/.exec(l)?.[1]).filter(Boolean),
+        );
+        return ids.size === 3 && lines.filter((l) => /retrying GET/.test(l)).length >= 4;
+      });
+      await call(emu2, 'PUT', '/_emulator/faults', { key: null, json: { reset_before: 0 } });
+      const r = await run;
+      expect(r.code, r.stderr).toBe(0);
+      const printed = r.stderr.split('\n').filter((l) => /retrying GET \/v1\/generations\//.test(l));
+      expect(printed, r.stderr).toHaveLength(1);
+      expect(r.stderr).toMatch(/\d+ more retr(y|ies) of GET \/v1\/generations\/\{id\} after /);
+    } finally {
+      await emu2.close();
+    }
+  }, 120_000);
+});
+
+describe("the pacer's holds", () => {
+  it('are counted as one kind: the first printed in full, the others told as a count', () => {
+    const printed: string[] = [];
+    const recorded: string[] = [];
+    const notes = new RetryNotes({ note: (t) => printed.push(t), record: (t) => recorded.push(t) });
+    for (const ms of [1000, 1000, 950]) notes.note(`rate window full; holding creates for ${ms} ms`);
+    notes.close();
+    expect(printed).toEqual([
+      'rate window full; holding creates for 1000 ms; further holds are counted (-v shows each)',
+      '2 more holds of creates for the rate window',
+    ]);
+    expect(recorded).toHaveLength(2);
+  });
 });

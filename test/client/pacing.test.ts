@@ -147,6 +147,18 @@ describe('pacing', () => {
     expect(wall).toBeLessThanOrEqual(ideal * 1.1);
   });
 
+  it('tells once, with how long and how many, when it holds creates for room in the window (virtual time)', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const logs: string[] = [];
+    const pacer = new Pacer({ windowMs: WINDOW_MS, limit: LIMIT, log: (m) => logs.push(m) });
+    const headers = { 'x-ratelimit-limit': String(LIMIT) };
+    const createOnce = async () => (await pacer.acquire()).done({ status: 201, headers });
+    const all = Promise.all(Array.from({ length: 2 * LIMIT }, createOnce));
+    await vi.advanceTimersByTimeAsync(3 * WINDOW_MS);
+    await all;
+    expect(logs).toEqual([`waiting for the rate window (1.0 s): ${LIMIT} creates held`]);
+  });
+
   it('honours the Retry-After of an RPM 429 caused by another process, then sends without 429s', async () => {
     const clock = new ManualClock();
     const e = await start(clock);

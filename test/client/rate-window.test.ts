@@ -238,6 +238,28 @@ describe('the pacer learns the rate window', () => {
     expect(pacer.windowMs).toBeLessThan(6600);
   });
 
+  it('is not lengthened by the 429 of a window another user of the key filled', async () => {
+    // Our creates aged out of the 5 s window; another process then filled it (4 creates 5.5 s in): the
+    // 429 our next create meets has a Reset 10.5 s after our first create, which our creates cannot
+    // explain (one of ours in any window up to that length, against an allowance of 4).
+    vi.useFakeTimers({ now: T0_TIGHT });
+    const notes: string[] = [];
+    const pacer = new Pacer({ log: (m) => notes.push(m) });
+    const service = new FakeService(5000, 4);
+    await run(pacer, service, 1);
+    const learned = pacer.windowMs as number;
+    expect(learned).toBeLessThan(5600);
+    await vi.advanceTimersByTimeAsync(5500);
+    for (let i = 0; i < 4; i++) service.answer(Date.now()); // the other user's creates
+    await vi.advanceTimersByTimeAsync(500);
+    const ticket = await pacer.acquire();
+    const answer = service.answer(Date.now());
+    expect(answer.status).toBe(429);
+    ticket.done(answer);
+    expect(pacer.windowMs).toBe(learned);
+    expect(notes.filter((n) => n.startsWith('rate window changed'))).toEqual([]);
+  });
+
   it('reads the service clock from the Date header when it is seconds away from ours', async () => {
     for (const skewMs of [-3000, 4500]) {
       vi.useFakeTimers({ now: T0 });

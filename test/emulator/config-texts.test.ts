@@ -15,6 +15,14 @@ function messageOf(input: unknown): string {
 }
 
 describe('emulator config texts', () => {
+  it('refuse a rate window that is not whole seconds from 1 to a year', () => {
+    const text = (v: string) =>
+      `Expected a whole number of seconds between 1 and 31536000 (a year) for rate_window_s but received ${v}`;
+    expect(messageOf({ rate_window_s: 1e12 })).toBe(text('1000000000000'));
+    expect(messageOf({ rate_window_s: 0.5 })).toBe(text('0.5'));
+    expect(resolveConfig({ rate_window_s: 3_000_000 }).rate_window_s).toBe(3_000_000);
+  });
+
   it('say the shape of an object or list field, not only "an object"', () => {
     expect(messageOf({ processing_ms: 5 })).toBe(
       'Expected processing_ms: { image: <ms>, video: <ms>, image_edit?: <ms>, video_edit?: <ms>, video_reframe?: <ms> } (each a number of ms, or [min, max]) but received 5',

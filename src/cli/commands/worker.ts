@@ -10,7 +10,7 @@ import {
   executeWorker,
   WORKER_DEFAULT_CONCURRENCY,
 } from '../distributed.ts';
-import { addServiceOptions, intArg } from '../make-client.ts';
+import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from '../make-client.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
 import { storeUrlOf } from '../store-option.ts';
@@ -38,14 +38,18 @@ export function registerWorker(program: Command): void {
       intArg(1),
     )
     .option('-v, --verbose', 'a line for every stage each file reaches')
-    .option('--poll-interval <seconds>', 'longest time between two status reads of a job', positiveSeconds)
+    .option(
+      '--poll-interval <seconds>',
+      'longest time between two status reads of a job',
+      positiveSeconds(MAX_POLL_INTERVAL_S),
+    )
     .option(
       '--retries <n>',
       'resubmissions of a generation that failed with a retryable failure_code',
       intArg(0),
     )
-    .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds).hideHelp())
-    .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds).hideHelp());
+    .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
+    .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
   addServiceOptions(cmd);
   cmd.action(async (flags: DistributedFlags & { store?: string; json?: boolean; quiet?: boolean }) => {
     try {
