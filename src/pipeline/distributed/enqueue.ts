@@ -7,6 +7,7 @@ import { discover } from '../discover.ts';
 import type { InputSelection } from '../input-selection.ts';
 import { type HashCache, hashWithCache } from '../journal/content-hash.ts';
 import { type Recipe, recipeFiles } from '../recipe.ts';
+import type { StoreReachability } from '../store-postgres/index.ts';
 import { fileSha256, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
 
 export interface EnqueueOptions {
@@ -87,7 +88,8 @@ const UNFINISHED_READ_PER_ROUND = 25;
  * Waits until every job of the batch completed or failed for good, reading their states every
  * `intervalMs` (in the order they were added, each round up to UNFINISHED_READ_PER_ROUND still open:
  * the reads per round stay bounded whatever the size of the batch); `onProgress` hears how many are
- * done.
+ * done. A read that fails while the store is unreachable waits until it is back (opts.reach), and
+ * the round is read again.
  */
 export async function waitForJobs(
   queue: ItemQueue,
@@ -96,6 +98,8 @@ export async function waitForJobs(
     intervalMs?: number;
     signal?: AbortSignal;
     onProgress?: (done: number, total: number) => void;
+    /** Told of a failed read: while the store is unreachable the wait goes on until it is back. */
+    reach?: StoreReachability;
   } = {},
 ): Promise<BatchJobsEnd> {
   const open = new Map(jobs.map((j) => [j.id, j.input]));
@@ -103,19 +107,26 @@ export async function waitForJobs(
   let told = -1;
   for (;;) {
     let unfinished = 0;
-    for (const [id, input] of [...open]) {
-      if (unfinished >= UNFINISHED_READ_PER_ROUND) break;
-      const state = await queue.getJobState(id);
-      if (state === 'completed') {
-        end.completed++;
-        open.delete(id);
-      } else if (state === 'failed') {
-        const job = await queue.getJob(id);
-        end.failed.push({ input, reason: job?.failedReason ?? 'failed' });
-        open.delete(id);
-      } else {
-        unfinished++;
+    try {
+      for (const [id, input] of [...open]) {
+        if (unfinished >= UNFINISHED_READ_PER_ROUND) break;
+        const state = await queue.getJobState(id);
+        if (state === 'completed') {
+          end.completed++;
+          open.delete(id);
+        } else if (state === 'failed') {
+          const job = await queue.getJob(id);
+          end.failed.push({ input, reason: job?.failedReason ?? 'failed' });
+          open.delete(id);
+        } else {
+          unfinished++;
+        }
       }
+    } catch (err) {
+      const back = opts.reach ? await opts.reach.failed(err) : null;
+      if (!back) throw err;
+      await back;
+      continue;
     }
     const done = jobs.length - open.size;
     if (done !== told) opts.onProgress?.(done, jobs.length);
