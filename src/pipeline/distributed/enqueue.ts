@@ -123,9 +123,7 @@ export async function waitForJobs(
         }
       }
     } catch (err) {
-      const back = opts.reach ? await opts.reach.failed(err) : null;
-      if (!back) throw err;
-      await back;
+      if (!(await opts.reach?.failed(err))) throw err;
       continue;
     }
     const done = jobs.length - open.size;

@@ -6,7 +6,7 @@
  * Errors met while it is down are not said again.
  */
 import pg from 'pg';
-import { clientConfig, messageOf, redactUrl, scrub, storeError } from './connection.ts';
+import { clientConfig, messageOf, redactUrl, scrub } from './connection.ts';
 
 /** The waits between two tries of a server that went away. */
 export const REACH_BACKOFF = { firstMs: 1_000, maxMs: 30_000 } as const;
@@ -46,19 +46,21 @@ export class StoreReachability {
 
   /**
    * Told of an error of the store or the queue: when the server cannot be reached, says so once and
-   * returns a promise settled once it is back; else (the server answers: the error was of another
-   * kind) says the error and returns null.
+   * resolves true once it is back; else (the server answers: the error was of another kind) says the
+   * error and resolves false.
    */
-  async failed(err: unknown): Promise<Promise<void> | null> {
-    if (this.down) return this.down;
+  async failed(err: unknown): Promise<boolean> {
+    const current = this.down;
+    if (current) return current.then(() => true);
     const reached = await probe(this.url).then(
       () => true,
       () => false,
     );
-    if (this.down) return this.down;
+    const meanwhile = this.down as Promise<void> | null;
+    if (meanwhile) return meanwhile.then(() => true);
     if (reached) {
-      this.say(`${this.who}: the store: ${storeError(err, this.url, 'a store request failed').message}`);
-      return null;
+      this.say(scrub(`${this.who}: the queue: ${messageOf(err)}`, this.url));
+      return false;
     }
     const began = Date.now();
     this.say(
@@ -68,7 +70,8 @@ export class StoreReachability {
       ),
     );
     this.down = this.retry(began);
-    return this.down;
+    await this.down;
+    return true;
   }
 
   /** Stops trying (the process is closing); a wait for the server ends. */
