@@ -81,6 +81,9 @@ export interface BatchJobsEnd {
   failed: Array<{ input: string; reason: string }>;
 }
 
+/** Failed rounds in a row, with the store reachable, before the wait gives up (a connection cut once). */
+const FAILED_ROUNDS_TAKEN = 3;
+
 /** Unfinished jobs read per round at most: jobs end about in the order they were added. */
 const UNFINISHED_READ_PER_ROUND = 25;
 
@@ -105,6 +108,7 @@ export async function waitForJobs(
   const open = new Map(jobs.map((j) => [j.id, j.input]));
   const end: BatchJobsEnd = { completed: 0, failed: [] };
   let told = -1;
+  let failedRounds = 0;
   for (;;) {
     let unfinished = 0;
     try {
@@ -123,9 +127,12 @@ export async function waitForJobs(
         }
       }
     } catch (err) {
-      if (!(await opts.reach?.failed(err))) throw err;
+      if (await opts.reach?.failed(err)) failedRounds = 0;
+      else if (!opts.reach || ++failedRounds >= FAILED_ROUNDS_TAKEN) throw err;
+      else await new Promise((r) => setTimeout(r, opts.intervalMs ?? 1_000));
       continue;
     }
+    failedRounds = 0;
     const done = jobs.length - open.size;
     if (done !== told) opts.onProgress?.(done, jobs.length);
     told = done;

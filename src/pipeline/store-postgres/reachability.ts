@@ -47,17 +47,18 @@ export class StoreReachability {
   /**
    * Told of an error of the store or the queue: when the server cannot be reached, says so once and
    * resolves true once it is back; else (the server answers: the error was of another kind) says the
-   * error and resolves false.
+   * error and resolves false (false too once closed).
    */
   async failed(err: unknown): Promise<boolean> {
+    if (this.closed) return false;
     const current = this.down;
-    if (current) return current.then(() => true);
+    if (current) return current.then(() => !this.closed);
     const reached = await probe(this.url).then(
       () => true,
       () => false,
     );
     const meanwhile = this.down as Promise<void> | null;
-    if (meanwhile) return meanwhile.then(() => true);
+    if (meanwhile) return meanwhile.then(() => !this.closed);
     if (reached) {
       this.say(scrub(`${this.who}: the queue: ${messageOf(err)}`, this.url));
       return false;
@@ -71,7 +72,7 @@ export class StoreReachability {
     );
     this.down = this.retry(began);
     await this.down;
-    return true;
+    return !this.closed;
   }
 
   /** Stops trying (the process is closing); a wait for the server ends. */
