@@ -18,7 +18,7 @@ import {
   waitForJobs,
 } from '../pipeline/distributed/index.ts';
 import { createRedactor, type Item, isRecipeError, loadRecipe, writeReports } from '../pipeline/index.ts';
-import { type PostgresStore, redactUrl } from '../pipeline/store-postgres/index.ts';
+import { type PostgresStore, redactUrl, StoreReachability } from '../pipeline/store-postgres/index.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import { EXIT } from './exit-codes.ts';
 import type { ServiceFlags } from './service-config.ts';
@@ -218,6 +218,8 @@ export async function executeDistributedRun(
   }
   const store: PostgresStore = await openRunStore({ url, outDir, lock: false });
   const queue = openItemQueue(queueConnection(url, flags));
+  const reach = new StoreReachability(url, say, 'run');
+  queue.on('error', (err) => void reach.failed(err));
   let worker: DistributedWorker | null = null;
   let service: Awaited<ReturnType<typeof workerClient>> | null = null;
   try {
@@ -254,6 +256,7 @@ export async function executeDistributedRun(
     }
     const end = await waitForJobs(queue, enq.jobs, {
       onProgress: (done, total) => say(`batch ${batch}: ${done}/${total} done`),
+      reach,
     });
     await worker?.close();
     worker = null;
@@ -272,6 +275,7 @@ export async function executeDistributedRun(
     );
     return t.failed > 0 || end.failed.length > 0 ? EXIT.failed : EXIT.ok;
   } finally {
+    reach.close();
     await worker?.close(true);
     await queue.close();
     await store.close();

@@ -191,6 +191,63 @@ describe('genpipe worker and run --store in distributed mode', () => {
     expect(worker.text().match(/ taken /g)?.length).toBe(20);
   }, 180_000);
 
+  /** How long the database stays down in the test below: past the workers' locks (LOCK_FLAGS). */
+  const OUTAGE_MS = 5_000;
+
+  it('Postgres restarted mid-batch: workers wait it out and go on, nothing is sent while it is down or twice', async () => {
+    const url = await pg.freshDatabase();
+    const tag = 'postgres-restarted';
+    const { input, out } = promptFolder(prompts(20, tag));
+    const before = await servicedCount();
+    const holdId = await hold(emu, { state: 'processing', prompt: tag });
+    const workers = [startWorker(url), startWorker(url)];
+    await Promise.all(workers.map((w) => w.until(/worker ready/)));
+    let runSawOutage = (): void => undefined;
+    const runNoticed = new Promise<void>((resolve) => {
+      runSawOutage = resolve;
+    });
+    const run = runCli(
+      ['run', input, '--out', out, '--store', url, '--no-work'],
+      cliEnv(emu),
+      240_000,
+      (text) => {
+        if (/store .* unreachable/.test(text)) runSawOutage();
+      },
+    );
+    // Eight creates held at the service (two workers, four files each); twelve files wait in the queue.
+    await heldGenerations(emu, 8);
+    const sentBefore = await servicedCount();
+    await pg.server().halt();
+    // Each worker notices the store is gone (and says so once, without the password).
+    await Promise.all(workers.map((w) => w.until(/store .* unreachable/)));
+    await runNoticed;
+    // While it is down nothing new is sent: the held jobs stay held, the queue hands out nothing.
+    expect(await servicedCount()).toBe(sentBefore);
+    // The outage outlasts the workers' 3 s locks (the outcome does not depend on how long it is: a
+    // longer one only makes the jobs be taken back, a shorter one not).
+    await new Promise((r) => setTimeout(r, OUTAGE_MS));
+    expect(await servicedCount()).toBe(sentBefore);
+    await pg.server().start();
+    await Promise.all(workers.map((w) => w.until(/store .* reachable again/)));
+    await unhold(emu, holdId);
+    const r = await run;
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+    expect(report.totals).toMatchObject({ inputs: 20, succeeded: 20, failed: 0 });
+    // Exactly one generation per file: nothing paid twice.
+    const rows = (await adminRows(emu)).slice(before);
+    expect(rows.length).toBe(20);
+    expect(new Set(rows.map((row) => row.request_id)).size).toBe(20);
+    const password = new URL(url).password;
+    for (const w of workers) {
+      expect(w.proc.exitCode).toBeNull();
+      expect(w.text()).not.toContain(password);
+      expect(w.text().match(/unreachable/g)?.length).toBe(1);
+    }
+    expect(r.stderr).not.toContain(password);
+    expect(r.stderr).toMatch(/run: the store .* is reachable again after \d+ s/);
+  }, 300_000);
+
   it('a worker that cannot read an input says so, naming it, and sends nothing for it', async () => {
     const url = await pg.freshDatabase();
     const { input, out } = promptFolder(prompts(1, 'unreadable-here'));

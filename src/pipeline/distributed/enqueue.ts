@@ -7,6 +7,7 @@ import { discover } from '../discover.ts';
 import type { InputSelection } from '../input-selection.ts';
 import { type HashCache, hashWithCache } from '../journal/content-hash.ts';
 import { type Recipe, recipeFiles } from '../recipe.ts';
+import type { StoreReachability } from '../store-postgres/index.ts';
 import { fileSha256, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
 
 export interface EnqueueOptions {
@@ -80,6 +81,9 @@ export interface BatchJobsEnd {
   failed: Array<{ input: string; reason: string }>;
 }
 
+/** Failed rounds in a row, with the store reachable, before the wait gives up (a connection cut once). */
+const FAILED_ROUNDS_TAKEN = 3;
+
 /** Unfinished jobs read per round at most: jobs end about in the order they were added. */
 const UNFINISHED_READ_PER_ROUND = 25;
 
@@ -87,7 +91,8 @@ const UNFINISHED_READ_PER_ROUND = 25;
  * Waits until every job of the batch completed or failed for good, reading their states every
  * `intervalMs` (in the order they were added, each round up to UNFINISHED_READ_PER_ROUND still open:
  * the reads per round stay bounded whatever the size of the batch); `onProgress` hears how many are
- * done.
+ * done. A read that fails while the store is unreachable waits until it is back (opts.reach), and
+ * the round is read again.
  */
 export async function waitForJobs(
   queue: ItemQueue,
@@ -96,27 +101,38 @@ export async function waitForJobs(
     intervalMs?: number;
     signal?: AbortSignal;
     onProgress?: (done: number, total: number) => void;
+    /** Told of a failed read: while the store is unreachable the wait goes on until it is back. */
+    reach?: StoreReachability;
   } = {},
 ): Promise<BatchJobsEnd> {
   const open = new Map(jobs.map((j) => [j.id, j.input]));
   const end: BatchJobsEnd = { completed: 0, failed: [] };
   let told = -1;
+  let failedRounds = 0;
   for (;;) {
     let unfinished = 0;
-    for (const [id, input] of [...open]) {
-      if (unfinished >= UNFINISHED_READ_PER_ROUND) break;
-      const state = await queue.getJobState(id);
-      if (state === 'completed') {
-        end.completed++;
-        open.delete(id);
-      } else if (state === 'failed') {
-        const job = await queue.getJob(id);
-        end.failed.push({ input, reason: job?.failedReason ?? 'failed' });
-        open.delete(id);
-      } else {
-        unfinished++;
+    try {
+      for (const [id, input] of [...open]) {
+        if (unfinished >= UNFINISHED_READ_PER_ROUND) break;
+        const state = await queue.getJobState(id);
+        if (state === 'completed') {
+          end.completed++;
+          open.delete(id);
+        } else if (state === 'failed') {
+          const job = await queue.getJob(id);
+          end.failed.push({ input, reason: job?.failedReason ?? 'failed' });
+          open.delete(id);
+        } else {
+          unfinished++;
+        }
       }
+    } catch (err) {
+      if (await opts.reach?.failed(err)) failedRounds = 0;
+      else if (!opts.reach || ++failedRounds >= FAILED_ROUNDS_TAKEN) throw err;
+      else await new Promise((r) => setTimeout(r, opts.intervalMs ?? 1_000));
+      continue;
     }
+    failedRounds = 0;
     const done = jobs.length - open.size;
     if (done !== told) opts.onProgress?.(done, jobs.length);
     told = done;

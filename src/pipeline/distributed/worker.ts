@@ -19,6 +19,7 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newItem } from '../item.ts';
 import { itemPlace } from '../report/index.ts';
+import { StoreReachability } from '../store-postgres/index.ts';
 import {
   type ItemJob,
   type ItemJobData,
@@ -56,11 +57,14 @@ export class DistributedWorker {
   private readonly sessions = new Map<string, Promise<LiveSession>>();
   private readonly worker: ItemWorker;
   private readonly log: (line: string) => void;
+  /** Says once that the store went away and once that it is back; quiet in between. */
+  private readonly reach: StoreReachability;
 
   constructor(private readonly opts: WorkerOptions) {
     this.log = opts.log ?? (() => undefined);
+    this.reach = new StoreReachability(opts.connection.url, this.log, 'worker');
     this.worker = openItemWorker(opts.connection, (job) => this.process(job), opts.concurrency);
-    this.worker.on('error', (err) => this.log(`worker: the queue: ${err.message}`));
+    this.worker.on('error', (err) => void this.reach.failed(err));
   }
 
   /** Resolves once the worker takes jobs. */
@@ -73,6 +77,7 @@ export class DistributedWorker {
    * far each got, and their jobs go back to the queue once their locks lapse); else they finish first.
    */
   async close(stop = false): Promise<void> {
+    this.reach.close();
     const closing = this.worker.close(stop);
     const sessions = [...this.sessions.values()];
     if (stop) await Promise.all(sessions.map(async (s) => (await s).session.close(true)));

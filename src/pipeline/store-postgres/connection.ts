@@ -59,7 +59,7 @@ export function scrub(text: string, url: string): string {
 }
 
 /** The plain words of a driver error (an AggregateError of several addresses included). */
-function messageOf(err: unknown): string {
+export function messageOf(err: unknown): string {
   if (err instanceof AggregateError && err.errors.length > 0) {
     return [...new Set(err.errors.map((e: unknown) => messageOf(e)))].join('; ');
   }

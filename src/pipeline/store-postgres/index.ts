@@ -22,6 +22,7 @@ export {
   takeJobSlot,
   takeRequestSlot,
 } from './quota-ledger.ts';
+export { REACH_BACKOFF, StoreReachability } from './reachability.ts';
 export {
   type PostgresSharedQuotaOptions,
   postgresSharedQuota,
