@@ -14,3 +14,4 @@ export {
 } from './item-queue.ts';
 export type { SessionRunOptions } from './item-session.ts';
 export { DistributedWorker, type OpenedSession, type SessionKey, type WorkerOptions } from './worker.ts';
+export { type HeartbeatStore, WorkerHeartbeat } from './worker-heartbeat.ts';

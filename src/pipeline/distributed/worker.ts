@@ -56,6 +56,7 @@ export class DistributedWorker {
   private readonly sessions = new Map<string, Promise<LiveSession>>();
   private readonly worker: ItemWorker;
   private readonly log: (line: string) => void;
+  private held = 0;
 
   constructor(private readonly opts: WorkerOptions) {
     this.log = opts.log ?? (() => undefined);
@@ -86,7 +87,21 @@ export class DistributedWorker {
     }
   }
 
+  /** Jobs this worker works on now. */
+  get inHand(): number {
+    return this.held;
+  }
+
   private async process(job: ItemJob): Promise<ItemJobResult> {
+    this.held++;
+    try {
+      return await this.work(job);
+    } finally {
+      this.held--;
+    }
+  }
+
+  private async work(job: ItemJob): Promise<ItemJobResult> {
     const d = job.data;
     const absPath = join(d.inputDir, d.input);
     const found = await stat(absPath).catch(() => null);
