@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { adminRows, KEY, startTestEmulator, until } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
+import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 import { useWorkerChildren, type WorkerChild } from './worker-child.ts';
@@ -91,6 +92,40 @@ describe('genpipe worker --metrics-port and status --store', () => {
     worker.proc.kill('SIGTERM');
     expect(await worker.exited).not.toBeNull();
     await expect(request(`${base}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
+  }, 180_000);
+
+  it("a worker's /healthz is 503 naming the store while the store cannot be reached, and 200 once it can", async () => {
+    const url = await pg.freshDatabase();
+    const direct = new URL(url);
+    const proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port) });
+    try {
+      const viaProxy = new URL(url);
+      viaProxy.port = String(proxy.port);
+      const worker = startWorker(viaProxy.toString(), ['--metrics-port', '0', '--heartbeat', '0.5']);
+      const base = await metricsBase(worker);
+      await worker.until(/worker ready/);
+      const healthz = async () => {
+        const res = await request(`${base}/healthz`);
+        return { code: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+      };
+      expect((await healthz()).code).toBe(200);
+      await proxy.cut();
+      const down = await until(async () => {
+        const h = await healthz();
+        return h.code === 503 ? h : null;
+      }, 60_000);
+      expect(down.body).toMatchObject({ status: 'unavailable', batch: 'running' });
+      expect(String(down.body.reason)).toMatch(/^the store: /);
+      expect(JSON.stringify(down.body)).not.toContain(passwordOf(url));
+      await proxy.restore();
+      const up = await until(async () => {
+        const h = await healthz();
+        return h.code === 200 ? h : null;
+      }, 60_000);
+      expect(up.body).toMatchObject({ status: 'ok' });
+    } finally {
+      await proxy.close();
+    }
   }, 180_000);
 
   it('status --store lists the workers alive and the quota in use; a worker killed with -9 drops out once its heartbeat lapsed', async () => {
