@@ -142,6 +142,7 @@ describe('genpipe worker --metrics-port and status --store', () => {
     const text = await status(false);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/workers on this store: 2 alive\n/);
+    expect(text.stdout).toMatch(/queue of this out dir: 0 queued, 0 in workers' hands, 2 finished\n/);
     for (const w of [a, b]) {
       expect(text.stdout).toMatch(new RegExp(`pid ${w.proc.pid}, \\d+ in hand, seen \\d+ s ago`));
     }
@@ -168,6 +169,7 @@ describe('genpipe worker --metrics-port and status --store', () => {
     const gone = json.workers.find((w: { alive: boolean }) => !w.alive);
     expect(alive.pid).toBe(b.proc.pid);
     expect(gone.pid).toBe(a.proc.pid);
+    expect(json.queue).toEqual({ queued: 0, active: 0, finished: 2, failed: 0 });
     expect(json.quota[0]).toMatchObject({ jobs: expect.any(Number), requests: expect.any(Number) });
     expect(JSON.stringify(json)).not.toContain(KEY);
     const after = await status(false);

@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { type QueueCounts, queueCounts } from '../../pipeline/distributed/index.ts';
 import {
   defaultJournalPath,
   type Journal,
@@ -154,7 +155,7 @@ function printStatus(
   shared?: SharedStatus,
 ): void {
   if (json) {
-    const more = shared ? { workers: shared.workers, quota: shared.quota } : {};
+    const more = shared ? { workers: shared.workers, queue: shared.queue, quota: shared.quota } : {};
     process.stdout.write(`${JSON.stringify({ out_dir: outDir, journal, ...summary, ...more })}\n`);
   } else {
     const lines = [...statusLines(outDir, journal, summary), ...(shared ? sharedLines(shared) : [])];
@@ -168,6 +169,8 @@ export const STATUS_GONE_WORKERS_LISTED = 10;
 /** What a store shared by several processes adds: its workers, and each API key's quota in use. */
 export interface SharedStatus {
   workers: WorkerRow[];
+  /** The out dir's jobs in the store's queue (null: none was ever enqueued on this store). */
+  queue: QueueCounts | null;
   quota: KeyQuotaUse[];
 }
 
@@ -194,6 +197,12 @@ export function sharedLines(shared: SharedStatus): string[] {
     lines.push(`  gone: ${w.host} pid ${w.pid}, last seen ${ago(w.seenAgoMs)}`);
   if (gone.length > STATUS_GONE_WORKERS_LISTED)
     lines.push(`  … and ${gone.length - STATUS_GONE_WORKERS_LISTED} more gone`);
+  if (shared.queue) {
+    const c = shared.queue;
+    lines.push(
+      `queue of this out dir: ${c.queued} queued, ${c.active} in workers' hands, ${c.finished} finished${c.failed ? `, ${c.failed} given up (no worker could process them)` : ''}`,
+    );
+  }
   for (const q of shared.quota) {
     const limit = q.requestLimit === null ? 'limit not learned yet' : `limit ${q.requestLimit}`;
     const ceiling = q.ceiling === null ? 'ceiling not learned' : `learned ceiling ${q.ceiling}`;
@@ -220,7 +229,11 @@ async function printStoreStatus(outDir: string, url: string, json: boolean): Pro
       );
     }
     const summary = statusSummary(await store.rows(), batches, { live: await runnerHolds(store) });
-    const shared = { workers: await store.workers(), quota: await store.quotaUse() };
+    const shared = {
+      workers: await store.workers(),
+      queue: await queueCounts(url, outDir),
+      quota: await store.quotaUse(),
+    };
     printStatus(outDir, store.location, summary, json, shared);
   } finally {
     await store.close();
