@@ -153,7 +153,8 @@ export function recordedFlags(command: string, flags: BatchFlags): Record<string
 /** Where the metrics server listens unless --metrics-host says otherwise. */
 export const METRICS_DEFAULT_HOST = '127.0.0.1';
 
-function portArg(value: string): number {
+/** A port number (0: a free port), as --metrics-port takes it. */
+export function portArg(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || n > 65_535) {
     throw new InvalidArgumentError('expected a port number from 0 to 65535 (0: a free port)');

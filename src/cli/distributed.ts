@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
+import type { ClientHooks } from '../client/index.ts';
 import {
   DistributedWorker,
   enqueueFolder,
@@ -15,10 +16,25 @@ import {
   openItemQueue,
   type QueueConnection,
   type SessionKey,
+  WorkerHeartbeat,
   waitForJobs,
 } from '../pipeline/distributed/index.ts';
-import { createRedactor, type Item, isRecipeError, loadRecipe, writeReports } from '../pipeline/index.ts';
-import { type PostgresStore, redactUrl, StoreReachability } from '../pipeline/store-postgres/index.ts';
+import {
+  createRedactor,
+  type GenpipeMetrics,
+  type Item,
+  isRecipeError,
+  loadRecipe,
+  type PipelineEvent,
+  writeReports,
+} from '../pipeline/index.ts';
+import {
+  type PostgresStore,
+  redactUrl,
+  StoreReachability,
+  WORKER_HEARTBEAT_MS,
+} from '../pipeline/store-postgres/index.ts';
+import { startBatchMetrics } from './batch-metrics.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import { EXIT } from './exit-codes.ts';
 import type { ServiceFlags } from './service-config.ts';
@@ -42,6 +58,15 @@ export interface WorkerFlags extends ServiceFlags {
   stallInterval?: number;
 }
 
+/** Flags of `genpipe worker` alone. */
+export interface WorkerOnlyFlags extends WorkerFlags {
+  /** Serve /metrics and /healthz there (0: a free port). */
+  metricsPort?: number;
+  metricsHost?: string;
+  /** Seconds between two heartbeats of the worker's row in the store (hidden; tests shorten it). */
+  heartbeat?: number;
+}
+
 /** The queue's connection from the store URL and the lock flags. */
 export function queueConnection(url: string, flags: WorkerFlags): QueueConnection {
   return {
@@ -61,16 +86,17 @@ export async function workerClient(
   url: string,
   flags: WorkerFlags,
   note: (text: string) => void,
-): Promise<BatchService & { closeQuota: () => Promise<void> }> {
+  hooks: Omit<ClientHooks, 'log'> = {},
+): Promise<BatchService & { quotaStore: PostgresStore; closeQuota: () => Promise<void> }> {
   // A store of its own for the key's quota, shared by every process on the store (one request window,
   // one job-slot count, one learned ceiling). Its out dir is none of the jobs': each create's intent is
   // recorded by the job's own session store (under the item's claim) before the create is sent.
   const quotaStore = await openRunStore({ url, outDir: resolve('/'), lock: false });
   try {
-    const service = await connectService({ ...flags, emulator: false }, note, {}, (connection) =>
+    const service = await connectService({ ...flags, emulator: false }, note, hooks, (connection) =>
       clientOptionsForStore(quotaStore, connection),
     );
-    return { ...service, closeQuota: () => quotaStore.close() };
+    return { ...service, quotaStore, closeQuota: () => quotaStore.close() };
   } catch (err) {
     await quotaStore.close();
     throw err;
@@ -83,6 +109,7 @@ export function sessionOpener(
   service: BatchService,
   flags: WorkerFlags,
   say: (line: string) => void = () => undefined,
+  metrics: GenpipeMetrics | null = null,
 ): (key: SessionKey) => Promise<OpenedSession> {
   const jobs = flags.maxJobs ?? flags.concurrency;
   return async (key) => {
@@ -98,7 +125,11 @@ export function sessionOpener(
         if (isRecipeError(err)) throw new Error(err.lines.join('; '));
         throw err;
       }
-      const { vanished: _, ...journaling } = await journalRunOptions(store, recipe, key.flags, {
+      const {
+        vanished: _,
+        jobDurations,
+        ...journaling
+      } = await journalRunOptions(store, recipe, key.flags, {
         inputDir: key.inputDir,
         service: service.identity,
         formerServices: service.formerIdentities,
@@ -108,6 +139,19 @@ export function sessionOpener(
         },
       });
       const redact = createRedactor(service.secrets);
+      const sinks = [
+        // A session's own batch events are not the worker's state (a worker runs on past them).
+        metrics
+          ? (e: PipelineEvent) => {
+              if (!e.type.startsWith('batch_')) metrics.sink(e);
+            }
+          : null,
+        flags.verbose
+          ? (e: PipelineEvent) => {
+              if (e.type === 'item_state') say(`worker: ${e.input} ${e.state}`);
+            }
+          : null,
+      ].filter((f) => f !== null);
       return {
         options: {
           inputDir: key.inputDir,
@@ -116,16 +160,17 @@ export function sessionOpener(
           client: service.client,
           redact,
           ...(jobs !== undefined ? { concurrency: jobs } : {}),
-          ...(flags.verbose
+          ...(sinks.length > 0
             ? {
                 onEvent: (e) => {
-                  if (e.type === 'item_state') say(`worker: ${e.input} ${e.state}`);
+                  for (const f of sinks) f(e);
                 },
               }
             : {}),
           ...(service.pollIntervalMs !== undefined ? { pollIntervalMs: service.pollIntervalMs } : {}),
           ...(flags.retries !== undefined ? { maxResubmits: flags.retries } : {}),
           ...journaling,
+          ...(jobDurations ? { jobDurations: metrics?.observeDurations(jobDurations) ?? jobDurations } : {}),
         },
         close: async () => {
           await store.finishBatch().catch(() => undefined);
@@ -148,20 +193,36 @@ export const WORKER_DEFAULT_CONCURRENCY = 8;
  */
 export async function executeWorker(
   url: string,
-  flags: WorkerFlags,
+  flags: WorkerOnlyFlags,
   say: (line: string) => void,
 ): Promise<number> {
-  const service = await workerClient(url, flags, say);
+  const served = await startBatchMetrics(flags, 'worker', say);
+  const metrics = served?.metrics ?? null;
+  let service: Awaited<ReturnType<typeof workerClient>>;
+  try {
+    service = await workerClient(url, flags, say, metrics?.clientHooks);
+  } catch (err) {
+    await served?.server.close();
+    throw err;
+  }
+  metrics?.watchClient(service.client);
   const worker = new DistributedWorker({
     connection: queueConnection(url, flags),
     concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
-    openSession: sessionOpener(url, service, flags, say),
+    openSession: sessionOpener(url, service, flags, say, metrics),
     log: say,
+  });
+  const heartbeat = new WorkerHeartbeat({
+    store: service.quotaStore,
+    intervalMs: Math.round((flags.heartbeat ?? WORKER_HEARTBEAT_MS / 1000) * 1000),
+    inHand: () => worker.inHand,
+    onBeat: (problem) => metrics?.health.problem(problem === null ? null : `the store: ${problem}`),
   });
   let signalled: 'SIGINT' | 'SIGTERM' | null = null;
   const stopped = new Promise<void>((res) => {
     const on = (signal: 'SIGINT' | 'SIGTERM') => {
       signalled ??= signal;
+      metrics?.health.stopping(signal);
       say(`worker: ${signal}: the items in hand stop and go back to the queue`);
       res();
     };
@@ -170,14 +231,18 @@ export async function executeWorker(
   });
   try {
     await worker.ready();
+    await heartbeat.start();
+    metrics?.health.running();
     say(
       `worker ready: store ${redactUrl(url)}, ${flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY} items at once, pid ${process.pid}`,
     );
     await stopped;
   } finally {
     await worker.close(true);
+    await heartbeat.stop();
     await service.client.close?.();
     await service.closeQuota();
+    await served?.server.close();
   }
   return signalled === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted;
 }

@@ -3,15 +3,15 @@
  * --no-work / --distribute` enqueuing a folder, against the emulator over loopback and an embedded
  * PostgreSQL. What the service saw (its admin view) is the measure: every file created exactly once.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { adminRows, heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { usePromptFolders } from './prompt-folder.ts';
-import { BIN, cliEnv, runCli } from './run-cli.ts';
+import { cliEnv, runCli } from './run-cli.ts';
+import { useWorkerChildren } from './worker-child.ts';
 
 const pg = usePostgres();
 const promptFolder = usePromptFolders();
@@ -24,59 +24,7 @@ afterAll(async () => {
   await emu?.close();
 });
 
-/** A worker in its own process, and what it printed so far. */
-interface WorkerChild {
-  proc: ChildProcess;
-  text(): string;
-  /** Resolves once its stderr matches `re` (or `re` says yes to it). */
-  until(re: RegExp | ((text: string) => boolean)): Promise<void>;
-  exited: Promise<number | null>;
-}
-
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null) {
-      c.kill('SIGCONT');
-      c.kill('SIGKILL');
-    }
-  }
-});
-
-/** Short locks so that failover is seen within the test (the defaults are 30 s). */
-const LOCK_FLAGS = ['--lock-duration', '3', '--stall-interval', '1'];
-
-function startWorker(url: string, extra: string[] = []): WorkerChild {
-  const proc = spawn(
-    process.execPath,
-    [BIN, 'worker', '--store', url, '--concurrency', '4', ...LOCK_FLAGS, ...extra],
-    { env: cliEnv(emu), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  children.push(proc);
-  let text = '';
-  let waiters: Array<() => void> = [];
-  proc.stderr?.on('data', (d) => {
-    text += String(d);
-    const now = waiters;
-    waiters = [];
-    for (const w of now) w();
-  });
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-  const until = (re: RegExp | ((text: string) => boolean)) =>
-    new Promise<void>((resolve, reject) => {
-      // A bound only so that a failure shows what the worker said (events drive the test, not this).
-      const bound = setTimeout(() => reject(new Error(`worker never printed ${re}:\n${text}`)), 90_000);
-      const check = () => {
-        if (typeof re === 'function' ? re(text) : re.test(text)) {
-          clearTimeout(bound);
-          resolve();
-        } else if (proc.exitCode !== null) reject(new Error(`worker exited:\n${text}`));
-        else waiters.push(check);
-      };
-      check();
-    });
-  return { proc, text: () => text, until, exited };
-}
+const startWorker = useWorkerChildren(() => emu);
 
 /** `n` prompt files, each with a prompt of its own. */
 function prompts(n: number, tag: string): Record<string, string> {

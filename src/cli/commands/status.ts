@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { type QueueCounts, queueCounts } from '../../pipeline/distributed/index.ts';
 import {
   defaultJournalPath,
   type Journal,
@@ -21,7 +22,7 @@ import {
   statusSummary,
 } from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
-import type { PostgresStore } from '../../pipeline/store-postgres/index.ts';
+import type { KeyQuotaUse, PostgresStore, WorkerRow } from '../../pipeline/store-postgres/index.ts';
 import { openRunStore, STORE_HELP, storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -146,10 +147,71 @@ export function registerStatus(program: Command): void {
     });
 }
 
-function printStatus(outDir: string, journal: string, summary: StatusSummary, json: boolean): void {
+function printStatus(
+  outDir: string,
+  journal: string,
+  summary: StatusSummary,
+  json: boolean,
+  shared?: SharedStatus,
+): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify({ out_dir: outDir, journal, ...summary })}\n`);
-  } else process.stdout.write(`${statusLines(outDir, journal, summary).map(printable).join('\n')}\n`);
+    const more = shared ? { workers: shared.workers, queue: shared.queue, quota: shared.quota } : {};
+    process.stdout.write(`${JSON.stringify({ out_dir: outDir, journal, ...summary, ...more })}\n`);
+  } else {
+    const lines = [...statusLines(outDir, journal, summary), ...(shared ? sharedLines(shared) : [])];
+    process.stdout.write(`${lines.map(printable).join('\n')}\n`);
+  }
+}
+
+/** Gone workers listed one by one; the rest are counted. */
+export const STATUS_GONE_WORKERS_LISTED = 10;
+
+/** What a store shared by several processes adds: its workers, and each API key's quota in use. */
+export interface SharedStatus {
+  workers: WorkerRow[];
+  /** The out dir's jobs in the store's queue (null: none was ever enqueued on this store). */
+  queue: QueueCounts | null;
+  quota: KeyQuotaUse[];
+}
+
+function ago(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 120) return `${s} s ago`;
+  if (s < 7200) return `${Math.round(s / 60)} min ago`;
+  return `${Math.round(s / 3600)} h ago`;
+}
+
+/** The lines of the store's workers (alive, gone) and of each key's quota in use. */
+export function sharedLines(shared: SharedStatus): string[] {
+  const alive = shared.workers.filter((w) => w.alive);
+  const gone = shared.workers.filter((w) => !w.alive);
+  const lines = [
+    `workers on this store: ${alive.length} alive${gone.length ? `, ${gone.length} gone (no heartbeat for 3 beats)` : ''}`,
+  ];
+  for (const w of alive) {
+    lines.push(
+      `  ${w.host} pid ${w.pid}, ${w.inHand} in hand, seen ${ago(w.seenAgoMs)}, started ${when(w.startedAt)} UTC`,
+    );
+  }
+  for (const w of gone.slice(0, STATUS_GONE_WORKERS_LISTED))
+    lines.push(`  gone: ${w.host} pid ${w.pid}, last seen ${ago(w.seenAgoMs)}`);
+  if (gone.length > STATUS_GONE_WORKERS_LISTED)
+    lines.push(`  … and ${gone.length - STATUS_GONE_WORKERS_LISTED} more gone`);
+  if (shared.queue) {
+    const c = shared.queue;
+    lines.push(
+      `queue of this out dir: ${c.queued} queued, ${c.active} in workers' hands, ${c.finished} finished${c.failed ? `, ${c.failed} given up (no worker could process them)` : ''}`,
+    );
+  }
+  for (const q of shared.quota) {
+    const limit = q.requestLimit === null ? 'limit not learned yet' : `limit ${q.requestLimit}`;
+    const ceiling = q.ceiling === null ? 'ceiling not learned' : `learned ceiling ${q.ceiling}`;
+    const pending = q.pending ? ` (+${q.pending} creates on their way)` : '';
+    lines.push(
+      `quota of key ${q.key}… at ${q.service}: ${q.requests} requests in the last ${Math.round(q.windowMs / 1000)} s (${limit}), ${q.jobs} jobs held${pending} (${ceiling})`,
+    );
+  }
+  return lines;
 }
 
 /**
@@ -167,7 +229,12 @@ async function printStoreStatus(outDir: string, url: string, json: boolean): Pro
       );
     }
     const summary = statusSummary(await store.rows(), batches, { live: await runnerHolds(store) });
-    printStatus(outDir, store.location, summary, json);
+    const shared = {
+      workers: await store.workers(),
+      queue: await queueCounts(url, outDir),
+      quota: await store.quotaUse(),
+    };
+    printStatus(outDir, store.location, summary, json, shared);
   } finally {
     await store.close();
   }

@@ -4,9 +4,9 @@
  * as `genpipe run` for each, records every step in the store, and goes on until SIGINT / SIGTERM.
  */
 import { type Command, Option } from 'commander';
-import { positiveSeconds } from '../batch-options.ts';
+import { METRICS_DEFAULT_HOST, portArg, positiveSeconds } from '../batch-options.ts';
 import {
-  type WorkerFlags as DistributedFlags,
+  type WorkerOnlyFlags as DistributedFlags,
   executeWorker,
   WORKER_DEFAULT_CONCURRENCY,
 } from '../distributed.ts';
@@ -48,6 +48,16 @@ export function registerWorker(program: Command): void {
       'resubmissions of a generation that failed with a retryable failure_code',
       intArg(0),
     )
+    .option(
+      '--metrics-port <port>',
+      'serve Prometheus metrics (GET /metrics) and a health check (GET /healthz) on this port while the worker runs; 0 picks a free port; the address is printed on stderr',
+      portArg,
+    )
+    .option(
+      '--metrics-host <host>',
+      `the address the metrics server listens on (default ${METRICS_DEFAULT_HOST}; 0.0.0.0 exposes it to the network)`,
+    )
+    .addOption(new Option('--heartbeat <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
   addServiceOptions(cmd);
@@ -55,6 +65,9 @@ export function registerWorker(program: Command): void {
     try {
       const url = storeUrlOf(flags);
       if (url === null) throw new UsageError(`genpipe worker needs a store: --store <url> or ${ENV.store}`);
+      if (flags.metricsHost !== undefined && flags.metricsPort === undefined) {
+        throw new UsageError('--metrics-host needs --metrics-port (the port to serve the metrics on)');
+      }
       const say = flags.quiet ? () => undefined : (line: string) => process.stderr.write(`${line}\n`);
       process.exitCode = await executeWorker(url, flags, say);
     } catch (err) {

@@ -13,4 +13,6 @@ export {
   type QueueConnection,
 } from './item-queue.ts';
 export type { SessionRunOptions } from './item-session.ts';
+export { type QueueCounts, queueCounts } from './queue-counts.ts';
 export { DistributedWorker, type OpenedSession, type SessionKey, type WorkerOptions } from './worker.ts';
+export { type HeartbeatStore, WorkerHeartbeat } from './worker-heartbeat.ts';

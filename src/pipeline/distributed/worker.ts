@@ -59,6 +59,7 @@ export class DistributedWorker {
   private readonly log: (line: string) => void;
   /** Says once that the store went away and once that it is back; quiet in between. */
   private readonly reach: StoreReachability;
+  private held = 0;
 
   constructor(private readonly opts: WorkerOptions) {
     this.log = opts.log ?? (() => undefined);
@@ -91,7 +92,21 @@ export class DistributedWorker {
     }
   }
 
+  /** Jobs this worker works on now. */
+  get inHand(): number {
+    return this.held;
+  }
+
   private async process(job: ItemJob): Promise<ItemJobResult> {
+    this.held++;
+    try {
+      return await this.work(job);
+    } finally {
+      this.held--;
+    }
+  }
+
+  private async work(job: ItemJob): Promise<ItemJobResult> {
     const d = job.data;
     const absPath = join(d.inputDir, d.input);
     const found = await stat(absPath).catch(() => null);

@@ -41,6 +41,11 @@ export class BatchHealth {
     }
   }
 
+  /** The process takes work now without a batch of its own (a worker, once its queue is ready). */
+  running(): void {
+    if (this.phase === 'starting') this.phase = 'running';
+  }
+
   /** The process is stopping (a signal, before the batch may say so). */
   stopping(reason: string): void {
     if (this.phase === 'finished') return;

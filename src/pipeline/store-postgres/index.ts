@@ -28,3 +28,10 @@ export {
   postgresSharedQuota,
   SLOT_TIMES,
 } from './shared-quota-pg.ts';
+export {
+  type KeyQuotaUse,
+  WORKER_GONE_BEATS,
+  WORKER_HEARTBEAT_MS,
+  type WorkerBeat,
+  type WorkerRow,
+} from './worker-registry.ts';

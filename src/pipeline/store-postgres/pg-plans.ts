@@ -14,10 +14,12 @@ import { PLACE_HOLDING_PHASES } from '../journal/item-place.ts';
  * - 0 → 1: the SQLite journal's tables.
  * - 1 → 2: the quota shared by every worker of an API key (quota-ledger.ts): a row per key to lock,
  *   the log of its requests (database time), its job slots.
- * - 2 → 3: the key's job ceiling as learned (and when it was last confirmed), and job slots reserved
+ * - 2 → 3: the claim of an item's row (the fence of distributed mode).
+ * - 3 → 4: the key's job ceiling as learned (and when it was last confirmed), and job slots reserved
  *   for a create on its way (pending: its slot id is the create's request id until the 201 names the job;
  *   sent once its request slot is taken, right before it is sent), and when the key's jobs were seen
  *   ending (for a while), so that a ceiling is learned from the jobs running when the 429 was given.
+ * - 4 → 5: the workers of distributed mode, each a row it renews every heartbeat (worker-registry.ts).
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -142,7 +144,7 @@ CREATE TABLE IF NOT EXISTS key_job_slots (
   PRIMARY KEY (service, key_fingerprint, slot_id)
 );
 `,
-  // 1 → 2: the claim of an item's row (the fence of distributed mode, see ../store/item-taken-over.ts).
+  // 2 → 3: the claim of an item's row (the fence of distributed mode, see ../store/item-taken-over.ts).
   'ALTER TABLE items ADD COLUMN IF NOT EXISTS claim BIGINT NOT NULL DEFAULT 0',
   `
 ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS job_ceiling INTEGER;
@@ -155,6 +157,17 @@ CREATE TABLE IF NOT EXISTS key_job_endings (
   ended_at TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX IF NOT EXISTS key_job_endings_time ON key_job_endings(service, key_fingerprint, ended_at);
+`,
+  `
+CREATE TABLE IF NOT EXISTS workers (
+  id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  started_at TIMESTAMPTZ NOT NULL,
+  seen_at TIMESTAMPTZ NOT NULL,
+  heartbeat_ms BIGINT NOT NULL,
+  in_hand INTEGER NOT NULL DEFAULT 0
+);
 `,
 ];
 
@@ -342,4 +355,39 @@ export const LEDGER_SQL = {
      AND ceiling_at > clock_timestamp() - $3::bigint * interval '1 millisecond'`,
   setCeiling: `UPDATE key_quotas SET job_ceiling = $3, ceiling_at = clock_timestamp()
    WHERE service = $1 AND key_fingerprint = $2`,
+} as const;
+
+/**
+ * The workers of distributed mode (worker-registry.ts). Times are the database's, so that machines'
+ * clocks never matter; a row not renewed for WORKER_GONE_BEATS heartbeats is a worker gone.
+ */
+export const WORKERS_SQL = {
+  /** $1 id, $2 host, $3 pid, $4 heartbeat ms, $5 jobs in hand. */
+  beat: `INSERT INTO workers (id, host, pid, started_at, seen_at, heartbeat_ms, in_hand)
+   VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp(), $4, $5)
+   ON CONFLICT (id) DO UPDATE SET seen_at = clock_timestamp(), heartbeat_ms = $4, in_hand = $5`,
+  forget: 'DELETE FROM workers WHERE id = $1',
+  /** Rows gone for long ($1 ms: a day) are forgotten. */
+  prune: `DELETE FROM workers WHERE seen_at < clock_timestamp() - $1::bigint * interval '1 millisecond'`,
+  /** Every row, with its age (ms) and whether it is alive ($1: beats a worker may miss). */
+  list: `SELECT id, host, pid, in_hand, heartbeat_ms,
+     (extract(epoch FROM started_at) * 1000)::bigint AS started_ms,
+     (extract(epoch FROM clock_timestamp() - seen_at) * 1000)::bigint AS age_ms,
+     clock_timestamp() - seen_at <= heartbeat_ms * $1 * interval '1 millisecond' AS alive
+   FROM workers ORDER BY started_at, id`,
+  /**
+   * Each key's quota in use: requests in its window (the learned window, else $1 ms), the learned
+   * request limit, the jobs and the reservations it holds, its learned ceiling (unless older than $2 ms).
+   */
+  quotas: `SELECT k.service, k.key_fingerprint,
+     coalesce(s.window_ms, $1::bigint) AS window_ms, s.request_limit,
+     (SELECT count(*) FROM key_requests r WHERE r.service = k.service AND r.key_fingerprint = k.key_fingerprint
+        AND r.sent_at > clock_timestamp() - coalesce(s.window_ms, $1::bigint) * interval '1 millisecond')::int AS requests,
+     (SELECT count(*) FROM key_job_slots j WHERE j.service = k.service AND j.key_fingerprint = k.key_fingerprint
+        AND NOT j.pending)::int AS jobs,
+     (SELECT count(*) FROM key_job_slots j WHERE j.service = k.service AND j.key_fingerprint = k.key_fingerprint
+        AND j.pending)::int AS pending,
+     CASE WHEN k.ceiling_at > clock_timestamp() - $2::bigint * interval '1 millisecond' THEN k.job_ceiling END AS ceiling
+   FROM key_quotas k LEFT JOIN quota_states s ON s.service = k.service AND s.key_fingerprint = k.key_fingerprint
+   ORDER BY k.service, k.key_fingerprint`,
 } as const;

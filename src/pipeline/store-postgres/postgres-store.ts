@@ -75,6 +75,15 @@ import {
   takeRequestSlot,
 } from './quota-ledger.ts';
 import { type PostgresSharedQuotaOptions, postgresSharedQuota } from './shared-quota-pg.ts';
+import {
+  beatWorker,
+  forgetWorker,
+  type KeyQuotaUse,
+  keyQuotaUse,
+  listWorkers,
+  type WorkerBeat,
+  type WorkerRow,
+} from './worker-registry.ts';
 
 /** Options of openPostgresStore. */
 export interface PostgresStoreOptions {
@@ -660,6 +669,32 @@ export class PostgresStore implements Store {
       await q.query(DURATION_SQL.add, [service, kind, running, done, this.now()]);
       await q.query(DURATION_SQL.prune, [service, kind, JOB_DURATIONS_KEPT]);
     });
+  }
+
+  // ---- the workers of distributed mode and the keys' quota in use (worker-registry.ts) ----------
+
+  /** Records or renews a worker's row (its heartbeat). */
+  async beatWorker(beat: WorkerBeat): Promise<void> {
+    this.assertOpen();
+    await this.use("recording the worker's heartbeat", (q) => beatWorker(q, beat));
+  }
+
+  /** Removes a stopping worker's row. */
+  async forgetWorker(id: string): Promise<void> {
+    this.assertOpen();
+    await this.use("removing the worker's row", (q) => forgetWorker(q, id));
+  }
+
+  /** The workers the store knows of, alive or gone. */
+  async workers(): Promise<WorkerRow[]> {
+    this.assertOpen();
+    return this.use('reading the workers', (q) => listWorkers(q));
+  }
+
+  /** Each API key's quota in use (by fingerprint). */
+  async quotaUse(): Promise<KeyQuotaUse[]> {
+    this.assertOpen();
+    return this.use('reading the shared quota', (q) => keyQuotaUse(q));
   }
 
   // ---- the out dir's lock ---------------------------------------------------------------------
