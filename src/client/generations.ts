@@ -244,6 +244,8 @@ export class Generations {
             wire.maybeSent = !notActedOn(err);
             if (!wire.maybeSent) await options.nothingQueued?.(requestId);
             throw err;
+          } finally {
+            if (wire.maybeSent) await this.shared?.quota.requestAnswered?.(requestId).catch(() => null);
           }
         },
         whenText: (err, delayMs) => {

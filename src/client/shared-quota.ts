@@ -68,6 +68,13 @@ export interface SharedQuota {
    */
   heldJobs(): Promise<string[]>;
   /**
+   * Moves the window's record of the create carrying `requestId` to now, once its answer came back:
+   * the service counted it when it arrived, which may be well after its slot was taken (a loaded
+   * machine, a slow intent write), and the answer's time is never earlier than that, so the window
+   * stays exact-or-early for the other processes. Optional; best effort.
+   */
+  requestAnswered?(requestId: string): Promise<void>;
+  /**
    * How long a create may find the key's job slots full before the client asks the service about the
    * jobs holding them (recoverSharedJobSlots), in case a dead process left them; default 15 s.
    */

@@ -311,6 +311,9 @@ export const LEDGER_SQL = {
         FROM inside ORDER BY sent_at DESC OFFSET $4 - 1 LIMIT 1) AS free_in_ms`,
   logRequest: `INSERT INTO key_requests (service, key_fingerprint, sent_at, request_id)
    VALUES ($1, $2, clock_timestamp(), $3) RETURNING sent_at`,
+  /** A create's request is counted from when its answer came (never earlier than its arrival). */
+  requestAnswered: `UPDATE key_requests SET sent_at = clock_timestamp()
+   WHERE service = $1 AND key_fingerprint = $2 AND request_id = $3`,
   /** Requests that left every window ($3: the longest window, ms) are forgotten. */
   prune: `DELETE FROM key_requests WHERE service = $1 AND key_fingerprint = $2
      AND sent_at <= clock_timestamp() - $3 * interval '1 millisecond'`,

@@ -99,6 +99,9 @@ export function postgresSharedQuota(
     async jobEnded(generationId: string): Promise<void> {
       await tx((q) => releaseJobSlot(q, key, generationId));
     },
+    async requestAnswered(requestId: string): Promise<void> {
+      await pool.query(LEDGER_SQL.requestAnswered, [key.service, key.keyFingerprint, requestId]);
+    },
     async heldJobs(): Promise<string[]> {
       const { rows } = await pool.query<{ slot_id: string }>(LEDGER_SQL.slotIds, [
         key.service,
