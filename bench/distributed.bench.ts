@@ -11,7 +11,8 @@
  * Per side: wall time, from the first create the service received (its admin view's earliest
  * created_at) to the last result.json written in the out dirs (its mtime) — process start-up, the
  * enqueue and report writing are not counted; the ideal schedule; their ratio; the 429s the service
- * sent (its admin stats, every kind).
+ * sent (its admin stats, every kind). Also shown, to see where the time over the ideal goes: when the
+ * last create reached the service and when the last job ended there (from the first create).
  *
  * Ideal schedule (no overhead, no polling lag, no network time): creates go out W per window of T
  * seconds, at most C jobs run at once, each takes P = queue_ms + processing_ms (idealScheduleMs of
@@ -71,6 +72,9 @@ interface SideFigures {
   rate429: number;
   succeeded: number;
   created: number;
+  /** The last create, and the last job's end at the service, from the first create (ms). */
+  lastCreateMs: number;
+  lastFinishedMs: number;
 }
 
 const RECIPE =
@@ -203,10 +207,13 @@ async function figures(s: Scenario, emuUrl: string, outs: string[]): Promise<Sid
   };
   const gens = (
     (await request(`${emuUrl}/_emulator/generations`).then((r) => r.body.json())) as {
-      data: Array<{ created_at: string }>;
+      data: Array<{ created_at: string; finished_at: string | null }>;
     }
   ).data;
   const firstCreate = Math.min(...gens.map((g) => Date.parse(g.created_at)));
+  const lastCreateMs = Math.max(...gens.map((g) => Date.parse(g.created_at))) - firstCreate;
+  const lastFinishedMs =
+    Math.max(...gens.map((g) => Date.parse(g.finished_at ?? g.created_at))) - firstCreate;
   const done = outs.map(results);
   const wallMs = Math.max(...done.map((d) => d.last)) - firstCreate;
   const idealMs = idealScheduleMs(s.files, s.rpm, s.windowS * 1000, s.ceiling, s.queueMs + s.processingMs);
@@ -217,6 +224,8 @@ async function figures(s: Scenario, emuUrl: string, outs: string[]): Promise<Sid
     rate429: Object.values(stats.rate_limited).reduce((a, b) => a + b, 0),
     succeeded: done.reduce((a, d) => a + d.count, 0),
     created: gens.length,
+    lastCreateMs,
+    lastFinishedMs,
   };
 }
 
@@ -242,6 +251,8 @@ function rowsOf(s: Scenario, w: SideFigures, base: SideFigures): BenchRow[] {
     },
     { bench, metric: `${WORKERS} workers: wall time`, value: w.wallMs / 1000, unit: 's' },
     { bench, metric: 'ideal schedule', value: w.idealMs / 1000, unit: 's' },
+    { bench, metric: `${WORKERS} workers: last create at`, value: w.lastCreateMs / 1000, unit: 's' },
+    { bench, metric: `${WORKERS} workers: last job ended at`, value: w.lastFinishedMs / 1000, unit: 's' },
     { bench, metric: `${WORKERS} workers: files succeeded`, value: w.succeeded, unit: 'count' },
     { bench, metric: `${WORKERS} workers: generations created`, value: w.created, unit: 'count' },
     { bench, metric: `baseline ${WORKERS} runs: wall / ideal`, value: base.ratio, unit: 'x' },
