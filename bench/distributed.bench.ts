@@ -75,6 +75,8 @@ interface SideFigures {
   /** The last create, and the last job's end at the service, from the first create (ms). */
   lastCreateMs: number;
   lastFinishedMs: number;
+  /** Every create, from the first (ms, in order): the JSON keeps them. */
+  createsMs: number[];
 }
 
 const RECIPE =
@@ -226,6 +228,7 @@ async function figures(s: Scenario, emuUrl: string, outs: string[]): Promise<Sid
     created: gens.length,
     lastCreateMs,
     lastFinishedMs,
+    createsMs: gens.map((g) => Date.parse(g.created_at) - firstCreate).sort((a, b) => a - b),
   };
 }
 
