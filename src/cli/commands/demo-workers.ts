@@ -13,6 +13,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { createInterface } from 'node:readline';
 import { REPORT_HTML_FILE } from '../../pipeline/index.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../pipeline/store-postgres/embedded.ts';
 import { executeDistributedRun } from '../distributed.ts';
@@ -58,13 +59,18 @@ function startWorker(
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   let text = '';
   const ready = new Promise<void>((resolve, reject) => {
-    proc.stderr?.on('data', (d) => {
-      const fresh = String(d);
-      text += fresh;
-      if (!flags.quiet) {
-        for (const line of fresh.split('\n').filter(Boolean)) say(`  [worker ${proc.pid}] ${line}`);
+    let isReady = false;
+    const lines = proc.stderr
+      ? createInterface({ input: proc.stderr, crlfDelay: Number.POSITIVE_INFINITY })
+      : null;
+    lines?.on('line', (line) => {
+      if (!flags.quiet) say(`  [worker ${proc.pid}] ${line}`);
+      if (isReady) return;
+      text += `${line}\n`;
+      if (/worker ready/.test(line)) {
+        isReady = true;
+        resolve();
       }
-      if (/worker ready/.test(text)) resolve();
     });
     void exited.then(() =>
       reject(new Error(`worker ${proc.pid} exited before it was ready:\n${text.trim()}`)),
