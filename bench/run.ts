@@ -2,10 +2,11 @@
  * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
  * Names: emulator-get, emulator-upload, emulator-chains, client-upload, client-pacing, pipeline-schedule,
  * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, pipeline-scale, pipeline-chain,
- * watch-restart, report-html (all when none given).
+ * watch-restart, report-html, distributed (all when none given).
  */
 import { benchClientPacing } from './client-pacing.bench.ts';
 import { benchClientUpload } from './client-upload.bench.ts';
+import { benchDistributed } from './distributed.bench.ts';
 import { benchGetThroughput, benchPresignedUploadMemory } from './emulator.bench.ts';
 import { benchEmulatorChains } from './emulator-chains.bench.ts';
 import { type BenchRow, printTable, writeResult } from './lib.ts';
@@ -34,6 +35,7 @@ const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>
   'pipeline-chain': benchPipelineChain,
   'watch-restart': benchWatchRestart,
   'report-html': benchReportHtml,
+  distributed: benchDistributed,
 };
 
 const wanted = process.argv.slice(2);

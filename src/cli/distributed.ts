@@ -270,6 +270,8 @@ export async function executeDistributedRun(
   url: string,
   flags: DistributedRunFlags,
   say: (line: string) => void,
+  /** Stops the wait for the batch's jobs (it then throws the abort's reason). */
+  signal?: AbortSignal,
 ): Promise<number> {
   const startedAt = Date.now();
   const inDir = resolve(inputDir);
@@ -320,6 +322,7 @@ export async function executeDistributedRun(
       await worker.ready();
     }
     const end = await waitForJobs(queue, enq.jobs, {
+      ...(signal ? { signal } : {}),
       onProgress: (done, total) => say(`batch ${batch}: ${done}/${total} done`),
       reach,
     });

@@ -1,19 +1,31 @@
 /**
  * `genpipe demo`: the whole pipeline in a few seconds, with nothing to set up — the embedded emulator
  * plus the bundled `samples/` folder (images, a video, prompt files, a sidecar, a layer stack, a chain) into
- * `out/demo` (relative to the working directory), ending with where to look.
+ * `out/demo` (relative to the working directory), ending with where to look. With `--workers <n>`, the
+ * same through an embedded PostgreSQL and n worker processes (demo-workers.ts).
  */
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { REPORT_HTML_FILE, RUN_DEFAULTS } from '../../pipeline/index.ts';
 import { intArg } from '../make-client.ts';
+import { checkOutDir } from '../out-dir-check.ts';
 import { packageRoot } from '../package-root.ts';
+import { UsageError } from '../usage-error.ts';
 import { executeRun } from './run.ts';
 
 /** The bundled samples folder (next to package.json). */
 export const SAMPLES_DIR = join(packageRoot(), 'samples');
 /** Where the demo writes, relative to the working directory, unless --out says otherwise. */
 export const DEMO_OUT_DIR = join('out', 'demo');
+
+/** Flags of `genpipe demo`. */
+interface DemoFlags {
+  out?: string;
+  concurrency?: number;
+  workers?: number;
+  json?: boolean;
+  quiet?: boolean;
+}
 
 /** Registers `genpipe demo`. */
 export function registerDemo(program: Command): void {
@@ -24,10 +36,26 @@ export function registerDemo(program: Command): void {
     )
     .option('-o, --out <out-dir>', `where the outputs and reports go (default ${DEMO_OUT_DIR})`)
     .option('--concurrency <n>', `jobs in flight at most (default ${RUN_DEFAULTS.concurrency})`, intArg(1))
+    .option(
+      '--workers <n>',
+      'run it in distributed mode on this machine: an embedded PostgreSQL and n `genpipe worker` processes (--concurrency: files each works on at once)',
+      intArg(1),
+    )
     .option('--json', 'one JSON object per event on stdout')
     .option('-q, --quiet', 'no progress, only the summary')
-    .action(async (flags: { out?: string; concurrency?: number; json?: boolean; quiet?: boolean }) => {
+    .action(async (flags: DemoFlags) => {
       const out = flags.out ?? DEMO_OUT_DIR;
+      if (flags.workers !== undefined) {
+        if (flags.json) throw new UsageError('--json is not available with --workers');
+        await checkOutDir(out);
+        const { executeDemoWorkers } = await import('./demo-workers.ts');
+        await executeDemoWorkers(SAMPLES_DIR, {
+          workers: flags.workers,
+          out,
+          ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+          ...(flags.quiet ? { quiet: true } : {}),
+        });
+      }
       process.exitCode = await executeRun({
         inputDir: SAMPLES_DIR,
         flags: { ...flags, out, emulator: true },
