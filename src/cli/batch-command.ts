@@ -109,6 +109,26 @@ export interface BatchCommand {
   closingLines(result: BatchResult): string[];
   /** The exit code of a batch that ended (`aborted`: a second signal cut its wind-down short). */
   exitCode(result: BatchResult, aborted: boolean): number;
+  /**
+   * A PostgreSQL store opened for this command takes the out dir's runner lock (default true); false
+   * for a run that only enqueues and follows the batch (distributed mode: many may follow one folder).
+   */
+  readonly storeLock?: boolean;
+  /**
+   * Starts the batch its own way (distributed mode: enqueued for workers and followed) instead of the
+   * runner's; `common` holds what every batch takes from the body (its events' sink, the redactor, the
+   * signal that cancels everything).
+   */
+  start?(setup: BatchSetup, common: CommonBatchOptions): Batch | Promise<Batch>;
+}
+
+/** What executeBatch gives a command's own start (BatchCommand.start). */
+export interface CommonBatchOptions {
+  onEvent: RunOptions['onEvent'];
+  /** The report's word on the journal (its place, the crash policy). */
+  journal: RunOptions['journal'];
+  redact: Redact;
+  signal: AbortSignal;
 }
 
 /** What executeBatch runs. */
@@ -314,7 +334,7 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   if (storeUrl !== null) {
     // The store first: the client shares the API key's quota with every process on it.
     await cmd.checkFolders?.(options.inputDir, options.outDir);
-    journal = await openRunStore({ url: storeUrl, outDir: options.outDir });
+    journal = await openRunStore({ url: storeUrl, outDir: options.outDir, lock: cmd.storeLock !== false });
     s.journal = journal;
     service = await connectService(flags, clientNote, clientHooks, (connection) =>
       clientOptionsForStore(journal, connection),
@@ -365,25 +385,30 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
   const redact = createRedactor(s.secrets);
   const progress = cmd.createProgress(s.json, redact, s.flags.verbose === true);
   const display = s.quiet && !s.json ? null : progress;
-  s.batch = startBatch({
-    inputDir: setup.inputDir,
-    outDir: setup.outDir,
-    recipe: setup.recipe,
-    client: service.client,
-    concurrency: setup.concurrency,
-    pollIntervalMs: service.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
-    ...(flags.pollSchedule ? { pollSchedule: flags.pollSchedule } : {}),
-    ...(flags.maxReads !== undefined ? { maxGetsPerSecond: flags.maxReads } : {}),
-    ...(service.filePollIntervalMs !== undefined ? { filePollIntervalMs: service.filePollIntervalMs } : {}),
-    ...(setup.maxResubmits !== undefined ? { maxResubmits: setup.maxResubmits } : {}),
-    select: setup.select,
-    signal: s.controller.signal,
-    onEvent: batchSink(s, display),
-    redact,
-    emulator: service.emulator !== null,
-    stopGraceMs: SIGNAL_CHOICES.graceMs,
-    ...(await cmd.runOptions(setup, journaling)),
-  });
+  const onEvent = batchSink(s, display);
+  s.batch = cmd.start
+    ? await cmd.start(setup, { onEvent, redact, signal: s.controller.signal, journal: journaling.journal })
+    : startBatch({
+        inputDir: setup.inputDir,
+        outDir: setup.outDir,
+        recipe: setup.recipe,
+        client: service.client,
+        concurrency: setup.concurrency,
+        pollIntervalMs: service.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
+        ...(flags.pollSchedule ? { pollSchedule: flags.pollSchedule } : {}),
+        ...(flags.maxReads !== undefined ? { maxGetsPerSecond: flags.maxReads } : {}),
+        ...(service.filePollIntervalMs !== undefined
+          ? { filePollIntervalMs: service.filePollIntervalMs }
+          : {}),
+        ...(setup.maxResubmits !== undefined ? { maxResubmits: setup.maxResubmits } : {}),
+        select: setup.select,
+        signal: s.controller.signal,
+        onEvent,
+        redact,
+        emulator: service.emulator !== null,
+        stopGraceMs: SIGNAL_CHOICES.graceMs,
+        ...(await cmd.runOptions(setup, journaling)),
+      });
   if (s.stopReason !== null) s.batch.stop(s.stopReason);
   let result: BatchResult;
   try {

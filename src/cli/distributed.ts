@@ -1,32 +1,33 @@
 /**
  * Distributed mode in the CLI: how a worker's session of one out dir is opened (the store, the recipe
- * and the client wired in as for `genpipe run`), `genpipe worker`'s body, and `genpipe run --store`'s
- * distributed body (discover, enqueue, work on its share unless --no-work, wait, write the reports).
+ * and the client wired in as for `genpipe run`), `genpipe worker`'s body, and the demo's distributed
+ * run (enqueue, follow, write the reports).
  *
  * The worker's client is made in one place (workerClient), with the API key's quota shared by every
- * process on the store.
+ * process on the store. `genpipe run --store`'s own body is distributed-run.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { ClientHooks } from '../client/index.ts';
 import {
   DistributedWorker,
-  enqueueFolder,
   type OpenedSession,
   openItemQueue,
   type QueueConnection,
+  queueOf,
   type SessionKey,
+  startDistributedBatch,
   WorkerHeartbeat,
-  waitForJobs,
 } from '../pipeline/distributed/index.ts';
 import {
+  createProgress,
   createRedactor,
   type GenpipeMetrics,
-  type Item,
   isRecipeError,
+  keyFingerprint,
   loadRecipe,
   type PipelineEvent,
-  writeReports,
+  serviceIdentity,
 } from '../pipeline/index.ts';
 import {
   type PostgresStore,
@@ -37,7 +38,7 @@ import {
 import { startBatchMetrics } from './batch-metrics.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import { EXIT } from './exit-codes.ts';
-import type { ServiceFlags } from './service-config.ts';
+import { resolveServiceConfig, type ServiceFlags } from './service-config.ts';
 import { clientOptionsForStore, openRunStore } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -67,10 +68,17 @@ export interface WorkerOnlyFlags extends WorkerFlags {
   heartbeat?: number;
 }
 
-/** The queue's connection from the store URL and the lock flags. */
+/**
+ * The queue's connection from the store URL, the service and API key the jobs are for (their queue: a
+ * worker takes only those of its own key), and the lock flags.
+ *
+ * @throws UsageError when no service is configured
+ */
 export function queueConnection(url: string, flags: WorkerFlags): QueueConnection {
+  const service = resolveServiceConfig(flags);
   return {
     url,
+    queue: queueOf(serviceIdentity(service.baseUrl), keyFingerprint(service.apiKey)),
     ...(flags.lockDuration !== undefined ? { lockDurationMs: Math.round(flags.lockDuration * 1000) } : {}),
     ...(flags.stallInterval !== undefined
       ? { stalledIntervalMs: Math.round(flags.stallInterval * 1000) }
@@ -247,107 +255,65 @@ export async function executeWorker(
   return signalled === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted;
 }
 
-/** Flags of `genpipe run --store` in distributed mode. */
-export interface DistributedRunFlags extends WorkerFlags {
-  out: string;
-  recipe?: string;
-  /** false with --no-work: only enqueue and wait. */
-  work?: boolean;
-  /** --detach: enqueue and return. */
-  detach?: boolean;
-  force?: boolean;
-  resubmitUnknown?: boolean;
-  retryFailed?: boolean;
-}
-
 /**
- * `genpipe run <dir> --out <dir> --store <url>` in distributed mode: discovers and enqueues the folder;
- * with --detach returns; else (unless --no-work) works on its share like a worker, waits for every job
- * of the batch, and writes report.json and report.html from the store. Returns the exit code.
+ * The demo's distributed run (`genpipe demo --workers`): enqueues `inputDir` for the workers the demo
+ * started, works on none of it, follows the batch with plain progress lines and writes the reports.
+ * `signal` stops the wait. Returns the exit code. (`genpipe run --store` goes through the batch body
+ * instead: distributed-run.ts.)
  */
 export async function executeDistributedRun(
   inputDir: string,
   url: string,
-  flags: DistributedRunFlags,
+  flags: { out: string; baseUrl: string; apiKey: string },
   say: (line: string) => void,
-  /** Stops the wait for the batch's jobs (it then throws the abort's reason). */
   signal?: AbortSignal,
 ): Promise<number> {
-  const startedAt = Date.now();
   const inDir = resolve(inputDir);
   const outDir = resolve(flags.out);
   let recipe: Awaited<ReturnType<typeof loadRecipe>>;
   try {
-    recipe = await loadRecipe({ inputDir: inDir, ...(flags.recipe ? { recipePath: flags.recipe } : {}) });
+    recipe = await loadRecipe({ inputDir: inDir });
   } catch (err) {
     if (isRecipeError(err)) throw new UsageError(err.lines);
     throw err;
   }
   const store: PostgresStore = await openRunStore({ url, outDir, lock: false });
-  const queue = openItemQueue(queueConnection(url, flags));
+  const queue = openItemQueue(queueConnection(url, { baseUrl: flags.baseUrl, apiKey: flags.apiKey }));
   const reach = new StoreReachability(url, say, 'run');
   queue.on('error', (err) => void reach.failed(err));
-  let worker: DistributedWorker | null = null;
-  let service: Awaited<ReturnType<typeof workerClient>> | null = null;
+  const progress = createProgress({ json: false, isTTY: false });
   try {
     await queue.waitUntilReady();
-    const batch = randomUUID();
-    const jobFlags = {
-      ...(flags.force ? { force: true } : {}),
-      ...(flags.resubmitUnknown ? { resubmitUnknown: true } : {}),
-      ...(flags.retryFailed ? { retryFailed: true } : {}),
-    };
-    const enq = await enqueueFolder({
-      queue,
-      hashes: store.hashCache(),
-      inputDir: inDir,
-      outDir,
-      recipe,
-      recipePath: flags.recipe ? resolve(flags.recipe) : null,
-      flags: jobFlags,
-      batch,
-    });
-    say(
-      `enqueued batch ${batch}: ${enq.jobs.length} files, ${enq.added} new, ${enq.jobs.length - enq.added} already queued or done${enq.retried ? `, ${enq.retried} failed before and tried again` : ''} (store ${redactUrl(url)})`,
-    );
-    if (flags.detach) return EXIT.ok;
-    if (flags.work !== false) {
-      service = await workerClient(url, flags, say);
-      worker = new DistributedWorker({
-        connection: queueConnection(url, flags),
-        concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
-        openSession: sessionOpener(url, service, flags, say),
-        log: say,
-      });
-      await worker.ready();
-    }
-    const end = await waitForJobs(queue, enq.jobs, {
+    const batch = startDistributedBatch({
+      enqueue: {
+        queue,
+        hashes: store.hashCache(),
+        inputDir: inDir,
+        outDir,
+        recipe,
+        recipePath: null,
+        flags: {},
+        batch: randomUUID(),
+      },
+      store,
+      share: null,
+      onEvent: progress.sink,
+      redact: createRedactor([]),
       ...(signal ? { signal } : {}),
-      onProgress: (done, total) => say(`batch ${batch}: ${done}/${total} done`),
       reach,
     });
-    await worker?.close();
-    worker = null;
-    const inputs = new Set(enq.jobs.map((j) => j.input));
-    const items: Item[] = (await store.rows()).filter((r) => inputs.has(r.input)).map((r) => r.item);
-    const report = await writeReports(outDir, items, {
-      startedAt,
-      finishedAt: Date.now(),
-      redact: createRedactor(service?.secrets ?? []),
-      inputDir: inDir,
-    });
-    for (const f of end.failed) say(`${f.input}: no worker could process it: ${f.reason}`);
-    const t = report.totals;
+    signal?.addEventListener('abort', () => batch.stop('the demo was stopped'), { once: true });
+    const result = await batch.done;
+    progress.close();
+    const t = result.report.totals;
     say(
       `done: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped of ${t.inputs}; report ${resolve(outDir, 'report.json')}`,
     );
-    return t.failed > 0 || end.failed.length > 0 ? EXIT.failed : EXIT.ok;
+    signal?.throwIfAborted();
+    return t.failed > 0 ? EXIT.failed : EXIT.ok;
   } finally {
     reach.close();
-    await worker?.close(true);
     await queue.close();
     await store.close();
-    await service?.client.close?.();
-    await service?.closeQuota();
   }
 }

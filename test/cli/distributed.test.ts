@@ -1,6 +1,6 @@
 /**
  * Distributed mode: `genpipe worker --store` processes in their own processes, and `genpipe run --store
- * --no-work / --distribute` enqueuing a folder, against the emulator over loopback and an embedded
+ * --no-work / --detach` enqueuing a folder, against the emulator over loopback and an embedded
  * PostgreSQL. What the service saw (its admin view) is the measure: every file created exactly once.
  */
 import { readFileSync, rmSync } from 'node:fs';
@@ -132,7 +132,7 @@ describe('genpipe worker and run --store in distributed mode', () => {
       120_000,
     );
     expect(waited.code, waited.stderr).toBe(0);
-    expect(waited.stderr).toMatch(/20 files, 0 new/);
+    expect(waited.stderr).toMatch(/enqueued 20 files in the store's queue: 0 new/);
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
     expect(report.totals).toMatchObject({ inputs: 20, succeeded: 20 });
     expect((await servicedCount()) - before).toBe(20);

@@ -134,13 +134,14 @@ describe('genpipe run --store <postgres url>', () => {
     });
     const env = cliEnv(emu, { GENPIPE_API_KEY: KEY_B, GENPIPE_STORE: pg.url() });
     const held = await hold(emu, { client: 'b' });
-    const first = spawnGenpipe(['run', input, '--out', out, '--json'], env);
+    // Run alone (--no-distribute): the out dir's lock is this mode's own.
+    const first = spawnGenpipe(['run', input, '--out', out, '--json', '--no-distribute'], env);
     await first.until(
       (ev) => ev.filter((e) => e.type === 'item_state' && e.state === 'submitted').length === 3,
       'three submitted events',
     );
     // While it holds the out dir, a second runner with the same store is refused, naming it.
-    const second0 = await runCli(['run', input, '--out', out], env, 30_000);
+    const second0 = await runCli(['run', input, '--out', out, '--no-distribute'], env, 30_000);
     expect(second0.code, second0.stderr).toBe(2);
     expect(second0.stderr).toContain(`pid ${first.proc.pid}`);
     first.proc.kill('SIGKILL');
@@ -153,7 +154,7 @@ describe('genpipe run --store <postgres url>', () => {
     expect(status.stdout).toMatch(/interrupted \(its runner, pid \d+, is gone\)/);
     expect(status.stdout).toMatch(/^ +3 at the service$/m);
 
-    const second = await runCli(['run', input, '--out', out], env, 60_000);
+    const second = await runCli(['run', input, '--out', out, '--no-distribute'], env, 60_000);
     expect(second.code, second.stderr).toBe(0);
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
     expect(report.totals).toMatchObject({ inputs: 3, succeeded: 3 });

@@ -183,7 +183,13 @@ export async function executeDemoWorkers(samplesDir: string, flags: DemoWorkersF
     workers.push(...started.map((s) => s.worker));
     await Promise.race([Promise.all(started.map((s) => s.ready)), aborted]);
     say(`demo: ${flags.workers} workers on this machine, pids ${workers.map((w) => w.proc.pid).join(', ')}`);
-    code = await executeDistributedRun(samplesDir, url, { out: flags.out, work: false }, say, abort.signal);
+    code = await executeDistributedRun(
+      samplesDir,
+      url,
+      { out: flags.out, baseUrl: emulator.url, apiKey: emulator.apiKey },
+      say,
+      abort.signal,
+    );
     finished = true;
   } catch (err) {
     code = signalled ? SIGNAL_EXIT[signalled] : printError(err, { secrets: storeUrl ? [storeUrl] : [] });

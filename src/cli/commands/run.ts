@@ -15,9 +15,10 @@ import {
   journalDidAnything,
 } from '../../pipeline/index.ts';
 import { type BatchCommand, type BatchRequest, executeBatch, shown } from '../batch-command.ts';
-import { addSharedBatchOptions, type BatchFlags } from '../batch-options.ts';
+import { addSharedBatchOptions, type BatchFlags, positiveSeconds } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
-import { executeDistributedRun } from '../distributed.ts';
+import type { WorkerFlags } from '../distributed.ts';
+import { type DistributeFlags, distributedRunCommand, executeDetach } from '../distributed-run.ts';
 import { EXIT } from '../exit-codes.ts';
 import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
@@ -25,14 +26,6 @@ import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
 import { storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
-
-/** The flags of distributed mode (with --store). */
-interface DistributeFlags {
-  distribute?: boolean;
-  /** false with --no-work */
-  work?: boolean;
-  detach?: boolean;
-}
 
 /** Flags of `genpipe run`. */
 export type RunFlags = BatchFlags;
@@ -124,30 +117,73 @@ export function registerRun(program: Command): void {
     );
   cmd
     .option(
-      '--distribute',
-      'with --store: enqueue the files for `genpipe worker`s, work on a share of them here, wait for all, then write the reports',
+      '--no-distribute',
+      'with --store: run the folder here alone, the store only as its journal (default with a store: enqueue the files for `genpipe worker`s, work on a share of them here, wait for all, write the reports)',
     )
     .option('--no-work', 'with --store: enqueue the files and wait for the workers, working on none here')
-    .option('--detach', 'with --store: enqueue the files and return at once (workers do the rest)');
+    .option('--detach', 'with --store: enqueue the files and return at once (the workers do the rest)')
+    // What a store already does by default (accepted for scripts written when it had to be said).
+    .addOption(new Option('--distribute').hideHelp())
+    // The own worker's job locks (hidden, as on `genpipe worker`: tests shorten them).
+    .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
+    .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
   addSharedBatchOptions(cmd);
-  cmd.action(async (inputDir: string, flags: RunFlags & DistributeFlags) => {
-    const distributed = flags.distribute === true || flags.work === false || flags.detach === true;
-    if (!distributed) {
+  cmd.action(async (inputDir: string, flags: RunFlags & DistributeFlags & WorkerFlags) => {
+    let url: string | null;
+    try {
+      url = distributedStore(flags);
+    } catch (err) {
+      process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
+      return;
+    }
+    if (url === null) {
       process.exitCode = await executeRun({ inputDir, flags });
       return;
     }
+    if (!flags.detach) {
+      process.exitCode = await executeBatch(distributedRunCommand(runCommand(), url, flags), {
+        inputDir,
+        flags,
+      });
+      return;
+    }
     try {
-      const url = storeUrlOf(flags);
-      if (url === null) {
-        throw new UsageError(
-          `--distribute, --no-work and --detach enqueue the files in a store for workers: give --store <url> or ${ENV.store}`,
-        );
-      }
-      if (!flags.out) throw new UsageError('--out <out-dir> is required: where the outputs and reports go');
-      const say = flags.quiet ? () => undefined : (line: string) => process.stderr.write(`${line}\n`);
-      process.exitCode = await executeDistributedRun(inputDir, url, { ...flags, out: flags.out }, say);
+      const say = flags.quiet
+        ? () => undefined
+        : (line: string) => process.stderr.write(`genpipe: ${line}\n`);
+      process.exitCode = await executeDetach(inputDir, url, flags, say, (dir) =>
+        requireDir(dir, 'input dir'),
+      );
     } catch (err) {
       process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
     }
   });
+}
+
+/**
+ * The store a run distributes its folder through, or null when it runs the folder alone: with a store
+ * (--store or GENPIPE_STORE) a run is distributed unless --no-distribute, --emulator (the embedded
+ * emulator is the run's own: no worker reaches it) or --dry-run.
+ *
+ * @throws UsageError for --no-work / --detach without a store, or with what runs alone
+ */
+function distributedStore(flags: RunFlags & DistributeFlags): string | null {
+  const url = storeUrlOf(flags);
+  const enqueueOnly = flags.work === false || flags.detach === true;
+  if (url === null) {
+    if (enqueueOnly) {
+      throw new UsageError(
+        `--no-work and --detach enqueue the files in a store for workers: give --store <url> or ${ENV.store}`,
+      );
+    }
+    return null;
+  }
+  const alone = flags.distribute === false ? '--no-distribute' : flags.emulator ? '--emulator' : null;
+  if (alone && enqueueOnly) {
+    throw new UsageError(
+      `${flags.detach ? '--detach' : '--no-work'} leaves the files to workers, but ${alone} runs them here alone${alone === '--emulator' ? " (the embedded emulator is this run's own: no worker can reach it)" : ''}: give one or the other`,
+    );
+  }
+  if (alone || flags.dryRun) return null;
+  return url;
 }

@@ -1,14 +1,14 @@
 /**
  * The enqueuing side of distributed mode (`genpipe run --store …`): discovers the input folder as a
  * run does, adds one job per file (item-queue.ts: its id is the item's key, so a file already queued,
- * in progress or done is not added again, whoever enqueues it), and waits for the jobs of the batch.
+ * in progress or done is not added again, whoever enqueues it; one whose file did not settle is put
+ * back for the store to decide on, as a re-run does).
  */
 import { discover } from '../discover.ts';
 import type { InputSelection } from '../input-selection.ts';
 import { type HashCache, hashWithCache } from '../journal/content-hash.ts';
 import { type Recipe, recipeFiles } from '../recipe.ts';
-import type { StoreReachability } from '../store-postgres/index.ts';
-import { fileSha256, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
+import { fileSha256, type ItemJob, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
 
 export interface EnqueueOptions {
   queue: ItemQueue;
@@ -26,13 +26,28 @@ export interface EnqueueOptions {
   signal?: AbortSignal;
   /** Told of each file discovery leaves out, with why. */
   onSkip?: (input: string, reason: string) => void;
+  /** Told of each file's job as it is enqueued (or found enqueued already). */
+  onJob?: (job: EnqueuedJob) => void;
+}
+
+/** A file of the batch and its job. */
+export interface EnqueuedJob {
+  id: string;
+  input: string;
+  absPath: string;
+  size: number;
+  mtimeMs: number;
 }
 
 /** The jobs of a batch: each file's job id, and how many were new. */
 export interface Enqueued {
-  jobs: Array<{ id: string; input: string }>;
+  jobs: EnqueuedJob[];
   added: number;
-  /** Jobs that had failed for good, tried again. */
+  /**
+   * Jobs enqueued before whose file did not succeed, put back in the queue for the store to decide on
+   * as a re-run does (a retryable failure submitted again, `--retry-failed`, an unknown create's crash
+   * policy), and jobs that had failed for good (no worker could process them), tried again.
+   */
   retried: number;
 }
 
@@ -59,85 +74,47 @@ export async function enqueueFolder(o: EnqueueOptions): Promise<Enqueued> {
     };
     const contentHash = await hashWithCache(o.hashes, found.absPath, o.signal);
     const id = itemJobId(data, contentHash, recipeHash);
-    out.jobs.push({ id, input: found.input });
+    const job: EnqueuedJob = {
+      id,
+      input: found.input,
+      absPath: found.absPath,
+      size: found.size,
+      mtimeMs: found.mtimeMs,
+    };
+    out.jobs.push(job);
     const existing = await o.queue.getJob(id);
     if (existing) {
-      if ((await existing.getState()) === 'failed') {
-        await existing.retry('failed');
-        out.retried++;
-      }
-      continue;
+      if (await againIfUnfinished(existing, data)) out.retried++;
+    } else {
+      await o.queue.add('item', data, { jobId: id });
+      out.added++;
     }
-    await o.queue.add('item', data, { jobId: id });
-    out.added++;
+    o.onJob?.(job);
   }
   return out;
 }
 
-/** How the jobs of a batch ended. */
-export interface BatchJobsEnd {
-  completed: number;
-  /** Jobs failed for good (every try threw), with the last error. */
-  failed: Array<{ input: string; reason: string }>;
-}
-
-/** Failed rounds in a row, with the store reachable, before the wait gives up (a connection cut once). */
-const FAILED_ROUNDS_TAKEN = 3;
-
-/** Unfinished jobs read per round at most: jobs end about in the order they were added. */
-const UNFINISHED_READ_PER_ROUND = 25;
+/** File states a job may have ended with that a re-run does not look at again. */
+const SETTLED = new Set(['reported', 'downloaded', 'skipped']);
 
 /**
- * Waits until every job of the batch completed or failed for good, reading their states every
- * `intervalMs` (in the order they were added, each round up to UNFINISHED_READ_PER_ROUND still open:
- * the reads per round stay bounded whatever the size of the batch); `onProgress` hears how many are
- * done. A read that fails while the store is unreachable waits until it is back (opts.reach), and
- * the round is read again.
+ * Puts a job enqueued before back in the queue, with this run's batch and flags, when its file did not
+ * settle: the job failed for good (no worker could process it), or its file ended failed or not
+ * processed, which a re-run hands to the store's decision again (as a run re-run on the journal does).
+ * True when it did; a job queued or in a worker's hands is left as it is.
  */
-export async function waitForJobs(
-  queue: ItemQueue,
-  jobs: Enqueued['jobs'],
-  opts: {
-    intervalMs?: number;
-    signal?: AbortSignal;
-    onProgress?: (done: number, total: number) => void;
-    /** Told of a failed read: while the store is unreachable the wait goes on until it is back. */
-    reach?: StoreReachability;
-  } = {},
-): Promise<BatchJobsEnd> {
-  const open = new Map(jobs.map((j) => [j.id, j.input]));
-  const end: BatchJobsEnd = { completed: 0, failed: [] };
-  let told = -1;
-  let failedRounds = 0;
-  for (;;) {
-    let unfinished = 0;
+async function againIfUnfinished(job: ItemJob, data: ItemJobData): Promise<boolean> {
+  const state = await job.getState();
+  if (state === 'failed' || (state === 'completed' && !SETTLED.has(job.returnvalue?.state ?? ''))) {
     try {
-      for (const [id, input] of [...open]) {
-        if (unfinished >= UNFINISHED_READ_PER_ROUND) break;
-        const state = await queue.getJobState(id);
-        if (state === 'completed') {
-          end.completed++;
-          open.delete(id);
-        } else if (state === 'failed') {
-          const job = await queue.getJob(id);
-          end.failed.push({ input, reason: job?.failedReason ?? 'failed' });
-          open.delete(id);
-        } else {
-          unfinished++;
-        }
-      }
+      await job.updateData(data);
+      await job.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
+      return true;
     } catch (err) {
-      if (await opts.reach?.failed(err)) failedRounds = 0;
-      else if (!opts.reach || ++failedRounds >= FAILED_ROUNDS_TAKEN) throw err;
-      else await new Promise((r) => setTimeout(r, opts.intervalMs ?? 1_000));
-      continue;
+      // Another run put it back first (two runs enqueuing the same folder at once).
+      if ((await job.getState()) !== state) return false;
+      throw err;
     }
-    failedRounds = 0;
-    const done = jobs.length - open.size;
-    if (done !== told) opts.onProgress?.(done, jobs.length);
-    told = done;
-    if (open.size === 0) return end;
-    opts.signal?.throwIfAborted();
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 1_000));
   }
+  return false;
 }

@@ -3,7 +3,14 @@
  * the worker (worker.ts) that drives each item it takes through the stages in a session of the runner
  * (item-session.ts). What it guarantees, and how, is said in worker.ts and ../store/item-taken-over.ts.
  */
-export { type BatchJobsEnd, type Enqueued, enqueueFolder, waitForJobs } from './enqueue.ts';
+export { type FollowEnd, type FollowedJob, followBatch } from './batch-follower.ts';
+export {
+  type DistributedBatchOptions,
+  NOT_WAITED_FOR,
+  type OwnShare,
+  startDistributedBatch,
+} from './distributed-batch.ts';
+export { type Enqueued, type EnqueuedJob, enqueueFolder } from './enqueue.ts';
 export {
   type ItemJobData,
   type ItemJobResult,
@@ -11,6 +18,7 @@ export {
   openItemQueue,
   QUEUE_CHOICES,
   type QueueConnection,
+  queueOf,
 } from './item-queue.ts';
 export type { SessionRunOptions } from './item-session.ts';
 export { type QueueCounts, queueCounts } from './queue-counts.ts';

@@ -1,8 +1,8 @@
 /**
- * The queue of distributed mode: one BullMQ queue per store (BullMQ 6 on its PostgreSQL backend, in the
- * store's database and a schema of its own), one job per item. A job's id is the item's key — the out
- * dir, the input, its content hash and the hash of the recipe's files — so adding the same work again
- * adds nothing, whoever adds it and whatever state the job is in.
+ * The queues of distributed mode: one BullMQ queue per service and API key on a store (BullMQ 6 on its
+ * PostgreSQL backend, in the store's database and a schema of its own), one job per item. A job's id
+ * is the item's key — the out dir, the input, its content hash and the hash of the recipe's files — so
+ * adding the same work again adds nothing, whoever adds it and whatever state the job is in.
  *
  * The timings that decide failover, in one place (QUEUE_CHOICES): a worker holds each job under a lock
  * it renews every lockDuration / 2 while its process runs; a worker that dies (kill -9, a lost machine)
@@ -13,10 +13,11 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createPostgresBackend, type Job, withBackend } from 'bullmq';
+import type { Item } from '../item.ts';
 
 /** The defaults of distributed mode, in one block. */
 export const QUEUE_CHOICES = {
-  /** The queue's name (one per store). */
+  /** The start of every queue's name (one queue per service and API key on a store: queueOf). */
   name: 'genpipe-items',
   /** The schema the queue's tables are in (the store's are in `genpipe`). */
   schema: 'genpipe_queue',
@@ -48,17 +49,34 @@ export interface ItemJobData {
   flags: { force?: boolean; resubmitUnknown?: boolean; retryFailed?: boolean };
 }
 
-/** What a job returns: the item's final state and place. */
+/** What a job returns: the item's final state and place, and the item itself. */
 export interface ItemJobResult {
   state: string;
   place: string | null;
   reason: string | null;
+  /**
+   * The item as its drive ended: what the enqueuing run reports for a file the store has no row of (one
+   * refused before it was planned: unreadable, empty, no rule). Absent from jobs of older versions.
+   */
+  item?: Item;
+}
+
+/**
+ * The queue of one service and API key (queueOf): a worker takes only the jobs enqueued for the key it
+ * was given, so a store shared by several keys or services never has one key's files paid for with
+ * another's, nor a generation polled at a service that never made it.
+ */
+export function queueOf(service: string, keyFingerprint: string): string {
+  const h = createHash('sha256').update(`${service}\0${keyFingerprint}`).digest('hex');
+  return `${QUEUE_CHOICES.name}-${h.slice(0, 16)}`;
 }
 
 /** Where the queue is and how long its locks last (tests shorten them). */
 export interface QueueConnection {
   /** The store's connection string (holds its password: never shown). */
   url: string;
+  /** The queue's name: that of the service and API key the jobs are for (queueOf). */
+  queue: string;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
 }
@@ -74,7 +92,7 @@ function connectionOf(c: QueueConnection) {
 
 /** The queue of the store at `c.url` (close it). */
 export function openItemQueue(c: QueueConnection): ItemQueue {
-  return new bull.Queue<ItemJobData, ItemJobResult>(QUEUE_CHOICES.name, {
+  return new bull.Queue<ItemJobData, ItemJobResult>(c.queue, {
     connection: connectionOf(c),
     defaultJobOptions: {
       attempts: QUEUE_CHOICES.attempts,
@@ -89,7 +107,7 @@ export function openItemWorker(
   process: (job: ItemJob) => Promise<ItemJobResult>,
   concurrency: number,
 ): ItemWorker {
-  return new bull.Worker<ItemJobData, ItemJobResult>(QUEUE_CHOICES.name, process, {
+  return new bull.Worker<ItemJobData, ItemJobResult>(c.queue, process, {
     connection: connectionOf(c),
     concurrency,
     lockDuration: c.lockDurationMs ?? QUEUE_CHOICES.lockDurationMs,

@@ -26,6 +26,9 @@ export class ItemSession {
       source: this.source(),
       reports: false,
       reportIntervalMs: 0,
+      // A worker that stops leaves its files where they are, their jobs at the service included: the
+      // store keeps how far each got, and whoever takes the file next polls its generation.
+      stopGraceMs: 0,
       onItemEnded: (item) => this.ended(item),
       onEvent: (event) => {
         // A batch that stops (the store could not be written, the service refused the key) takes no

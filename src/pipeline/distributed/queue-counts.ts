@@ -20,7 +20,7 @@ export interface QueueCounts {
 }
 
 const COUNTS_SQL = `SELECT state::text AS state, count(*)::int AS n FROM ${QUEUE_CHOICES.schema}.job
-  WHERE queue = $1 AND data->>'outDir' = $2 GROUP BY state`;
+  WHERE queue LIKE $1 || '-%' AND data->>'outDir' = $2 GROUP BY state`;
 
 /** The jobs of `outDir` in the queue of the store at `url`, by state (null: no queue to read). */
 export async function queueCounts(url: string, outDir: string): Promise<QueueCounts | null> {

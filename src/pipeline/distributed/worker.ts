@@ -44,8 +44,10 @@ export interface WorkerOptions {
   /** Items worked on at once (jobs held). */
   concurrency: number;
   openSession: (key: SessionKey) => Promise<OpenedSession>;
-  /** Where the worker's lines go (a job refused here, a job done). */
+  /** Where the worker's lines go (a job refused here, the store gone and back). */
   log?: (line: string) => void;
+  /** Where its line for each job taken and ended goes (default: `log`). */
+  trace?: (line: string) => void;
 }
 
 interface LiveSession {
@@ -57,12 +59,14 @@ export class DistributedWorker {
   private readonly sessions = new Map<string, Promise<LiveSession>>();
   private readonly worker: ItemWorker;
   private readonly log: (line: string) => void;
+  private readonly trace: (line: string) => void;
   /** Says once that the store went away and once that it is back; quiet in between. */
   private readonly reach: StoreReachability;
   private held = 0;
 
   constructor(private readonly opts: WorkerOptions) {
     this.log = opts.log ?? (() => undefined);
+    this.trace = opts.trace ?? this.log;
     this.reach = new StoreReachability(opts.connection.url, this.log, 'worker');
     this.worker = openItemWorker(opts.connection, (job) => this.process(job), opts.concurrency);
     this.worker.on('error', (err) => void this.reach.failed(err));
@@ -133,14 +137,14 @@ export class DistributedWorker {
       throw new Error(why);
     }
     const live = await this.session(d);
-    this.log(`worker: ${d.input} taken (try ${job.attemptsStarted})`);
+    this.trace(`worker: ${d.input} taken (try ${job.attemptsStarted})`);
     const final = await live.session.drive(newItem(d.input, absPath, found.size, found.mtimeMs));
     if (final.state === 'stopped') {
       this.log(`worker: ${d.input} left: ${final.reason ?? 'stopped'}`);
       throw new Error(final.reason ?? `${d.input} was stopped`);
     }
-    this.log(`worker: ${d.input} ${final.state}`);
-    return { state: final.state, place: itemPlace(final), reason: final.reason ?? null };
+    this.trace(`worker: ${d.input} ${final.state}`);
+    return { state: final.state, place: itemPlace(final), reason: final.reason ?? null, item: final };
   }
 
   /** The session of the job's out dir and recipe (a new one when the last one stopped). */

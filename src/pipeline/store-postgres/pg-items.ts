@@ -4,7 +4,7 @@
  * Each method runs on the connection it is given (the store's pool, or one transaction's client).
  */
 import type pg from 'pg';
-import type { Item } from '../item.ts';
+import type { Item, ItemState } from '../item.ts';
 import {
   changedText,
   type ItemColumns,
@@ -22,6 +22,18 @@ import { choosePlaceAsync, folderInUse } from '../journal/item-place.ts';
 import type { JournalKey, JournalPhase, JournalRow } from '../journal/journal-row.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import { ITEM_SQL } from './pg-plans.ts';
+
+/** Where an input's active row stands (a waiting run's view of the work of others). */
+export interface ItemProgress {
+  input: string;
+  place: string;
+  state: ItemState;
+  reason: string | null;
+  /** The step a chain item is at; null for a single-request rule's item. */
+  step: string | null;
+  /** When it was last written, ms since the epoch by its writer's clock. */
+  updatedAt: number;
+}
 
 /** A connection or a transaction's client. */
 export type Queryable = Pick<pg.ClientBase, 'query'>;
@@ -78,6 +90,26 @@ export class PgItems {
 
   allActive(q: Queryable): Promise<JournalRow[]> {
     return this.all(q, ITEM_SQL.allActive, []);
+  }
+
+  /** Where each active row changed at or after `sinceMs` (by its writer's clock) stands. */
+  async changedSince(q: Queryable, sinceMs: number): Promise<ItemProgress[]> {
+    const { rows } = await q.query<{
+      input: string;
+      place: string;
+      state: string;
+      reason: string | null;
+      step: string | null;
+      updated_at: string;
+    }>(ITEM_SQL.changedSince, [this.outDir, sinceMs]);
+    return rows.map((r) => ({
+      input: r.input,
+      place: r.place,
+      state: r.state as ItemState,
+      reason: r.reason,
+      step: r.step,
+      updatedAt: Number(r.updated_at),
+    }));
   }
 
   inPhase(q: Queryable, phase: JournalPhase): Promise<JournalRow[]> {

@@ -61,7 +61,7 @@ import {
   type StoreConnectionError,
   storeError,
 } from './connection.ts';
-import { PgItems, type Queryable } from './pg-items.ts';
+import { type ItemProgress, PgItems, type Queryable } from './pg-items.ts';
 import { lockHolderOf, OutDirLock } from './pg-lock.ts';
 import { BATCH_SQL, DURATION_SQL, HASH_SQL, ITEM_SQL, QUOTA_SQL, REFERENCE_SQL } from './pg-plans.ts';
 import { migrateSchema } from './pg-schema.ts';
@@ -496,6 +496,15 @@ export class PostgresStore implements Store {
   async rows(): Promise<JournalRow[]> {
     this.assertOpen();
     return this.use('reading the items', (q) => this.items.allActive(q));
+  }
+
+  /**
+   * Where each active row of this out dir written at or after `sinceMs` (by its writer's clock) stands:
+   * what a run waiting for workers shows of their progress, without reading the items themselves.
+   */
+  async changedSince(sinceMs: number): Promise<ItemProgress[]> {
+    this.assertOpen();
+    return this.use('reading the items', (q) => this.items.changedSince(q, sinceMs));
   }
 
   async finishedFiles(): Promise<Map<string, FinishedFile>> {

@@ -1,0 +1,201 @@
+/**
+ * `genpipe run <dir> --out <dir> --store <url>`: distributed mode's run. It enqueues the folder's files
+ * for the store's workers, works on its share here like a worker (unless --no-work), follows the batch
+ * to its end and writes report.json and report.html — through the same body as every run
+ * (batch-command.ts: progress display, --json, --log-file, --metrics-port, signals, the closing
+ * summary, exit codes), its batch started by startDistributedBatch instead of the runner. `--detach`
+ * enqueues and returns (executeDetach).
+ */
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import {
+  DistributedWorker,
+  type Enqueued,
+  enqueueFolder,
+  type ItemQueue,
+  type OwnShare,
+  openItemQueue,
+  startDistributedBatch,
+} from '../pipeline/distributed/index.ts';
+import type { BatchResult } from '../pipeline/index.ts';
+import { PostgresStore, redactUrl, StoreReachability } from '../pipeline/store-postgres/index.ts';
+import type { BatchCommand, BatchSetup } from './batch-command.ts';
+import type { BatchFlags } from './batch-options.ts';
+import { resolveBatchOptions } from './batch-options.ts';
+import {
+  queueConnection,
+  sessionOpener,
+  WORKER_DEFAULT_CONCURRENCY,
+  type WorkerFlags,
+} from './distributed.ts';
+import { EXIT } from './exit-codes.ts';
+import { openRunStore } from './store-option.ts';
+
+/** The flags of distributed mode on `genpipe run`. */
+export interface DistributeFlags {
+  /** false with --no-distribute: the folder is run here alone, the store as its journal. */
+  distribute?: boolean;
+  /** false with --no-work: only enqueue and wait. */
+  work?: boolean;
+  /** --detach: enqueue and return. */
+  detach?: boolean;
+}
+
+/** The flags a job carries from the run that enqueued it. */
+function jobFlags(flags: BatchFlags) {
+  return {
+    ...(flags.force ? { force: true } : {}),
+    ...(flags.resubmitUnknown ? { resubmitUnknown: true } : {}),
+    ...(flags.retryFailed ? { retryFailed: true } : {}),
+  };
+}
+
+/** The line that says what was enqueued. */
+function enqueuedText(e: Enqueued, url: string): string {
+  const known = e.jobs.length - e.added - e.retried;
+  return (
+    `enqueued ${e.jobs.length} file${e.jobs.length === 1 ? '' : 's'} in the store's queue: ${e.added} new` +
+    (e.retried > 0 ? `, ${e.retried} not finished before and put back` : '') +
+    `, ${known} already queued or done (store ${redactUrl(url)})`
+  );
+}
+
+/**
+ * The BatchCommand of a distributed run: `run`'s own (its progress, its exit codes) but for how the
+ * batch starts, what a signal says, and the closing lines.
+ *
+ * @param run - `genpipe run`'s command (run.ts)
+ */
+export function distributedRunCommand(
+  run: BatchCommand,
+  url: string,
+  flags: BatchFlags & DistributeFlags & WorkerFlags,
+): BatchCommand {
+  let queue: ItemQueue | null = null;
+  let reach: StoreReachability | null = null;
+  let enqueued: Enqueued | null = null;
+  const share = (setup: BatchSetup): OwnShare => {
+    let worker: DistributedWorker | null = null;
+    const record = (line: string) => setup.note(line);
+    return {
+      start: async () => {
+        worker = new DistributedWorker({
+          connection: queueConnection(url, flags),
+          concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
+          // The run's display shows every file's states: the session tells the metrics nothing more.
+          openSession: sessionOpener(url, setup.service, { ...flags, verbose: false }),
+          log: record,
+          ...(flags.verbose ? {} : { trace: () => undefined }),
+        });
+        await worker.ready();
+      },
+      close: async (giveBack) => {
+        await worker?.close(giveBack);
+      },
+    };
+  };
+  return {
+    ...run,
+    storeLock: false,
+    interruption: (signal) => ({
+      reason: `interrupted (${signal})`,
+      note:
+        `interrupted (${signal}): this run stops waiting and its own worker gives the files in its hands ` +
+        'back to the queue; the workers go on with the batch (signal again to stop at once)',
+    }),
+    async start(setup, common) {
+      if (!(setup.journal instanceof PostgresStore))
+        throw new Error('a distributed run needs a PostgreSQL store');
+      reach = new StoreReachability(url, setup.note, 'run');
+      const q = openItemQueue(queueConnection(url, flags));
+      queue = q;
+      q.on('error', (err) => void reach?.failed(err));
+      await q.waitUntilReady();
+      return startDistributedBatch({
+        enqueue: {
+          queue: q,
+          hashes: setup.journal.hashCache(),
+          inputDir: setup.inputDir,
+          outDir: setup.outDir,
+          recipe: setup.recipe,
+          recipePath: flags.recipe ? resolve(flags.recipe) : null,
+          flags: jobFlags(flags),
+          batch: randomUUID(),
+          select: setup.select,
+        },
+        store: setup.journal,
+        share: flags.work === false ? null : share(setup),
+        onEvent: common.onEvent,
+        redact: common.redact,
+        journal: common.journal ?? null,
+        signal: common.signal,
+        reach,
+        onEnqueued: (e) => {
+          enqueued = e;
+          setup.note(enqueuedText(e, url));
+        },
+      });
+    },
+    settle: async () => {
+      reach?.close();
+      await queue?.close();
+    },
+    closingLines: (result: BatchResult) => {
+      const lines: string[] = [];
+      if (result.stop) {
+        lines.push(`the batch stopped early: ${result.stop.reason}`);
+        const left = result.report.totals.unprocessed;
+        if (left > 0) {
+          lines.push(
+            `${left} file${left === 1 ? '' : 's'} not finished here stay with the workers: run the same command again to wait for them (nothing is enqueued twice), or see genpipe status`,
+          );
+        }
+      } else if (enqueued && enqueued.jobs.length === 0) {
+        lines.push('nothing to enqueue: no input file found');
+      }
+      return lines;
+    },
+  };
+}
+
+/**
+ * `genpipe run … --store … --detach`: enqueues the folder and returns (exit 0); the workers do the rest
+ * and `genpipe status <out-dir> --store …` follows them. Errors are thrown (the caller prints them).
+ */
+export async function executeDetach(
+  inputDir: string,
+  url: string,
+  flags: BatchFlags & WorkerFlags,
+  say: (line: string) => void,
+  checkInputDir: (inputDir: string) => Promise<void>,
+): Promise<number> {
+  const options = await resolveBatchOptions(inputDir, flags, 'run', checkInputDir);
+  const store = await openRunStore({ url, outDir: options.outDir, lock: false });
+  const queue = openItemQueue(queueConnection(url, flags));
+  try {
+    await queue.waitUntilReady();
+    const batch = randomUUID();
+    const e = await enqueueFolder({
+      queue,
+      hashes: store.hashCache(),
+      inputDir: options.inputDir,
+      outDir: options.outDir,
+      recipe: options.recipe,
+      recipePath: flags.recipe ? resolve(flags.recipe) : null,
+      flags: jobFlags(flags),
+      batch,
+      select: options.select,
+    });
+    if (flags.json) {
+      process.stdout.write(
+        `${JSON.stringify({ type: 'enqueued', batch, files: e.jobs.length, added: e.added, put_back: e.retried, out_dir: options.outDir })}\n`,
+      );
+    }
+    say(enqueuedText(e, url));
+    say(`the workers do the rest: genpipe status ${options.outDir} --store … shows how far they got`);
+    return EXIT.ok;
+  } finally {
+    await queue.close();
+    await store.close();
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * `genpipe run --store` as a user runs it: distributed by default (enqueued for the workers, a share
+ * worked on by the run's own worker, the batch followed to its end through the same progress, --json,
+ * --log-file and report as any run), re-run, killed with -9, interrupted, and a worker of another API
+ * key that must take none of its files. Against the emulator over loopback and an embedded PostgreSQL;
+ * the service's admin view is the measure of what was paid.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { adminRows, heldGenerations, hold, KEY_B, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
+import { usePromptFolders } from './prompt-folder.ts';
+import { cliEnv, runCli } from './run-cli.ts';
+import { LOCK_FLAGS, useWorkerChildren } from './worker-child.ts';
+
+const pg = usePostgres();
+const promptFolder = usePromptFolders();
+let emu: RunningEmulator;
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+});
+afterAll(async () => {
+  await emu?.close();
+});
+
+const startWorker = useWorkerChildren(() => emu);
+
+function prompts(n: number, tag: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < n; i++) files[`p${String(i).padStart(3, '0')}.txt`] = `${tag} prompt number ${i}`;
+  return files;
+}
+
+async function servicedCount(client?: string): Promise<number> {
+  return (await adminRows(emu, client)).length;
+}
+
+function reportOf(out: string) {
+  return JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+}
+
+/** The password of a store URL. */
+function passwordOf(url: string): string {
+  return decodeURIComponent(new URL(url).password);
+}
+
+describe('genpipe run --store (distributed by default)', () => {
+  it('enqueues, works beside a worker, shows every file as a run does, and a re-run pays for nothing again', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder({
+      ...prompts(6, 'default-run'),
+      'empty.txt': '',
+      'notes.md': 'no rule',
+    });
+    const before = await servicedCount();
+    const worker = startWorker(url);
+    await worker.until(/worker ready/);
+    const log = join(out, '..', 'run.log');
+    const r = await runCli(
+      ['run', input, '--out', out, '--store', url, '--json', '--log-file', log],
+      cliEnv(emu),
+      120_000,
+    );
+    // The empty file failed: exit 1, as a run alone says.
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/enqueued 8 files in the store's queue: 8 new, 0 already queued or done/);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const finals = new Map<string, string>();
+    for (const e of events) {
+      if (e.type === 'item_state' && ['reported', 'failed', 'skipped'].includes(e.state))
+        finals.set(e.input, e.state);
+    }
+    expect(finals.get('empty.txt')).toBe('failed');
+    expect(finals.get('notes.md')).toBe('skipped');
+    expect([...finals.values()].filter((s) => s === 'reported')).toHaveLength(6);
+    expect(events.at(-1)).toMatchObject({
+      type: 'batch_finished',
+      totals: { inputs: 8, succeeded: 6, failed: 1, skipped: 1 },
+    });
+    // The report names every file, those refused before any worker planned them included.
+    const report = reportOf(out);
+    expect(report.totals).toMatchObject({ inputs: 8, succeeded: 6, failed: 1, skipped: 1 });
+    const empty = report.items.find((i: { input: string }) => i.input === 'empty.txt');
+    expect(empty.reason).toMatch(/empty/);
+    expect(report.journal.file).toMatch(/^postgres:\/\/genpipe:(\*\*\*|\[redacted\])@127\.0\.0\.1:\d+\//);
+    expect((await servicedCount()) - before).toBe(6);
+    const logText = readFileSync(log, 'utf8');
+    expect(logText).toMatch(/enqueued 8 files/);
+    expect(logText).toMatch(/finished: 8 inputs, 6 succeeded, 1 failed, 1 skipped/);
+    // The run's own worker and the other one both worked on the batch's files.
+    expect(worker.text()).toMatch(/ taken /);
+
+    // Again: the six are done, the failed file is handed back to the store's decision, nothing is paid.
+    const again = await runCli(['run', input, '--out', out, '--store', url], cliEnv(emu), 120_000);
+    expect(again.code, again.stderr).toBe(1);
+    expect(again.stderr).toMatch(
+      /8 files in the store's queue: 0 new, 1 not finished before and put back, 7 already queued or done/,
+    );
+    expect(again.stdout).toMatch(/p000\.txt: already done in an earlier run/);
+    expect(reportOf(out).totals).toMatchObject({ inputs: 8, succeeded: 6, failed: 1, skipped: 1 });
+    expect((await servicedCount()) - before).toBe(6);
+    for (const text of [
+      r.stderr,
+      r.stdout,
+      again.stderr,
+      logText,
+      readFileSync(join(out, 'report.html'), 'utf8'),
+    ]) {
+      expect(text).not.toContain(passwordOf(url));
+    }
+  }, 240_000);
+
+  it('killed with -9 while its own worker holds files at the service: the same command again collects them, nothing is created twice', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(6, 'killed-run'));
+    const before = await servicedCount();
+    const holdId = await hold(emu, { state: 'processing' });
+    const args = ['run', input, '--out', out, '--store', url, '--concurrency', '4', ...LOCK_FLAGS];
+    const first = spawnGenpipe(args, cliEnv(emu));
+    await heldGenerations(emu, 4);
+    first.proc.kill('SIGKILL');
+    await first.exited;
+    await unhold(emu, holdId);
+    const again = await runCli(args, cliEnv(emu), 120_000);
+    expect(again.code, again.stderr).toBe(0);
+    expect(reportOf(out).totals).toMatchObject({ inputs: 6, succeeded: 6, failed: 0 });
+    // The four held by the killed run were polled by the next one, not created again.
+    expect((await servicedCount()) - before).toBe(6);
+  }, 180_000);
+
+  it('Ctrl-C: stops waiting (exit 130), its files go back to the queue, the report says which were not finished; a worker and a re-run finish them', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(5, 'interrupted-run'));
+    const before = await servicedCount();
+    const holdId = await hold(emu, { state: 'processing' });
+    const args = ['run', input, '--out', out, '--store', url, ...LOCK_FLAGS];
+    const first = spawnGenpipe(args, cliEnv(emu));
+    await heldGenerations(emu, 5);
+    first.proc.kill('SIGINT');
+    const ended = await first.exited;
+    await unhold(emu, holdId);
+    expect(ended.code, first.stderr()).toBe(130);
+    expect(first.stderr()).toMatch(
+      /this run stops waiting and its own worker gives the files in its hands back to the queue/,
+    );
+    expect(first.stderr()).toMatch(
+      /5 files not finished here stay with the workers: run the same command again/,
+    );
+    const stopped = reportOf(out);
+    expect(stopped.totals).toMatchObject({ inputs: 5, unprocessed: 5 });
+    expect(stopped.items[0].reason).toMatch(/not finished when this run stopped waiting/);
+    const worker = startWorker(url);
+    await worker.until(/worker ready/);
+    const waited = await runCli([...args, '--no-work'], cliEnv(emu), 120_000);
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(reportOf(out).totals).toMatchObject({ inputs: 5, succeeded: 5 });
+    expect((await servicedCount()) - before).toBe(5);
+  }, 180_000);
+
+  it("a worker given another API key takes none of the run's files (one queue per service and key)", async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(8, 'other-key'));
+    const beforeB = await servicedCount('b');
+    const before = await servicedCount();
+    const other = startWorker(url, ['--api-key', KEY_B]);
+    await other.until(/worker ready/);
+    const r = await runCli(['run', input, '--out', out, '--store', url], cliEnv(emu), 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(reportOf(out).totals).toMatchObject({ inputs: 8, succeeded: 8 });
+    expect(other.text()).not.toMatch(/ taken /);
+    expect((await servicedCount('b')) - beforeB).toBe(0);
+    expect((await servicedCount()) - before).toBe(8);
+  }, 180_000);
+
+  it('refuses --no-work and --detach without a store, and with --no-distribute or --emulator (exit 2)', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(1, 'refusals'));
+    const none = await runCli(['run', input, '--out', out, '--detach'], cliEnv(emu));
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--no-work and --detach enqueue the files in a store for workers/);
+    const alone = await runCli(
+      ['run', input, '--out', out, '--store', url, '--no-work', '--no-distribute'],
+      cliEnv(emu),
+    );
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(
+      /--no-work leaves the files to workers, but --no-distribute runs them here alone/,
+    );
+    const emulated = await runCli(
+      ['run', input, '--out', out, '--store', url, '--detach', '--emulator'],
+      cliEnv(emu),
+    );
+    expect(emulated.code).toBe(2);
+    expect(emulated.stderr).toMatch(/the embedded emulator is this run's own: no worker can reach it/);
+  }, 60_000);
+});
