@@ -302,7 +302,8 @@ export async function executeDistributedRun(
       ...(signal ? { signal } : {}),
       reach,
     });
-    signal?.addEventListener('abort', () => batch.stop('the demo was stopped'), { once: true });
+    if (signal?.aborted) batch.stop('the demo was stopped');
+    else signal?.addEventListener('abort', () => batch.stop('the demo was stopped'), { once: true });
     const result = await batch.done;
     progress.close();
     const t = result.report.totals;

@@ -62,7 +62,8 @@ export function startDistributedBatch(o: DistributedBatchOptions): Batch {
   };
   const waiting = new AbortController();
   const abort = () => waiting.abort();
-  o.signal?.addEventListener('abort', abort, { once: true });
+  if (o.signal?.aborted) waiting.abort();
+  else o.signal?.addEventListener('abort', abort, { once: true });
   // Set by stop(), read in the batch's body (an object: the body's reads are not narrowed to null).
   const stopped: { stop: BatchStop | null } = { stop: null };
   let windingUp = false;
