@@ -124,6 +124,8 @@ export function createClient(options: ClientOptions): GenpipeClient {
   });
   const governor = new ConcurrencyGovernor({
     maxConcurrentJobs: options.maxConcurrentJobs ?? null,
+    // A shared quota runs the slow start for every process on the key (SharedQuota.reserveJobSlot).
+    slowStart: options.sharedQuota === undefined,
     log: hooks.log,
   });
   return {

@@ -19,6 +19,12 @@ export interface GovernorOptions {
   maxConcurrentJobs?: number | null;
   /** Longest hold of a create before it is tried anyway (the concurrency 429's Retry-After). */
   fallbackMs?: number;
+  /**
+   * False when something else paces the creates while the ceiling is unknown (a quota shared with
+   * other processes runs the slow start for the whole key): then, until a ceiling is known, only the
+   * cap holds creates here. Default true.
+   */
+  slowStart?: boolean;
   now?: () => number;
   log?: ((message: string) => void) | undefined;
 }
@@ -65,6 +71,7 @@ export class ConcurrencyGovernor {
   private readonly cap: number | null;
   private learned: number | null = null;
   private readonly fallbackMs: number;
+  private readonly slowStart: boolean;
   private readonly now: () => number;
   private readonly log: ((message: string) => void) | undefined;
   /** Our jobs the service counts as active: id → time of its 201. */
@@ -80,6 +87,7 @@ export class ConcurrencyGovernor {
   constructor(options: GovernorOptions = {}) {
     this.cap = options.maxConcurrentJobs ?? null;
     this.fallbackMs = options.fallbackMs ?? LIMITS.concurrencyRetryAfterSeconds * 1000;
+    this.slowStart = options.slowStart ?? true;
     this.now = options.now ?? Date.now;
     this.log = options.log;
   }
@@ -171,7 +179,7 @@ export class ConcurrencyGovernor {
   private hasRoom(): boolean {
     const ceiling = this.ceiling;
     if (ceiling !== null) return this.activeCount + this.reserved < ceiling;
-    return this.reserved < Math.max(1, this.activeCount);
+    return !this.slowStart || this.reserved < Math.max(1, this.activeCount);
   }
 
   /** Admits waiters from the head while there is room; `released` marks a job that just ended. */

@@ -383,7 +383,7 @@ export class Generations {
       }
       ticket.done({ status: 201, headers: res.headers });
       slot.done({ created: generation.id });
-      await this.deps.sharedQuota?.jobStarted(generation.id, requestId);
+      await this.shared?.started(generation.id, requestId);
       return generation;
     }
     const error = await transport.error(res, requestId);

@@ -2,8 +2,8 @@
  * A client's side of a shared quota (shared-quota.ts), for its creates: the waits for the key's job
  * slot and request slot, the recovery of slots a dead process left (once when the client first
  * creates, and again whenever a create finds the key's slots full for longer than recoverAfterMs), and
- * the wake-up of waiting creates when one of this client's jobs ends (other processes' endings are
- * seen by asking again every pollMs).
+ * the wake-up of waiting creates when one of this client's creates made its job or one of its jobs
+ * ends (other processes' are seen by asking again every pollMs).
  */
 import type { SharedQuota, SharedWindow } from './shared-quota.ts';
 import { abortReason, sleep } from './sleep.ts';
@@ -106,6 +106,19 @@ export class SharedSlots {
   async notStarted(requestId: string, refused: 'concurrency' | null): Promise<number | null> {
     try {
       return await this.deps.quota.jobNotStarted(requestId, refused);
+    } finally {
+      this.wake();
+    }
+  }
+
+  /**
+   * The create carrying `requestId` made job `generationId`: its reservation becomes the job's slot,
+   * and the creates waiting here ask again at once (while the key's ceiling is unknown, a running job
+   * makes room for one more create on its way).
+   */
+  async started(generationId: string, requestId: string): Promise<void> {
+    try {
+      await this.deps.quota.jobStarted(generationId, requestId);
     } finally {
       this.wake();
     }
