@@ -120,6 +120,8 @@ export function createClient(options: ClientOptions): GenpipeClient {
   const pacer = new Pacer({
     windowMs: options.rateWindowMs ?? null,
     limit: options.rateLimit ?? null,
+    // A shared quota's request log counts every process's creates on the key, exactly.
+    othersCounted: options.sharedQuota !== undefined,
     log: hooks.log,
   });
   const governor = new ConcurrencyGovernor({

@@ -13,7 +13,8 @@
  * logged as if made at that moment, so the pacer leaves room for them too. The service counted that
  * 201's window when it received the create, so ours are counted as of the moment it was sent: an entry
  * of ours that aged out while the answer travelled was still in the service's count, and is not
- * somebody else's (entries are kept one window longer than they count, for this).
+ * somebody else's (entries are kept one window longer than they count, for this). With a quota shared
+ * through a store (`othersCounted`) the other processes' creates are in its exact log instead.
  */
 import { CHOICES, LIMITS, RATE_HEADERS } from '../spec/index.ts';
 import { MAX_RATE_WINDOW_MS, RateWindow, type WindowReading } from './rate-window.ts';
@@ -31,6 +32,13 @@ export interface PacerOptions {
   limit?: number | null;
   /** Added to every computed wait, against timer and clock granularity. */
   marginMs?: number;
+  /**
+   * True when the creates of other processes on the key are counted elsewhere, exactly (a shared
+   * quota's request log): X-RateLimit-Remaining is then not read as theirs. Logged as made when this
+   * answer came back — later than they were — they would hold this process's creates past the moment
+   * the shared log lets them go.
+   */
+  othersCounted?: boolean;
   now?: () => number;
   log?: ((message: string) => void) | undefined;
 }
@@ -61,6 +69,7 @@ export class Pacer {
   private readonly window: RateWindow;
   private limitValue: number | null;
   private readonly marginMs: number;
+  private readonly othersCounted: boolean;
   private readonly now: () => number;
   private readonly log: ((message: string) => void) | undefined;
   /** Ascending times (ms) at which counted creates were answered. */
@@ -81,6 +90,7 @@ export class Pacer {
     this.window = new RateWindow(options.windowMs ?? null);
     this.limitValue = options.limit ?? null;
     this.marginMs = options.marginMs ?? 5;
+    this.othersCounted = options.othersCounted ?? false;
     this.now = options.now ?? Date.now;
     this.log = options.log;
     if (this.limitValue !== null) this.probed = true;
@@ -235,7 +245,7 @@ export class Pacer {
     if (!counted) return;
     this.prune();
     const remaining = readInt(outcome.headers[RATE_HEADERS.remaining.toLowerCase()]);
-    if (this.limitValue !== null && remaining !== null) {
+    if (this.limitValue !== null && remaining !== null && !this.othersCounted) {
       // Entries the service counts that are not ours (another process with the same key): the
       // service's count minus every create of ours that could be in it, this one included — those
       // live when this create was sent (the service counted no later than it received it).
