@@ -4,8 +4,10 @@
  * in progress or done is not added again, whoever enqueues it; one whose file did not settle is put
  * back for the store to decide on, as a re-run does).
  */
+import pLimit from 'p-limit';
 import { discover } from '../discover.ts';
 import type { InputSelection } from '../input-selection.ts';
+import type { Item } from '../item.ts';
 import { type HashCache, hashWithCache } from '../journal/content-hash.ts';
 import { type Recipe, recipeFiles } from '../recipe.ts';
 import { fileSha256, type ItemJob, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
@@ -51,12 +53,23 @@ export interface Enqueued {
   retried: number;
 }
 
-/** Discovers the input folder and adds a job per file (see the module comment). */
+/** Files enqueued together: hashed side by side, looked up and added in one round each. */
+const CHUNK = 32;
+
+/** Files hashed at once within a chunk. */
+const HASHING = 4;
+
+/**
+ * Discovers the input folder and adds a job per file (see the module comment), a chunk of files at a
+ * time: a worker waiting for work gets the first files at once rather than one round trip apart each,
+ * and a folder of many thousand files is enqueued in a few round trips per chunk.
+ */
 export async function enqueueFolder(o: EnqueueOptions): Promise<Enqueued> {
   const recipeHashes: string[] = [];
   for (const f of recipeFiles(o.recipe)) recipeHashes.push(await fileSha256(f));
   const recipeHash = recipeHashes.join(':');
   const out: Enqueued = { jobs: [], added: 0, retried: 0 };
+  let chunk: Item[] = [];
   for await (const found of discover(o.inputDir, {
     outDir: o.outDir,
     skipFiles: recipeFiles(o.recipe),
@@ -64,34 +77,56 @@ export async function enqueueFolder(o: EnqueueOptions): Promise<Enqueued> {
     ...(o.select ? { select: o.select } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
   })) {
-    const data: ItemJobData = {
-      batch: o.batch,
-      inputDir: o.inputDir,
-      outDir: o.outDir,
-      input: found.input,
-      recipe: o.recipePath,
-      flags: o.flags,
-    };
-    const contentHash = await hashWithCache(o.hashes, found.absPath, o.signal);
-    const id = itemJobId(data, contentHash, recipeHash);
-    const job: EnqueuedJob = {
-      id,
-      input: found.input,
-      absPath: found.absPath,
-      size: found.size,
-      mtimeMs: found.mtimeMs,
-    };
-    out.jobs.push(job);
-    const existing = await o.queue.getJob(id);
-    if (existing) {
-      if (await againIfUnfinished(existing, data)) out.retried++;
-    } else {
-      await o.queue.add('item', data, { jobId: id });
-      out.added++;
-    }
-    o.onJob?.(job);
+    chunk.push(found);
+    if (chunk.length < CHUNK) continue;
+    await enqueueChunk(o, chunk, recipeHash, out);
+    chunk = [];
   }
+  if (chunk.length > 0) await enqueueChunk(o, chunk, recipeHash, out);
   return out;
+}
+
+/** Hashes a chunk's files, adds those not enqueued yet in one round, puts back those that did not settle. */
+async function enqueueChunk(
+  o: EnqueueOptions,
+  files: Item[],
+  recipeHash: string,
+  out: Enqueued,
+): Promise<void> {
+  const hashing = pLimit(HASHING);
+  const entries = await Promise.all(
+    files.map((found) =>
+      hashing(async () => {
+        const data: ItemJobData = {
+          batch: o.batch,
+          inputDir: o.inputDir,
+          outDir: o.outDir,
+          input: found.input,
+          recipe: o.recipePath,
+          flags: o.flags,
+        };
+        const contentHash = await hashWithCache(o.hashes, found.absPath, o.signal);
+        const job: EnqueuedJob = {
+          id: itemJobId(data, contentHash, recipeHash),
+          input: found.input,
+          absPath: found.absPath,
+          size: found.size,
+          mtimeMs: found.mtimeMs,
+        };
+        return { data, job, existing: await o.queue.getJob(job.id) };
+      }),
+    ),
+  );
+  const fresh = entries.filter((e) => !e.existing);
+  if (fresh.length > 0) {
+    await o.queue.addBulk(fresh.map((e) => ({ name: 'item', data: e.data, opts: { jobId: e.job.id } })));
+    out.added += fresh.length;
+  }
+  for (const e of entries) {
+    if (e.existing && (await againIfUnfinished(e.existing, e.data))) out.retried++;
+    out.jobs.push(e.job);
+    o.onJob?.(e.job);
+  }
 }
 
 /** File states a job may have ended with that a re-run does not look at again. */
