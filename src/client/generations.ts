@@ -306,11 +306,13 @@ export class Generations {
     const limit = pacer.limit;
     // While the window is unknown (the client's first create probes it) the request is logged all
     // the same, in the interface's window, so the other processes count it.
+    const bounds = pacer.windowBounds;
     const window =
       windowMs === null || limit === null
         ? { windowMs: LIMITS.rateWindowSeconds * 1000, limit: UNKNOWN_LIMIT }
-        : { windowMs, limit };
-    await this.shared.requestSlot(requestId, window, intent, held);
+        : { windowMs, limit, ...(bounds ? { loMs: bounds.loMs } : {}) };
+    // The key's processes pace by the tightest bounds any of them learned: this one too.
+    await this.shared.requestSlot(requestId, window, intent, held, (b) => pacer.adoptWindow(b));
   }
 
   /**

@@ -106,6 +106,19 @@ export class Pacer {
     return this.window.ms;
   }
 
+  /** The learned bounds of the window's length (ms; lo exclusive); null when given or not learned yet. */
+  get windowBounds(): { loMs: number; hiMs: number } | null {
+    return this.window.bounds;
+  }
+
+  /**
+   * Narrows the learned window by bounds other processes on the key learned (a shared quota's): their
+   * intersection with this pacer's own, when they overlap (else this pacer's stand).
+   */
+  adoptWindow(bounds: { loMs: number; hiMs: number }): void {
+    this.window.adopt(bounds);
+  }
+
   /**
    * The window the log ages entries by: the known one, or (when a counted create came back without
    * X-RateLimit-Reset) the interface's.

@@ -78,6 +78,22 @@ export class RateWindow {
     return this.fixedMs === null;
   }
 
+  /** The learned bounds (ms; lo exclusive), null when the window is given or not learned yet. */
+  get bounds(): { loMs: number; hiMs: number } | null {
+    if (this.fixedMs !== null || this.window === null) return null;
+    return { loMs: this.window.lo, hiMs: this.window.hi };
+  }
+
+  /**
+   * Narrows the learned bounds by others learned elsewhere (other processes on the key): each holds the
+   * true length, so their intersection does. Bounds that exclude these are ignored (this window's own
+   * answers will say whether it changed).
+   */
+  adopt(bounds: { loMs: number; hiMs: number }): void {
+    if (this.fixedMs !== null || this.window === null) return;
+    this.window = intersect(this.window, { lo: bounds.loMs, hi: bounds.hiMs }) ?? this.window;
+  }
+
   /**
    * Learns from a 201.
    * @returns true when the window was learned for the first time or changed (not merely narrowed)

@@ -13,18 +13,31 @@
 
 /** The request window paced by: the service's length and allowance. */
 export interface SharedWindow {
+  /** The length paced by, ms: the caller's upper bound of it. */
   windowMs: number;
   limit: number;
+  /**
+   * The caller's exclusive lower bound of the length, when it learned it (not given it): the quota may
+   * then pace by the bounds every process on the key learned, intersected.
+   */
+  loMs?: number;
 }
 
 /** The answer to asking for a request slot. */
-export type SharedSlotAnswer =
+export type SharedSlotAnswer = (
   | {
       granted: true;
       /** True when the intent given was recorded in the slot's own transaction. */
       intentRecorded?: boolean;
     }
-  | { granted: false; retryInMs: number };
+  | { granted: false; retryInMs: number }
+) & {
+  /**
+   * The bounds of the window's length every process on the key learned, intersected (lo exclusive, hi
+   * inclusive, ms), when the quota keeps them: the caller paces by them too.
+   */
+  window?: { loMs: number; hiMs: number };
+};
 
 /** The answer to asking for a job slot. */
 export type SharedJobSlotAnswer =

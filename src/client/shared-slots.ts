@@ -94,9 +94,12 @@ export class SharedSlots {
     window: SharedWindow,
     intent: unknown,
     signal: AbortSignal | undefined,
+    /** Told the window's bounds the key's processes learned together, whenever the quota says them. */
+    onWindow?: (bounds: { loMs: number; hiMs: number }) => void,
   ): Promise<boolean> {
     for (;;) {
       const answer = await this.deps.quota.takeRequestSlot(requestId, window, intent);
+      if (answer.window) onWindow?.(answer.window);
       if (answer.granted) return answer.intentRecorded === true;
       await sleep(answer.retryInMs, signal);
     }

@@ -133,6 +133,26 @@ describe('the pacer learns the rate window', () => {
     (await second).done('not-sent');
   });
 
+  it("narrows its window by bounds other processes learned (a shared quota's), never past its own, and never a given one", async () => {
+    vi.useFakeTimers({ now: T0 });
+    const pacer = new Pacer({});
+    const service = new FakeService(5000, 4);
+    const first = await pacer.acquire();
+    first.done(service.answer(Date.now()));
+    const own = pacer.windowBounds;
+    expect(own).not.toBeNull();
+    // Bounds overlapping its own: the intersection, the tighter upper bound paced by.
+    pacer.adoptWindow({ loMs: 4_999, hiMs: 5_001 });
+    expect(pacer.windowMs).toBe(5_001);
+    // Bounds that exclude its own are not taken (its own answers say whether the window changed).
+    pacer.adoptWindow({ loMs: 7_000, hiMs: 8_000 });
+    expect(pacer.windowMs).toBe(5_001);
+    const given = new Pacer({ windowMs: 9_000 });
+    given.adoptWindow({ loMs: 4_999, hiMs: 5_001 });
+    expect(given.windowMs).toBe(9_000);
+    expect(given.windowBounds).toBeNull();
+  });
+
   it('learns 60 s, and paces 3 windows of creates with zero 429s', async () => {
     vi.useFakeTimers({ now: T0 });
     const pacer = new Pacer({});

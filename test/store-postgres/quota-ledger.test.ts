@@ -120,6 +120,34 @@ describe('shared request window', () => {
     );
     expect(await inTx(c, (q) => takeRequestSlot(q, key, WINDOW, 'r4'))).toMatchObject({ granted: true });
   });
+  it("paces every process by the tightest window bounds any of them learned; bounds that exclude the key's start again", async () => {
+    const key = keyNamed('sk-bounds');
+    const c = clients[0]!;
+    const loose = { windowMs: 5_900, loMs: 4_100, limit: 1 };
+    const tight = { windowMs: 5_200, loMs: 4_700, limit: 1 };
+    expect(await inTx(c, (q) => takeRequestSlot(q, key, loose, 'b0'))).toMatchObject({
+      granted: true,
+      window: { loMs: 4_100, hiMs: 5_900 },
+    });
+    // A second process learned tighter bounds: the key is paced by their intersection from now on.
+    const second = await inTx(clients[1]!, (q) => takeRequestSlot(q, key, tight, 'b1'));
+    expect(second).toMatchObject({ granted: false, window: { loMs: 4_700, hiMs: 5_200 } });
+    // The loose process too: its request waits for the tight window, not its own 5.9 s.
+    const first = await inTx(c, (q) => takeRequestSlot(q, key, loose, 'b2'));
+    expect(first.granted).toBe(false);
+    expect(first.window).toEqual({ loMs: 4_700, hiMs: 5_200 });
+    expect(!first.granted && first.retryInMs).toBeLessThanOrEqual(5_200);
+    expect(!first.granted && first.retryInMs).toBeGreaterThan(4_000);
+    // A window that grew (a 429 taught one process bounds above the key's): its bounds start again.
+    const grown = { windowMs: 9_000, loMs: 5_200, limit: 1 };
+    expect(await inTx(c, (q) => takeRequestSlot(q, key, grown, 'b3'))).toMatchObject({
+      window: { loMs: 5_200, hiMs: 9_000 },
+    });
+    // A window given, not learned (no lower bound), is paced by as it is and leaves the key's alone.
+    const given = await inTx(c, (q) => takeRequestSlot(q, key, { windowMs: 1, limit: 1 }, 'b4'));
+    expect(given).toMatchObject({ granted: true });
+    expect(given.window).toBeUndefined();
+  });
 });
 
 describe('shared job slots', () => {

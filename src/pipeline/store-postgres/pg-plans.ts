@@ -169,6 +169,11 @@ CREATE TABLE IF NOT EXISTS workers (
   in_hand INTEGER NOT NULL DEFAULT 0
 );
 `,
+  // 5 → 6: the bounds of the key's window length every process learned, intersected (quota-ledger.ts).
+  `
+ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS window_lo_ms DOUBLE PRECISION;
+ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS window_hi_ms DOUBLE PRECISION;
+`,
 ];
 
 /** The schema version this genpipe writes. */
@@ -301,6 +306,11 @@ export const LOCK_SQL = {
 export const LEDGER_SQL = {
   ensureKey: 'INSERT INTO key_quotas (service, key_fingerprint) VALUES ($1, $2) ON CONFLICT DO NOTHING',
   lockKey: 'SELECT 1 FROM key_quotas WHERE service = $1 AND key_fingerprint = $2 FOR UPDATE',
+  /** The bounds of the window's length the key's processes learned together (ms; null: none yet). */
+  windowBounds: `SELECT window_lo_ms AS lo, window_hi_ms AS hi FROM key_quotas
+   WHERE service = $1 AND key_fingerprint = $2`,
+  setWindowBounds: `UPDATE key_quotas SET window_lo_ms = $3, window_hi_ms = $4
+   WHERE service = $1 AND key_fingerprint = $2`,
   /**
    * The requests in the window ending now ($3: its length, ms), and when the one that must leave it
    * for a request to be allowed ($4: the limit) leaves it, in ms from now (null: room now).

@@ -22,16 +22,28 @@ export interface QuotaKey {
 
 /** The request window of a key. */
 export interface RequestWindow {
-  /** The window's length, ms (the service's: 60 000). */
+  /** The window's length, ms (the service's: 60 000): the caller's upper bound of it. */
   windowMs: number;
+  /**
+   * When the caller learned the length (not given it): the exclusive lower bound it knows. The key's
+   * processes then pace by the bounds all of them learned, intersected (the tightest upper bound: see
+   * takeRequestSlot).
+   */
+  loMs?: number;
   /** Requests allowed in a window. */
   limit: number;
   /** Added to the window for the time a request takes to reach the service (default 0). */
   marginMs?: number;
 }
 
+/** Bounds of the window's length, ms: lo exclusive, hi inclusive. */
+export interface WindowBounds {
+  loMs: number;
+  hiMs: number;
+}
+
 /** The answer to a request for a slot. */
-export type SlotAnswer =
+export type SlotAnswer = (
   | {
       granted: true;
       /** When the request was logged, ms since the epoch, by the database's clock. */
@@ -41,7 +53,11 @@ export type SlotAnswer =
       granted: false;
       /** How long until a slot frees, ms (at least 1). */
       retryInMs: number;
-    };
+    }
+) & {
+  /** The bounds of the window's length the key's processes learned, intersected (with loMs given). */
+  window?: WindowBounds;
+};
 
 /** The answer to a request for a job slot. */
 export interface JobSlotAnswer {
@@ -57,8 +73,33 @@ export async function lockKey(q: Queryable, key: QuotaKey): Promise<void> {
 }
 
 /**
+ * The window's length the key is paced by, under its lock: with the caller's learned bounds, their
+ * intersection with those the key's processes learned before (each process's bounds hold the true
+ * length, so their intersection does, and its upper bound is the tightest any of them knows: one
+ * process learning in whole seconds with a slow round trip no longer paces the others by its looser
+ * estimate); bounds that exclude each other mean the window changed, and the caller's start again.
+ * Without bounds (a window given, or not learned yet), the caller's length as it is.
+ */
+async function pacedWindow(q: Queryable, key: QuotaKey, window: RequestWindow): Promise<WindowBounds | null> {
+  if (window.loMs === undefined) return null;
+  const mine: WindowBounds = { loMs: window.loMs, hiMs: window.windowMs };
+  const { rows } = await q.query<{ lo: number | null; hi: number | null }>(LEDGER_SQL.windowBounds, [
+    key.service,
+    key.keyFingerprint,
+  ]);
+  const known = rows[0]?.lo != null && rows[0]?.hi != null ? { loMs: rows[0].lo, hiMs: rows[0].hi } : null;
+  const both = known && { loMs: Math.max(known.loMs, mine.loMs), hiMs: Math.min(known.hiMs, mine.hiMs) };
+  const paced = both && both.loMs < both.hiMs ? both : mine;
+  if (!known || paced.loMs !== known.loMs || paced.hiMs !== known.hiMs) {
+    await q.query(LEDGER_SQL.setWindowBounds, [key.service, key.keyFingerprint, paced.loMs, paced.hiMs]);
+  }
+  return paced;
+}
+
+/**
  * Inside a transaction: takes a request slot of `key` for `requestId` when its window has room (logging
- * it), else says how long until one frees. Requests older than the window are forgotten.
+ * it), else says how long until one frees. Requests older than the window are forgotten. The window's
+ * length is the key's (pacedWindow).
  *
  * @param intent - recorded in the same transaction when granted (before the request may be sent)
  */
@@ -72,8 +113,10 @@ export async function takeRequestSlot(
   if (!(window.limit >= 1) || !(window.windowMs > 0)) {
     throw new Error(`quota window: limit ${window.limit} and windowMs ${window.windowMs} must be positive`);
   }
-  const span = window.windowMs + (window.marginMs ?? 0);
   await lockKey(q, key);
+  const bounds = await pacedWindow(q, key, window);
+  const span = (bounds?.hiMs ?? window.windowMs) + (window.marginMs ?? 0);
+  const told = bounds ? { window: bounds } : {};
   await q.query(LEDGER_SQL.prune, [key.service, key.keyFingerprint, span]);
   const { rows } = await q.query<{ n: number; free_in_ms: number | null }>(LEDGER_SQL.window, [
     key.service,
@@ -82,7 +125,7 @@ export async function takeRequestSlot(
     window.limit,
   ]);
   const freeInMs = rows[0]?.free_in_ms ?? null;
-  if (freeInMs !== null) return { granted: false, retryInMs: Math.max(1, freeInMs) };
+  if (freeInMs !== null) return { granted: false, retryInMs: Math.max(1, freeInMs), ...told };
   const logged = await q.query<{ sent_at: Date }>(LEDGER_SQL.logRequest, [
     key.service,
     key.keyFingerprint,
@@ -91,7 +134,7 @@ export async function takeRequestSlot(
   // The create's job-slot reservation, if any, is as young as its request: it is about to be sent.
   await q.query(LEDGER_SQL.touchReservation, [key.service, key.keyFingerprint, requestId]);
   await intent?.(q);
-  return { granted: true, at: logged.rows[0]!.sent_at.getTime() };
+  return { granted: true, at: logged.rows[0]!.sent_at.getTime(), ...told };
 }
 
 /**

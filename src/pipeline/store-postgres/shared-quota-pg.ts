@@ -83,8 +83,9 @@ export function postgresSharedQuota(
       const paced = { ...window, marginMs };
       const recorded = intent === undefined ? null : options.withIntent?.(requestId, paced, intent);
       const answer = await (recorded ?? tx((q) => takeRequestSlot(q, key, paced, requestId)));
-      if (!answer.granted) return { granted: false, retryInMs: answer.retryInMs };
-      return { granted: true, intentRecorded: recorded != null };
+      const told = answer.window ? { window: answer.window } : {};
+      if (!answer.granted) return { granted: false, retryInMs: answer.retryInMs, ...told };
+      return { granted: true, intentRecorded: recorded != null, ...told };
     },
     async reserveJobSlot(requestId: string): Promise<SharedJobSlotAnswer> {
       return tx((q) => reserveJobSlot(q, key, requestId, times));
