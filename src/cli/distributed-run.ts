@@ -42,7 +42,7 @@ export interface DistributeFlags {
 }
 
 /** The flags a job carries from the run that enqueued it. */
-function jobFlags(flags: BatchFlags) {
+export function jobFlags(flags: BatchFlags) {
   return {
     ...(flags.force ? { force: true } : {}),
     ...(flags.resubmitUnknown ? { resubmitUnknown: true } : {}),
@@ -61,6 +61,30 @@ function enqueuedText(e: Enqueued, url: string): string {
 }
 
 /**
+ * The share of a distributed run or watch: a worker of its own in this process, with the command's
+ * client (the key's quota shared through the store); its per-file lines only with -v (the command's
+ * display shows every file's states).
+ */
+export function ownShare(url: string, setup: BatchSetup, flags: BatchFlags & WorkerFlags): OwnShare {
+  let worker: DistributedWorker | null = null;
+  return {
+    start: async () => {
+      worker = new DistributedWorker({
+        connection: queueConnection(url, flags),
+        concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
+        openSession: sessionOpener(url, setup.service, { ...flags, verbose: false }),
+        log: (line) => setup.note(line),
+        ...(flags.verbose ? {} : { trace: () => undefined }),
+      });
+      await worker.ready();
+    },
+    close: async (giveBack) => {
+      await worker?.close(giveBack);
+    },
+  };
+}
+
+/**
  * The BatchCommand of a distributed run: `run`'s own (its progress, its exit codes) but for how the
  * batch starts, what a signal says, and the closing lines.
  *
@@ -74,26 +98,7 @@ export function distributedRunCommand(
   let queue: ItemQueue | null = null;
   let reach: StoreReachability | null = null;
   let enqueued: Enqueued | null = null;
-  const share = (setup: BatchSetup): OwnShare => {
-    let worker: DistributedWorker | null = null;
-    const record = (line: string) => setup.note(line);
-    return {
-      start: async () => {
-        worker = new DistributedWorker({
-          connection: queueConnection(url, flags),
-          concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
-          // The run's display shows every file's states: the session tells the metrics nothing more.
-          openSession: sessionOpener(url, setup.service, { ...flags, verbose: false }),
-          log: record,
-          ...(flags.verbose ? {} : { trace: () => undefined }),
-        });
-        await worker.ready();
-      },
-      close: async (giveBack) => {
-        await worker?.close(giveBack);
-      },
-    };
-  };
+  const share = (setup: BatchSetup) => ownShare(url, setup, flags);
   return {
     ...run,
     storeLock: false,

@@ -1,11 +1,11 @@
 /**
- * `genpipe run --store` as a user runs it: distributed by default (enqueued for the workers, a share
+ * `genpipe run --store` and `genpipe watch --store` as a user runs them: distributed by default (enqueued for the workers, a share
  * worked on by the run's own worker, the batch followed to its end through the same progress, --json,
  * --log-file and report as any run), re-run, killed with -9, interrupted, and a worker of another API
  * key that must take none of its files. Against the emulator over loopback and an embedded PostgreSQL;
  * the service's admin view is the measure of what was paid.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -155,7 +155,7 @@ describe('genpipe run --store (distributed by default)', () => {
     );
     const stopped = reportOf(out);
     expect(stopped.totals).toMatchObject({ inputs: 5, unprocessed: 5 });
-    expect(stopped.items[0].reason).toMatch(/not finished when this run stopped waiting/);
+    expect(stopped.items[0].reason).toMatch(/not finished when genpipe stopped waiting for it/);
     const worker = startWorker(url);
     await worker.until(/worker ready/);
     const waited = await runCli([...args, '--no-work'], cliEnv(emu), 120_000);
@@ -200,4 +200,51 @@ describe('genpipe run --store (distributed by default)', () => {
     expect(emulated.code).toBe(2);
     expect(emulated.stderr).toMatch(/the embedded emulator is this run's own: no worker can reach it/);
   }, 60_000);
+});
+
+describe('genpipe watch --store (distributed by default)', () => {
+  it('hands each settled file to the workers, follows it to its end, moves it when done, and reports it', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder({});
+    const before = await servicedCount();
+    const worker = startWorker(url);
+    await worker.until(/worker ready/);
+    // --no-work: every file is the other worker's, which shows the hand-over.
+    const watch = spawnGenpipe(
+      [
+        'watch',
+        input,
+        '--out',
+        out,
+        '--store',
+        url,
+        '--no-work',
+        '--json',
+        '--quiet-ms',
+        '200',
+        '--on-done',
+        'move',
+      ],
+      cliEnv(emu),
+    );
+    await watch.until((ev) => ev.some((e) => e.type === 'batch_started'), 'the watch started');
+    for (let i = 0; i < 4; i++) writeFileSync(join(input, `w${i}.txt`), `a delegated fox ${i}`);
+    await watch.until(
+      (ev) => ev.filter((e) => e.type === 'item_state' && e.state === 'reported').length === 4,
+      'four files reported',
+      90_000,
+    );
+    watch.proc.kill('SIGINT');
+    expect((await watch.exited).code, watch.stderr()).toBe(0);
+    expect(worker.text().match(/ taken /g)).toHaveLength(4);
+    expect((await servicedCount()) - before).toBe(4);
+    expect(reportOf(out).totals).toMatchObject({ inputs: 4, succeeded: 4 });
+    expect(readdirSync(join(input, '..', 'processed')).sort()).toEqual([
+      'w0.txt',
+      'w1.txt',
+      'w2.txt',
+      'w3.txt',
+    ]);
+    expect(watch.stderr()).not.toContain(passwordOf(url));
+  }, 180_000);
 });

@@ -15,9 +15,16 @@
  * service stopped the session (authentication, suspended client, balance, unreachable), 130 / 143 when
  * a second SIGINT / SIGTERM cut the wind-down short.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import {
+  delegateToWorkers,
+  type ItemQueue,
+  type OwnShare,
+  openItemQueue,
+} from '../../pipeline/distributed/index.ts';
 import {
   applyEvent,
   type BatchResult,
@@ -43,6 +50,7 @@ import {
   WATCH_DEFAULTS,
   type Watcher,
 } from '../../pipeline/index.ts';
+import { PostgresStore, StoreReachability } from '../../pipeline/store-postgres/index.ts';
 import type { WatcherOptions } from '../../pipeline/watch/index.ts';
 import {
   type BatchCommand,
@@ -54,11 +62,16 @@ import {
   type StopSignal,
   shown,
 } from '../batch-command.ts';
-import { addSharedBatchOptions, type BatchFlags } from '../batch-options.ts';
+import { addSharedBatchOptions, type BatchFlags, positiveSeconds } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
+import { queueConnection, type WorkerFlags } from '../distributed.ts';
+import { jobFlags, ownShare } from '../distributed-run.ts';
 import { EXIT } from '../exit-codes.ts';
 import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
+import { printError } from '../print-error.ts';
+import { ENV } from '../service-config.ts';
+import { storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 import {
   checksText,
@@ -82,6 +95,20 @@ export interface WatchFlags extends BatchFlags {
    * behaviour, kept only as the restart bench's baseline. Hidden from --help.
    */
   recheckFinished?: boolean;
+  /** false with --no-distribute: with a store, the files are processed here alone. */
+  distribute?: boolean;
+  /** false with --no-work: with a store, the files go to the workers and none is worked on here. */
+  work?: boolean;
+}
+
+/** Files handed to the workers and followed at once by a distributed watch (its runner's slots). */
+const DELEGATED_AT_ONCE = 1_000;
+
+/** A distributed watch's queue, its own worker and the store's reachability, while it runs. */
+interface Distribution {
+  queue: ItemQueue;
+  reach: StoreReachability;
+  share: OwnShare | null;
 }
 
 /** How often report.json / report.html are rewritten while files finish (only when something changed). */
@@ -155,8 +182,14 @@ class WatchCommand implements BatchCommand {
   /** What the last complete rescan found in the inbox that is not an input, with why. */
   private ignored: ReportIgnored | null = null;
   private tick: NodeJS.Timeout | undefined;
+  /** Distributed mode (a store, not --no-distribute): its queue and share once the batch starts. */
+  private distribution: Distribution | null = null;
 
-  constructor(private readonly flags: WatchFlags) {
+  /** @param storeUrl - the store the watch hands its files to the workers through (distributed mode) */
+  constructor(
+    private readonly flags: WatchFlags,
+    private readonly storeUrl: string | null = null,
+  ) {
     this.summary = createSummaryLine(process.stderr, { enabled: flags.quiet !== true });
   }
 
@@ -169,6 +202,14 @@ class WatchCommand implements BatchCommand {
   }
 
   interruption(signal: StopSignal): { reason: string; note: string } {
+    if (this.storeUrl) {
+      return {
+        reason: `stopped (${signal})`,
+        note:
+          `${signal}: watching stopped; the files handed to the workers go on with them, and this ` +
+          "watch's own worker gives the files in its hands back to the queue (signal again to stop at once)",
+      };
+    }
     return {
       reason: `stopped (${signal})`,
       note:
@@ -263,7 +304,59 @@ class WatchCommand implements BatchCommand {
     return createProgress({ json, isTTY: false, redact, stream, command: 'watch', verbose });
   }
 
-  async runOptions(setup: BatchSetup, { vanished, ...journaling }: Journaling): Promise<Partial<RunOptions>> {
+  async runOptions(setup: BatchSetup, journaling: Journaling): Promise<Partial<RunOptions>> {
+    return this.storeUrl
+      ? this.delegatedOptions(setup, this.storeUrl, journaling)
+      : this.localOptions(setup, journaling);
+  }
+
+  /**
+   * Distributed mode: each file the watcher hands over becomes a job of the store's queue for the
+   * workers (this watch's own among them, unless --no-work), and the runner follows it to its end.
+   */
+  private async delegatedOptions(
+    setup: BatchSetup,
+    url: string,
+    journaling: Journaling,
+  ): Promise<Partial<RunOptions>> {
+    if (!(setup.journal instanceof PostgresStore))
+      throw new Error('a distributed watch needs a PostgreSQL store');
+    const reach = new StoreReachability(url, setup.note, 'watch');
+    const queue = openItemQueue(queueConnection(url, this.flags));
+    queue.on('error', (err) => void reach.failed(err));
+    const share = this.flags.work === false ? null : ownShare(url, setup, this.flags);
+    this.distribution = { queue, reach, share };
+    await queue.waitUntilReady();
+    await share?.start();
+    this.tick = setInterval(() => this.summary.set(this.summaryText()), 1_000);
+    this.tick.unref();
+    return {
+      source: this.queue,
+      concurrency: DELEGATED_AT_ONCE,
+      reportIntervalMs: WATCH_REPORT_INTERVAL_MS,
+      ignored: () => this.ignored,
+      inputChanged: 'source',
+      onItemDone: moveWhenDone(setup, this.started!, this.flags.onDone ?? 'keep'),
+      delegate: delegateToWorkers({
+        queue,
+        store: setup.journal,
+        inputDir: setup.inputDir,
+        outDir: setup.outDir,
+        recipe: setup.recipe,
+        recipePath: this.flags.recipe ? resolve(this.flags.recipe) : null,
+        flags: jobFlags(this.flags),
+        batch: randomUUID(),
+        reach,
+      }),
+      ...(journaling.journal ? { journal: journaling.journal } : {}),
+    };
+  }
+
+  /** The files processed here, the journal wired in. */
+  private async localOptions(
+    setup: BatchSetup,
+    { vanished, ...journaling }: Journaling,
+  ): Promise<Partial<RunOptions>> {
     // Work in flight for inputs no longer in the inbox is collected too; inputs still there are handed
     // over by the watcher like any other file, and the journal resumes them.
     const inbox = (input: string) => existsSync(join(setup.inputDir, ...input.split('/')));
@@ -302,6 +395,13 @@ class WatchCommand implements BatchCommand {
   async settle(): Promise<void> {
     clearInterval(this.tick);
     await this.stopIntake();
+    const d = this.distribution;
+    this.distribution = null;
+    if (d) {
+      await d.share?.close(true);
+      d.reach.close();
+      await d.queue.close();
+    }
   }
 
   finishState(): 'stopped' {
@@ -336,8 +436,12 @@ class WatchCommand implements BatchCommand {
  *
  * @example process.exitCode = await executeWatch('inbox', { out: 'out', onDone: 'move' });
  */
-export function executeWatch(inputDirArg: string, flags: WatchFlags): Promise<number> {
-  return executeBatch(new WatchCommand(flags), { inputDir: inputDirArg, flags });
+export function executeWatch(
+  inputDirArg: string,
+  flags: WatchFlags,
+  storeUrl: string | null = null,
+): Promise<number> {
+  return executeBatch(new WatchCommand(flags, storeUrl), { inputDir: inputDirArg, flags });
 }
 
 /** Registers `genpipe watch`. */
@@ -379,9 +483,50 @@ export function registerWatch(program: Command): void {
         '--recheck-finished',
         'check files finished in an earlier session again (bench baseline)',
       ).hideHelp(),
-    );
+    )
+    .option(
+      '--no-distribute',
+      'with --store: process the files here alone, the store only as its journal (default with a store: hand each file to the `genpipe worker`s, work on a share of them here)',
+    )
+    .option('--no-work', 'with --store: hand the files to the workers, working on none here')
+    // The own worker's job locks (hidden, as on `genpipe worker`: tests shorten them).
+    .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
+    .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
   addSharedBatchOptions(cmd);
-  cmd.action(async (inputDir: string, flags: WatchFlags) => {
-    process.exitCode = await executeWatch(inputDir, flags);
+  cmd.action(async (inputDir: string, flags: WatchFlags & WorkerFlags) => {
+    let url: string | null;
+    try {
+      url = distributedWatchStore(flags);
+    } catch (err) {
+      process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
+      return;
+    }
+    process.exitCode = await executeWatch(inputDir, flags, url);
   });
+}
+
+/**
+ * The store a watch hands its files to the workers through, or null when it processes them here: with
+ * a store (--store or GENPIPE_STORE) a watch is distributed unless --no-distribute, --emulator (the
+ * embedded emulator is the watch's own: no worker reaches it) or --dry-run.
+ *
+ * @throws UsageError for --no-work without a store, or with what runs alone
+ */
+function distributedWatchStore(flags: WatchFlags): string | null {
+  const url = storeUrlOf(flags);
+  if (url === null) {
+    if (flags.work === false) {
+      throw new UsageError(
+        `--no-work hands the files to workers through a store: give --store <url> or ${ENV.store}`,
+      );
+    }
+    return null;
+  }
+  const alone = flags.distribute === false ? '--no-distribute' : flags.emulator ? '--emulator' : null;
+  if (alone && flags.work === false) {
+    throw new UsageError(
+      `--no-work leaves the files to workers, but ${alone} processes them here alone: give one or the other`,
+    );
+  }
+  return alone || flags.dryRun ? null : url;
 }

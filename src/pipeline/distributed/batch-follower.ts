@@ -19,6 +19,7 @@ import type { EventSink } from '../events.ts';
 import { FINAL_ITEM_STATES, type Item, newItem } from '../item.ts';
 import type { ItemProgress, StoreReachability } from '../store-postgres/index.ts';
 import type { ItemJobResult, ItemQueue } from './item-queue.ts';
+import { pause } from './pause.ts';
 
 /** Unfinished jobs read per round at most: jobs end about in the order they were added. */
 const UNFINISHED_READ_PER_ROUND = 25;
@@ -72,7 +73,7 @@ const SUCCEEDED = new Set<string>(['reported', 'downloaded']);
 const ENDED = new Set<string>(FINAL_ITEM_STATES);
 
 /** The failed item of a job no worker could do. */
-function givenUpItem(job: FollowedJob, reason: string): Item {
+export function givenUpItem(job: FollowedJob, reason: string): Item {
   return {
     ...newItem(job.input, job.absPath, job.size, job.mtimeMs),
     state: 'failed',
@@ -81,7 +82,7 @@ function givenUpItem(job: FollowedJob, reason: string): Item {
 }
 
 /** The item a completed job ended with (jobs of older versions return no item: one is made of the result). */
-function endedItem(
+export function endedItem(
   job: FollowedJob,
   result: ItemJobResult | undefined,
   finishedOn: number | undefined,
@@ -154,13 +155,13 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
     } catch (err) {
       if (await o.reach?.failed(err)) failedRounds = 0;
       else if (!o.reach || ++failedRounds >= FAILED_ROUNDS_TAKEN) throw err;
-      else await pause(o.intervalMs, o.signal);
+      else await pause(o.intervalMs ?? 1_000, o.signal);
       if (o.signal?.aborted) break;
       continue;
     }
     failedRounds = 0;
     if (open.size === 0 || o.signal?.aborted) break;
-    await pause(o.intervalMs, o.signal);
+    await pause(o.intervalMs ?? 1_000, o.signal);
     if (o.signal?.aborted) break;
   }
   end.open = [...open.values()].map((j) => j.input);
@@ -194,18 +195,4 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
       });
     }
   }
-}
-
-/** Waits `ms` (default 1 s), or until `signal` aborts. */
-function pause(ms = 1_000, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -48,7 +48,7 @@ export interface DistributedBatchOptions {
 
 /** Why a file the run stopped waiting for is reported unfinished. */
 export const NOT_WAITED_FOR =
-  'not finished when this run stopped waiting: the workers go on with it, and the same command run again waits for it';
+  'not finished when genpipe stopped waiting for it: the workers go on with it, and the same command run again waits for it';
 
 /** Starts a distributed batch (see the module comment). */
 export function startDistributedBatch(o: DistributedBatchOptions): Batch {

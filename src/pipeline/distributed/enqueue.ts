@@ -138,7 +138,7 @@ const SETTLED = new Set(['reported', 'downloaded', 'skipped']);
  * processed, which a re-run hands to the store's decision again (as a run re-run on the journal does).
  * True when it did; a job queued or in a worker's hands is left as it is.
  */
-async function againIfUnfinished(job: ItemJob, data: ItemJobData): Promise<boolean> {
+export async function againIfUnfinished(job: ItemJob, data: ItemJobData): Promise<boolean> {
   const state = await job.getState();
   if (state === 'failed' || (state === 'completed' && !SETTLED.has(job.returnvalue?.state ?? ''))) {
     try {

@@ -4,6 +4,7 @@
  * (item-session.ts). What it guarantees, and how, is said in worker.ts and ../store/item-taken-over.ts.
  */
 export { type FollowEnd, type FollowedJob, followBatch } from './batch-follower.ts';
+export { type DelegateOptions, delegateToWorkers } from './delegate.ts';
 export {
   type DistributedBatchOptions,
   NOT_WAITED_FOR,

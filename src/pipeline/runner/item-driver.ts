@@ -163,6 +163,12 @@ export class ItemDriver implements StepEnv {
 
   /** Drives the item of `entry` from `first` to a final state, then hands it to onItemDone; the final item. */
   async drive(entry: number, first: Item): Promise<Item> {
+    const delegate = this.run.options.delegate;
+    if (delegate) {
+      const final = await this.delegated(entry, first, delegate);
+      await this.done(entry, final);
+      return final;
+    }
     let item = first;
     const job = new JobSlot();
     const state: DriveState = { resubmits: new Map() };
@@ -226,6 +232,30 @@ export class ItemDriver implements StepEnv {
     }
     await this.done(entry, item);
     return item;
+  }
+
+  /**
+   * An item whose stages run elsewhere (RunOptions.delegate): each state it is told of is recorded as
+   * the stages' own would be, and so is the final one.
+   */
+  private async delegated(
+    entry: number,
+    first: Item,
+    delegate: NonNullable<ResolvedRun['options']['delegate']>,
+  ): Promise<Item> {
+    let told = Promise.resolve();
+    const tell = (it: Item) => {
+      told = told.then(() => this.record(entry, it, null, null));
+    };
+    let final: Item;
+    try {
+      final = await delegate(first, tell, this.stops.stopping.signal);
+    } catch (err) {
+      final = { ...first, state: 'failed', reason: err instanceof Error ? err.message : String(err) };
+    }
+    await told;
+    await this.record(entry, final, final.state === 'failed' ? final.failedAt : null);
+    return final;
   }
 
   /** onItemDone (watch --on-done): a moved input's new path is what the reports show. */

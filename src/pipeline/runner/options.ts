@@ -145,6 +145,14 @@ export interface RunOptions {
    */
   onItemDone?: (item: Item) => undefined | Item | Promise<undefined | Item>;
   /**
+   * The items' stages run elsewhere (distributed mode's workers: `watch --store`): the runner hands
+   * each item it takes to `delegate` instead of driving it, and reports what `tell` says of where it
+   * stands meanwhile and the final item it resolves to. `stopping` aborts when the batch stops taking
+   * new work: the delegate then resolves at once to the item as far as it knows (stopped). The runner's
+   * source, reports, onItemDone and stop policy stay as they are.
+   */
+  delegate?: (item: Item, tell: (item: Item) => void, stopping: AbortSignal) => Promise<Item>;
+  /**
    * After stop(): how long work already at the service may go on before it is cancelled as well (the
    * journal keeps what each item reached). Default: no limit (it is finished).
    */
