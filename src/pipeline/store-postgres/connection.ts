@@ -121,6 +121,39 @@ export function clientConfig(url: string, schema: string): pg.ClientConfig {
   };
 }
 
+/**
+ * Runs `fn` on a client of `pool`, in one transaction unless `transaction: false` (committed when it
+ * resolves, rolled back when not). The client listens for the 'error' of its connection while it is
+ * out of the pool: pg-pool drops its own listener then, and a connection the server cut (PostgreSQL
+ * shut down) would otherwise raise an 'error' event nobody hears, which ends the process. Such a client
+ * is destroyed, not put back; the call fails with the query's own error.
+ */
+export async function withPoolClient<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+  opts: { transaction?: boolean } = {},
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken = err;
+  };
+  client.on('error', onError);
+  const tx = opts.transaction !== false;
+  try {
+    if (tx) await client.query('BEGIN');
+    const out = await fn(client);
+    if (tx) await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    if (tx && !broken) await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.removeListener('error', onError);
+    client.release(broken);
+  }
+}
+
 /** A pool of connections to the store (errors of idle connections are handed to `onError`). */
 export function openPool(url: string, schema: string, onError: (err: StoreConnectionError) => void): pg.Pool {
   const pool = new pg.Pool({ ...clientConfig(url, schema), max: 4, idleTimeoutMillis: 10_000 });

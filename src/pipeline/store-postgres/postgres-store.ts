@@ -60,6 +60,7 @@ import {
   redactUrl,
   type StoreConnectionError,
   storeError,
+  withPoolClient,
 } from './connection.ts';
 import { type ItemProgress, PgItems, type Queryable } from './pg-items.ts';
 import { lockHolderOf, OutDirLock } from './pg-lock.ts';
@@ -116,12 +117,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     failure ??= err;
   });
   try {
-    const client = await pool.connect();
-    try {
-      await migrateSchema(client, schema);
-    } finally {
-      client.release();
-    }
+    await withPoolClient(pool, (client) => migrateSchema(client, schema), { transaction: false });
   } catch (err) {
     await pool.end().catch(() => undefined);
     throw connectError(err, opts.url);
@@ -234,23 +230,11 @@ export class PostgresStore implements Store {
   }
 
   private async inTransaction<T>(what: string, fn: (q: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw this.errorOf(err, what);
-    }
-    try {
-      await client.query('BEGIN');
-      const out = await fn(client);
-      await client.query('COMMIT');
-      return out;
+      return await withPoolClient(this.pool, fn);
     } catch (err) {
       this.items.written.clear();
-      await client.query('ROLLBACK').catch(() => undefined);
       throw this.errorOf(err, what);
-    } finally {
-      client.release();
     }
   }
 

@@ -9,6 +9,7 @@
 import type pg from 'pg';
 import type { SharedJobSlotAnswer, SharedQuota, SharedSlotAnswer, SharedWindow } from '../../client/index.ts';
 import { LIMITS } from '../../spec/index.ts';
+import { withPoolClient } from './connection.ts';
 import type { Queryable } from './pg-items.ts';
 import { LEDGER_SQL } from './pg-plans.ts';
 import {
@@ -58,20 +59,7 @@ export function postgresSharedQuota(
 ): SharedQuota {
   const marginMs = options.marginMs ?? DEFAULT_MARGIN_MS;
   const times: SlotTimes = { ...SLOT_TIMES, ...options.times };
-  const tx = async <T>(work: (q: Queryable) => Promise<T>): Promise<T> => {
-    const c = await pool.connect();
-    try {
-      await c.query('BEGIN');
-      const out = await work(c);
-      await c.query('COMMIT');
-      return out;
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      c.release();
-    }
-  };
+  const tx = <T>(work: (q: Queryable) => Promise<T>): Promise<T> => withPoolClient(pool, work);
   return {
     ...(options.recoverAfterMs !== undefined ? { recoverAfterMs: options.recoverAfterMs } : {}),
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
