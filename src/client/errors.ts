@@ -297,6 +297,26 @@ export class PreflightError extends GenpipeError {
   }
 }
 
+/**
+ * A create's quota shared with other processes (ClientOptions.sharedQuota: a store) could not be
+ * consulted — its database unreachable, a write refused — before the request was sent: nothing was
+ * sent, and nothing may be until the quota answers again (a create it does not count could overfill the
+ * key's window). `cause` is the quota's own error. Not the file's failure: the caller stops its work,
+ * as when its journal cannot be written.
+ */
+export class SharedQuotaError extends GenpipeError {
+  override name = 'SharedQuotaError';
+  override readonly code = 'GENPIPE_SHARED_QUOTA';
+  /** Always false: the request never reached the service. */
+  readonly sent = false;
+  declare readonly requestId: string;
+
+  constructor(requestId: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(`the shared quota could not be consulted (${why}); nothing was sent`, { requestId, cause });
+  }
+}
+
 /** The bytes of an upload did not match the size it was announced with; the upload was abandoned. */
 export class SizeMismatchError extends GenpipeError {
   override name = 'SizeMismatchError';

@@ -38,6 +38,7 @@ export {
   parseRetryAfter,
   RateLimitError,
   type RateLimitKind,
+  SharedQuotaError,
   SizeMismatchError,
   TimeoutError,
   TooLargeError,

@@ -122,15 +122,26 @@ export class SharedSlots {
   async started(generationId: string, requestId: string): Promise<void> {
     try {
       await this.deps.quota.jobStarted(generationId, requestId);
+    } catch (err) {
+      // The job exists whatever the quota heard: its create succeeded. The reservation stands for it
+      // until it lapses or a recovery asks the service about the job.
+      this.deps.log?.(`shared quota: job ${generationId} could not be recorded (${(err as Error).message})`);
     } finally {
       this.wake();
     }
   }
 
-  /** Job `generationId` ended: its slot is freed and the creates waiting here ask again at once. */
+  /**
+   * Job `generationId` ended: its slot is freed and the creates waiting here ask again at once (a
+   * failure is noted: the slot is freed by the next recovery, which asks the service about it).
+   */
   async ended(generationId: string): Promise<void> {
     try {
       await this.deps.quota.jobEnded(generationId);
+    } catch (err) {
+      this.deps.log?.(
+        `shared quota: the end of job ${generationId} could not be recorded (${(err as Error).message})`,
+      );
     } finally {
       this.wake();
     }

@@ -41,6 +41,12 @@ export interface RunContext extends StageContext {
    * X-Request-Id here when the client is about to write the create, after its waits). The runner also persists after every transition.
    */
   persist(item: Item): Promise<void>;
+  /**
+   * The store failed where the stage needed it (a quota shared through it could not be consulted):
+   * stops the batch as a failed journal write does, nothing more being sent; returns the error the
+   * stage throws, which the runner takes as its own (the item is left, not failed).
+   */
+  journalFailed(err: unknown): Error;
   /** Masks the secrets the runner knows, for texts written to disk. */
   redact: Redact;
   settings: RunSettings;

@@ -257,6 +257,7 @@ function runContext(run: ResolvedRun, stops: StopControl): RunContext {
         throw stops.journalFailed(err);
       }
     },
+    journalFailed: (err) => stops.journalFailed(err),
     redact: run.redact,
     settings: { filePollIntervalMs: run.filePollIntervalMs, base64MaxBytes: run.base64MaxBytes },
   };

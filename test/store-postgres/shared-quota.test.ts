@@ -4,13 +4,15 @@
  * although each alone would think it had the whole window; their running jobs are recorded as the
  * key's job slots.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GenpipeClient } from '../../src/client/index.ts';
+import { type GenpipeClient, SharedQuotaError } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { loadRecipe } from '../../src/pipeline/recipe.ts';
+import { startBatch } from '../../src/pipeline/runner.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
 import { openPool } from '../../src/pipeline/store-postgres/connection.ts';
 import { openPostgresStore, postgresSharedQuota } from '../../src/pipeline/store-postgres/index.ts';
@@ -103,6 +105,39 @@ describe('a quota shared in PostgreSQL', () => {
     } finally {
       await survivor.close();
       await emu.close();
+    }
+  });
+
+  it('a store that cannot be reached before a create: nothing is sent, and a batch stops with its files left, not failed', async () => {
+    const emu: RunningEmulator = await startTestEmulator();
+    // A port nothing listens on: the quota's database is away.
+    const away = openPool('postgres://genpipe:pw@127.0.0.1:9/none', SCHEMA, () => undefined);
+    pools.push(away);
+    const key = { service: emu.url, keyFingerprint: keyFingerprint(KEY) };
+    const client = clientFor(emu, { sharedQuota: postgresSharedQuota(away, key) });
+    const inputDir = mkdtempSync(join(tmpdir(), 'genpipe-quota-away-'));
+    try {
+      await expect(client.generations.create(CHEAP)).rejects.toBeInstanceOf(SharedQuotaError);
+      writeFileSync(join(inputDir, 'a.txt'), 'a fox the quota never saw');
+      writeFileSync(
+        join(inputDir, 'genpipe.yaml'),
+        'rules:\n  - match: "*.txt"\n    input_as: prompt\n    request: { type: image, model: uni-1 }\n',
+      );
+      const result = await startBatch({
+        inputDir,
+        outDir: join(inputDir, '..', `${basename(inputDir)}-out`),
+        recipe: await loadRecipe({ inputDir }),
+        client,
+        keepItems: true,
+      }).done;
+      expect(result.stop?.cause).toBe('journal');
+      expect(result.report.totals).toMatchObject({ inputs: 1, failed: 0, unprocessed: 1 });
+      expect((await adminRows(emu)).length).toBe(0);
+    } finally {
+      await client.close();
+      await emu.close();
+      rmSync(inputDir, { recursive: true, force: true });
+      rmSync(`${inputDir}-out`, { recursive: true, force: true });
     }
   });
 });

@@ -30,7 +30,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { type GenerationRequest, LostResponseError, PreflightError } from '../../client/index.ts';
+import {
+  type GenerationRequest,
+  LostResponseError,
+  PreflightError,
+  SharedQuotaError,
+} from '../../client/index.ts';
 import { fillStepOutputs, stepOutputsIn } from '../chain.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, assertFileAsChecked, sha256Of } from '../input-changed.ts';
@@ -158,6 +163,8 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
     return advanceStep(pending, 'submitted', { generationId: generation.id });
   } catch (err) {
     if (isRunnersToHandle(err, ctx.signal)) throw err;
+    // Nothing was sent, and nothing may be while the store is away: the batch stops, the file is left.
+    if (err instanceof SharedQuotaError) throw ctx.journalFailed(err);
     if (err instanceof LostResponseError) return failStep(pending, 'submit', lostAnswerReason(requestId));
     // Nothing was sent: the request id was never used.
     if (err instanceof PreflightError) {

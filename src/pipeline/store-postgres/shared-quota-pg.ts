@@ -7,8 +7,15 @@
  * only.
  */
 import type pg from 'pg';
-import type { SharedJobSlotAnswer, SharedQuota, SharedSlotAnswer, SharedWindow } from '../../client/index.ts';
+import {
+  type SharedJobSlotAnswer,
+  type SharedQuota,
+  SharedQuotaError,
+  type SharedSlotAnswer,
+  type SharedWindow,
+} from '../../client/index.ts';
 import { LIMITS } from '../../spec/index.ts';
+import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import { withPoolClient } from './connection.ts';
 import type { Queryable } from './pg-items.ts';
 import { LEDGER_SQL } from './pg-plans.ts';
@@ -51,6 +58,19 @@ export interface PostgresSharedQuotaOptions {
   withIntent?: (requestId: string, window: RequestWindow, intent: unknown) => Promise<SlotAnswer> | null;
 }
 
+/**
+ * The quota's answer before a create is sent, or a SharedQuotaError when the store could not give it
+ * (nothing is sent then). A write refused because another worker took the item over stays what it is.
+ */
+async function consulted<T>(requestId: string, ask: () => Promise<T>): Promise<T> {
+  try {
+    return await ask();
+  } catch (err) {
+    if (err instanceof ItemTakenOverError) throw err;
+    throw new SharedQuotaError(requestId, err);
+  }
+}
+
 /** Opens a shared quota of `key` on a pool whose search_path holds genpipe's schema. */
 export function postgresSharedQuota(
   pool: pg.Pool,
@@ -70,13 +90,16 @@ export function postgresSharedQuota(
     ): Promise<SharedSlotAnswer> {
       const paced = { ...window, marginMs };
       const recorded = intent === undefined ? null : options.withIntent?.(requestId, paced, intent);
-      const answer = await (recorded ?? tx((q) => takeRequestSlot(q, key, paced, requestId)));
+      const answer = await consulted(
+        requestId,
+        () => recorded ?? tx((q) => takeRequestSlot(q, key, paced, requestId)),
+      );
       const told = answer.window ? { window: answer.window } : {};
       if (!answer.granted) return { granted: false, retryInMs: answer.retryInMs, ...told };
       return { granted: true, intentRecorded: recorded != null, ...told };
     },
     async reserveJobSlot(requestId: string): Promise<SharedJobSlotAnswer> {
-      return tx((q) => reserveJobSlot(q, key, requestId, times));
+      return consulted(requestId, () => tx((q) => reserveJobSlot(q, key, requestId, times)));
     },
     async jobStarted(generationId: string, requestId?: string): Promise<void> {
       // Recorded whatever the count: the service already runs it.
