@@ -19,7 +19,7 @@ import type { EventSink } from '../events.ts';
 import { FINAL_ITEM_STATES, type Item, newItem } from '../item.ts';
 import type { ItemProgress, StoreReachability } from '../store-postgres/index.ts';
 import type { ItemJobResult, ItemQueue } from './item-queue.ts';
-import { pause } from './pause.ts';
+import { pause, storeBack } from './pause.ts';
 
 /** Unfinished jobs read per round at most: jobs end about in the order they were added. */
 const UNFINISHED_READ_PER_ROUND = 25;
@@ -153,7 +153,9 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
         }
       });
     } catch (err) {
-      if (await o.reach?.failed(err)) failedRounds = 0;
+      if (o.signal?.aborted) break;
+      if (await storeBack(o.reach, err, o.signal)) failedRounds = 0;
+      else if (o.signal?.aborted) break;
       else if (!o.reach || ++failedRounds >= FAILED_ROUNDS_TAKEN) throw err;
       else await pause(o.intervalMs ?? 1_000, o.signal);
       if (o.signal?.aborted) break;

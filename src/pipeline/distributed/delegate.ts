@@ -15,7 +15,7 @@ import { endedItem, givenUpItem } from './batch-follower.ts';
 import { NOT_WAITED_FOR } from './distributed-batch.ts';
 import { againIfUnfinished } from './enqueue.ts';
 import { fileSha256, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
-import { pause } from './pause.ts';
+import { pause, storeBack } from './pause.ts';
 
 export interface DelegateOptions {
   queue: ItemQueue;
@@ -86,7 +86,7 @@ export function delegateToWorkers(
         }
       } catch (err) {
         // While the store is unreachable the wait goes on (said once); any other fault ends it.
-        if (!(await o.reach?.failed(err))) throw err;
+        if (!(await storeBack(o.reach, err, stopping)) && !stopping.aborted) throw err;
       }
       await pause(Math.max(o.intervalMs ?? 1_000, (followed * 1_000) / LOOKS_PER_SECOND), stopping);
     }

