@@ -16,9 +16,15 @@ import {
   type OwnShare,
   openItemQueue,
   startDistributedBatch,
+  WorkerHeartbeat,
 } from '../pipeline/distributed/index.ts';
 import type { BatchResult } from '../pipeline/index.ts';
-import { PostgresStore, redactUrl, StoreReachability } from '../pipeline/store-postgres/index.ts';
+import {
+  PostgresStore,
+  redactUrl,
+  StoreReachability,
+  WORKER_HEARTBEAT_MS,
+} from '../pipeline/store-postgres/index.ts';
 import type { BatchCommand, BatchSetup } from './batch-command.ts';
 import type { BatchFlags } from './batch-options.ts';
 import { resolveBatchOptions } from './batch-options.ts';
@@ -68,6 +74,9 @@ function enqueuedText(e: Enqueued, url: string): string {
 export function ownShare(url: string, setup: BatchSetup, flags: BatchFlags & WorkerFlags): OwnShare {
   let worker: DistributedWorker | null = null;
   return {
+    get inHand() {
+      return worker?.inHand ?? 0;
+    },
     start: async () => {
       worker = new DistributedWorker({
         connection: queueConnection(url, flags),
@@ -98,6 +107,7 @@ export function distributedRunCommand(
   let queue: ItemQueue | null = null;
   let reach: StoreReachability | null = null;
   let enqueued: Enqueued | null = null;
+  let heartbeat: WorkerHeartbeat | null = null;
   const share = (setup: BatchSetup) => ownShare(url, setup, flags);
   return {
     ...run,
@@ -116,6 +126,14 @@ export function distributedRunCommand(
       queue = q;
       q.on('error', (err) => void reach?.failed(err));
       await q.waitUntilReady();
+      const own = flags.work === false ? null : share(setup);
+      // Among the store's workers while it runs (status tells a live run from one that died by it).
+      heartbeat = new WorkerHeartbeat({
+        store: setup.journal,
+        intervalMs: WORKER_HEARTBEAT_MS,
+        inHand: () => own?.inHand ?? 0,
+      });
+      await heartbeat.start();
       return startDistributedBatch({
         enqueue: {
           queue: q,
@@ -129,7 +147,7 @@ export function distributedRunCommand(
           select: setup.select,
         },
         store: setup.journal,
-        share: flags.work === false ? null : share(setup),
+        share: own,
         onEvent: common.onEvent,
         redact: common.redact,
         journal: common.journal ?? null,
@@ -143,6 +161,7 @@ export function distributedRunCommand(
     },
     settle: async () => {
       reach?.close();
+      await heartbeat?.stop();
       await queue?.close();
     },
     closingLines: (result: BatchResult) => {

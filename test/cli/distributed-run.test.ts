@@ -97,6 +97,16 @@ describe('genpipe run --store (distributed by default)', () => {
     // The run's own worker and the other one both worked on the batch's files.
     expect(worker.text()).toMatch(/ taken /);
 
+    // status: the run's own batch (not its worker's session), ended; the key's window and allowance as learned.
+    const status = await runCli(['status', out, '--store', url, '--json'], cliEnv(emu));
+    expect(status.code, status.stderr).toBe(0);
+    const st = JSON.parse(status.stdout);
+    expect(st.lastBatch).toMatchObject({ status: 'finished' });
+    expect(st.lastBatch.options).toMatchObject({ command: 'run', distribute: true });
+    expect(st.quota[0].requestLimit).toBeGreaterThan(0);
+    expect(st.quota[0].windowMs).toBeGreaterThanOrEqual(60_000);
+    expect(st.quota[0].windowMs).toBeLessThanOrEqual(61_100);
+
     // Again: the six are done, the failed file is handed back to the store's decision, nothing is paid.
     const again = await runCli(['run', input, '--out', out, '--store', url], cliEnv(emu), 120_000);
     expect(again.code, again.stderr).toBe(1);

@@ -222,18 +222,25 @@ export function sharedLines(shared: SharedStatus): string[] {
 async function printStoreStatus(outDir: string, url: string, json: boolean): Promise<void> {
   const store = await openRunStore({ url, outDir, lock: false });
   try {
-    const batches = await store.batches();
+    // A worker's session of the out dir records a batch of its own: the batches are the runs' and watches'.
+    const batches = (await store.batches()).filter((b) => b.options.worker !== true);
     if (batches.length === 0) {
       throw new UsageError(
         `the store at ${store.location} holds nothing of ${outDir}: nothing ran with it as its --out and this --store`,
       );
     }
-    const summary = statusSummary(await store.rows(), batches, { live: await runnerHolds(store) });
     const shared = {
       workers: await store.workers(),
       queue: await queueCounts(url, outDir),
       quota: await store.quotaUse(),
     };
+    // A distributed run holds no lock of the out dir: its heartbeat among the workers says it runs.
+    const last = batches.at(-1);
+    const live =
+      last?.options.distribute === true && last.options.command === 'run'
+        ? shared.workers.some((w) => w.alive && w.pid === last.pid)
+        : await runnerHolds(store);
+    const summary = statusSummary(await store.rows(), batches, { live });
     printStatus(outDir, store.location, summary, json, shared);
   } finally {
     await store.close();

@@ -22,6 +22,8 @@ import { type Enqueued, type EnqueueOptions, enqueueFolder } from './enqueue.ts'
 /** The run's own share of the work: a worker started before the files are enqueued. */
 export interface OwnShare {
   start(): Promise<void>;
+  /** Files in its hands now. */
+  readonly inHand: number;
   /** Stops taking jobs; `giveBack`: the files in hand stop and go back to the queue, else they finish. */
   close(giveBack: boolean): Promise<void>;
 }

@@ -173,6 +173,7 @@ CREATE TABLE IF NOT EXISTS workers (
   `
 ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS window_lo_ms DOUBLE PRECISION;
 ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS window_hi_ms DOUBLE PRECISION;
+ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS request_limit INTEGER;
 `,
 ];
 
@@ -307,9 +308,9 @@ export const LEDGER_SQL = {
   ensureKey: 'INSERT INTO key_quotas (service, key_fingerprint) VALUES ($1, $2) ON CONFLICT DO NOTHING',
   lockKey: 'SELECT 1 FROM key_quotas WHERE service = $1 AND key_fingerprint = $2 FOR UPDATE',
   /** The bounds of the window's length the key's processes learned together (ms; null: none yet). */
-  windowBounds: `SELECT window_lo_ms AS lo, window_hi_ms AS hi FROM key_quotas
+  windowBounds: `SELECT window_lo_ms AS lo, window_hi_ms AS hi, request_limit AS "limit" FROM key_quotas
    WHERE service = $1 AND key_fingerprint = $2`,
-  setWindowBounds: `UPDATE key_quotas SET window_lo_ms = $3, window_hi_ms = $4
+  setWindowBounds: `UPDATE key_quotas SET window_lo_ms = $3, window_hi_ms = $4, request_limit = $5
    WHERE service = $1 AND key_fingerprint = $2`,
   /**
    * The requests in the window ending now ($3: its length, ms), and when the one that must leave it
@@ -396,9 +397,10 @@ export const WORKERS_SQL = {
    * request limit, the jobs and the reservations it holds, its learned ceiling (unless older than $2 ms).
    */
   quotas: `SELECT k.service, k.key_fingerprint,
-     coalesce(s.window_ms, $1::bigint) AS window_ms, s.request_limit,
+     round(coalesce(k.window_hi_ms, s.window_ms, $1::bigint))::bigint AS window_ms,
+     coalesce(k.request_limit, s.request_limit) AS request_limit,
      (SELECT count(*) FROM key_requests r WHERE r.service = k.service AND r.key_fingerprint = k.key_fingerprint
-        AND r.sent_at > clock_timestamp() - coalesce(s.window_ms, $1::bigint) * interval '1 millisecond')::int AS requests,
+        AND r.sent_at > clock_timestamp() - coalesce(k.window_hi_ms, s.window_ms, $1::bigint) * interval '1 millisecond')::int AS requests,
      (SELECT count(*) FROM key_job_slots j WHERE j.service = k.service AND j.key_fingerprint = k.key_fingerprint
         AND NOT j.pending)::int AS jobs,
      (SELECT count(*) FROM key_job_slots j WHERE j.service = k.service AND j.key_fingerprint = k.key_fingerprint

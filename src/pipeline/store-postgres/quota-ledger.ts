@@ -83,15 +83,23 @@ export async function lockKey(q: Queryable, key: QuotaKey): Promise<void> {
 async function pacedWindow(q: Queryable, key: QuotaKey, window: RequestWindow): Promise<WindowBounds | null> {
   if (window.loMs === undefined) return null;
   const mine: WindowBounds = { loMs: window.loMs, hiMs: window.windowMs };
-  const { rows } = await q.query<{ lo: number | null; hi: number | null }>(LEDGER_SQL.windowBounds, [
-    key.service,
-    key.keyFingerprint,
-  ]);
-  const known = rows[0]?.lo != null && rows[0]?.hi != null ? { loMs: rows[0].lo, hiMs: rows[0].hi } : null;
+  const { rows } = await q.query<{ lo: number | null; hi: number | null; limit: number | null }>(
+    LEDGER_SQL.windowBounds,
+    [key.service, key.keyFingerprint],
+  );
+  const row = rows[0];
+  const known = row?.lo != null && row?.hi != null ? { loMs: row.lo, hiMs: row.hi } : null;
   const both = known && { loMs: Math.max(known.loMs, mine.loMs), hiMs: Math.min(known.hiMs, mine.hiMs) };
   const paced = both && both.loMs < both.hiMs ? both : mine;
-  if (!known || paced.loMs !== known.loMs || paced.hiMs !== known.hiMs) {
-    await q.query(LEDGER_SQL.setWindowBounds, [key.service, key.keyFingerprint, paced.loMs, paced.hiMs]);
+  // The allowance learned with it, for status (the decision takes the caller's).
+  if (!known || paced.loMs !== known.loMs || paced.hiMs !== known.hiMs || row?.limit !== window.limit) {
+    await q.query(LEDGER_SQL.setWindowBounds, [
+      key.service,
+      key.keyFingerprint,
+      paced.loMs,
+      paced.hiMs,
+      window.limit,
+    ]);
   }
   return paced;
 }
