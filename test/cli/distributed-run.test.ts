@@ -189,9 +189,10 @@ describe('genpipe run --store (distributed by default)', () => {
     expect((await servicedCount()) - before).toBe(8);
   }, 180_000);
 
-  it('refuses --no-work and --detach without a store, and with --no-distribute or --emulator (exit 2)', async () => {
+  it('refuses --no-work and --detach without a store, together, or with --no-distribute, --emulator or --dry-run (exit 2)', async () => {
     const url = await pg.freshDatabase();
     const { input, out } = promptFolder(prompts(1, 'refusals'));
+    const before = await servicedCount();
     const none = await runCli(['run', input, '--out', out, '--detach'], cliEnv(emu));
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/--no-work and --detach enqueue the files in a store for workers/);
@@ -203,6 +204,19 @@ describe('genpipe run --store (distributed by default)', () => {
     expect(alone.stderr).toMatch(
       /--no-work leaves the files to workers, but --no-distribute runs them here alone/,
     );
+    const both = await runCli(
+      ['run', input, '--out', out, '--store', url, '--detach', '--no-work'],
+      cliEnv(emu),
+    );
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/give --detach or --no-work, not both/);
+    // A dry run reads no store yet: refused, whatever asks for the workers; nothing is enqueued or sent.
+    for (const mode of ['--no-work', '--detach', '--distribute']) {
+      const dry = await runCli(['run', input, '--out', out, '--store', url, mode, '--dry-run'], cliEnv(emu));
+      expect(dry.code, mode).toBe(2);
+      expect(dry.stderr).toMatch(/--dry-run does not read a PostgreSQL store yet/);
+    }
+    expect(await servicedCount()).toBe(before);
     const emulated = await runCli(
       ['run', input, '--out', out, '--store', url, '--detach', '--emulator'],
       cliEnv(emu),

@@ -178,6 +178,11 @@ function distributedStore(flags: RunFlags & DistributeFlags): string | null {
     }
     return null;
   }
+  if (flags.detach && flags.work === false) {
+    throw new UsageError(
+      '--detach works on none of the files here already: give --detach or --no-work, not both',
+    );
+  }
   const alone = flags.distribute === false ? '--no-distribute' : flags.emulator ? '--emulator' : null;
   if (alone && enqueueOnly) {
     throw new UsageError(
