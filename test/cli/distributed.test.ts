@@ -110,7 +110,7 @@ describe('genpipe worker and run --store in distributed mode', () => {
     );
     slow.proc.kill('SIGCONT');
     // The paused worker wakes up: its writes are refused, so it leaves both items and sends nothing.
-    await slow.until(/left: .*taken over[\s\S]*left: .*taken over/);
+    await slow.until(/left: .*taken up meanwhile[\s\S]*left: .*taken up meanwhile/);
     expect((await servicedCount()) - before).toBe(2);
     const rows = (await adminRows(emu)).slice(before);
     expect(new Set(rows.map((r) => r.request_id)).size).toBe(2);
