@@ -57,6 +57,28 @@ export interface BatchTotals {
 
 export type EventSink = (event: PipelineEvent) => void;
 
+/** A `batch_finished` event's totals from a report's (its files not processed, or still pending, as stopped). */
+export function batchTotals(
+  t: {
+    inputs: number;
+    succeeded: number;
+    failed: number;
+    skipped: number;
+    unprocessed: number;
+    pending: number;
+  },
+  ignored: { total: number } | null | undefined,
+): BatchTotals {
+  return {
+    inputs: t.inputs,
+    succeeded: t.succeeded,
+    failed: t.failed,
+    skipped: t.skipped,
+    stopped: t.unprocessed + t.pending,
+    ...(ignored ? { ignored: ignored.total } : {}),
+  };
+}
+
 /** The item as a report line: what a user needs to know about one file. */
 export function itemStatus(item: Item): 'succeeded' | 'failed' | 'skipped' | 'unprocessed' | 'pending' {
   switch (item.state) {

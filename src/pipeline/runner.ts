@@ -46,7 +46,7 @@
  * view-file.ts (the finished items' report views, on disk).
  */
 import { discover } from './discover.ts';
-import type { EventSink, PipelineEvent } from './events.ts';
+import { batchTotals, type EventSink, type PipelineEvent } from './events.ts';
 import type { Item } from './item.ts';
 import { GenerationPoller, RecentJobDurations } from './poller.ts';
 import { recipeFiles } from './recipe.ts';
@@ -176,18 +176,10 @@ export function startBatch(options: RunOptions): Batch {
         : null,
       options.keepItems,
     );
-    const t = report.totals;
     emit({
       type: 'batch_finished',
       at: finishedAt,
-      totals: {
-        inputs: t.inputs,
-        succeeded: t.succeeded,
-        failed: t.failed,
-        skipped: t.skipped,
-        stopped: t.unprocessed + t.pending,
-        ...(report.ignored ? { ignored: report.ignored.total } : {}),
-      },
+      totals: batchTotals(report.totals, report.ignored),
     });
     return { report, items: all, stop, startedAt, finishedAt };
   };

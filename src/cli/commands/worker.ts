@@ -1,6 +1,6 @@
 /**
  * `genpipe worker --store <url>`: one worker of distributed mode, on any number of machines. Takes item
- * jobs from the store's queue (enqueued by `genpipe run --store … --distribute`), runs the same stages
+ * jobs from the store's queue (enqueued by `genpipe run --store …` or `genpipe watch --store …`), runs the same stages
  * as `genpipe run` for each, records every step in the store, and goes on until SIGINT / SIGTERM.
  */
 import { type Command, Option } from 'commander';

@@ -13,22 +13,13 @@ import { type Recipe, recipeFiles } from '../recipe.ts';
 import type { PostgresStore, StoreReachability } from '../store-postgres/index.ts';
 import { endedItem, givenUpItem } from './batch-follower.ts';
 import { NOT_WAITED_FOR } from './distributed-batch.ts';
-import { againIfUnfinished } from './enqueue.ts';
+import { againIfUnfinished, type JobTarget } from './enqueue.ts';
 import { fileSha256, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
 import { pause, storeBack } from './pause.ts';
 
-export interface DelegateOptions {
-  queue: ItemQueue;
+export interface DelegateOptions extends JobTarget {
   /** The out dir's store: its content-hash cache, its rows. */
   store: PostgresStore;
-  inputDir: string;
-  outDir: string;
-  recipe: Recipe;
-  /** The recipe as given, absolute; null: genpipe.yaml in the input dir. */
-  recipePath: string | null;
-  flags: ItemJobData['flags'];
-  /** The delegating run's batch id. */
-  batch: string;
   /** Between two looks at a job at least (default 1 s; longer while many are followed: LOOKS_PER_SECOND). */
   intervalMs?: number;
   reach?: StoreReachability;

@@ -9,7 +9,7 @@
  * store keeps how far each got), and the report says which files were not finished then: the other
  * workers go on with them, and the same command run again waits for them (enqueuing nothing twice).
  */
-import type { EventSink } from '../events.ts';
+import { batchTotals, type EventSink } from '../events.ts';
 import { type Item, newItem } from '../item.ts';
 import type { Redact } from '../progress/index.ts';
 import { IgnoredEntries, type ReportJournalMeta, writeReports } from '../report/index.ts';
@@ -112,19 +112,7 @@ export function startDistributedBatch(o: DistributedBatchOptions): Batch {
         journal: o.journal ?? null,
         ...(stopped.stop ? { stoppedEarly: { reason: stopped.stop.reason } } : {}),
       });
-      const t = report.totals;
-      emit({
-        type: 'batch_finished',
-        at: finishedAt,
-        totals: {
-          inputs: t.inputs,
-          succeeded: t.succeeded,
-          failed: t.failed,
-          skipped: t.skipped,
-          stopped: t.unprocessed,
-          ...(report.ignored ? { ignored: report.ignored.total } : {}),
-        },
-      });
+      emit({ type: 'batch_finished', at: finishedAt, totals: batchTotals(report.totals, report.ignored) });
       const { items: _, ...head } = report;
       return { report: head, items: [], stop: stopped.stop, startedAt, finishedAt };
     } finally {

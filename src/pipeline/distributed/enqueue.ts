@@ -12,10 +12,9 @@ import { type HashCache, hashWithCache } from '../journal/content-hash.ts';
 import { type Recipe, recipeFiles } from '../recipe.ts';
 import { fileSha256, type ItemJob, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
 
-export interface EnqueueOptions {
+/** Where a run's jobs go and what they carry: the queue, the folders, the recipe, the flags, the batch. */
+export interface JobTarget {
   queue: ItemQueue;
-  /** The store's content-hash cache (a file hashed once is not read again while unchanged). */
-  hashes: HashCache;
   inputDir: string;
   outDir: string;
   recipe: Recipe;
@@ -24,6 +23,11 @@ export interface EnqueueOptions {
   flags: ItemJobData['flags'];
   /** The enqueuing run's batch id. */
   batch: string;
+}
+
+export interface EnqueueOptions extends JobTarget {
+  /** The store's content-hash cache (a file hashed once is not read again while unchanged). */
+  hashes: HashCache;
   select?: InputSelection;
   signal?: AbortSignal;
   /** Told of each file discovery leaves out, with why. */

@@ -10,6 +10,8 @@ export class ItemTakenOverError extends Error {
   readonly code = 'item_taken_over';
 
   constructor(readonly input: string) {
-    super(`${input} was taken up meanwhile by another process on the store (a worker, or a run of the same out dir); left to it, nothing sent`);
+    super(
+      `${input} was taken up meanwhile by another process on the store (a worker, or a run of the same out dir); left to it, nothing sent`,
+    );
   }
 }
