@@ -9,12 +9,12 @@
 import type { Item } from '../item.ts';
 import { FINAL_ITEM_STATES } from '../item.ts';
 import { hashWithCache } from '../journal/content-hash.ts';
-import { type Recipe, recipeFiles } from '../recipe.ts';
+import { recipeFiles } from '../recipe.ts';
 import type { PostgresStore, StoreReachability } from '../store-postgres/index.ts';
 import { endedItem, givenUpItem } from './batch-follower.ts';
 import { NOT_WAITED_FOR } from './distributed-batch.ts';
 import { againIfUnfinished, type JobTarget } from './enqueue.ts';
-import { fileSha256, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
+import { fileSha256, type ItemJobData, itemJobId } from './item-queue.ts';
 import { pause, storeBack } from './pause.ts';
 
 export interface DelegateOptions extends JobTarget {
