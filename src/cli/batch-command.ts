@@ -418,7 +418,14 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     s.retryNotes?.close();
     await cmd.settle?.();
   }
-  await journal.finishBatch(cmd.finishState(result));
+  // The batch's end not recorded (the store went away) loses a line of status, not the batch's answer.
+  await journal
+    .finishBatch(cmd.finishState(result))
+    .catch((err: unknown) =>
+      s.note(
+        `the journal could not record the batch's end: ${err instanceof Error ? err.message : String(err)}`,
+      ),
+    );
   printClosing(s, setup, result, redact, request.epilogue);
   return cmd.exitCode(result, s.controller.signal.aborted);
 }

@@ -18,7 +18,12 @@ import {
   startDistributedBatch,
   WorkerHeartbeat,
 } from '../pipeline/distributed/index.ts';
-import type { BatchResult } from '../pipeline/index.ts';
+import {
+  type BatchResult,
+  journalCountsText,
+  journalDidAnything,
+  serviceIdentity,
+} from '../pipeline/index.ts';
 import {
   PostgresStore,
   redactUrl,
@@ -27,7 +32,7 @@ import {
 } from '../pipeline/store-postgres/index.ts';
 import type { BatchCommand, BatchSetup } from './batch-command.ts';
 import type { BatchFlags } from './batch-options.ts';
-import { resolveBatchOptions } from './batch-options.ts';
+import { recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
   queueConnection,
   sessionOpener,
@@ -35,6 +40,7 @@ import {
   type WorkerFlags,
 } from './distributed.ts';
 import { EXIT } from './exit-codes.ts';
+import { resolveServiceConfig } from './service-config.ts';
 import { openRunStore } from './store-option.ts';
 
 /** The flags of distributed mode on `genpipe run`. */
@@ -115,8 +121,10 @@ export function distributedRunCommand(
     interruption: (signal) => ({
       reason: `interrupted (${signal})`,
       note:
-        `interrupted (${signal}): this run stops waiting and its own worker gives the files in its hands ` +
-        'back to the queue; the workers go on with the batch (signal again to stop at once)',
+        flags.work === false
+          ? `interrupted (${signal}): this run stops waiting; the workers go on with the batch (signal again to stop at once)`
+          : `interrupted (${signal}): this run stops waiting and its own worker gives the files in its hands ` +
+            'back to the queue; the workers go on with the batch (signal again to stop at once)',
     }),
     async start(setup, common) {
       if (!(setup.journal instanceof PostgresStore))
@@ -156,6 +164,9 @@ export function distributedRunCommand(
         onEnqueued: (e) => {
           enqueued = e;
           setup.note(enqueuedText(e, url));
+          if (flags.work === false && e.jobs.length > 0) {
+            setup.note("waiting for the store's workers (--no-work: none of the files is worked on here)");
+          }
         },
       });
     },
@@ -166,6 +177,8 @@ export function distributedRunCommand(
     },
     closingLines: (result: BatchResult) => {
       const lines: string[] = [];
+      const j = result.report.journal;
+      if (j && journalDidAnything(j)) lines.push(`journal: ${journalCountsText(j)} (${j.file})`);
       if (result.stop) {
         lines.push(`the batch stopped early: ${result.stop.reason}`);
         const left = result.report.totals.unprocessed;
@@ -210,6 +223,13 @@ export async function executeDetach(
       batch,
       select: options.select,
     });
+    // Recorded, so that status knows the out dir (a batch of the workers' from now on).
+    await store.startBatch({
+      inputDir: options.inputDir,
+      service: serviceIdentity(resolveServiceConfig(flags).baseUrl),
+      options: recordedFlags('run', flags),
+    });
+    await store.finishBatch('finished');
     if (flags.json) {
       process.stdout.write(
         `${JSON.stringify({ type: 'enqueued', batch, files: e.jobs.length, added: e.added, put_back: e.retried, out_dir: options.outDir })}\n`,

@@ -9,7 +9,15 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { adminRows, heldGenerations, hold, KEY_B, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import {
+  adminRows,
+  heldGenerations,
+  hold,
+  KEY_B,
+  startTestEmulator,
+  unhold,
+  until,
+} from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
@@ -174,6 +182,28 @@ describe('genpipe run --store (distributed by default)', () => {
     expect((await servicedCount()) - before).toBe(5);
   }, 180_000);
 
+  it('Ctrl-C while the store is down: exit 130 all the same, with the reports naming the files not finished', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(3, 'store-down-stop'));
+    const holdId = await hold(emu, { state: 'processing' });
+    const first = spawnGenpipe(['run', input, '--out', out, '--store', url, ...LOCK_FLAGS], cliEnv(emu));
+    try {
+      await heldGenerations(emu, 3);
+      await pg.server().halt();
+      await until(async () => /is unreachable/.test(first.stderr()));
+      first.proc.kill('SIGINT');
+      const ended = await first.exited;
+      expect(ended.code, first.stderr()).toBe(130);
+      const report = reportOf(out);
+      expect(report.totals).toMatchObject({ inputs: 3, unprocessed: 3 });
+      expect(report.items[0].reason).toMatch(/not finished when genpipe stopped waiting for it/);
+      expect(first.stderr()).toMatch(/3 files: 0 succeeded, 0 failed, 0 skipped, 3 not processed/);
+    } finally {
+      await pg.server().start();
+      await unhold(emu, holdId);
+    }
+  }, 180_000);
+
   it("a worker given another API key takes none of the run's files (one queue per service and key)", async () => {
     const url = await pg.freshDatabase();
     const { input, out } = promptFolder(prompts(8, 'other-key'));
@@ -223,6 +253,28 @@ describe('genpipe run --store (distributed by default)', () => {
     );
     expect(emulated.code).toBe(2);
     expect(emulated.stderr).toMatch(/the embedded emulator is this run's own: no worker can reach it/);
+  }, 60_000);
+});
+
+describe('genpipe run --store --detach', () => {
+  it('enqueues and returns; status knows the out dir at once and says how far the workers got', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder(prompts(3, 'detached'));
+    const r = await runCli(['run', input, '--out', out, '--store', url, '--detach'], cliEnv(emu));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/enqueued 3 files in the store's queue: 3 new/);
+    const status = await runCli(['status', out, '--store', url], cliEnv(emu));
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/last batch: #1 of 1, enqueued for the workers \(--detach/);
+    expect(status.stdout).toMatch(/queue of this out dir: 3 queued, 0 in workers' hands, 0 finished/);
+    const refused = await runCli(
+      ['run', input, '--out', out, '--store', url, '--detach', '--log-file', join(out, '..', 'd.log')],
+      cliEnv(emu),
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /--detach returns once the files are enqueued: --log-file is for a run that follows its batch/,
+    );
   }, 60_000);
 });
 

@@ -37,7 +37,9 @@ export type ExecuteRunOptions = BatchRequest;
 export function exitCodeOfBatch(result: BatchResult): number {
   if (result.stop?.cause === 'interrupted' || result.stop?.cause === 'aborted') return EXIT.interrupted;
   if (result.stop) return EXIT.stoppedEarly;
-  return result.report.totals.failed > 0 ? EXIT.failed : EXIT.ok;
+  // A file left unprocessed without a stop: another process on the store took it up (see the fence).
+  const t = result.report.totals;
+  return t.failed > 0 || t.unprocessed > 0 ? EXIT.failed : EXIT.ok;
 }
 
 async function requireDir(path: string, what: string): Promise<void> {
@@ -177,6 +179,11 @@ function distributedStore(flags: RunFlags & DistributeFlags): string | null {
       );
     }
     return null;
+  }
+  if (flags.detach && (flags.logFile !== undefined || flags.metricsPort !== undefined)) {
+    throw new UsageError(
+      `--detach returns once the files are enqueued: ${flags.logFile !== undefined ? '--log-file' : '--metrics-port'} is for a run that follows its batch (leave out --detach, or give --no-work)`,
+    );
   }
   if (flags.detach && flags.work === false) {
     throw new UsageError(

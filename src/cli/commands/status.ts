@@ -61,7 +61,12 @@ export function statusLines(outDir: string, journalPath: string, summary: Status
   const lines = [`${outDir}: journal ${journalPath}`];
   const b = summary.lastBatch;
   if (b) {
-    const state = b.status === 'running' ? runningState(b.pid, summary.live) : b.status;
+    const state =
+      b.options.detach === true
+        ? 'enqueued for the workers (--detach; the queue below says how far they got)'
+        : b.status === 'running'
+          ? runningState(b.pid, summary.live)
+          : b.status;
     const ended = b.finishedAt ? `, ended ${when(b.finishedAt)} UTC` : '';
     lines.push(
       // Counted in this out dir: a store shared by several out dirs numbers its batches across them all.
@@ -208,7 +213,7 @@ export function sharedLines(shared: SharedStatus): string[] {
     const ceiling = q.ceiling === null ? 'ceiling not learned' : `learned ceiling ${q.ceiling}`;
     const pending = q.pending ? ` (+${q.pending} creates on their way)` : '';
     lines.push(
-      `quota of key ${q.key}… at ${q.service}: ${q.requests} requests in the last ${Math.round(q.windowMs / 1000)} s (${limit}), ${q.jobs} jobs held${pending} (${ceiling})`,
+      `quota of key ${q.key}… at ${q.service}: ${q.requests} requests in the last ${Number((q.windowMs / 1000).toFixed(1))} s (${limit}), ${q.jobs} jobs held${pending} (${ceiling})`,
     );
   }
   return lines;

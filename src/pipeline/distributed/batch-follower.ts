@@ -17,6 +17,7 @@
 
 import type { EventSink } from '../events.ts';
 import { FINAL_ITEM_STATES, type Item, newItem } from '../item.ts';
+import { JOURNAL_TEXTS } from '../journal/texts.ts';
 import type { ItemProgress, StoreReachability } from '../store-postgres/index.ts';
 import type { ItemJobResult, ItemQueue } from './item-queue.ts';
 import { pause, storeBack } from './pause.ts';
@@ -65,6 +66,9 @@ export interface FollowOptions {
   signal?: AbortSignal;
   reach?: StoreReachability;
 }
+
+/** The words of a file done in an earlier run (the journal's). */
+const ALREADY_DONE = JOURNAL_TEXTS.done;
 
 /** The states of a file that succeeded. */
 const SUCCEEDED = new Set<string>(['reported', 'downloaded']);
@@ -124,8 +128,14 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
       reason: null,
     });
   };
-  const finish = (job: FollowedJob, item: Item, earlier: boolean, whole = true) => {
+  const finish = (job: FollowedJob, ended: Item, earlier: boolean, whole = true) => {
     open.delete(job.id);
+    // A file done in an earlier run is reported as a re-run on the journal reports it (report.json's
+    // `reused`, the closing summary's journal line).
+    const item: Item =
+      earlier && SUCCEEDED.has(ended.state)
+        ? { ...ended, journal: { action: 'done', reason: ALREADY_DONE } }
+        : ended;
     end.ended.set(job.input, { item, whole });
     o.emit({
       type: 'item_state',
@@ -134,7 +144,7 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
       ...(item.place ? { place: item.place } : {}),
       state: item.state,
       stage: item.state === 'failed' ? item.failedAt : null,
-      reason: earlier && SUCCEEDED.has(item.state) ? 'already done in an earlier run' : item.reason,
+      reason: earlier && SUCCEEDED.has(item.state) ? ALREADY_DONE : item.reason,
       ...(earlier ? { from_journal: true as const } : {}),
     });
   };

@@ -146,9 +146,12 @@ async function reportItems(
   open: Set<string>,
 ): Promise<Item[]> {
   const items: Item[] = [];
+  // A store that cannot be read now (the run stopped during an outage) costs the files' details, not the
+  // reports: the files not finished are said to be so all the same.
+  const rowOf = async (input: string) => (await store.get(input).catch(() => null))?.item ?? null;
   for (const job of jobs) {
     const fromJob = ended.get(job.input);
-    let item = fromJob?.whole ? fromJob.item : ((await store.get(job.input))?.item ?? fromJob?.item ?? null);
+    let item = fromJob?.whole ? fromJob.item : ((await rowOf(job.input)) ?? fromJob?.item ?? null);
     // A file the run stopped waiting for: whatever its row says of a worker's stop, the workers go on.
     if (!item || open.has(job.input)) {
       item = {

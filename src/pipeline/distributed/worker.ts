@@ -83,7 +83,10 @@ export class DistributedWorker {
    */
   async close(stop = false): Promise<void> {
     this.reach.close();
-    const closing = this.worker.close(stop);
+    // Never a forced close: the queue hears how each job in hand ended. A stopped item's job goes back
+    // to the queue at once, as a failed try (taken again after QUEUE_CHOICES.backoffMs, by any worker);
+    // a job left to its lock would wait for the lock to lapse first.
+    const closing = this.worker.close(false);
     const sessions = [...this.sessions.values()];
     if (stop) await Promise.all(sessions.map(async (s) => (await s).session.close(true)));
     await closing;
