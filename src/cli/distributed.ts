@@ -27,6 +27,7 @@ import {
   keyFingerprint,
   loadRecipe,
   type PipelineEvent,
+  REPORT_HTML_FILE,
   serviceIdentity,
 } from '../pipeline/index.ts';
 import {
@@ -308,7 +309,9 @@ export async function executeDistributedRun(
     progress.close();
     const t = result.report.totals;
     say(
-      `done: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped of ${t.inputs}; report ${resolve(outDir, 'report.json')}`,
+      `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
+        (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : '') +
+        `; report: ${resolve(outDir, REPORT_HTML_FILE)}`,
     );
     signal?.throwIfAborted();
     return t.failed > 0 ? EXIT.failed : EXIT.ok;

@@ -44,7 +44,14 @@ export function storeUrlOf(
   try {
     protocol = new URL(url).protocol;
   } catch {
-    protocol = '';
+    // A password with @ : / # ? % in it breaks the URL unless it is percent-encoded: say so.
+    const scheme = /^(postgres|postgresql):\/\//.test(url);
+    throw new UsageError(
+      `${given} ${redactUrl(url)}: not a store URL genpipe can read` +
+        (scheme
+          ? '; characters such as @ : / # ? % in the user name or password must be percent-encoded (@ as %40, # as %23, / as %2F, % as %25)'
+          : '; use a postgres:// or postgresql:// URL (user, password, host, port and database)'),
+    );
   }
   if (!(STORE_SCHEMES as readonly string[]).includes(protocol)) {
     throw new UsageError(

@@ -90,7 +90,8 @@ describe('genpipe demo --workers 3', () => {
     expect(report.totals.succeeded).toBe(report.totals.inputs);
     expect(existsSync(join(cwd, 'report.html'))).toBe(true);
     expect(existsSync(join(cwd, 'prompts', 'fox.txt', 'result.json'))).toBe(true);
-    expect(r.stderr).toContain(join(cwd, 'report.json'));
+    expect(r.stderr).toMatch(/\d+ files: \d+ succeeded, 0 failed, \d+ skipped; report: /);
+    expect(r.stderr).toContain(join(cwd, 'report.html'));
     expect(r.stderr).toMatch(/open \S*report\.html in a browser/);
     // Files were worked on by the workers, not by the enqueuing process.
     expect(r.stderr).toMatch(/\[worker \d+\] worker: \S+ reported/);

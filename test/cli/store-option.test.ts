@@ -220,6 +220,14 @@ describe('genpipe run --store <postgres url>', () => {
     expect(mysql.code).toBe(2);
     expect(mysql.stderr).toContain('not a store URL genpipe knows; use a postgres:// or postgresql:// URL');
     expect(mysql.stderr).not.toContain('hushhush-9');
+    // A password with : and / not percent-encoded breaks the URL: the refusal says how to write it.
+    const unencoded = await runCli(
+      ['run', input, '--out', out, '--store', 'postgres://genpipe:hush:9/x@127.0.0.1:1/db'],
+      cliEnv(emu),
+    );
+    expect(unencoded.code).toBe(2);
+    expect(unencoded.stderr).toMatch(/must be percent-encoded \(@ as %40/);
+    expect(unencoded.stderr).not.toContain('hush:9');
     const dry = await runCli(
       ['run', input, '--out', out, '--dry-run'],
       cliEnv(emu, { GENPIPE_STORE: pg.url() }),
