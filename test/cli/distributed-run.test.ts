@@ -322,5 +322,22 @@ describe('genpipe watch --store (distributed by default)', () => {
       'w3.txt',
     ]);
     expect(watch.stderr()).not.toContain(passwordOf(url));
+    // The same bytes dropped in again, to a new watch: done in an earlier run, nothing sent.
+    const again = spawnGenpipe(
+      ['watch', input, '--out', out, '--store', url, '--no-work', '--json', '--quiet-ms', '200'],
+      cliEnv(emu),
+    );
+    await again.until((ev) => ev.some((e) => e.type === 'batch_started'), 'the second watch started');
+    writeFileSync(join(input, 'w0.txt'), 'a delegated fox 0');
+    await again.until(
+      (ev) => ev.some((e) => e.type === 'item_state' && e.input === 'w0.txt' && e.from_journal === true),
+      'w0.txt reported as done in an earlier run',
+      90_000,
+    );
+    again.proc.kill('SIGINT');
+    expect((await again.exited).code, again.stderr()).toBe(0);
+    const told = again.events.find((e) => e.type === 'item_state' && e.input === 'w0.txt');
+    expect(told).toMatchObject({ state: 'reported', reason: 'already done in an earlier run' });
+    expect((await servicedCount()) - before).toBe(4);
   }, 180_000);
 });

@@ -9,6 +9,7 @@
 import type { Item } from '../item.ts';
 import { FINAL_ITEM_STATES } from '../item.ts';
 import { hashWithCache } from '../journal/content-hash.ts';
+import { JOURNAL_TEXTS } from '../journal/texts.ts';
 import { recipeFiles } from '../recipe.ts';
 import type { PostgresStore, StoreReachability } from '../store-postgres/index.ts';
 import { endedItem, givenUpItem } from './batch-follower.ts';
@@ -56,8 +57,19 @@ export function delegateToWorkers(
     };
     const id = itemJobId(data, await hashWithCache(hashes, item.absPath, stopping), await recipeHash);
     const existing = await o.queue.getJob(id);
-    if (existing) await againIfUnfinished(existing, data);
-    else await o.queue.add('item', data, { jobId: id });
+    if (existing && !(await againIfUnfinished(existing, data))) {
+      // Done in an earlier run (this very version of the file): said as a re-run on the journal says it.
+      const done = existing.returnvalue?.item;
+      if ((await existing.getState()) === 'completed' && done) {
+        const succeeded = done.state === 'reported' || done.state === 'downloaded';
+        return {
+          ...done,
+          ...(succeeded ? { reason: JOURNAL_TEXTS.done } : {}),
+          journal: { action: 'done', reason: JOURNAL_TEXTS.done },
+        };
+      }
+    }
+    if (!existing) await o.queue.add('item', data, { jobId: id });
     const job = { id, input: item.input, absPath: item.absPath, size: item.size, mtimeMs: item.mtimeMs };
     let shown = `${item.state}|`;
     while (!stopping.aborted) {
