@@ -105,6 +105,18 @@ export function saidOf(step: StageStep, item: Item): string | null {
 }
 
 /**
+ * The stage whose step brought `item` to its state and what progress says of that (saidOf), for an
+ * item seen only in that state — a worker's, read from the store by the run that follows it.
+ *
+ * @example reachedBy(uploadedPromptItem) // { stage: 'upload', said: 'prompt ready: the text goes in the request' }
+ */
+export function reachedBy(item: Item): { stage: StageName | null; said: string | null } {
+  const before = ITEM_STATES[ITEM_STATES.indexOf(item.state) - 1];
+  const step = before ? stepFor(before) : null;
+  return { stage: step?.name ?? null, said: step ? saidOf(step, item) : null };
+}
+
+/**
  * The step that takes an item in `state`, or null when the state is final (reported, skipped,
  * failed, stopped).
  *

@@ -18,6 +18,7 @@
 import type { EventSink } from '../events.ts';
 import { FINAL_ITEM_STATES, type Item, newItem } from '../item.ts';
 import { JOURNAL_TEXTS } from '../journal/texts.ts';
+import { reachedBy } from '../stage-list.ts';
 import type { ItemProgress, StoreReachability } from '../store-postgres/index.ts';
 import type { ItemJobResult, ItemQueue } from './item-queue.ts';
 import { pause, storeBack } from './pause.ts';
@@ -117,6 +118,7 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
     const key = `${p.state}|${p.step ?? ''}`;
     if (shown.get(p.input) === key) return;
     shown.set(p.input, key);
+    const reached = reachedBy(p.item);
     o.emit({
       type: 'item_state',
       at: Date.now(),
@@ -124,8 +126,8 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
       place: p.place,
       ...(p.step ? { step: p.step } : {}),
       state: p.state,
-      stage: null,
-      reason: null,
+      stage: reached.stage,
+      reason: reached.said,
     });
   };
   const finish = (job: FollowedJob, ended: Item, earlier: boolean, whole = true) => {

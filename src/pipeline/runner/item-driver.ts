@@ -26,7 +26,7 @@ import { writeResultJson } from '../report/result-json.ts';
 import type { RunContext } from '../run-context.ts';
 import { batchStopReason, isAbort } from '../runner-errors.ts';
 import { failItem } from '../stage.ts';
-import { type StageStep, saidOf, stepFor } from '../stage-list.ts';
+import { reachedBy, type StageStep, saidOf, stepFor } from '../stage-list.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import type { BatchItems } from './batch-items.ts';
 import type { ResolvedRun } from './options.ts';
@@ -245,7 +245,8 @@ export class ItemDriver implements StepEnv {
   ): Promise<Item> {
     let told = Promise.resolve();
     const tell = (it: Item) => {
-      told = told.then(() => this.record(entry, it, null, null));
+      const reached = reachedBy(it);
+      told = told.then(() => this.record(entry, it, reached.stage, reached.said));
     };
     let final: Item;
     try {

@@ -33,6 +33,8 @@ export interface ItemProgress {
   step: string | null;
   /** When it was last written, ms since the epoch by its writer's clock. */
   updatedAt: number;
+  /** The item as last saved. */
+  item: Item;
 }
 
 /** A connection or a transaction's client. */
@@ -100,9 +102,11 @@ export class PgItems {
       state: string;
       reason: string | null;
       step: string | null;
+      item: string;
       updated_at: string;
     }>(ITEM_SQL.changedSince, [this.outDir, sinceMs]);
     return rows.map((r) => ({
+      item: itemFromJson(r.item),
       input: r.input,
       place: r.place,
       state: r.state as ItemState,

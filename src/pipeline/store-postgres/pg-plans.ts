@@ -208,7 +208,7 @@ export const ITEM_SQL = {
   byId: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND id = $2`,
   allActive: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND superseded_at IS NULL ORDER BY input`,
   /** Where each active row changed since $2 stands (a waiting run's progress): no item bodies read. */
-  changedSince: `SELECT input, place, state, reason, item::json->>'step' AS step, updated_at FROM items
+  changedSince: `SELECT input, place, state, reason, item::json->>'step' AS step, item, updated_at FROM items
      WHERE out_dir = $1 AND superseded_at IS NULL AND updated_at >= $2`,
   byPhase: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND phase = $2 AND superseded_at IS NULL ORDER BY input`,
   finished: `SELECT input, item::json->>'size' AS size, item::json->>'mtimeMs' AS mtime_ms
