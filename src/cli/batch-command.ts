@@ -16,6 +16,7 @@ import {
   type Batch,
   type BatchResult,
   createRedactor,
+  type GenpipeMetrics,
   ignoredText,
   type LogFile,
   LogFileOpenError,
@@ -125,6 +126,8 @@ export interface BatchCommand {
 /** What executeBatch gives a command's own start (BatchCommand.start). */
 export interface CommonBatchOptions {
   onEvent: RunOptions['onEvent'];
+  /** `--metrics-port`'s metrics, when served. */
+  metrics: GenpipeMetrics | null;
   /** The report's word on the journal (its place, the crash policy). */
   journal: RunOptions['journal'];
   redact: Redact;
@@ -387,7 +390,13 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
   const display = s.quiet && !s.json ? null : progress;
   const onEvent = batchSink(s, display);
   s.batch = cmd.start
-    ? await cmd.start(setup, { onEvent, redact, signal: s.controller.signal, journal: journaling.journal })
+    ? await cmd.start(setup, {
+        onEvent,
+        redact,
+        signal: s.controller.signal,
+        journal: journaling.journal,
+        metrics: s.metrics?.metrics ?? null,
+      })
     : startBatch({
         inputDir: setup.inputDir,
         outDir: setup.outDir,

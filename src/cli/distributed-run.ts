@@ -20,6 +20,7 @@ import {
 } from '../pipeline/distributed/index.ts';
 import {
   type BatchResult,
+  type GenpipeMetrics,
   journalCountsText,
   journalDidAnything,
   serviceIdentity,
@@ -77,7 +78,13 @@ function enqueuedText(e: Enqueued, url: string): string {
  * client (the key's quota shared through the store); its per-file lines only with -v (the command's
  * display shows every file's states).
  */
-export function ownShare(url: string, setup: BatchSetup, flags: BatchFlags & WorkerFlags): OwnShare {
+export function ownShare(
+  url: string,
+  setup: BatchSetup,
+  flags: BatchFlags & WorkerFlags,
+  /** The command's metrics: the share's creates are counted there. */
+  metrics: GenpipeMetrics | null = null,
+): OwnShare {
   let worker: DistributedWorker | null = null;
   return {
     get inHand() {
@@ -87,7 +94,14 @@ export function ownShare(url: string, setup: BatchSetup, flags: BatchFlags & Wor
       worker = new DistributedWorker({
         connection: queueConnection(url, flags),
         concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
-        openSession: sessionOpener(url, setup.service, { ...flags, verbose: false }),
+        openSession: sessionOpener(
+          url,
+          setup.service,
+          { ...flags, verbose: false },
+          undefined,
+          metrics,
+          'creates',
+        ),
         log: (line) => setup.note(line),
         ...(flags.verbose ? {} : { trace: () => undefined }),
       });
@@ -114,7 +128,7 @@ export function distributedRunCommand(
   let reach: StoreReachability | null = null;
   let enqueued: Enqueued | null = null;
   let heartbeat: WorkerHeartbeat | null = null;
-  const share = (setup: BatchSetup) => ownShare(url, setup, flags);
+  const share = (setup: BatchSetup, metrics: GenpipeMetrics | null) => ownShare(url, setup, flags, metrics);
   return {
     ...run,
     storeLock: false,
@@ -134,7 +148,7 @@ export function distributedRunCommand(
       queue = q;
       q.on('error', (err) => void reach?.failed(err));
       await q.waitUntilReady();
-      const own = flags.work === false ? null : share(setup);
+      const own = flags.work === false ? null : share(setup, common.metrics);
       // Among the store's workers while it runs (status tells a live run from one that died by it).
       heartbeat = new WorkerHeartbeat({
         store: setup.journal,

@@ -119,6 +119,11 @@ export function sessionOpener(
   flags: WorkerFlags,
   say: (line: string) => void = () => undefined,
   metrics: GenpipeMetrics | null = null,
+  /**
+   * `all`: every item event feeds the metrics (a worker's); `creates`: only its creates (a run's own
+   * share, whose files the run's metrics already hear of from the batch it follows).
+   */
+  fed: 'all' | 'creates' = 'all',
 ): (key: SessionKey) => Promise<OpenedSession> {
   const jobs = flags.maxJobs ?? flags.concurrency;
   return async (key) => {
@@ -152,7 +157,12 @@ export function sessionOpener(
         // A session's own batch events are not the worker's state (a worker runs on past them).
         metrics
           ? (e: PipelineEvent) => {
-              if (!e.type.startsWith('batch_')) metrics.sink(e);
+              if (e.type.startsWith('batch_')) return;
+              if (
+                fed === 'all' ||
+                (e.type === 'item_state' && e.state === 'submitted' && e.stage === 'submit')
+              )
+                metrics.sink(e);
             }
           : null,
         flags.verbose

@@ -23,6 +23,12 @@ export class ReferenceUploadError extends Error {
     message: string,
     /** Whether a later run may upload it (the items using it then get their `failure` from it). */
     readonly failure: ItemFailure,
+    /**
+     * The journal's own error, when it was the journal (the store) that failed — reading or recording
+     * the upload — not the upload: then the batch stops, as on any failed journal write, and the items
+     * are left, not failed.
+     */
+    readonly journalError: unknown = null,
   ) {
     super(message);
   }
@@ -103,12 +109,14 @@ export class SharedReferences {
         retryable: false,
       });
     }
+    let journal = true;
     try {
       const earlier = await this.remembered(name);
       if (earlier !== null) {
         this.done.set(name, earlier);
         return earlier;
       }
+      journal = false;
       const { file } = await this.deps.client.files.upload(ref.absPath, {
         purpose: 'reference',
         mimeType: ref.mime,
@@ -116,6 +124,7 @@ export class SharedReferences {
         waitUntilReady: true,
         pollIntervalMs: this.deps.filePollIntervalMs,
       });
+      journal = true;
       await this.deps.memory?.uploaded(name, file.id, this.deps.signal);
       this.done.set(name, file.id);
       return file.id;
@@ -125,9 +134,16 @@ export class SharedReferences {
         name,
         `shared reference '${name}' (${ref.path}) could not be uploaded: ${reasonOf(err)}`,
         failureOfError(err),
+        journal && this.deps.memory && !isFileError(err) ? err : null,
       );
     }
   }
+}
+
+/** An error of the reference's own file (hashed for the journal's memory), not of the journal. */
+function isFileError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR';
 }
 
 // ---- placeholders --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@
  */
 
 import type { EventSink } from '../events.ts';
-import { FINAL_ITEM_STATES, type Item, newItem } from '../item.ts';
+import { currentStep, FINAL_ITEM_STATES, type Item, newItem } from '../item.ts';
 import { JOURNAL_TEXTS } from '../journal/texts.ts';
 import { reachedBy } from '../stage-list.ts';
 import type { ItemProgress, StoreReachability } from '../store-postgres/index.ts';
@@ -77,6 +77,16 @@ const SUCCEEDED = new Set<string>(['reported', 'downloaded']);
 /** Final states a job's result may name (anything else is read as failed). */
 const ENDED = new Set<string>(FINAL_ITEM_STATES);
 
+/** A submitted or failed file's generation and request id, as a run's own events carry them. */
+function idsOf(item: Item): { generation_id?: string; request_id?: string } {
+  if (item.state !== 'submitted' && item.state !== 'failed') return {};
+  const step = currentStep(item);
+  return {
+    ...(step?.generationId ? { generation_id: step.generationId } : {}),
+    ...(step?.requestId ? { request_id: step.requestId } : {}),
+  };
+}
+
 /** The failed item of a job no worker could do. */
 export function givenUpItem(job: FollowedJob, reason: string): Item {
   return {
@@ -118,7 +128,6 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
     const key = `${p.state}|${p.step ?? ''}`;
     if (shown.get(p.input) === key) return;
     shown.set(p.input, key);
-    const reached = reachedBy(p.item);
     o.emit({
       type: 'item_state',
       at: Date.now(),
@@ -126,8 +135,10 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
       place: p.place,
       ...(p.step ? { step: p.step } : {}),
       state: p.state,
-      stage: reached.stage,
-      reason: reached.said,
+      // No stage: this process ran none (its metrics count only its own creates).
+      stage: null,
+      reason: reachedBy(p.item).said,
+      ...idsOf(p.item),
     });
   };
   const finish = (job: FollowedJob, ended: Item, earlier: boolean, whole = true) => {
@@ -139,15 +150,18 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
         ? { ...ended, journal: { action: 'done', reason: ALREADY_DONE } }
         : ended;
     end.ended.set(job.input, { item, whole });
+    // Reported as the journal left it (done earlier, or failed earlier and not retried): its words.
+    const fromJournal = item.journal?.action === 'done';
     o.emit({
       type: 'item_state',
       at: Date.now(),
       input: job.input,
       ...(item.place ? { place: item.place } : {}),
       state: item.state,
-      stage: item.state === 'failed' ? item.failedAt : null,
-      reason: earlier && SUCCEEDED.has(item.state) ? ALREADY_DONE : item.reason,
-      ...(earlier ? { from_journal: true as const } : {}),
+      stage: item.state === 'failed' && !fromJournal ? item.failedAt : null,
+      reason: fromJournal ? (item.journal?.reason ?? item.reason) : item.reason,
+      ...(fromJournal ? { from_journal: true as const } : {}),
+      ...(item.state === 'failed' ? idsOf(item) : {}),
     });
   };
   for (;;) {

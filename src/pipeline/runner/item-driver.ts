@@ -245,8 +245,8 @@ export class ItemDriver implements StepEnv {
   ): Promise<Item> {
     let told = Promise.resolve();
     const tell = (it: Item) => {
-      const reached = reachedBy(it);
-      told = told.then(() => this.record(entry, it, reached.stage, reached.said));
+      // No stage: none ran here (the metrics count this process's own creates only).
+      told = told.then(() => this.record(entry, it, null, reachedBy(it).said));
     };
     let final: Item;
     try {

@@ -113,6 +113,8 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
     for (const name of referenceNamesIn(request)) refIds.set(name, await ctx.references.fileId(name));
   } catch (err) {
     if (err instanceof ReferenceUploadError) {
+      // The journal failed, not the upload: the batch stops and the file is left for the next run.
+      if (err.journalError !== null) throw ctx.journalFailed(err.journalError);
       return failStep(item, 'upload', err.message, {}, { failure: err.failure });
     }
     throw err;
