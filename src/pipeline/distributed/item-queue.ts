@@ -90,15 +90,33 @@ function connectionOf(c: QueueConnection) {
   return { connectionString: c.url, schema: QUEUE_CHOICES.schema, migrate: true };
 }
 
+/**
+ * Gives every connection of a BullMQ queue's or worker's pool a listener for its 'error' for as long
+ * as it lives. pg-pool listens only while a connection is idle; BullMQ checks one out for its schema
+ * bootstrap (and the like) without listening, so PostgreSQL shutting down at that moment raised an
+ * 'error' event nobody heard, which ends the process (a run crashed when the store stopped in its first
+ * half second). The failure still reaches the query that was running. The pool is BullMQ's own
+ * (`backend.connection.pool`): when a later BullMQ moves it, this does nothing.
+ */
+function guardPool<T extends object>(owner: T): T {
+  const pool = (owner as { backend?: { connection?: { pool?: unknown } } }).backend?.connection?.pool as
+    | { on?: (event: 'connect', fn: (client: { on(event: 'error', fn: () => void): void }) => void) => void }
+    | undefined;
+  pool?.on?.('connect', (client) => client.on('error', () => undefined));
+  return owner;
+}
+
 /** The queue of the store at `c.url` (close it). */
 export function openItemQueue(c: QueueConnection): ItemQueue {
-  return new bull.Queue<ItemJobData, ItemJobResult>(c.queue, {
-    connection: connectionOf(c),
-    defaultJobOptions: {
-      attempts: QUEUE_CHOICES.attempts,
-      backoff: { type: 'exponential', delay: QUEUE_CHOICES.backoffMs },
-    },
-  });
+  return guardPool(
+    new bull.Queue<ItemJobData, ItemJobResult>(c.queue, {
+      connection: connectionOf(c),
+      defaultJobOptions: {
+        attempts: QUEUE_CHOICES.attempts,
+        backoff: { type: 'exponential', delay: QUEUE_CHOICES.backoffMs },
+      },
+    }),
+  );
 }
 
 /** A worker of the store's queue running `process` on `concurrency` jobs at once (close it). */
@@ -107,13 +125,15 @@ export function openItemWorker(
   process: (job: ItemJob) => Promise<ItemJobResult>,
   concurrency: number,
 ): ItemWorker {
-  return new bull.Worker<ItemJobData, ItemJobResult>(c.queue, process, {
-    connection: connectionOf(c),
-    concurrency,
-    lockDuration: c.lockDurationMs ?? QUEUE_CHOICES.lockDurationMs,
-    stalledInterval: c.stalledIntervalMs ?? QUEUE_CHOICES.stalledIntervalMs,
-    maxStalledCount: QUEUE_CHOICES.maxStalledCount,
-  });
+  return guardPool(
+    new bull.Worker<ItemJobData, ItemJobResult>(c.queue, process, {
+      connection: connectionOf(c),
+      concurrency,
+      lockDuration: c.lockDurationMs ?? QUEUE_CHOICES.lockDurationMs,
+      stalledInterval: c.stalledIntervalMs ?? QUEUE_CHOICES.stalledIntervalMs,
+      maxStalledCount: QUEUE_CHOICES.maxStalledCount,
+    }),
+  );
 }
 
 /** The sha256 of a file's bytes, streamed. */
