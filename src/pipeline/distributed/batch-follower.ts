@@ -15,7 +15,7 @@
  * read again.
  */
 
-import type { EventSink } from '../events.ts';
+import { type EventSink, itemStatus } from '../events.ts';
 import { currentStep, FINAL_ITEM_STATES, type Item, newItem } from '../item.ts';
 import { JOURNAL_TEXTS } from '../journal/texts.ts';
 import { reachedBy } from '../stage-list.ts';
@@ -49,8 +49,6 @@ export interface FollowEnd {
    * item (the file's row in the store, when it has one, says more).
    */
   ended: Map<string, { item: Item; whole: boolean }>;
-  /** Inputs whose job failed for good (no worker could process them). */
-  givenUp: Set<string>;
   /** Inputs whose job had not ended when following stopped. */
   open: string[];
 }
@@ -70,9 +68,6 @@ export interface FollowOptions {
 
 /** The words of a file done in an earlier run (the journal's). */
 const ALREADY_DONE = JOURNAL_TEXTS.done;
-
-/** The states of a file that succeeded. */
-const SUCCEEDED = new Set<string>(['reported', 'downloaded']);
 
 /** Final states a job's result may name (anything else is read as failed). */
 const ENDED = new Set<string>(FINAL_ITEM_STATES);
@@ -119,7 +114,7 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
   const open = new Map(o.jobs.map((j) => [j.id, j]));
   const byInput = new Map(o.jobs.map((j) => [j.input, j]));
   const shown = new Map<string, string>();
-  const end: FollowEnd = { ended: new Map(), givenUp: new Set(), open: [] };
+  const end: FollowEnd = { ended: new Map(), open: [] };
   let since = o.startedAt - CLOCK_SLACK_MS;
   let failedRounds = 0;
   const showProgress = (p: ItemProgress) => {
@@ -146,7 +141,7 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
     // A file done in an earlier run is reported as a re-run on the journal reports it (report.json's
     // `reused`, the closing summary's journal line).
     const item: Item =
-      earlier && SUCCEEDED.has(ended.state)
+      earlier && itemStatus(ended) === 'succeeded'
         ? { ...ended, journal: { action: 'done', reason: ALREADY_DONE } }
         : ended;
     end.ended.set(job.input, { item, whole });
@@ -174,7 +169,6 @@ export async function followBatch(o: FollowOptions): Promise<FollowEnd> {
           const item = endedItem(job, data.result, data.finishedOn);
           finish(job, item, data.earlier, data.result?.item !== undefined);
         } else {
-          end.givenUp.add(job.input);
           finish(job, givenUpItem(job, data.failedReason ?? 'failed'), false);
         }
       });

@@ -6,6 +6,7 @@
  * it stands from its row in the store, its end from the job's result.
  */
 
+import { itemStatus } from '../events.ts';
 import type { Item } from '../item.ts';
 import { FINAL_ITEM_STATES } from '../item.ts';
 import { hashWithCache } from '../journal/content-hash.ts';
@@ -61,7 +62,7 @@ export function delegateToWorkers(
       // Done in an earlier run (this very version of the file): said as a re-run on the journal says it.
       const done = existing.returnvalue?.item;
       if ((await existing.getState()) === 'completed' && done) {
-        const succeeded = done.state === 'reported' || done.state === 'downloaded';
+        const succeeded = itemStatus(done) === 'succeeded';
         return {
           ...done,
           ...(succeeded ? { reason: JOURNAL_TEXTS.done } : {}),
