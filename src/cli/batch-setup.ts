@@ -8,8 +8,8 @@
 import { resolve } from 'node:path';
 import type { ClientHooks, ClientOptions, GenpipeClient } from '../client/index.ts';
 import {
+  EMBEDDED_IDENTITY,
   formerServiceIdentities,
-  type Item,
   isRecipeError,
   JOURNAL_TEXTS,
   type JobDurations,
@@ -25,8 +25,8 @@ import {
   RecentJobDurations,
   type Recipe,
   type RunOptions,
+  redoneOnEmbedded,
   type Store,
-  type StoreDecision,
   serviceIdentity,
 } from '../pipeline/index.ts';
 import {
@@ -70,13 +70,6 @@ export const SIGNAL_CHOICES = {
    */
   finalReportsMs: 5_000,
 } as const;
-
-/** The journal's name for the embedded emulator's results. */
-export const EMBEDDED_IDENTITY = 'embedded-emulator';
-
-/** Why an item the journal would resume is redone against the embedded emulator. */
-export const EMBEDDED_REDO_REASON =
-  'the embedded emulator of the earlier run is gone with its files and generations: processed again';
 
 /** The service a batch talks to. */
 export interface BatchService {
@@ -242,20 +235,6 @@ export async function journalRunOptions(
       note: flags.resubmitUnknown ? JOURNAL_TEXTS.policyResubmit : JOURNAL_TEXTS.policyFail,
     },
   };
-}
-
-/**
- * The decision `d` for the planned `item` as it stands against the embedded emulator, which dies with
- * its process: a finished result on disk is still good, but an upload or a generation of an earlier
- * run cannot be resumed against the next one, so such a file is processed again (fresh).
- */
-export function redoneOnEmbedded(item: Item, d: StoreDecision): StoreDecision {
-  const needsService = d.action === 'resume' && (d.item.state === 'uploaded' || d.item.state === 'submitted');
-  if (!needsService) return d;
-  // Redone in the row's place: the row keeps its folder, and the item the content hash it was keyed by.
-  const redo = { ...item, place: d.item.place, contentHash: d.item.contentHash };
-  if (!d.retried) return { action: 'fresh', item: redo, reason: EMBEDDED_REDO_REASON };
-  return { action: 'fresh', item: redo, reason: `${d.reason}; ${EMBEDDED_REDO_REASON}`, retried: true };
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   dryRun,
   dryRunLine,
   dryRunSummaryLines,
+  EMBEDDED_IDENTITY,
   formerServiceIdentities,
   type Item,
   ignoredText,
@@ -31,13 +32,14 @@ import {
   PriceListError,
   pricesOfAnswer,
   type Redact,
+  redoneOnEmbedded,
   runnerLockHeld,
   type Store,
   serviceIdentity,
 } from '../pipeline/index.ts';
 import { redactDeep } from '../pipeline/progress/index.ts';
 import { type BatchFlags, type BatchOptions, resolveBatchOptions } from './batch-options.ts';
-import { EMBEDDED_IDENTITY, openRunJournal, redoneOnEmbedded } from './batch-setup.ts';
+import { openRunJournal } from './batch-setup.ts';
 import { embeddedEmulatorCosts } from './embedded-emulator.ts';
 import { EXIT } from './exit-codes.ts';
 import { resolveServiceConfig } from './service-config.ts';

@@ -41,6 +41,8 @@ export {
 } from './item.ts';
 export {
   defaultJournalPath,
+  EMBEDDED_IDENTITY,
+  EMBEDDED_REDO_REASON,
   formerServiceIdentities,
   JOURNAL_CHOICES,
   JOURNAL_TEXTS,
@@ -53,6 +55,7 @@ export {
   type OpenJournalOptions,
   openJournal,
   RERUN_TEXTS,
+  redoneOnEmbedded,
   runnerLockHeld,
   type StatusKind,
   type StatusSummary,

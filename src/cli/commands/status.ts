@@ -36,6 +36,7 @@ const KIND_ORDER: readonly StatusKind[] = [
   'outcome unknown',
   'being submitted by the running batch',
   'at the service',
+  "at the earlier run's embedded emulator, now gone",
   'downloaded',
   'failed before the service',
   'skipped',

@@ -5,6 +5,7 @@
  */
 export { fileIdentity, type HashCache, hashWithCache, sha256File } from './content-hash.ts';
 export { type UnknownSubmissionOutcome, unknownSubmissionPolicy } from './crash-policy.ts';
+export { EMBEDDED_IDENTITY, EMBEDDED_REDO_REASON, redoneOnEmbedded } from './embedded-redo.ts';
 export {
   type BatchInfo,
   type BatchRow,

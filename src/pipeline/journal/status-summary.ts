@@ -4,6 +4,7 @@
  * what the next run would do with each kind: resume-decision.ts's own decision, told in other words.
  */
 import type { BatchRow } from '../store/store.ts';
+import { EMBEDDED_IDENTITY, redoneOnEmbedded } from './embedded-redo.ts';
 import type { JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
 import { decide } from './resume-decision.ts';
@@ -16,6 +17,7 @@ export type StatusKind =
   | 'outcome unknown'
   | 'being submitted by the running batch'
   | 'at the service'
+  | "at the earlier run's embedded emulator, now gone"
   | 'downloaded'
   | 'failed before the service'
   | 'skipped'
@@ -31,6 +33,8 @@ export const RERUN_TEXTS: Record<StatusKind, string> = {
   'being submitted by the running batch':
     'none can run while that batch holds the out dir; its creates are on their way (if it is killed before their answers, a re-run fails them, naming the request id, unless --resubmit-unknown)',
   'at the service': 'reads their generations and downloads the outputs (nothing is created again)',
+  "at the earlier run's embedded emulator, now gone":
+    'processes them again from the start (that emulator is gone with its files and generations; nothing of theirs can be read)',
   downloaded: 'writes their result.json and report entries',
   'failed before the service': 'checks them again (nothing was sent for them)',
   skipped: 'checks them again against the recipe',
@@ -51,6 +55,11 @@ export interface StatusContext {
    * the intent of is on its way, not of unknown outcome. False or null: nothing runs there.
    */
   live: boolean | null;
+  /**
+   * The re-run of the same command runs against the embedded emulator (the last batch's service, so
+   * `--emulator`): work at the earlier run's emulator is processed again (embedded-redo.ts).
+   */
+  embedded?: boolean;
 }
 
 /** The summary of an out dir's journal. */
@@ -79,7 +88,8 @@ export interface RowStatus {
 
 /**
  * Where the work of `row` stands: what the next run does with it, as Journal.plan decides it
- * (resume-decision.ts's decide, the one table of those rules), told in status's words. Beside a live
+ * (resume-decision.ts's decide, the one table of those rules, and against the embedded emulator
+ * redoneOnEmbedded after it, as the run's admission does), told in status's words. Beside a live
  * batch (`context.live`), a create whose intent is recorded is on its way: no run would decide on it.
  */
 export function statusKind(row: JournalRow, context: StatusContext = { live: null }): StatusKind {
@@ -88,7 +98,7 @@ export function statusKind(row: JournalRow, context: StatusContext = { live: nul
 
 /** statusKind with the reason (see RowStatus). */
 export function rowStatus(row: JournalRow, context: StatusContext = { live: null }): RowStatus {
-  const d = decide({
+  const decided = decide({
     row,
     fresh: row.item,
     key: { contentHash: row.contentHash, recipeHash: row.recipeHash },
@@ -99,8 +109,10 @@ export function rowStatus(row: JournalRow, context: StatusContext = { live: null
     uploadReuseMaxAgeMs: Number.POSITIVE_INFINITY,
     outputs: STATUS_OUTPUTS,
   });
+  const d = context.embedded ? redoneOnEmbedded(row.item, decided) : decided;
   const kind = (k: StatusKind): RowStatus => ({ kind: k, reason: row.item.reason });
   if (d.retried) return kind('failed, retried by a re-run');
+  if (d !== decided) return kind("at the earlier run's embedded emulator, now gone");
   switch (d.action) {
     case 'done':
       return kind(row.phase === 'failed' ? 'failed, not retried' : 'done');
@@ -137,8 +149,10 @@ export function statusSummary(
 ): StatusSummary {
   const byKind: Partial<Record<StatusKind, number>> = {};
   const failures: StatusFailure[] = [];
+  // The re-run of the same command is the last batch's: against the embedded emulator when it was.
+  const rerun = { embedded: batches.at(-1)?.service === EMBEDDED_IDENTITY, ...context };
   for (const row of rows) {
-    const { kind, reason } = rowStatus(row, context);
+    const { kind, reason } = rowStatus(row, rerun);
     byKind[kind] = (byKind[kind] ?? 0) + 1;
     if (row.phase === 'failed' || kind === 'outcome unknown' || kind === 'failed before the service') {
       failures.push({
