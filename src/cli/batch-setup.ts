@@ -20,6 +20,7 @@ import {
   loadRecipe,
   NetworkFilesystemError,
   OVERLAP_WORDS,
+  onDoneTargets,
   openJournal,
   overlapRefusal,
   RecentJobDurations,
@@ -253,14 +254,23 @@ async function storedJobDurations(store: Store, service: string): Promise<JobDur
  * The checks `run` and `watch` make of their batch flags before anything is written or sent: an out
  * dir that is or can become a folder genpipe writes in (checkOutDir), an out dir and a journal apart
  * from the input tree (neither inside it nor equal to it, and the input dir
- * not inside the out dir, however spelled), a poll interval the interface accepts, and a recipe that
+ * not inside the out dir, however spelled; with `--on-done move`, apart from processed/ and failed/
+ * beside the inbox too), a poll interval the interface accepts, and a recipe that
  * loads. Each problem is a usage error (exit 2).
  *
  * @param command - whose words the refusals use
  */
 export async function checkBatchInputs(
   inputDir: string,
-  flags: { pollInterval?: number; emulator?: boolean; recipe?: string; out?: string; journal?: string },
+  flags: {
+    pollInterval?: number;
+    emulator?: boolean;
+    recipe?: string;
+    out?: string;
+    journal?: string;
+    /** watch's `--on-done`: with `move`, the folders inputs are moved to must lie apart from the out dir too. */
+    onDone?: string;
+  },
   command: keyof typeof OVERLAP_WORDS = 'run',
 ): Promise<Recipe> {
   if (flags.out !== undefined) {
@@ -270,6 +280,7 @@ export async function checkBatchInputs(
       outDir: flags.out,
       ...(flags.journal ? { journal: flags.journal } : {}),
       words: OVERLAP_WORDS[command],
+      ...(flags.onDone === 'move' ? { moveTargets: await onDoneTargets(inputDir) } : {}),
     });
     if (refusal !== null) throw new UsageError(refusal);
   }

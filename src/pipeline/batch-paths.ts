@@ -3,7 +3,9 @@
  * input tree (the input dir is never modified), and the input dir outside the out dir (outputs go to
  * `<out>/<input path>/`, which would then land among the inputs). Judged on real paths, so a relative
  * spelling or a symbolic link to the same folder is caught too, as rclone refuses a source and a
- * destination that overlap. `run` and `watch` refuse through this one check; so does the watcher.
+ * destination that overlap. The folders `watch --on-done move` files inputs in (processed/ and failed/
+ * beside the inbox) hold inputs too: the out dir must lie apart from them as well, or outputs and moved
+ * inputs would mix there. `run` and `watch` refuse through this one check; so does the watcher.
  */
 import { resolve, sep } from 'node:path';
 import { futureRealpath } from './discover.ts';
@@ -28,6 +30,10 @@ export const OVERLAP_WORDS = {
   },
 } as const satisfies Record<string, OverlapWords>;
 
+/** Why the out dir must lie apart from the folders `--on-done move` files inputs in. */
+const MOVE_RULE =
+  'outputs and moved inputs would mix there (pick an out dir beside the inbox other than processed/ and failed/)';
+
 /** The refusals, naming both paths. */
 export const OVERLAP_TEXTS = {
   same: (out: string, dir: string, w: OverlapWords) =>
@@ -36,6 +42,12 @@ export const OVERLAP_TEXTS = {
     `the out dir ${out} is inside the ${w.folder} ${dir}: ${w.rule}`,
   inputInside: (out: string, dir: string, w: OverlapWords) =>
     `the ${w.folder} ${dir} is inside the out dir ${out}: ${w.rule}`,
+  outIsMoveTarget: (out: string, target: string) =>
+    `the out dir ${out} is the folder --on-done move files inputs in${out === target ? '' : ` (${target})`}: ${MOVE_RULE}`,
+  outInsideMoveTarget: (out: string, target: string) =>
+    `the out dir ${out} is inside ${target}, the folder --on-done move files inputs in: ${MOVE_RULE}`,
+  moveTargetInside: (out: string, target: string) =>
+    `${target}, the folder --on-done move files inputs in, is inside the out dir ${out}: ${MOVE_RULE}`,
   journalInside: (journal: string, dir: string, w: OverlapWords) =>
     `the journal ${journal} is inside the ${w.folder} ${dir}: it must live outside the ${w.folder} (the default, <out>/.genpipe/journal.db, does)`,
 } as const;
@@ -58,6 +70,7 @@ async function named(path: string): Promise<{ real: string; shown: string }> {
  * @param opts.outDir - where outputs and reports go
  * @param opts.journal - `--journal PATH`, when given
  * @param opts.words - how to name the input dir (OVERLAP_WORDS.run by default)
+ * @param opts.moveTargets - the folders inputs are moved to (`watch --on-done move`: onDoneTargets)
  * @example await overlapRefusal({ inputDir: 'mine', outDir: 'mine/sub/o' })
  * // 'the out dir /home/me/mine/sub/o is inside the input dir /home/me/mine: outputs must live outside …'
  */
@@ -66,6 +79,7 @@ export async function overlapRefusal(opts: {
   outDir: string;
   journal?: string;
   words?: OverlapWords;
+  moveTargets?: readonly string[];
 }): Promise<string | null> {
   const words = opts.words ?? OVERLAP_WORDS.run;
   const input = await named(opts.inputDir);
@@ -73,6 +87,12 @@ export async function overlapRefusal(opts: {
   if (out.real === input.real) return OVERLAP_TEXTS.same(out.shown, input.shown, words);
   if (isInside(input.real, out.real)) return OVERLAP_TEXTS.outInside(out.shown, input.shown, words);
   if (isInside(out.real, input.real)) return OVERLAP_TEXTS.inputInside(out.shown, input.shown, words);
+  for (const path of opts.moveTargets ?? []) {
+    const target = await named(path);
+    if (out.real === target.real) return OVERLAP_TEXTS.outIsMoveTarget(out.shown, target.shown);
+    if (isInside(target.real, out.real)) return OVERLAP_TEXTS.outInsideMoveTarget(out.shown, target.shown);
+    if (isInside(out.real, target.real)) return OVERLAP_TEXTS.moveTargetInside(out.shown, target.shown);
+  }
   if (opts.journal !== undefined) {
     const journal = await named(opts.journal);
     if (journal.real === input.real || isInside(input.real, journal.real)) {

@@ -153,6 +153,7 @@ export {
   ON_DONE_MODES,
   ON_DONE_TEXTS,
   type OnDoneMode,
+  onDoneTargets,
   type ReadyFile,
   type ReadyQueue,
   readyItem,

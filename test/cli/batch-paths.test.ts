@@ -118,4 +118,29 @@ describe('genpipe watch refuses the same overlaps as run', () => {
     expect(r.stderr).toContain(`the watched folder ${join(base, 'mine')} is inside the out dir ${base}`);
     expect(await hashTree(base)).toBe(before);
   });
+
+  it('--on-done move with the out dir processed/ or failed/ beside the inbox, or inside one: exit 2', async () => {
+    const base = await place('watch-move');
+    const before = await hashTree(base);
+    const sent = (await adminRows(emu)).length;
+    const cases = [
+      ['processed', `the out dir ${join(base, 'processed')} is the folder --on-done move files inputs in`],
+      ['failed', `the out dir ${join(base, 'failed')} is the folder --on-done move files inputs in`],
+      [
+        'processed/o',
+        `the out dir ${join(base, 'processed', 'o')} is inside ${join(base, 'processed')}, the folder --on-done move files inputs in`,
+      ],
+    ];
+    for (const [out, said] of cases) {
+      const r = await runGenpipe(['watch', 'mine', '--out', out!, '--on-done', 'move'], env, {
+        cwd: base,
+        timeoutMs: 20_000,
+      });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(said);
+      expect(r.stderr).toContain('outputs and moved inputs would mix');
+    }
+    expect(await hashTree(base)).toBe(before);
+    expect(await adminRows(emu)).toHaveLength(sent);
+  });
 });

@@ -14,6 +14,7 @@ export {
   ON_DONE_TEXTS,
   type OnDoneMode,
   onDoneDirs,
+  onDoneTargets,
   type SettleResult,
   settleInput,
 } from './on-done.ts';

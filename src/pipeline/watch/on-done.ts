@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, link, lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { futureRealpath } from '../discover.ts';
 import { type CheckedVersion, isCheckedVersion } from '../input-changed.ts';
 import { suffixedName } from '../report/item-paths.ts';
 
@@ -61,6 +62,17 @@ export { suffixedName };
 export function onDoneDirs(inboxDir: string): { processed: string; failed: string } {
   const parent = dirname(resolve(inboxDir));
   return { processed: join(parent, ON_DONE_FOLDERS.succeeded), failed: join(parent, ON_DONE_FOLDERS.failed) };
+}
+
+/**
+ * Where `--on-done move` files the inputs of `inboxDir`: `processed/` and `failed/` beside its real path
+ * (settleInput moves there; `watch` refuses an out dir that overlaps them).
+ *
+ * @example await onDoneTargets('inbox') // ['/home/me/processed', '/home/me/failed']
+ */
+export async function onDoneTargets(inboxDir: string): Promise<string[]> {
+  const { processed, failed } = onDoneDirs(await futureRealpath(inboxDir));
+  return [processed, failed];
 }
 
 async function fsyncPath(path: string): Promise<void> {
