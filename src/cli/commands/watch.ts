@@ -86,6 +86,8 @@ export interface WatchFlags extends BatchFlags {
   /** chokidar in polling mode (network shares). */
   poll?: boolean;
   onDone?: OnDoneMode;
+  /** With --on-done move: remove the inbox's folders a move left empty (never the inbox itself). */
+  deleteEmptySrcDirs?: boolean;
   /** Quiet period, ms. */
   quietMs?: number;
   /** Full rescan interval, ms. */
@@ -131,9 +133,15 @@ function asUsageError(err: unknown): UsageError {
  * The runner's onItemDone under `--on-done move`: a final input goes to processed/ or failed/ beside
  * the inbox (the watcher forgets it); a skipped or already gone input stays, and so does a file that is
  * no longer the version of this item (a newer one, which the watcher hands over and which is moved
- * when it is done), with a note. A failed move is a note.
+ * when it is done), with a note. A failed move is a note. With --delete-empty-src-dirs, the folders the
+ * move left empty go too.
  */
-function moveWhenDone(setup: BatchSetup, watcher: Watcher, onDone: OnDoneMode): RunOptions['onItemDone'] {
+function moveWhenDone(
+  setup: BatchSetup,
+  watcher: Watcher,
+  flags: Pick<WatchFlags, 'onDone' | 'deleteEmptySrcDirs'>,
+): RunOptions['onItemDone'] {
+  const onDone = flags.onDone ?? 'keep';
   return async (item) => {
     const outcome = outcomeOf(item);
     if (onDone !== 'move' || outcome === null || outcome === 'skipped') return undefined;
@@ -146,6 +154,7 @@ function moveWhenDone(setup: BatchSetup, watcher: Watcher, onDone: OnDoneMode): 
         input: item.input,
         outcome,
         version: item,
+        deleteEmptyDirs: flags.deleteEmptySrcDirs === true,
       });
       if (changed) {
         setup.note(ON_DONE_TEXTS.leftChanged(item.input));
@@ -336,7 +345,7 @@ class WatchCommand implements BatchCommand {
       reportIntervalMs: WATCH_REPORT_INTERVAL_MS,
       ignored: () => this.ignored,
       inputChanged: 'source',
-      onItemDone: moveWhenDone(setup, this.started!, this.flags.onDone ?? 'keep'),
+      onItemDone: moveWhenDone(setup, this.started!, this.flags),
       delegate: delegateToWorkers({
         queue,
         store: setup.journal,
@@ -373,7 +382,7 @@ class WatchCommand implements BatchCommand {
       // A file that changed while it was processed is not sent: the watcher hands it over again once
       // it is stable, and that item waits for this one.
       inputChanged: 'source',
-      onItemDone: moveWhenDone(setup, this.started!, this.flags.onDone ?? 'keep'),
+      onItemDone: moveWhenDone(setup, this.started!, this.flags),
       ...journaling,
     };
   }
@@ -469,6 +478,10 @@ export function registerWatch(program: Command): void {
         .default('keep'),
     )
     .option(
+      '--delete-empty-src-dirs',
+      'with --on-done move: remove the folders of the inbox a move left empty (never the inbox itself, nor a folder holding anything)',
+    )
+    .option(
       '--quiet-ms <ms>',
       `a file is taken once its size and mtime stayed unchanged this long, in ms (default ${WATCH_DEFAULTS.quietMs})`,
       intArg(1),
@@ -496,6 +509,11 @@ export function registerWatch(program: Command): void {
   cmd.action(async (inputDir: string, flags: WatchFlags & WorkerFlags) => {
     let url: string | null;
     try {
+      if (flags.deleteEmptySrcDirs && flags.onDone !== 'move') {
+        throw new UsageError(
+          '--delete-empty-src-dirs removes the folders --on-done move empties: give --on-done move too',
+        );
+      }
       url = distributedWatchStore(flags);
     } catch (err) {
       process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });

@@ -15,6 +15,7 @@ export {
   type OnDoneMode,
   onDoneDirs,
   onDoneTargets,
+  removeEmptiedDirs,
   type SettleResult,
   settleInput,
 } from './on-done.ts';

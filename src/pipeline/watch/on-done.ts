@@ -10,6 +10,9 @@
  * and other bytes (a newer version, written while the earlier one was processed) stays where it is, to
  * be processed and filed in its turn (see isCheckedVersion).
  *
+ * With `deleteEmptyDirs` (`--delete-empty-src-dirs`, rclone's name), the folders of the inbox that a
+ * move left empty are removed, deepest first, never the inbox itself (removeEmptiedDirs).
+ *
  * A move never overwrites: a name already taken gets a suffix (`photo-1.jpg`, `photo-2.jpg`, …), claimed
  * atomically with a hard link (which fails when the name exists) before the original is unlinked. Across
  * filesystems (EXDEV) the file is copied to a hidden temporary name beside its destination, fsynced,
@@ -18,7 +21,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { copyFile, link, lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, open, realpath, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { futureRealpath } from '../discover.ts';
 import { type CheckedVersion, isCheckedVersion } from '../input-changed.ts';
@@ -185,12 +188,42 @@ export interface SettleOptions {
   outcome: InputOutcome;
   /** The version whose result was recorded: a file that is not it any more stays (ON_DONE_TEXTS.leftChanged). */
   version?: CheckedVersion;
+  /** Remove the folders the move left empty (removeEmptiedDirs). */
+  deleteEmptyDirs?: boolean;
+}
+
+/**
+ * Removes the folders on `input`'s path in `inbox` that are empty now, deepest first, up to and never
+ * including the inbox itself; stops at the first that is not. rmdir removes only an empty folder, at
+ * once: a folder that holds anything — a file that arrived while its input was processed included —
+ * stays, and so does every folder above it.
+ *
+ * @param inbox - the inbox's real path
+ * @param input - the moved input's path relative to the inbox, '/'-separated
+ * @returns the folders removed
+ * @example await removeEmptiedDirs('/in', 'trip/day1/a.jpg') // ['/in/trip/day1', '/in/trip'] when both were left empty
+ */
+export async function removeEmptiedDirs(inbox: string, input: string): Promise<string[]> {
+  const folders = input.split('/').slice(0, -1);
+  const removed: string[] = [];
+  for (let depth = folders.length; depth > 0; depth--) {
+    const dir = join(inbox, ...folders.slice(0, depth));
+    try {
+      await rmdir(dir);
+      removed.push(dir);
+    } catch (err) {
+      // Gone already (another move emptied and removed it): the one above may be empty now.
+      if (errCode(err) !== 'ENOENT') break;
+    }
+  }
+  return removed;
 }
 
 /**
  * Files an input away after its result was recorded (see the module comment): nothing for `keep` or a
  * skipped input; for `move`, `processed/<input>` or `failed/<input>` beside the inbox — unless the file
- * is no longer `version` (then `changed`, and it stays).
+ * is no longer `version` (then `changed`, and it stays) — and with `deleteEmptyDirs` the folders left
+ * empty removed.
  *
  * @throws Error when the inbox has no parent to put the folders in, or the move fails
  * @example await settleInput({ mode: 'move', inboxDir: 'inbox', input: 'trip/a.jpg', outcome: 'succeeded' }) // { movedTo: '/…/processed/trip/a.jpg', copied: false }
@@ -210,5 +243,6 @@ export async function settleInput(opts: SettleOptions): Promise<SettleResult> {
     return { movedTo: null, copied: false, changed: true };
   }
   const { to, copied } = await moveNoClobber(src, join(target, ...opts.input.split('/')));
+  if (opts.deleteEmptyDirs) await removeEmptiedDirs(inbox, opts.input);
   return { movedTo: to, copied };
 }
