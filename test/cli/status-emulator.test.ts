@@ -35,12 +35,12 @@ describe('genpipe status after an --emulator run', () => {
     const status = await runCli(['status', out], process.env);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).not.toContain('at the service');
-    expect(status.stdout).toMatch(/^ +2 at the earlier run's embedded emulator, now gone$/m);
+    expect(status.stdout).toMatch(/^ +2 at an embedded emulator$/m);
     expect(status.stdout).toContain(
-      "at the earlier run's embedded emulator, now gone (2): processes them again from the start (that emulator is gone with its files and generations; nothing of theirs can be read)",
+      'at an embedded emulator (2): processes them again from the start (an embedded emulator ends with its batch, and its files and generations with it)',
     );
     const json = JSON.parse((await runCli(['status', out, '--json'], process.env)).stdout);
-    expect(json.byKind).toEqual({ "at the earlier run's embedded emulator, now gone": 2 });
+    expect(json.byKind).toEqual({ 'at an embedded emulator': 2 });
 
     const again = await runToEnd(args, process.env);
     expect(again.code, again.child.stderr()).toBe(0);

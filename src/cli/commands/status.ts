@@ -36,7 +36,7 @@ const KIND_ORDER: readonly StatusKind[] = [
   'outcome unknown',
   'being submitted by the running batch',
   'at the service',
-  "at the earlier run's embedded emulator, now gone",
+  'at an embedded emulator',
   'downloaded',
   'failed before the service',
   'skipped',

@@ -17,7 +17,7 @@ export type StatusKind =
   | 'outcome unknown'
   | 'being submitted by the running batch'
   | 'at the service'
-  | "at the earlier run's embedded emulator, now gone"
+  | 'at an embedded emulator'
   | 'downloaded'
   | 'failed before the service'
   | 'skipped'
@@ -33,8 +33,8 @@ export const RERUN_TEXTS: Record<StatusKind, string> = {
   'being submitted by the running batch':
     'none can run while that batch holds the out dir; its creates are on their way (if it is killed before their answers, a re-run fails them, naming the request id, unless --resubmit-unknown)',
   'at the service': 'reads their generations and downloads the outputs (nothing is created again)',
-  "at the earlier run's embedded emulator, now gone":
-    'processes them again from the start (that emulator is gone with its files and generations; nothing of theirs can be read)',
+  'at an embedded emulator':
+    'processes them again from the start (an embedded emulator ends with its batch, and its files and generations with it)',
   downloaded: 'writes their result.json and report entries',
   'failed before the service': 'checks them again (nothing was sent for them)',
   skipped: 'checks them again against the recipe',
@@ -112,7 +112,7 @@ export function rowStatus(row: JournalRow, context: StatusContext = { live: null
   const d = context.embedded ? redoneOnEmbedded(row.item, decided) : decided;
   const kind = (k: StatusKind): RowStatus => ({ kind: k, reason: row.item.reason });
   if (d.retried) return kind('failed, retried by a re-run');
-  if (d !== decided) return kind("at the earlier run's embedded emulator, now gone");
+  if (d !== decided) return kind('at an embedded emulator');
   switch (d.action) {
     case 'done':
       return kind(row.phase === 'failed' ? 'failed, not retried' : 'done');
