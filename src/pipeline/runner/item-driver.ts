@@ -163,6 +163,9 @@ export class ItemDriver implements StepEnv {
 
   /** Drives the item of `entry` from `first` to a final state, then hands it to onItemDone; the final item. */
   async drive(entry: number, first: Item): Promise<Item> {
+    if (first.state === 'failed' && first.steps.length === 0 && first.sniff === null) {
+      return this.foundFailed(entry, first);
+    }
     const delegate = this.run.options.delegate;
     if (delegate) {
       const final = await this.delegated(entry, first, delegate);
@@ -231,6 +234,18 @@ export class ItemDriver implements StepEnv {
       this.takenOver.delete(entry);
     }
     await this.done(entry, item);
+    return item;
+  }
+
+  /**
+   * An item that came failed, before any stage (discovery: a name that is not valid UTF-8, see
+   * raw-names.ts): recorded and reported as it is, placed, with its result.json. Nothing opens its
+   * file, here or elsewhere: no delegate, no onItemDone (its path names no file).
+   */
+  private async foundFailed(entry: number, first: Item): Promise<Item> {
+    const item = await this.placed(first);
+    await this.record(entry, item, item.failedAt);
+    await writeResultJson(item, this.run.outDir, { redact: this.run.redact }).catch(() => undefined);
     return item;
   }
 
