@@ -114,7 +114,7 @@ export function startDistributedBatch(o: DistributedBatchOptions): Batch {
       });
       emit({ type: 'batch_finished', at: finishedAt, totals: batchTotals(report.totals, report.ignored) });
       const { items: _, ...head } = report;
-      return { report: head, items: [], stop: stopped.stop, startedAt, finishedAt };
+      return { report: head, items: [], stop: stopped.stop, reportNotWritten: null, startedAt, finishedAt };
     } finally {
       o.signal?.removeEventListener('abort', abort);
       if (!windingUp) await o.share?.close(true).catch(() => undefined);
