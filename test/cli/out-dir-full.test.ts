@@ -6,7 +6,7 @@
  * written). The out dir is a small tmpfs mounted for the test: root only (CI runs as root).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -131,6 +131,49 @@ it.skipIf(!asRoot)(
     expect(stderr).toMatch(/genpipe: report not written: \S+ is on a read-only file system; /);
     const last = child.events.filter((e) => e.input === 'held.txt').at(-1);
     expect(last?.state).toBe('stopped');
+  },
+  120_000,
+);
+
+it.skipIf(!asRoot)(
+  'an out dir whose write permission goes mid-run stops the batch, with its summary',
+  async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a red fox', 'held.txt': 'a held owl' });
+    // genpipe runs as nobody (root writes through any permission): its folders are nobody's.
+    const nobody = { uid: 65534, gid: 65534 };
+    const dir = dirname(out);
+    chmodSync(dir, 0o755);
+    const journalDir = join(dir, 'journal');
+    for (const d of [out, journalDir]) {
+      mkdirSync(d);
+      chownSync(d, nobody.uid, nobody.gid);
+    }
+    const held = await hold(emu, { prompt: 'held owl' });
+    const args = [
+      'run',
+      input,
+      '--out',
+      out,
+      '--journal',
+      join(journalDir, 'journal.db'),
+      '--poll-interval',
+      '1',
+    ];
+    const running = runCli(args, cliEnv(emu), 90_000, undefined, nobody);
+    try {
+      await heldGenerations(emu, 1);
+      chmodSync(out, 0o555);
+    } finally {
+      await unhold(emu, held);
+    }
+    const r = await running;
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout).toMatch(
+      /stopping early: the out dir could not be written: no permission to write \/\S+/,
+    );
+    expect(r.stderr).not.toContain('transfer cut');
+    expect(r.stderr).toMatch(/genpipe: 2 files: \d succeeded, 0 failed, 0 skipped, \d not processed/);
+    expect(r.stderr).toMatch(/genpipe: report not written: no permission to write \S+; /);
   },
   120_000,
 );
