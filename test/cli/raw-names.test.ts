@@ -10,11 +10,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
+import { usePostgres } from '../helpers/postgres.ts';
 import { type ChildEvent, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
 const promptFolder = usePromptFolders();
+const pg = usePostgres();
 let emu: RunningEmulator;
 
 beforeAll(async () => {
@@ -121,3 +123,18 @@ it('genpipe watch --dry-run says each such file would fail, and why', async () =
   const item = child.events.find((e) => e.type === 'dry_run_item' && e.input === FILE);
   expect(item).toMatchObject({ outcome: 'fail', reason: FILE_REASON });
 }, 60_000);
+
+it('genpipe run --store (distributed) fails each such file naming it, gives it no job, and exits 1', async () => {
+  const url = await pg.freshDatabase();
+  const { input, out } = latin1Folder();
+  const r = await runCli(['run', input, '--out', out, '--store', url], cliEnv(emu), 120_000);
+  expect(r.code, r.stderr + r.stdout).toBe(1);
+  expect(r.stderr).toMatch(/enqueued 1 file in the store's queue/);
+  expect(r.stdout).toContain(`${FILE}: failed at sniff: ${FILE_REASON}`);
+  expect(r.stderr).toContain('genpipe: 3 files: 1 succeeded, 2 failed, 0 skipped');
+  const report = readJson(join(out, 'report.json'));
+  expect(report.items.find((i: { input: string }) => i.input === FILE)).toMatchObject({
+    status: 'failed',
+    reason: FILE_REASON,
+  });
+}, 150_000);
