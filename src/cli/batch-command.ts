@@ -459,7 +459,9 @@ function printClosing(
       (notLooked ? `; ${notLooked}` : '') +
       (ignored && ignored.total > 0 ? `; ${ignoredText(ignored)}` : ''),
     ...s.cmd.closingLines(result),
-    `report: ${shown(resolve(setup.outDir, REPORT_HTML_FILE))}`,
+    result.reportNotWritten === null
+      ? `report: ${shown(resolve(setup.outDir, REPORT_HTML_FILE))}`
+      : `report not written: ${result.reportNotWritten}`,
   ];
   if (setup.service.emulator) {
     lines.push('(these outputs came from the embedded EMULATOR, not the real service)');

@@ -8,16 +8,18 @@
  *   fresh URL (a bounded number of times);
  * - a transfer cut short resumes with `Range: bytes=<have>-` when the server answers 206, and starts
  *   over when it answers 200;
- * - storage URLs get no Authorization header (the signature is the credential).
+ * - storage URLs get no Authorization header (the signature is the credential);
+ * - a local write the disk refuses (full, over quota, read-only, forbidden) is a LocalWriteError at
+ *   once, never a cut transfer to resume.
  */
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants, createWriteStream } from 'node:fs';
+import { access, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ApiTransport } from './api-transport.ts';
-import { ConnectionError, GenpipeError } from './errors.ts';
+import { ConnectionError, GenpipeError, LocalWriteError } from './errors.ts';
 import type { AttemptResponse } from './http-attempt.ts';
 import { backoffDelay } from './retry-policy.ts';
 import { sleep, throwIfAborted } from './sleep.ts';
@@ -90,6 +92,22 @@ async function sizeOf(path: string): Promise<number> {
     return (await stat(path)).size;
   } catch {
     return 0;
+  }
+}
+
+/**
+ * Makes `dir` and its parents. A recursive mkdir on a read-only disk says ENOENT; the deepest folder
+ * that exists is then asked whether it may be written, for the real refusal (EROFS, EACCES).
+ */
+async function makeFolder(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    let at = dirname(dir);
+    while ((await stat(at).catch(() => null)) === null && dirname(at) !== at) at = dirname(at);
+    await access(at, constants.W_OK);
+    throw err;
   }
 }
 
@@ -239,9 +257,19 @@ class OutputDownload {
       },
     });
     const file = createWriteStream(part, { flags: plan.append ? 'a' : 'w' });
+    // The part file's own failure (a full disk, a read-only one): the bytes arrived, the disk refused them.
+    let fileError: unknown = null;
+    file.once('error', (err) => {
+      fileError = err;
+    });
     try {
       await pipeline(res.body, counter, file, { signal: options.signal });
     } catch (err) {
+      const local = fileError === null ? null : LocalWriteError.from(fileError, part);
+      if (local) {
+        await res.body.dump().catch(() => undefined);
+        throw local;
+      }
       // pipeline() rejects on the body's error while the part file may still be landing its last
       // writes: measured before they land, the resumed answer would be appended after bytes counted
       // twice. Its size is read once the file is closed.
@@ -306,7 +334,7 @@ class OutputDownload {
  * @param dir - created when missing
  * @returns one entry per output, in output order
  * @throws GenpipeError when the generation is not completed; the storage answer's error class; a
- *   ConnectionError when a transfer keeps being cut
+ *   ConnectionError when a transfer keeps being cut; a LocalWriteError when the disk refuses a write
  */
 export async function downloadOutputs(
   deps: DownloadDeps,
@@ -319,11 +347,17 @@ export async function downloadOutputs(
       `Generation ${generation.id} has no outputs to download (state ${generation.state})`,
     );
   }
-  await mkdir(dir, { recursive: true });
-  const urls = new OutputUrls(generation, deps.refresh);
-  const done: DownloadedOutput[] = [];
-  for (const [index, output] of generation.output.entries()) {
-    done.push(await new OutputDownload(deps, urls, output, index, dir, options).run());
+  try {
+    await makeFolder(dir);
+    const urls = new OutputUrls(generation, deps.refresh);
+    const done: DownloadedOutput[] = [];
+    for (const [index, output] of generation.output.entries()) {
+      done.push(await new OutputDownload(deps, urls, output, index, dir, options).run());
+    }
+    return done;
+  } catch (err) {
+    // The folder or a file of it could not be made (mkdir, the part file, its rename): said as the
+    // local failure it is, never as the service's.
+    throw LocalWriteError.from(err, dir) ?? err;
   }
-  return done;
 }

@@ -332,6 +332,59 @@ export class SizeMismatchError extends GenpipeError {
   }
 }
 
+// ---- local files ----------------------------------------------------------------------------
+
+/** The errno codes of a local write that no retry mends: a full disk, a quota, a read-only or forbidden place. */
+export const LOCAL_WRITE_CODES: readonly string[] = ['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM'];
+
+/** What a local write failure says of `path`, by its errno code. */
+function localWriteWords(code: string, path: string): string {
+  switch (code) {
+    case 'ENOSPC':
+      return `no space left on ${path}`;
+    case 'EDQUOT':
+      return `disk quota exceeded on ${path}`;
+    case 'EROFS':
+      return `${path} is on a read-only file system`;
+    default:
+      return `no permission to write ${path}`;
+  }
+}
+
+/**
+ * A file could not be written on this machine (a downloaded output): the disk is full, over quota,
+ * read-only or forbidden (LOCAL_WRITE_CODES). Not the service's failure, and not retried: the bytes
+ * arrived, the disk refused them. `errno` is the system's code, `path` the file or folder written.
+ */
+export class LocalWriteError extends GenpipeError {
+  override name = 'LocalWriteError';
+  override readonly code = 'GENPIPE_LOCAL_WRITE';
+  readonly errno: string;
+  readonly path: string;
+
+  constructor(errno: string, path: string, cause?: unknown) {
+    super(localWriteWords(errno, path), { retryable: false, cause });
+    this.errno = errno;
+    this.path = path;
+  }
+
+  /**
+   * `err` as a LocalWriteError of `path` (the error's own path when it has one) when its errno code is
+   * one of LOCAL_WRITE_CODES; null otherwise.
+   *
+   * @example LocalWriteError.from(enospc, 'out/a.png/output-0.png.part')?.message // 'no space left on out/a.png/output-0.png.part'
+   */
+  static from(err: unknown, path?: string): LocalWriteError | null {
+    if (err instanceof LocalWriteError) return err;
+    const e = err as NodeJS.ErrnoException | null;
+    const where = typeof e?.path === 'string' ? e.path : path;
+    if (!e || typeof e.code !== 'string' || !LOCAL_WRITE_CODES.includes(e.code) || where === undefined) {
+      return null;
+    }
+    return new LocalWriteError(e.code, where, err);
+  }
+}
+
 // ---- the factory ----------------------------------------------------------------------------
 
 /**

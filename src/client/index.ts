@@ -31,6 +31,8 @@ export {
   GenerationFailedError,
   GenpipeError,
   InsufficientBalanceError,
+  LOCAL_WRITE_CODES,
+  LocalWriteError,
   LostResponseError,
   NotFoundError,
   PermissionError,

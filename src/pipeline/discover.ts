@@ -4,12 +4,16 @@
  * dotfiles and dot-folders, temporary names, sidecars, recipes and their references, the out dir when it
  * sits inside the input dir, and every symbolic link that leads out of the tree.
  *
+ * Names are read as bytes: a file whose name, or a folder's above it, is not valid UTF-8 cannot be
+ * opened by a string path, and is yielded failed with a reason naming it (raw-names.ts), after the
+ * same rules as any other entry (hidden, temporary, --include/--exclude, ...).
+ *
  * Memory stays flat in the size of the tree: one folder's entry names are held at a time (plus those
  * still to visit in its parents), and at most one folder handle is open at once (a folder is read to
  * the end and closed before the walk goes into its subfolders).
  */
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import {
   excludedFolder,
   type InputSelection,
@@ -17,6 +21,7 @@ import {
   selectionFilter,
 } from './input-selection.ts';
 import { type Item, newItem } from './item.ts';
+import { escapedName, isUsableName, RAW_NAME_TEXTS, unnamableItem } from './raw-names.ts';
 import { RECIPE_FILE_NAME } from './recipe.ts';
 import { SIDECAR_SUFFIX } from './recipe-sidecar.ts';
 
@@ -75,9 +80,16 @@ export function isTempName(name: string): boolean {
 
 type EntryType = 'file' | 'dir' | 'link' | 'other';
 interface Entry {
+  /** The name as text: escaped where it is not valid UTF-8 (see `usable`). */
   name: string;
+  /** The name's bytes. */
+  raw: Buffer;
+  /** True when the name is valid UTF-8: a string path reaches the entry. */
+  usable: boolean;
   type: EntryType;
 }
+
+const SEP = Buffer.from(sep);
 
 /** The real path `p` has or will have: the real path of its deepest existing ancestor plus the rest. */
 export async function futureRealpath(p: string): Promise<string> {
@@ -96,9 +108,10 @@ export async function futureRealpath(p: string): Promise<string> {
   }
 }
 
-async function readEntries(dir: string, signal: AbortSignal | undefined): Promise<Entry[]> {
+async function readEntries(dir: Buffer, signal: AbortSignal | undefined): Promise<Entry[]> {
   const entries: Entry[] = [];
-  const handle = await opendir(dir, { bufferSize: 256 });
+  // Names as bytes (Node takes 'buffer' here, though its types do not say so).
+  const handle = await opendir(dir, { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
   // for await closes the handle when the loop ends, also on a throw.
   for await (const d of handle) {
     signal?.throwIfAborted();
@@ -109,7 +122,9 @@ async function readEntries(dir: string, signal: AbortSignal | undefined): Promis
         : d.isSymbolicLink()
           ? 'link'
           : 'other';
-    entries.push({ name: d.name, type });
+    const raw = d.name as unknown as Buffer; // encoding 'buffer': the name's bytes
+    const usable = isUsableName(raw);
+    entries.push({ name: usable ? raw.toString('utf8') : escapedName(raw), raw, usable, type });
   }
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
@@ -132,6 +147,23 @@ export function nameSkipReason(name: string, hasFile: (name: string) => boolean)
 
 function isInside(root: string, p: string): boolean {
   return p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/**
+ * Where the symbolic link `rawAbs` leads: its target's real path (escaped where its name is not valid
+ * UTF-8, with the reason it cannot be read then), or why it is not followed.
+ */
+async function linkTarget(
+  rawAbs: Buffer,
+  root: string,
+): Promise<string | { real: string; unnamable: string | null }> {
+  const target = await realpath(rawAbs, { encoding: 'buffer' }).catch(() => null);
+  if (target === null) return SKIP_REASONS.symlinkBroken;
+  const usable = isUsableName(target);
+  const real = usable ? target.toString('utf8') : escapedName(target);
+  if (!isInside(root, real)) return SKIP_REASONS.symlinkOut;
+  const unnamable = usable ? null : RAW_NAME_TEXTS.linkTarget(relative(root, real).split(sep).join('/'));
+  return { real, unnamable };
 }
 
 /**
@@ -164,10 +196,19 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
   const beyondMax = SELECTION_REASONS.beyondMax(maxFiles);
   let taken = 0;
 
-  async function* walk(dirAbs: string, dirRel: string): AsyncGenerator<Item> {
+  /**
+   * The folder `dirRaw` (its bytes; `dirAbs` as text, `dirRel` relative and escaped), `badFolder` the
+   * first folder on the way whose name is not valid UTF-8 (null: every one is).
+   */
+  async function* walk(
+    dirRaw: Buffer,
+    dirAbs: string,
+    dirRel: string,
+    badFolder: string | null,
+  ): AsyncGenerator<Item> {
     let entries: Entry[];
     try {
-      entries = await readEntries(dirAbs, signal);
+      entries = await readEntries(dirRaw, signal);
     } catch (err) {
       if (dirRel === '' || onUnreadableDir === undefined || signal?.aborted) throw err;
       onUnreadableDir(dirRel, err as NodeJS.ErrnoException);
@@ -176,10 +217,11 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
     const fileNames = new Set(
       entries.filter((e) => e.type === 'file' || e.type === 'link').map((e) => e.name),
     );
-    for (const { name, type } of entries) {
+    for (const { name, raw, usable, type } of entries) {
       signal?.throwIfAborted();
       const rel = dirRel ? `${dirRel}/${name}` : name;
       const abs = join(dirAbs, name);
+      const rawAbs = Buffer.concat([dirRaw, SEP, raw]);
       if (name.startsWith('.')) {
         skip(rel, SKIP_REASONS.hidden);
         continue;
@@ -187,7 +229,7 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
       if (type === 'dir') {
         const excluded = abs === outReal ? SKIP_REASONS.outDir : (folderExcluded?.(rel) ?? null);
         if (excluded !== null) skip(rel, excluded);
-        else yield* walk(abs, rel);
+        else yield* walk(rawAbs, abs, rel, badFolder ?? (usable ? null : rel));
         continue;
       }
       if (type === 'other') {
@@ -200,17 +242,16 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
         continue;
       }
       let real = abs;
+      let unnamable = badFolder !== null ? RAW_NAME_TEXTS.folder(badFolder) : null;
+      if (unnamable === null && !usable) unnamable = RAW_NAME_TEXTS.file(rel);
       if (type === 'link') {
-        const target = await realpath(abs).catch(() => null);
-        if (target === null) {
-          skip(rel, SKIP_REASONS.symlinkBroken);
+        const target = await linkTarget(rawAbs, root as string);
+        if (typeof target === 'string') {
+          skip(rel, target);
           continue;
         }
-        if (!isInside(root as string, target)) {
-          skip(rel, SKIP_REASONS.symlinkOut);
-          continue;
-        }
-        real = target;
+        unnamable ??= target.unnamable;
+        real = target.real;
       }
       if (skipFiles.has(real)) {
         skip(rel, SKIP_REASONS.recipeFile);
@@ -225,7 +266,7 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
         skip(rel, beyondMax); // the listing says it is a regular file: no stat needed to count it
         continue;
       }
-      const st = await (type === 'link' ? stat(real) : lstat(real)).catch(() => null);
+      const st = await (type === 'link' ? stat(rawAbs) : lstat(rawAbs)).catch(() => null);
       if (st === null) continue; // gone since the folder was read
       if (st.isDirectory()) {
         skip(rel, SKIP_REASONS.symlinkDir);
@@ -244,9 +285,11 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
         continue;
       }
       taken++;
-      yield newItem(rel, real, st.size, st.mtimeMs);
+      yield unnamable === null
+        ? newItem(rel, real, st.size, st.mtimeMs)
+        : unnamableItem(rel, real, st.size, st.mtimeMs, unnamable);
     }
   }
 
-  yield* walk(root, '');
+  yield* walk(Buffer.from(root), root, '', null);
 }

@@ -4,11 +4,14 @@
  * the key is refused (401), the client is suspended or deactivated (403), the balance is gone (402), or
  * the service stays unreachable after the client's retries (connection failures, timeouts, 502/503).
  */
+
+import { resolve, sep } from 'node:path';
 import {
   AuthenticationError,
   ConnectionError,
   GenpipeError,
   InsufficientBalanceError,
+  LocalWriteError,
   PermissionError,
   TimeoutError,
   UpstreamError,
@@ -57,7 +60,24 @@ export function isAbort(err: unknown, signal?: AbortSignal): boolean {
 }
 
 /**
- * Errors a stage may not turn into an item failure: an abort, a batch-stopping error, or the item's
+ * `err` as a refused write in the out dir (a full disk, a quota, a read-only or forbidden place), which
+ * stops the batch (StopControl.outDirFailed): a LocalWriteError (a download's), or a file system error
+ * of those codes at a path inside `outDir` (a result.json, a composite); null for anything else (a
+ * file of the input dir that cannot be read is that file's problem).
+ */
+export function outDirWriteError(err: unknown, outDir: string): LocalWriteError | null {
+  if (err instanceof LocalWriteError) return err;
+  const path = (err as NodeJS.ErrnoException | null)?.path;
+  if (typeof path !== 'string') return null;
+  const root = resolve(outDir);
+  const at = resolve(path);
+  if (at !== root && !at.startsWith(root.endsWith(sep) ? root : root + sep)) return null;
+  return LocalWriteError.from(err);
+}
+
+/**
+ * Errors a stage may not turn into an item failure: an abort, a batch-stopping error, a write the disk
+ * refused (LocalWriteError: see outDirWriteError), or the item's
  * file found changed since its check (input-changed.ts), or the item taken over by another worker
  * (store/item-taken-over.ts). Stages call it in their catch blocks and
  * rethrow what it accepts; the runner decides.
@@ -66,6 +86,7 @@ export function isRunnersToHandle(err: unknown, signal?: AbortSignal): boolean {
   return (
     isAbort(err, signal) ||
     isBatchStopping(err) ||
+    err instanceof LocalWriteError ||
     err instanceof InputChangedError ||
     err instanceof ItemTakenOverError
   );

@@ -77,6 +77,8 @@ export interface BatchResult {
    */
   items: Item[];
   stop: BatchStop | null;
+  /** Why the final report.json and report.html could not be written (the out dir refused them); null when they were. */
+  reportNotWritten: string | null;
   startedAt: number;
   finishedAt: number;
 }
@@ -165,7 +167,11 @@ export function startBatch(options: RunOptions): Batch {
     }
     const finishedAt = Date.now();
     const stop = stops.stop;
-    const { report, items: all } = await reports.finish(
+    const {
+      report,
+      items: all,
+      notWritten,
+    } = await reports.finish(
       finishedAt,
       stop
         ? {
@@ -181,7 +187,7 @@ export function startBatch(options: RunOptions): Batch {
       at: finishedAt,
       totals: batchTotals(report.totals, report.ignored),
     });
-    return { report, items: all, stop, startedAt, finishedAt };
+    return { report, items: all, stop, reportNotWritten: notWritten, startedAt, finishedAt };
   };
 
   return {

@@ -78,6 +78,8 @@ export function startDistributedBatch(o: DistributedBatchOptions): Batch {
       emulator: false,
     });
     const ignored = new IgnoredEntries();
+    // Files discovery failed before any stage (no job: no worker could open them), reported as they are.
+    const failedHere: Item[] = [];
     let gaveBack = true;
     await o.share?.start();
     try {
@@ -86,6 +88,18 @@ export function startDistributedBatch(o: DistributedBatchOptions): Batch {
         signal: waiting.signal,
         onSkip: (input, reason) => ignored.add(input, reason),
         onJob: (job) => emit({ type: 'item_discovered', at: Date.now(), input: job.input, size: job.size }),
+        onFailed: (item) => {
+          failedHere.push(item);
+          emit({ type: 'item_discovered', at: Date.now(), input: item.input, size: item.size });
+          emit({
+            type: 'item_state',
+            at: Date.now(),
+            input: item.input,
+            state: item.state,
+            stage: item.failedAt,
+            reason: item.reason,
+          });
+        },
       });
       o.onEnqueued?.(enqueued);
       const end = await followBatch({
@@ -101,7 +115,10 @@ export function startDistributedBatch(o: DistributedBatchOptions): Batch {
       gaveBack = end.open.length > 0;
       windingUp = true;
       await o.share?.close(gaveBack);
-      const items = await reportItems(o.store, enqueued.jobs, end.ended, new Set(end.open));
+      const items = [
+        ...failedHere,
+        ...(await reportItems(o.store, enqueued.jobs, end.ended, new Set(end.open))),
+      ];
       const finishedAt = Date.now();
       const report = await writeReports(o.enqueue.outDir, items, {
         startedAt,
@@ -114,7 +131,7 @@ export function startDistributedBatch(o: DistributedBatchOptions): Batch {
       });
       emit({ type: 'batch_finished', at: finishedAt, totals: batchTotals(report.totals, report.ignored) });
       const { items: _, ...head } = report;
-      return { report: head, items: [], stop: stopped.stop, startedAt, finishedAt };
+      return { report: head, items: [], stop: stopped.stop, reportNotWritten: null, startedAt, finishedAt };
     } finally {
       o.signal?.removeEventListener('abort', abort);
       if (!windingUp) await o.share?.close(true).catch(() => undefined);

@@ -34,6 +34,11 @@ export interface EnqueueOptions extends JobTarget {
   onSkip?: (input: string, reason: string) => void;
   /** Told of each file's job as it is enqueued (or found enqueued already). */
   onJob?: (job: EnqueuedJob) => void;
+  /**
+   * Told of each file discovery failed before any stage (a name that is not valid UTF-8, see
+   * raw-names.ts): no worker could open it, so it gets no job.
+   */
+  onFailed?: (item: Item) => void;
 }
 
 /** A file of the batch and its job. */
@@ -81,6 +86,10 @@ export async function enqueueFolder(o: EnqueueOptions): Promise<Enqueued> {
     ...(o.select ? { select: o.select } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
   })) {
+    if (found.state === 'failed') {
+      o.onFailed?.(found);
+      continue;
+    }
     chunk.push(found);
     if (chunk.length < CHUNK) continue;
     await enqueueChunk(o, chunk, recipeHash, out);

@@ -24,7 +24,7 @@ import { currentStep, FINAL_ITEM_STATES, type Item, newItem, type StageName } fr
 import { unprocessedReason } from '../report/index.ts';
 import { writeResultJson } from '../report/result-json.ts';
 import type { RunContext } from '../run-context.ts';
-import { batchStopReason, isAbort } from '../runner-errors.ts';
+import { batchStopReason, isAbort, outDirWriteError } from '../runner-errors.ts';
 import { failItem } from '../stage.ts';
 import { reachedBy, type StageStep, saidOf, stepFor } from '../stage-list.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
@@ -163,6 +163,9 @@ export class ItemDriver implements StepEnv {
 
   /** Drives the item of `entry` from `first` to a final state, then hands it to onItemDone; the final item. */
   async drive(entry: number, first: Item): Promise<Item> {
+    if (first.state === 'failed' && first.steps.length === 0 && first.sniff === null) {
+      return this.foundFailed(entry, first);
+    }
     const delegate = this.run.options.delegate;
     if (delegate) {
       const final = await this.delegated(entry, first, delegate);
@@ -223,15 +226,35 @@ export class ItemDriver implements StepEnv {
         await this.record(entry, item, item.state === 'stopped' ? null : step.name, reason);
         if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
       }
-      if (item.state === 'failed' || item.state === 'skipped') {
-        await writeResultJson(item, this.run.outDir, { redact: this.run.redact }).catch(() => undefined);
-      }
+      if (item.state === 'failed' || item.state === 'skipped') await this.writeResult(item);
     } finally {
       job.free();
       this.takenOver.delete(entry);
     }
     await this.done(entry, item);
     return item;
+  }
+
+  /**
+   * An item that came failed, before any stage (discovery: a name that is not valid UTF-8, see
+   * raw-names.ts): recorded and reported as it is, placed, with its result.json. Nothing opens its
+   * file, here or elsewhere: no delegate, no onItemDone (its path names no file).
+   */
+  private async foundFailed(entry: number, first: Item): Promise<Item> {
+    const item = await this.placed(first);
+    await this.record(entry, item, item.failedAt);
+    await this.writeResult(item);
+    return item;
+  }
+
+  /** The result.json of an item that failed or was skipped; an out dir that refuses it stops the batch. */
+  private async writeResult(item: Item): Promise<void> {
+    try {
+      await writeResultJson(item, this.run.outDir, { redact: this.run.redact });
+    } catch (err) {
+      const refused = outDirWriteError(err, this.run.outDir);
+      if (refused) this.stops.outDirFailed(refused);
+    }
   }
 
   /**
@@ -395,12 +418,20 @@ export class ItemDriver implements StepEnv {
     return { ...next, timings: { ...next.timings, [step.name]: timing } };
   }
 
-  /** The item after `err` escaped a stage: stopped (abort, batch stop) or failed (anything else). */
+  /**
+   * The item after `err` escaped a stage: stopped (abort, batch stop, an out dir that refuses writes)
+   * or failed (anything else).
+   */
   private afterThrow(item: Item, step: StageStep, err: unknown): Item {
     if (err instanceof ItemTakenOverError) return { ...item, state: 'stopped', reason: err.message };
     const stopWhy = batchStopReason(err);
     if (stopWhy !== null) {
       this.stops.trigger(stopWhy, 'service');
+      return this.stoppedItem(item);
+    }
+    const refused = outDirWriteError(err, this.run.outDir);
+    if (refused) {
+      this.stops.outDirFailed(refused);
       return this.stoppedItem(item);
     }
     if (err instanceof JournalWriteError || isAbort(err, this.signal) || this.signal.aborted) {

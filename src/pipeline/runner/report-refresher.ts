@@ -1,12 +1,18 @@
 /**
  * The report refresher: rewrites report.json and report.html every `intervalMs` while items change
- * (one write at a time; a failed write waits for the next tick), and writes them a last time at the end.
+ * (one write at a time; a failed write waits for the next tick), and writes them a last time at the end
+ * (when the out dir refuses that write, the batch's answer says why instead of failing).
  * A rewrite takes longer as the batch grows; the next one waits at least REWRITE_SHARE_INVERSE - 1 times
  * as long as the last took, so rewriting never takes more than about a tenth of the batch's time.
  */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LocalWriteError } from '../../client/index.ts';
 import type { Item } from '../item.ts';
 import type { Redact } from '../progress/redact.ts';
 import {
+  REPORT_HTML_FILE,
+  REPORT_JSON_FILE,
   type ReportFilesMeta,
   type ReportHead,
   type ReportIgnored,
@@ -15,6 +21,7 @@ import {
   type StoppedEarly,
   writeReportFiles,
 } from '../report/index.ts';
+import { reasonOf } from '../runner-errors.ts';
 import type { BatchItems } from './batch-items.ts';
 
 /** What every report of the batch says besides its items. */
@@ -90,15 +97,47 @@ export class ReportRefresher {
     finishedAt: number,
     stoppedEarly: StoppedEarly | null,
     keepItems = false,
-  ): Promise<{ report: ReportHead; items: Item[] }> {
+  ): Promise<{ report: ReportHead; items: Item[]; notWritten: string | null }> {
     this.halt();
     if (this.writing) await this.writing;
-    const report = await this.write({ finishedAt, now: finishedAt, stoppedEarly });
-    return { report, items: keepItems ? this.items.reportItems() : [] };
+    const at = { finishedAt, now: finishedAt, stoppedEarly };
+    let report: ReportHead;
+    let notWritten: string | null = null;
+    try {
+      report = await this.write(at);
+    } catch (err) {
+      // The out dir refuses the reports (full, read-only): the batch's answer is still given, and says so.
+      notWritten = `${LocalWriteError.from(err, this.outDir)?.message ?? reasonOf(err)}; ${await this.dropStale()}`;
+      report = await this.write(at, false);
+    }
+    return { report, items: keepItems ? this.items.reportItems() : [], notWritten };
+  }
+
+  /**
+   * Removes the reports a running rewrite left, which no longer match the result.json files (a full
+   * disk still allows it); says what became of them.
+   */
+  private async dropStale(): Promise<string> {
+    const stale = [REPORT_JSON_FILE, REPORT_HTML_FILE].map((f) => join(this.outDir, f));
+    const fates = await Promise.all(
+      stale.map((p) =>
+        rm(p).then(
+          () => 'removed',
+          (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'none' : 'left'),
+        ),
+      ),
+    );
+    const then = "each file's result.json holds what it got";
+    if (fates.includes('left')) return `the report.json and report.html there are out of date; ${then}`;
+    if (fates.includes('removed')) return `the out-of-date report.json and report.html were removed; ${then}`;
+    return then;
   }
 
   /** Writes both reports from a snapshot of the batch's entries and of what discovery left out. */
-  private async write(at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly'>): Promise<ReportHead> {
+  private async write(
+    at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly'>,
+    files = this.writes,
+  ): Promise<ReportHead> {
     const { ignoredEntries, ...fixed } = this.meta;
     const meta: ReportFilesMeta = {
       ...fixed,
@@ -108,7 +147,7 @@ export class ReportRefresher {
     };
     const snapshot = this.items.reportEntries();
     try {
-      if (!this.writes) return reportHead(snapshot.entries, meta);
+      if (!files) return reportHead(snapshot.entries, meta);
       return await writeReportFiles(this.outDir, snapshot.entries, meta);
     } finally {
       snapshot.release();

@@ -2,9 +2,10 @@
  * The stop and cancel policy of a batch, in one place. Two signals: `stopping` ends the start of new
  * work (stop(), a batch-stopping answer of the service, an unreadable input dir, a journal failure),
  * `abort` cancels work in flight (the caller's signal, the end of stop()'s grace, a journal failure:
- * a create whose id cannot be recorded could be paid twice). The first reason to stop is the one kept.
+ * a create whose id cannot be recorded could be paid twice; an out dir that refuses writes). The first reason to stop is the one kept.
  */
 import { setMaxListeners } from 'node:events';
+import type { LocalWriteError } from '../../client/index.ts';
 
 /** The journal could not record a transition: the batch stops at once (see RunOptions.persist). */
 export class JournalWriteError extends Error {
@@ -16,9 +17,10 @@ export interface BatchStop {
   reason: string;
   /**
    * service: 401/402/403/unreachable; interrupted: stop() (SIGINT); aborted: the signal; input: the
-   * input dir could not be read; journal: the journal could not be written.
+   * input dir could not be read; journal: the journal could not be written; output: the out dir could
+   * not be written (full, read-only, forbidden).
    */
-  cause: 'service' | 'interrupted' | 'aborted' | 'input' | 'journal';
+  cause: 'service' | 'interrupted' | 'aborted' | 'input' | 'journal' | 'output';
 }
 
 /** A batch's stop state: its two signals and why it stopped. */
@@ -79,9 +81,24 @@ export class StopControl {
     if (err instanceof JournalWriteError) return err;
     const why = err instanceof Error ? err.message : String(err);
     const failure = new JournalWriteError(`the journal could not be written (${why})`);
-    this.trigger(`${failure.message}; stopped so that no work is sent without being recorded`, 'journal');
-    this.abort.abort(failure);
+    this.failedLocally(failure, 'stopped so that no work is sent without being recorded', 'journal');
     return failure;
+  }
+
+  /**
+   * The out dir refused a write (full, over quota, read-only, forbidden: `err` says which, and where):
+   * the batch stops as a journal failure stops it, since no other file's outputs could be kept either.
+   * Work already at the service is left to the journal, which the next run collects it from.
+   */
+  outDirFailed(err: LocalWriteError): void {
+    const failure = new Error(`the out dir could not be written: ${err.message}`);
+    this.failedLocally(failure, 'stopped; the next run collects what was generated', 'output');
+  }
+
+  /** A local failure no file escapes: stops the batch (`failure`'s words and `then`) and cancels its work. */
+  private failedLocally(failure: Error, then: string, cause: BatchStop['cause']): void {
+    this.trigger(`${failure.message}; ${then}`, cause);
+    this.abort.abort(failure);
   }
 
   /** Timers and listeners released, once the batch ended. */

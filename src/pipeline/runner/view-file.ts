@@ -62,6 +62,8 @@ export class ViewFile {
   private deadBytes = 0;
   /** Reports being written from the current offsets: no compaction meanwhile. */
   private holds = 0;
+  /** The disk's refusal of a write: no line is appended after it (see flush). */
+  private refused: unknown = null;
 
   /**
    * @param dir the folder of the file (the out dir)
@@ -78,6 +80,7 @@ export class ViewFile {
    * @throws the file system's error when the file cannot be made or written (the caller keeps the view)
    */
   append(view: Item): ViewSpot {
+    if (this.refused !== null) throw this.refused;
     this.file ??= openScratch(this.dir);
     const line = Buffer.from(`${JSON.stringify(view)}\n`, 'utf8');
     const spot = { offset: this.size, length: line.length };
@@ -87,11 +90,17 @@ export class ViewFile {
     return spot;
   }
 
-  /** The view at `spot`. */
+  /** The view at `spot`: from the file, or from the lines not written yet. */
   read(spot: ViewSpot): Item {
-    if (spot.offset + spot.length > this.written) this.flush();
-    const buf = Buffer.allocUnsafe(spot.length);
-    readFully(this.file!.fd, buf, spot.offset);
+    let buf: Buffer;
+    if (spot.offset >= this.written) {
+      this.pending = [this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending)];
+      const from = spot.offset - this.written;
+      buf = this.pending[0]!.subarray(from, from + spot.length);
+    } else {
+      buf = Buffer.allocUnsafe(spot.length);
+      readFully(this.file!.fd, buf, spot.offset);
+    }
     return JSON.parse(buf.toString('utf8', 0, spot.length - 1)) as Item;
   }
 
@@ -107,6 +116,7 @@ export class ViewFile {
   compactIfWorth(live: () => Iterable<ViewSpot>): void {
     const liveBytes = this.size - this.deadBytes;
     if (this.holds > 0 || this.deadBytes < this.compactMinDeadBytes || this.deadBytes < liveBytes) return;
+    if (this.refused !== null) return; // the disk refuses writes: the lines stay where they are
     this.flush();
     const old = this.file!;
     const next = openScratch(this.dir);
@@ -154,10 +164,21 @@ export class ViewFile {
     closeScratch(file);
   }
 
+  /**
+   * Writes the lines appended since the last write. When the disk refuses them (full, read-only), they
+   * stay in memory, where `read` finds them, and no line is appended any more (`append` throws: the
+   * caller holds the view itself).
+   */
   private flush(): void {
     if (this.pending.length === 0 || !this.file) return;
     const buf = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
-    writeFully(this.file.fd, buf, this.written);
+    this.pending = [buf];
+    try {
+      writeFully(this.file.fd, buf, this.written);
+    } catch (err) {
+      this.refused = err;
+      throw err;
+    }
     this.written += buf.length;
     this.pending = [];
   }

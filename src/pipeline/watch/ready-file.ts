@@ -35,6 +35,11 @@ export interface ReadyFile {
   /** When the watcher first saw the file, and when it handed it over (ms since the epoch). */
   firstSeenAt: number;
   readyAt: number;
+  /**
+   * Set for a file discovery failed before any stage (a name that is not valid UTF-8, see
+   * raw-names.ts): its item, failed with the reason; handed over at once, unchecked.
+   */
+  failed?: Item;
 }
 
 /** Why a file is handed over: its check passed, the give-up period passed, or `known` named it. */
@@ -66,13 +71,34 @@ export function readyFileOf(
   };
 }
 
+/** The ReadyFile of an item discovery failed before any stage (ReadyFile.failed), handed over at `now`. */
+export function failedReadyFile(item: Item, now: number): ReadyFile {
+  return {
+    input: item.input,
+    absPath: item.absPath,
+    size: item.size,
+    mtimeMs: item.mtimeMs,
+    kind: null,
+    mime: null,
+    complete: true,
+    reason: null,
+    handover: 1,
+    known: false,
+    firstSeenAt: now,
+    readyAt: now,
+    failed: item,
+  };
+}
+
 /**
- * A pipeline Item (state `discovered`) for a handed-over file, for the runner. For a file handed over
+ * A pipeline Item (state `discovered`) for a handed-over file, for the runner (the failed item of a
+ * file handed over failed, see ReadyFile.failed). For a file handed over
  * after the give-up period (`complete: false`), {@link incompleteReason} is the reason to fail it with
  * once a recipe rule claims it (at the check stage, before any upload): the local check alone would let
  * a half-copied faststart MP4 through, since ffprobe reads only its headers.
  */
 export function readyItem(file: ReadyFile): Item {
+  if (file.failed) return file.failed;
   return newItem(file.input, file.absPath, file.size, file.mtimeMs);
 }
 

@@ -6,6 +6,7 @@
  */
 import { discover } from '../discover.ts';
 import type { InputSelection } from '../input-selection.ts';
+import type { Item } from '../item.ts';
 import { IgnoredEntries, type ReportIgnored } from '../report/ignored.ts';
 import type { Signature } from './stability.ts';
 
@@ -21,6 +22,12 @@ export interface RescanOptions {
   signal?: AbortSignal;
   /** Called for every input found, in discovery order. */
   onFile(input: string, absPath: string, sig: Signature): void;
+  /**
+   * Called, instead of onFile, for an input discovery failed before any stage (a name that is not valid
+   * UTF-8, see raw-names.ts): its item, to be handed over as it is (it has no quiet period to wait
+   * out, nothing can open it).
+   */
+  onFailed?(item: Item): void;
 }
 
 export interface RescanResult {
@@ -59,7 +66,8 @@ export async function rescanTree(opts: RescanOptions): Promise<RescanResult> {
     for await (const item of walk) {
       if (opts.shouldSkip?.(item.input)) continue;
       files += 1;
-      opts.onFile(item.input, item.absPath, { size: item.size, mtimeMs: item.mtimeMs });
+      if (item.state === 'failed') opts.onFailed?.(item);
+      else opts.onFile(item.input, item.absPath, { size: item.size, mtimeMs: item.mtimeMs });
     }
   } catch (error) {
     const durationMs = performance.now() - started;

@@ -12,6 +12,7 @@
  *   readable in between).
  * - rescanNow() joins the rescan that runs, if any.
  */
+import type { Item } from '../item.ts';
 import { errnoWords, WATCH_TEXTS } from './defaults.ts';
 import type { HintIntake } from './hint-intake.ts';
 import type { WatchLifecycle } from './lifecycle.ts';
@@ -19,6 +20,7 @@ import type { WatchListeners } from './listeners.ts';
 import type { MountGuard } from './mount-guard.ts';
 import type { WatchSettings } from './options.ts';
 import type { PathHintRules } from './path-hint.ts';
+import { failedReadyFile } from './ready-file.ts';
 import { type RescanResult, rescanTree } from './rescan.ts';
 import type { Settler } from './settler.ts';
 import type { StabilityTracker } from './stability.ts';
@@ -59,6 +61,13 @@ export class ScanLoop {
   #timer: NodeJS.Timeout | null = null;
   /** Unreadable subfolders reported after the last complete rescan. */
   #reportedUnreadable = new Set<string>();
+  /**
+   * Inputs found failed (a name that is not valid UTF-8) and handed over, kept while rescans find them:
+   * each is handed over once, and again only after a complete rescan did not find it.
+   */
+  #failedHanded = new Set<string>();
+  /** Of those, the ones the running rescan found. */
+  #failedFound = new Set<string>();
 
   constructor(private readonly parts: ScanLoopParts) {}
 
@@ -120,6 +129,7 @@ export class ScanLoop {
       return null;
     }
     const id = ++this.#scanId;
+    this.#failedFound = new Set();
     const startedAt = Date.now();
     const result = await rescanTree({
       dir: rules.root,
@@ -128,6 +138,7 @@ export class ScanLoop {
       ...(this.parts.settings.select ? { select: this.parts.settings.select } : {}),
       signal: life.signal,
       onFile: (input, absPath, sig) => sightings.observe(input, absPath, sig, id),
+      onFailed: (item) => this.#handFailed(item),
     });
     if (life.closed) return result;
     this.#scans += 1;
@@ -146,8 +157,17 @@ export class ScanLoop {
     else if (!result.complete) life.pause(WATCH_TEXTS.scanFailed(settings.dir, errnoWords(result.error)));
     else {
       this.#reportUnreadable(result.unreadable);
+      this.#failedHanded = this.#failedFound;
       tracker.sweep(id, startedAt, Date.now(), protectUnder(result.unreadable.map((u) => u.input)));
     }
+  }
+
+  /** Hands over an input found failed (see #failedHanded), as it is: no quiet period, no check. */
+  #handFailed(item: Item): void {
+    this.#failedFound.add(item.input);
+    if (this.#failedHanded.has(item.input) || this.parts.life.closed) return;
+    this.#failedHanded.add(item.input);
+    this.parts.listeners.ready(failedReadyFile(item, Date.now()));
   }
 
   /** Reports the unreadable subfolders not reported after the last complete rescan. */

@@ -1,0 +1,75 @@
+/**
+ * Names on disk that are not valid UTF-8 (a Latin-1 `caf\xe9.jpg` from an old share). A JavaScript
+ * string cannot hold such a name in a way Node's fs turns back into the same bytes, so such a file
+ * cannot be read, hashed, uploaded or moved through the path every stage uses. Discovery reads names
+ * as bytes, and a file whose name (or a folder's above it) is not valid UTF-8 becomes an item failed
+ * at once with a reason naming it, escaped: it is in the summary, the exit code and the reports, as
+ * every file is, and nothing ever opens it by a wrong name.
+ */
+import { isUtf8 } from 'node:buffer';
+import { type Item, newItem } from './item.ts';
+
+const STRICT = new TextDecoder('utf-8', { fatal: true });
+
+/** Bytes a UTF-8 sequence led by `lead` takes (1 for a byte that cannot lead one). */
+function sequenceLength(lead: number): number {
+  if (lead >= 0xf0 && lead <= 0xf4) return 4;
+  if (lead >= 0xe0) return lead <= 0xef ? 3 : 1;
+  if (lead >= 0xc2) return 2;
+  return 1;
+}
+
+/**
+ * The name as text: its valid UTF-8 kept, each byte that is not part of a valid sequence written
+ * `\xNN` (as genpipe shows control characters).
+ *
+ * @example escapedName(Buffer.from([0x63, 0x61, 0x66, 0xe9])) // 'caf\\xe9'
+ */
+export function escapedName(raw: Uint8Array): string {
+  if (isUtf8(raw)) return Buffer.from(raw).toString('utf8');
+  let out = '';
+  let i = 0;
+  while (i < raw.length) {
+    const n = sequenceLength(raw[i] as number);
+    if (n > 1 && i + n <= raw.length) {
+      try {
+        out += STRICT.decode(raw.subarray(i, i + n));
+        i += n;
+        continue;
+      } catch {
+        // not a valid sequence: its first byte is escaped below
+      }
+    }
+    const b = raw[i] as number;
+    out += b < 0x80 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
+    i += 1;
+  }
+  return out;
+}
+
+/** True when `raw` is a name a string path can reach (valid UTF-8). */
+export function isUsableName(raw: Uint8Array): boolean {
+  return isUtf8(raw);
+}
+
+/** Why a file is failed for its name, naming what must be renamed (escaped). */
+export const RAW_NAME_TEXTS = {
+  file: (escaped: string) => `file name is not valid UTF-8: ${escaped}; rename it`,
+  folder: (escaped: string) => `folder name is not valid UTF-8: ${escaped}; rename it`,
+  linkTarget: (escaped: string) =>
+    `the file this link leads to has a name that is not valid UTF-8: ${escaped}; rename it`,
+} as const;
+
+/**
+ * The item of a file that cannot be read by its name: failed at sniff (the first stage, which would
+ * read it) with `reason`, before any stage runs. `absPath` is for nothing to open.
+ */
+export function unnamableItem(
+  input: string,
+  absPath: string,
+  size: number,
+  mtimeMs: number,
+  reason: string,
+): Item {
+  return { ...newItem(input, absPath, size, mtimeMs), state: 'failed', failedAt: 'sniff', reason };
+}

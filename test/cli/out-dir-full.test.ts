@@ -1,0 +1,179 @@
+/**
+ * An out dir that refuses writes — a full disk (ENOSPC), a read-only one (EROFS) — with the journal
+ * elsewhere is the machine's failure, not the service's: said as such, never retried as a cut
+ * transfer; the batch stops as a failing journal stops it (exit 3), with its closing summary, and
+ * report.json agrees with the result.json files (or the summary says the reports could not be
+ * written). The out dir is a small tmpfs mounted for the test: root only (CI runs as root).
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { adminRows, heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
+import { usePromptFolders } from './prompt-folder.ts';
+import { cliEnv, runCli } from './run-cli.ts';
+
+const asRoot = process.getuid?.() === 0;
+const promptFolder = usePromptFolders();
+const mounted: string[] = [];
+let emu: RunningEmulator;
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+});
+
+afterEach(() => {
+  for (const dir of mounted.splice(0)) execFileSync('umount', ['-l', dir]);
+});
+
+afterAll(async () => {
+  await emu?.close();
+});
+
+/** A tmpfs of `size` mounted at `dir` (made), unmounted after the test. */
+function mountTmpfs(dir: string, size: string): void {
+  mkdirSync(dir, { recursive: true });
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
+  mounted.push(dir);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read reports loosely
+function readJson(path: string): any {
+  return JSON.parse(readFileSync(path, 'utf8'));
+}
+
+/** The statuses of the result.json files under `out`, counted. */
+function resultStatuses(out: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const place of readdirSync(out)) {
+    const path = join(out, place, 'result.json');
+    if (!existsSync(path)) continue;
+    const status = readJson(path).status as string;
+    counts[status] = (counts[status] ?? 0) + 1;
+  }
+  return counts;
+}
+
+it.skipIf(!asRoot)(
+  'a full out dir stops the batch as a local failure, with its summary; the next run collects the rest',
+  async () => {
+    const files: Record<string, string> = {};
+    for (let i = 1; i <= 20; i++) files[`p${String(i).padStart(2, '0')}.txt`] = `a cat number ${i}`;
+    const { input, out } = promptFolder(files);
+    mountTmpfs(out, '300k');
+    const journal = join(dirname(out), 'journal.db');
+    const args = ['run', input, '--out', out, '--journal', journal, '--poll-interval', '1'];
+    const r = await runCli(args, cliEnv(emu), 90_000);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout).toMatch(/stopping early: the out dir could not be written: no space left on \/\S+/);
+    expect(r.stdout).not.toContain('service unreachable');
+    expect(r.stderr).not.toContain('transfer cut');
+    expect(r.stderr).toMatch(/genpipe: 20 files: \d+ succeeded, 0 failed, 0 skipped, \d+ not processed/);
+    const succeeded = resultStatuses(out).succeeded ?? 0;
+    expect(succeeded).toBeLessThan(20);
+    expect(r.stderr).toContain(`${succeeded} succeeded`);
+    // The reports agree with the result.json files, or the summary says why there are none.
+    if (r.stderr.includes('genpipe: report not written: ')) {
+      expect(r.stderr).toMatch(/report not written: no space left on \/\S+; the out-of-date report.json/);
+      expect(existsSync(join(out, 'report.json'))).toBe(false);
+    } else {
+      expect(r.stderr).toContain('genpipe: report: ');
+      const report = readJson(join(out, 'report.json'));
+      expect(report.stopped_early.reason).toContain('no space left on');
+      expect(report.totals.succeeded).toBe(succeeded);
+    }
+
+    // Room again: the next run collects what was generated, and pays for nothing twice.
+    const made = (await adminRows(emu)).length;
+    execFileSync('mount', ['-o', 'remount,size=20m', out]);
+    const again = await runCli(args, cliEnv(emu), 90_000);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readJson(join(out, 'report.json')).totals.succeeded).toBe(20);
+    expect(resultStatuses(out)).toEqual({ succeeded: 20 });
+    expect((await adminRows(emu)).length).toBeLessThanOrEqual(made + (20 - succeeded));
+  },
+  200_000,
+);
+
+it.skipIf(!asRoot)(
+  'an out dir made read-only mid-run stops the batch, and the summary says the reports could not be written',
+  async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a red fox', 'held.txt': 'a held owl' });
+    mountTmpfs(out, '20m');
+    const journal = join(dirname(out), 'journal.db');
+    const held = await hold(emu, { prompt: 'held owl' });
+    const child = spawnGenpipe(
+      ['run', input, '--out', out, '--journal', journal, '--json', '--poll-interval', '1'],
+      cliEnv(emu),
+    );
+    try {
+      await child.until(
+        (es) => es.some((e) => e.input === 'a.txt' && e.state === 'reported'),
+        'a.txt reported',
+        60_000,
+      );
+      await heldGenerations(emu, 1);
+      // A read-only bind mount over it: the run's open scratch file keeps a plain remount busy.
+      execFileSync('mount', ['--bind', out, out]);
+      mounted.unshift(out);
+      execFileSync('mount', ['-o', 'remount,bind,ro', out]);
+    } finally {
+      await unhold(emu, held);
+    }
+    const { code } = await child.exited;
+    const stderr = child.stderr();
+    expect(code, stderr + JSON.stringify(child.events.filter((e) => e.input === 'held.txt'))).toBe(3);
+    expect(stderr).toMatch(/the out dir could not be written: \/\S+ is on a read-only file system/);
+    expect(stderr).not.toContain('transfer cut');
+    expect(stderr).toContain('genpipe: 2 files: 1 succeeded, 0 failed, 0 skipped, 1 not processed');
+    expect(stderr).toMatch(/genpipe: report not written: \S+ is on a read-only file system; /);
+    const last = child.events.filter((e) => e.input === 'held.txt').at(-1);
+    expect(last?.state).toBe('stopped');
+  },
+  120_000,
+);
+
+it.skipIf(!asRoot)(
+  'an out dir whose write permission goes mid-run stops the batch, with its summary',
+  async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a red fox', 'held.txt': 'a held owl' });
+    // genpipe runs as nobody (root writes through any permission): its folders are nobody's.
+    const nobody = { uid: 65534, gid: 65534 };
+    const dir = dirname(out);
+    chmodSync(dir, 0o755);
+    const journalDir = join(dir, 'journal');
+    for (const d of [out, journalDir]) {
+      mkdirSync(d);
+      chownSync(d, nobody.uid, nobody.gid);
+    }
+    const held = await hold(emu, { prompt: 'held owl' });
+    const args = [
+      'run',
+      input,
+      '--out',
+      out,
+      '--journal',
+      join(journalDir, 'journal.db'),
+      '--poll-interval',
+      '1',
+    ];
+    const running = runCli(args, cliEnv(emu), 90_000, undefined, nobody);
+    try {
+      await heldGenerations(emu, 1);
+      chmodSync(out, 0o555);
+    } finally {
+      await unhold(emu, held);
+    }
+    const r = await running;
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout).toMatch(
+      /stopping early: the out dir could not be written: no permission to write \/\S+/,
+    );
+    expect(r.stderr).not.toContain('transfer cut');
+    expect(r.stderr).toMatch(/genpipe: 2 files: \d succeeded, 0 failed, 0 skipped, \d not processed/);
+    expect(r.stderr).toMatch(/genpipe: report not written: no permission to write \S+; /);
+  },
+  120_000,
+);

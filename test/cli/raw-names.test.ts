@@ -1,0 +1,140 @@
+/**
+ * Files whose names are not valid UTF-8 (Latin-1 names from an old share: `caf\xe9.txt`, or a file in
+ * such a folder) cannot be opened by a string path: each is a failed file with a reason naming it
+ * escaped, in `run`, its dry run, `watch` and its dry run — counted in the summary and the exit code,
+ * listed in report.json with a result.json — never a file that silently vanishes. Names are made with
+ * Buffer paths; `genpipe` runs as a child process against the test's emulator.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+import { type ChildEvent, spawnGenpipe } from '../pipeline/resume-helpers.ts';
+import { usePromptFolders } from './prompt-folder.ts';
+import { cliEnv, runCli } from './run-cli.ts';
+
+const promptFolder = usePromptFolders();
+const pg = usePostgres();
+let emu: RunningEmulator;
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+});
+
+afterAll(async () => {
+  await emu?.close();
+});
+
+const FILE = 'caf\\xe9.txt';
+const FILE_REASON = 'file name is not valid UTF-8: caf\\xe9.txt; rename it';
+const IN_FOLDER = 'd\\xe8/x.txt';
+const FOLDER_REASON = 'folder name is not valid UTF-8: d\\xe8; rename it';
+
+/** A prompt folder with `ok.txt`, `caf<0xe9>.txt` and `d<0xe8>/x.txt` (Latin-1 names). */
+function latin1Folder(): { input: string; out: string } {
+  const { input, out } = promptFolder({ 'ok.txt': 'a small cat' });
+  const bytes = (...parts: Array<string | number>) =>
+    Buffer.concat(parts.map((p) => (typeof p === 'number' ? Buffer.from([p]) : Buffer.from(p))));
+  writeFileSync(bytes(input, '/caf', 0xe9, '.txt'), 'a cafe at dawn');
+  mkdirSync(bytes(input, '/d', 0xe8));
+  writeFileSync(bytes(input, '/d', 0xe8, '/x.txt'), 'a fish');
+  return { input, out };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read reports loosely
+function readJson(path: string): any {
+  return JSON.parse(readFileSync(path, 'utf8'));
+}
+
+it('genpipe run fails each such file naming it, counts it and exits 1; a re-run says the same', async () => {
+  const { input, out } = latin1Folder();
+  for (const attempt of [1, 2]) {
+    const r = await runCli(['run', input, '--out', out, '--poll-interval', '1'], cliEnv(emu), 60_000);
+    expect(r.code, `run ${attempt}: ${r.stderr}${r.stdout}`).toBe(1);
+    expect(r.stdout).toContain(`${FILE}: failed at sniff: ${FILE_REASON}`);
+    expect(r.stdout).toContain(`${IN_FOLDER}: failed at sniff: ${FOLDER_REASON}`);
+    expect(r.stderr).toContain('genpipe: 3 files: 1 succeeded, 2 failed, 0 skipped');
+  }
+  const report = readJson(join(out, 'report.json'));
+  expect(report.totals).toMatchObject({ inputs: 3, succeeded: 1, failed: 2 });
+  // biome-ignore lint/suspicious/noExplicitAny: tests read reports loosely
+  const byInput = new Map<string, any>(report.items.map((i: { input: string }) => [i.input, i]));
+  expect(byInput.get(FILE)).toMatchObject({ status: 'failed', stage: 'sniff', reason: FILE_REASON });
+  expect(byInput.get(IN_FOLDER)).toMatchObject({ status: 'failed', reason: FOLDER_REASON });
+  const result = readJson(join(out, byInput.get(FILE).result));
+  expect(result).toMatchObject({ input: FILE, status: 'failed', reason: FILE_REASON });
+}, 150_000);
+
+it('genpipe run --dry-run says each such file would fail, and why', async () => {
+  const { input, out } = latin1Folder();
+  const r = await runCli(['run', input, '--out', out, '--dry-run'], cliEnv(emu), 60_000);
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stdout).toContain(`${FILE}: would fail at sniff: ${FILE_REASON}`);
+  expect(r.stdout).toContain(`${IN_FOLDER}: would fail at sniff: ${FOLDER_REASON}`);
+  expect(r.stderr).toContain('dry run: 3 files: 1 would be sent, 2 would fail');
+}, 60_000);
+
+/** The last item_state of `input` is failed with `reason`. */
+function failedWith(input: string, reason: string): (es: ChildEvent[]) => boolean {
+  return (es) => es.some((e) => e.input === input && e.state === 'failed' && e.reason === reason);
+}
+
+it('genpipe watch fails each such file once, naming it, and counts it', async () => {
+  const { input, out } = latin1Folder();
+  const child = spawnGenpipe(
+    ['watch', input, '--out', out, '--json', '--quiet-ms', '200', '--rescan-ms', '300'],
+    cliEnv(emu),
+  );
+  await child.until(failedWith(FILE, FILE_REASON), 'caf\\xe9.txt failed', 60_000);
+  await child.until(failedWith(IN_FOLDER, FOLDER_REASON), 'd\\xe8/x.txt failed', 60_000);
+  await child.until(
+    (es) => es.some((e) => e.input === 'ok.txt' && e.state === 'reported'),
+    'ok.txt reported',
+    60_000,
+  );
+  // Rescans go on finding it while a later file settles: it is handed over once.
+  writeFileSync(join(input, 'later.txt'), 'a late owl');
+  await child.until(
+    (es) => es.some((e) => e.input === 'later.txt' && e.state === 'reported'),
+    'later.txt reported',
+    60_000,
+  );
+  child.proc.kill('SIGTERM');
+  await child.exited;
+  const failures = child.events.filter((e) => e.input === FILE && e.state === 'failed');
+  expect(failures).toHaveLength(1);
+  expect(child.stderr()).toContain('4 files: 2 succeeded, 2 failed, 0 skipped');
+}, 90_000);
+
+it('genpipe watch --dry-run says each such file would fail, and why', async () => {
+  const { input, out } = latin1Folder();
+  const child = spawnGenpipe(
+    ['watch', input, '--out', out, '--dry-run', '--json', '--quiet-ms', '200', '--rescan-ms', '300'],
+    cliEnv(emu),
+  );
+  const told = (name: string) => (es: ChildEvent[]) =>
+    es.some((e) => e.type === 'dry_run_item' && e.input === name);
+  await child.until(told(FILE), 'the dry run of caf\\xe9.txt');
+  await child.until(told(IN_FOLDER), 'the dry run of d\\xe8/x.txt');
+  child.proc.kill('SIGTERM');
+  await child.exited;
+  const item = child.events.find((e) => e.type === 'dry_run_item' && e.input === FILE);
+  expect(item).toMatchObject({ outcome: 'fail', reason: FILE_REASON });
+}, 60_000);
+
+it('genpipe run --store (distributed) fails each such file naming it, gives it no job, and exits 1', async () => {
+  const url = await pg.freshDatabase();
+  const { input, out } = latin1Folder();
+  const r = await runCli(['run', input, '--out', out, '--store', url], cliEnv(emu), 120_000);
+  expect(r.code, r.stderr + r.stdout).toBe(1);
+  expect(r.stderr).toMatch(/enqueued 1 file in the store's queue/);
+  expect(r.stdout).toContain(`${FILE}: failed at sniff: ${FILE_REASON}`);
+  expect(r.stderr).toContain('genpipe: 3 files: 1 succeeded, 2 failed, 0 skipped');
+  const report = readJson(join(out, 'report.json'));
+  expect(report.items.find((i: { input: string }) => i.input === FILE)).toMatchObject({
+    status: 'failed',
+    reason: FILE_REASON,
+  });
+}, 150_000);
