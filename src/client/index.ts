@@ -84,6 +84,7 @@ export {
 export { preflightGeneration, preflightModify } from './preflight.ts';
 export {
   createRedactor,
+  MIN_SECRET_LENGTH,
   REDACTED,
   REDACTOR_DEFAULTS,
   type Redact,
