@@ -32,6 +32,7 @@ export {
   GenpipeError,
   InsufficientBalanceError,
   LostResponseError,
+  LostUploadError,
   NotFoundError,
   PermissionError,
   PreflightError,
