@@ -5,7 +5,7 @@
  * which retries them. The files those lost answers made at the service are found and deleted; the
  * texts speak of an upload, never of a job.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -64,10 +64,8 @@ async function liveFiles(): Promise<Array<{ id: string; filename: string; state:
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read reports loosely
-function report(out: string): Promise<any> {
-  return import('node:fs/promises').then(async (fs) =>
-    JSON.parse(await fs.readFile(join(out, 'report.json'), 'utf8')),
-  );
+async function report(out: string): Promise<any> {
+  return JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
 }
 
 describe('a lost answer to an upload', () => {
@@ -78,11 +76,20 @@ describe('a lost answer to an upload', () => {
     expect(r.code, r.stderr).toBe(0);
     const rep = await report(out);
     expect(rep.totals).toMatchObject({ inputs: 2, succeeded: 2 });
-    // Two uploads made twice each at most: only the ones the generations used are left.
-    const used = rep.items.map((i: { upload?: { file_id?: string } }) => i.upload?.file_id).filter(Boolean);
+    // Both lost answers were spent, and their files made: four uploads, two of them deleted.
+    const faults = await call(emu, 'GET', '/_emulator/faults', { key: null });
+    expect(faults.body.lose_answers).toEqual({ 'POST /v1/files': 0 });
+    const stats = await call(emu, 'GET', '/_emulator/stats', { key: null });
+    expect(stats.body.files).toMatchObject({ ready: 2, deleted: 2 });
+    // The uploads the generations used are all that is left at the service.
+    const used: string[] = [];
+    for (const item of rep.items) {
+      const result = JSON.parse(await readFile(join(out, item.result), 'utf8'));
+      used.push(result.upload.file_id);
+    }
     const live = await liveFiles();
     expect(live.map((f) => f.filename).sort()).toEqual(['inline-a.png', 'presigned-b.png']);
-    if (used.length > 0) expect(live.map((f) => f.id).sort()).toEqual([...used].sort());
+    expect(live.map((f) => f.id).sort()).toEqual(used.sort());
     expect(`${r.stdout}\n${r.stderr}`).not.toMatch(/\bjob\b/);
   }, 90_000);
 
@@ -97,8 +104,11 @@ describe('a lost answer to an upload', () => {
       expect(item.reason).toMatch(/upload/);
       expect(item.reason).not.toMatch(/\bjob\b/);
     }
-    // Every upload whose answer was lost was found and deleted.
+    // Every upload whose answer was lost was found and deleted (the service's list shows none left).
     expect(await liveFiles()).toEqual([]);
+    const stats = await call(emu, 'GET', '/_emulator/stats', { key: null });
+    expect(stats.body.files.deleted).toBeGreaterThanOrEqual(2);
+    expect(stats.body.files).toMatchObject({ pending: 0, ready: 0 });
 
     await loseUploadAnswers(0);
     const second = await runCli(['run', input, '--out', out], cliEnv(emu), 60_000);
