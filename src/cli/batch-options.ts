@@ -12,9 +12,9 @@ import {
   POLL_DEFAULTS,
   type Recipe,
   RUN_DEFAULTS,
+  recordedOptions,
   relativeGlobProblem,
 } from '../pipeline/index.ts';
-import { redactUrl } from '../pipeline/store-postgres/index.ts';
 import { checkBatchInputs, type JournalFlags } from './batch-setup.ts';
 import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from './make-client.ts';
 import type { ServiceFlags } from './service-config.ts';
@@ -144,10 +144,12 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-/** The flags of a run or watch as the journal records them (never the key or the token). */
+/**
+ * The flags of a run or watch as the journal and the log file record them: without a credential (no
+ * key, no token, no URL's password: recordedOptions).
+ */
 export function recordedFlags(command: string, flags: BatchFlags): Record<string, unknown> {
-  const { apiKey: _key, legacyToken: _token, store, ...rest } = flags;
-  return { command, ...rest, ...(store !== undefined ? { store: redactUrl(store) } : {}) };
+  return recordedOptions({ command, ...flags });
 }
 
 /** Where the metrics server listens unless --metrics-host says otherwise. */

@@ -6,7 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { ConnectionError, type GenpipeError, LostResponseError, TimeoutError } from './errors.ts';
+import {
+  ConnectionError,
+  type GenpipeError,
+  LostResponseError,
+  LostUploadError,
+  TimeoutError,
+} from './errors.ts';
 import {
   type AttemptRequest,
   type AttemptResponse,
@@ -135,7 +141,11 @@ export class ApiTransport {
         try {
           res = await this.attempt({ method: call.method, url, headers, body, signal: call.signal });
         } catch (err) {
-          throw retryClass === 'create' ? lostIfSent(err, what, requestId) : err;
+          throw retryClass === 'create'
+            ? lostIfSent(err, what, requestId)
+            : retryClass === 'upload'
+              ? lostUploadIfSent(err, what, requestId)
+              : err;
         }
         if (res.status >= 400) throw await this.error(res, requestId);
         let parsed: unknown;
@@ -145,16 +155,26 @@ export class ApiTransport {
           // The answer started but its body was cut: for a create, it may well have been carried out.
           throw retryClass === 'create'
             ? new LostResponseError(what, requestId, err)
-            : new ConnectionError(`Connection lost while reading the answer to ${what}`, {
-                sent: true,
-                requestId,
-                cause: err,
-              });
+            : retryClass === 'upload'
+              ? new LostUploadError(what, requestId, err)
+              : new ConnectionError(`Connection lost while reading the answer to ${what}`, {
+                  sent: true,
+                  requestId,
+                  cause: err,
+                });
         }
         return { status: res.status, headers: res.headers, body: parsed as T, requestId };
       },
     });
   }
+}
+
+/** A connection error or timeout after an upload was sent in full becomes a LostUploadError. */
+export function lostUploadIfSent(err: unknown, what: string, requestId: string): unknown {
+  if ((err instanceof ConnectionError || err instanceof TimeoutError) && err.sent) {
+    return new LostUploadError(what, requestId, err);
+  }
+  return err;
 }
 
 /** A connection error or timeout after the request was sent in full becomes a LostResponseError. */

@@ -214,6 +214,27 @@ export class LostResponseError extends GenpipeError {
 }
 
 /**
+ * An upload (POST /v1/files) whose request was sent in full but whose answer never arrived. The file
+ * may have been stored at the service; an upload costs nothing, so unlike a lost create it is retryable
+ * — the client sends it again and deletes what the lost answer left when it can tell it apart (see
+ * files.ts).
+ */
+export class LostUploadError extends GenpipeError {
+  override name = 'LostUploadError';
+  override readonly code = 'GENPIPE_LOST_UPLOAD';
+  /** Always true: the request reached the service. */
+  readonly sent = true;
+  declare readonly requestId: string;
+
+  constructor(what: string, requestId: string, cause?: unknown) {
+    super(
+      `The answer to the upload (${what}) was lost after it was sent; the file may have been stored at the service — an upload costs nothing, so it may be sent again`,
+      { requestId, retryable: true, cause },
+    );
+  }
+}
+
+/**
  * A create that was cancelled before its request could reach the service: it was still held by the
  * pacer or the concurrency governor, or waiting between retries (whose earlier attempts were answered
  * 429/502/503 or failed to connect, and queued nothing). No job exists for `requestId`. It is a

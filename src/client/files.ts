@@ -15,9 +15,10 @@ import {
   validateInlineFileFields,
   validatePresignedFileRequest,
 } from '../spec/index.ts';
-import { type ApiTransport, lostIfSent } from './api-transport.ts';
-import { FileFailedError, PreflightError, TimeoutError, TooLargeError } from './errors.ts';
+import { type ApiTransport, lostUploadIfSent } from './api-transport.ts';
+import { FileFailedError, LostUploadError, PreflightError, TimeoutError, TooLargeError } from './errors.ts';
 import { type AttemptResponse, describeCall, readSmallBody } from './http-attempt.ts';
+import { LostUploads, type UploadRun } from './lost-uploads.ts';
 import { type PollSettings, pollDelay } from './poll-schedule.ts';
 import { type RetryClass, shouldRetry } from './retry-policy.ts';
 import { retryingCall } from './retrying-call.ts';
@@ -125,6 +126,9 @@ function iso(value: string | Date | undefined): string | undefined {
 
 /** The files resource of a client. */
 export class Files {
+  /** The uploads whose answers were lost, and what they left at the service (lost-uploads.ts). */
+  private readonly lost = new LostUploads();
+
   constructor(private readonly deps: FilesDeps) {}
 
   /**
@@ -146,18 +150,31 @@ export class Files {
     const mode = options.mode ?? 'auto';
     const size = source.size;
     const presigned = uploadModeFor(mode, size, this.deps.inlineMaxBytes, source.reopenable) === 'presigned';
+    const run = this.lost.begin({
+      filename: options.filename ?? source.filename ?? null,
+      size,
+      purpose: options.purpose,
+    });
     let result: UploadResult;
-    if (presigned) {
-      result = await this.uploadPresigned(source, options);
-    } else {
-      try {
-        result = await this.uploadInline(source, options);
-      } catch (err) {
-        if (!(err instanceof TooLargeError) || mode !== 'auto' || !source.reopenable) throw err;
-        this.deps.transport.settings.hooks.log?.('inline upload answered 413; using the presigned flow');
-        result = await this.uploadPresigned(source, options);
+    try {
+      if (presigned) {
+        result = await this.uploadPresigned(source, options, run);
+      } else {
+        try {
+          result = await this.uploadInline(source, options, run);
+        } catch (err) {
+          if (!(err instanceof TooLargeError) || mode !== 'auto' || !source.reopenable) throw err;
+          this.deps.transport.settings.hooks.log?.('inline upload answered 413; using the presigned flow');
+          result = await this.uploadPresigned(source, options, run);
+        }
       }
+    } catch (err) {
+      if (!options.signal?.aborted) await this.sweepLost(run, options.signal);
+      throw err;
+    } finally {
+      this.lost.end(run);
     }
+    await this.sweepLost(run, options.signal);
     this.deps.transport.settings.hooks.onTransfer?.({ direction: 'upload', bytes: result.bytes });
     if (options.waitUntilReady) {
       result.file = await this.waitUntilReady(result.file.id, {
@@ -167,6 +184,12 @@ export class Files {
       });
     }
     return result;
+  }
+
+  /** Deletes what `run`'s lost answers stored at the service, when it can be told apart (lost-uploads.ts). */
+  private async sweepLost(run: UploadRun, signal: AbortSignal | undefined): Promise<void> {
+    const log = this.deps.transport.settings.hooks.log ?? (() => undefined);
+    await this.lost.sweep(run, this, log, signal);
   }
 
   private mimeOf(source: UploadSource, options: UploadOptions): string | null {
@@ -196,7 +219,11 @@ export class Files {
     });
   }
 
-  private async uploadInline(source: UploadSource, options: UploadOptions): Promise<UploadResult> {
+  private async uploadInline(
+    source: UploadSource,
+    options: UploadOptions,
+    run: UploadRun,
+  ): Promise<UploadResult> {
     const { transport } = this.deps;
     const fields: Array<[string, string | undefined]> = [
       ['purpose', options.purpose],
@@ -216,7 +243,7 @@ export class Files {
     let meter: UploadMeter | null = null;
     let created: CreateFileResponse;
     try {
-      created = await this.bodyCall(what, 'create', source, requestId, options.signal, async () => {
+      created = await this.bodyCall(what, 'upload', source, requestId, options.signal, async () => {
         meter?.dispose(); // an earlier attempt's
         const m = new UploadMeter(source.size, (sent, total) =>
           options.onProgress?.({ bytesSent: sent, totalBytes: total, mode: 'inline' }),
@@ -231,7 +258,7 @@ export class Files {
         const headers = transport.headers('agents', requestId);
         headers['content-type'] = body.contentType;
         if (body.length !== null) headers['content-length'] = String(body.length);
-        return this.sendCreateFile(url, what, requestId, headers, body.stream, options.signal);
+        return this.sendCreateFile({ url, what, requestId, headers, body: body.stream }, run, options.signal);
       });
     } catch (err) {
       (meter as UploadMeter | null)?.dispose();
@@ -241,27 +268,77 @@ export class Files {
     return { file: created.file, sha256: await done.digest(), bytes: done.bytes, mode: 'inline', requestId };
   }
 
-  /** POST /v1/files (either mode): a lost answer becomes LostResponseError, an error answer its class. */
+  /**
+   * POST /v1/files (either mode), one attempt: a lost answer becomes LostUploadError (noted on `run`),
+   * an error answer its class; the file it is answered with is noted as this client's.
+   */
   private async sendCreateFile(
-    url: string,
-    what: string,
-    requestId: string,
-    headers: Record<string, string>,
-    body: string | AsyncIterable<Uint8Array>,
+    call: {
+      url: string;
+      what: string;
+      requestId: string;
+      headers: Record<string, string>;
+      body: string | AsyncIterable<Uint8Array>;
+    },
+    run: UploadRun,
     signal: AbortSignal | undefined,
   ): Promise<CreateFileResponse> {
     const { transport } = this.deps;
+    const { url, what, requestId, headers, body } = call;
+    const lost = (err: unknown): unknown => {
+      const mapped = err instanceof LostUploadError ? err : lostUploadIfSent(err, what, requestId);
+      if (mapped instanceof LostUploadError) run.answerLost(requestId);
+      return mapped;
+    };
     let res: AttemptResponse;
     try {
       res = await transport.attempt({ method: 'POST', url, headers, body, signal });
     } catch (err) {
-      throw lostIfSent(err, what, requestId);
+      throw lost(err);
     }
     if (res.status >= 400) throw await transport.error(res, requestId);
-    return (await readSmallBody(res)) as CreateFileResponse;
+    let created: CreateFileResponse;
+    try {
+      created = (await readSmallBody(res)) as CreateFileResponse;
+    } catch (err) {
+      // The answer started but its body was cut: the file may well have been stored.
+      throw lost(new LostUploadError(what, requestId, err));
+    }
+    this.lost.answeredWith(created.id);
+    return created;
   }
 
-  private async uploadPresigned(source: UploadSource, options: UploadOptions): Promise<UploadResult> {
+  /** The JSON POST /v1/files of a presigned upload, retried as an upload (a lost answer included). */
+  private async createPresigned(
+    request: Record<string, unknown>,
+    run: UploadRun,
+    signal: AbortSignal | undefined,
+  ): Promise<{ created: CreateFileResponse; requestId: string }> {
+    const { transport } = this.deps;
+    const requestId = randomUUID();
+    const url = transport.url('agents', '/v1/files');
+    const what = describeCall('POST', url);
+    const headers = { ...transport.headers('agents', requestId), 'content-type': 'application/json' };
+    const body = JSON.stringify(request);
+    const { settings } = transport;
+    const created = await retryingCall({
+      what,
+      retryClass: 'upload',
+      policy: settings.policy,
+      signal,
+      requestId,
+      hooks: settings.hooks,
+      random: settings.random,
+      run: () => this.sendCreateFile({ url, what, requestId, headers, body }, run, signal),
+    });
+    return { created, requestId };
+  }
+
+  private async uploadPresigned(
+    source: UploadSource,
+    options: UploadOptions,
+    run: UploadRun,
+  ): Promise<UploadResult> {
     const { transport } = this.deps;
     if (source.size === null) {
       throw new TypeError('A presigned upload needs the exact size: pass `size` with a stream source');
@@ -277,14 +354,7 @@ export class Files {
     const checked = validatePresignedFileRequest(request, Date.now());
     if (!checked.ok) throw new PreflightError(400, checked.detail);
 
-    const { body: created, requestId } = await transport.json<CreateFileResponse>({
-      surface: 'agents',
-      method: 'POST',
-      path: '/v1/files',
-      json: request,
-      retryClass: 'create',
-      signal: options.signal,
-    });
+    const { created, requestId } = await this.createPresigned(request, run, options.signal);
     const upload = created.upload;
     if (!upload) throw new TypeError('The presigned upload answer carries no upload envelope');
 

@@ -34,6 +34,7 @@ export {
   LOCAL_WRITE_CODES,
   LocalWriteError,
   LostResponseError,
+  LostUploadError,
   NotFoundError,
   PermissionError,
   PreflightError,
@@ -86,6 +87,7 @@ export {
 export { preflightGeneration, preflightModify } from './preflight.ts';
 export {
   createRedactor,
+  MIN_SECRET_LENGTH,
   REDACTED,
   REDACTOR_DEFAULTS,
   type Redact,

@@ -28,8 +28,15 @@ export interface RedactorOptions {
   keep?: readonly string[];
 }
 
+/**
+ * The shortest secret masked by its value wherever it appears. A shorter one (a password `p`) would mask
+ * ordinary letters of any text; it is masked only where it stands — a URL's password field, by position
+ * (the URL shape below, and the store's `redactUrl`) — and is not looked for elsewhere.
+ */
+export const MIN_SECRET_LENGTH = 8;
+
 /** Defaults of createRedactor, in one place. */
-export const REDACTOR_DEFAULTS = { minSecretLength: 6, maskShapes: true } as const;
+export const REDACTOR_DEFAULTS = { minSecretLength: MIN_SECRET_LENGTH, maskShapes: true } as const;
 
 /**
  * Anything shaped like an agents-surface API key (fixed prefix `svc-api-`), a bearer credential, or the
@@ -56,7 +63,7 @@ function escapeRegExp(s: string): string {
  * A redactor that replaces every occurrence of the given secrets (longest first), then — unless
  * `maskShapes` is false — anything shaped like an API key (`svc-api-…`), a `Bearer <token>` credential
  * (8+ token characters) or the password of a URL (`https://user:[redacted]@host`), by `[redacted]`. Empty, missing and very short secrets (under
- * `minSecretLength`, default 6 characters) are ignored rather than masking ordinary text.
+ * `minSecretLength`, default MIN_SECRET_LENGTH) are ignored rather than masking ordinary text.
  *
  * @param secrets the secrets known (API keys, tokens); null/undefined entries are ignored
  * @param options minSecretLength, maskShapes, keep
@@ -96,11 +103,11 @@ export const redactShapes: Redact = createRedactor();
  * service's details: the known secrets only, not every key-shaped text).
  *
  * @param text - any text: a detail from the service, a message
- * @param secrets - the values to remove (values shorter than 4 characters are ignored)
- * @example redact("host 'svc-api-x.example'", ['svc-api-x']) // "host '[redacted].example'"
+ * @param secrets - the values to remove (values shorter than MIN_SECRET_LENGTH are ignored)
+ * @example redact("host 'svc-api-xyz.example'", ['svc-api-xyz']) // "host '[redacted].example'"
  */
 export function redact(text: string, secrets: readonly string[]): string {
-  return createRedactor(secrets, { minSecretLength: 4, maskShapes: false })(text);
+  return createRedactor(secrets, { maskShapes: false })(text);
 }
 
 /**

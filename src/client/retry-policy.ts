@@ -6,17 +6,27 @@
  * Two retry classes:
  * - `idempotent` (GET, DELETE, complete, the PUT of a presigned upload): retried on connection errors,
  *   timeouts, 429, 502 and 503.
- * - `create` (POST /v1/generations, POST /v1/files, the legacy modify): retried only when the service
+ * - `create` (POST /v1/generations, the legacy modify: a paid job): retried only when the service
  *   certainly did not act on it — 429, 502, 503, and a connection that failed before the request was
  *   written in full. Never after a lost response (see LostResponseError). 402 is certain too, but the
  *   interface calls it not retryable (add funds), so it is thrown at once.
+ * - `upload` (POST /v1/files): an upload costs nothing, so it is retried as an idempotent call is, a
+ *   lost answer (LostUploadError) included; what the lost answer left at the service is the caller's
+ *   to delete (files.ts).
  *
  * A 429 may be given a budget of its own (`maxRateLimitRetries`, counted on the same attempts): a
  * caller that would rather wait out a rate limit than fail (the pipeline's submit) raises it per call.
  * Resubmitting a generation that failed with a retryable failure_code — a new create, after the job
  * failed — waits {@link resubmitDelay}, the same backoff computation.
  */
-import { ConnectionError, GenpipeError, RateLimitError, TimeoutError, UpstreamError } from './errors.ts';
+import {
+  ConnectionError,
+  GenpipeError,
+  LostUploadError,
+  RateLimitError,
+  TimeoutError,
+  UpstreamError,
+} from './errors.ts';
 
 /** A range of milliseconds a wait is drawn from (uniformly). */
 export interface DelayRange {
@@ -82,7 +92,7 @@ export function resolveRetryPolicy(
 }
 
 /** Which retry rules a call follows. */
-export type RetryClass = 'idempotent' | 'create';
+export type RetryClass = 'idempotent' | 'create' | 'upload';
 
 /** The knobs of how many retries an error gets. */
 export type RetryBudget = Pick<RetryPolicy, 'maxRetries'> & Partial<Pick<RetryPolicy, 'maxRateLimitRetries'>>;
@@ -101,7 +111,7 @@ export function retryBudget(error: unknown, policy: RetryBudget): number {
  *
  * @param error - what the attempt threw
  * @param attempt - 1 for the first attempt
- * @param retryClass - `idempotent` or `create` (see the module comment)
+ * @param retryClass - `idempotent`, `create` or `upload` (see the module comment)
  * @param policy - for maxRetries (and maxRateLimitRetries)
  * @example shouldRetry(new UpstreamError(...502...), 1, 'create', DEFAULT_RETRY_POLICY) // true
  */
@@ -114,7 +124,8 @@ export function shouldRetry(
   if (attempt > retryBudget(error, policy)) return false;
   if (!(error instanceof GenpipeError)) return false;
   if (error instanceof RateLimitError || error instanceof UpstreamError) return true;
-  if (retryClass === 'idempotent') return error instanceof ConnectionError || error instanceof TimeoutError;
+  if (retryClass === 'upload' && error instanceof LostUploadError) return true;
+  if (retryClass !== 'create') return error instanceof ConnectionError || error instanceof TimeoutError;
   // create: only when the request certainly did not reach the service whole.
   return notActedOn(error);
 }

@@ -41,6 +41,16 @@ function isAgents(request: FastifyRequest): boolean {
   return request.url.startsWith('/v1/') || request.url === '/v1';
 }
 
+/** Whether this call's answer is one faults.lose_answers asks to lose (and counts it down). */
+function loseAnswer(ctx: EmulatorContext, request: FastifyRequest): boolean {
+  const lose = ctx.config.faults.lose_answers;
+  const call = `${request.method} ${request.url.split('?')[0]}`;
+  const left = lose[call] ?? 0;
+  if (left <= 0) return false;
+  lose[call] = left - 1;
+  return true;
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -89,7 +99,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
-    if (isAgents(request) && request.method === 'POST' && ctx.rng.chance(ctx.config.faults.reset_after)) {
+    if (!isAgents(request)) return payload;
+    if (
+      loseAnswer(ctx, request) ||
+      (request.method === 'POST' && ctx.rng.chance(ctx.config.faults.reset_after))
+    ) {
       // The work is done; the caller never hears of it (a lost response).
       ctx.stats.resets += 1;
       reply.raw.socket?.destroy();

@@ -46,6 +46,12 @@ export interface FaultConfig {
   reset_before: number;
   /** Probability that a /v1 POST is carried out and then its connection reset (the response is lost). */
   reset_after: number;
+  /**
+   * Answers lost on purpose, by call: `{ "POST /v1/files": 2 }` — the next 2 calls of POST /v1/files
+   * are carried out, then their connection reset (counted down as they happen; deterministic, unlike
+   * `reset_after`).
+   */
+  lose_answers: Record<string, number>;
   /** Probability that the rate-limiting backend is "unavailable": the create is let through without X-RateLimit headers. */
   rate_backend_down: number;
   /** Added latency per /v1 request in ms: a number, or [min, max] drawn uniformly. */
@@ -119,6 +125,7 @@ export const DEFAULT_FAULTS: FaultConfig = {
   fetch_proxy_down: 0,
   reset_before: 0,
   reset_after: 0,
+  lose_answers: {},
   rate_backend_down: 0,
   latency_ms: 0,
 };
@@ -136,7 +143,7 @@ export function defaultConfig(): EmulatorConfig {
     fetch_allow_hosts: ['127.0.0.1', 'localhost', '::1'],
     costs: { image: 1, image_edit: 1, video: 10, video_edit: 10, video_reframe: 10 },
     blocked_words: [],
-    faults: { ...DEFAULT_FAULTS },
+    faults: { ...DEFAULT_FAULTS, lose_answers: {} },
     seed: 1,
     abuse_ceiling: CHOICES.abuseCeilingPerWindow,
     json_body_max_bytes: 80 * 1024 * 1024,
@@ -360,13 +367,34 @@ function resolveProcessing(input: unknown, base: EmulatorConfig): EmulatorConfig
   return out;
 }
 
+/** Checks faults.lose_answers: `{ "<METHOD> /v1/<path>": <count> }`. */
+function resolveLostAnswers(v: unknown): Record<string, number> {
+  const shape = '{ "<METHOD> /v1/<path>": <count>, … }';
+  if (!isObject(v)) throw shapeError('faults.lose_answers', shape, v);
+  const out: Record<string, number> = {};
+  for (const [call, n] of Object.entries(v)) {
+    if (!/^(GET|POST|PUT|DELETE) \/v1\/\S*$/.test(call)) {
+      throw new ConfigError(
+        `Expected a call such as "POST /v1/files" in faults.lose_answers but received '${call}'`,
+      );
+    }
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
+      throw new ConfigError(
+        `Expected a whole number of at least 0 for faults.lose_answers["${call}"] but received ${received(n)}`,
+      );
+    }
+    out[call] = n;
+  }
+  return out;
+}
+
 /** Checks a (partial) faults object and merges it over the defaults. */
 export function resolveFaults(input: unknown): FaultConfig {
   if (!isObject(input)) {
     const faults = Object.keys(DEFAULT_FAULTS).join(', ');
     throw shapeError('faults', `{ <fault>: <probability>, … } (faults: ${faults})`, input);
   }
-  const f: FaultConfig = { ...DEFAULT_FAULTS, failure_codes: {} };
+  const f: FaultConfig = { ...DEFAULT_FAULTS, failure_codes: {}, lose_answers: {} };
   for (const [k, v] of Object.entries(input)) {
     switch (k) {
       case 'failure_codes': {
@@ -383,6 +411,9 @@ export function resolveFaults(input: unknown): FaultConfig {
       }
       case 'latency_ms':
         f.latency_ms = expectDuration(v, 'faults.latency_ms');
+        break;
+      case 'lose_answers':
+        f.lose_answers = resolveLostAnswers(v);
         break;
       case 'http_502':
       case 'http_503':

@@ -4,18 +4,25 @@
  * reading reason texts:
  * - a generation's failure_code: the interface's table (src/spec FAILURE_CODES), plus
  *   `budget_exhausted`, which is the account's problem, not the file's (see RERUN_RETRYABLE_CODES);
- * - an error of the client: its class (429s that outlast every retry, 5xx, connection failures and
- *   timeouts may pass; a 4xx, a file the service refused or a request the rules refuse do not).
+ * - an error of the client: only what the service said about the file or its request itself — a 400,
+ *   413 or 422 answer, a file it marked failed — or what its rules refuse before sending is the file's
+ *   own. Anything else may pass: 429s that outlast every retry, 5xx, connection failures, timeouts, an
+ *   upload whose answer was lost (an upload costs nothing), a 404 or 409 about an id, a 403 of a signed
+ *   URL. (A create whose answer was lost is the crash policy's: journal/crash-policy.ts.)
  */
 import {
+  BadRequestError,
   ConnectionError,
   FileFailedError,
   GenpipeError,
   LostResponseError,
+  LostUploadError,
   PreflightError,
   RateLimitError,
   SizeMismatchError,
   TimeoutError,
+  TooLargeError,
+  UnprocessableError,
 } from '../client/index.ts';
 import { FAILURE_CODES, type FailureCode } from '../spec/index.ts';
 import { currentStep, type Item, type ItemFailure } from './item.ts';
@@ -50,6 +57,7 @@ function kindOf(err: GenpipeError): string {
   if (err instanceof ConnectionError) return 'connection failure';
   if (err instanceof TimeoutError) return 'timeout';
   if (err instanceof LostResponseError) return 'answer lost';
+  if (err instanceof LostUploadError) return 'upload answer lost';
   if (err instanceof SizeMismatchError) return 'file changed during its upload';
   if (err.status !== null) return `HTTP ${err.status}`;
   return err.name;
@@ -63,8 +71,24 @@ function kindOf(err: GenpipeError): string {
  */
 export function failureOfError(err: unknown): ItemFailure {
   if (!(err instanceof GenpipeError)) return { kind: 'error', retryable: false };
-  const serverSide = err.status !== null && err.status >= 500;
-  return { kind: kindOf(err), retryable: err.retryable || serverSide };
+  return { kind: kindOf(err), retryable: !isFilesOwn(err) };
+}
+
+/**
+ * True when `err` is what the service said about the file or its request itself (a 400, 413 or 422
+ * answer, a file it marked failed), what its rules refuse before sending, a file that changed while it
+ * was sent, or a create whose answer was lost (never sent again by itself: the crash policy decides).
+ */
+function isFilesOwn(err: GenpipeError): boolean {
+  return (
+    err instanceof PreflightError ||
+    err instanceof FileFailedError ||
+    err instanceof BadRequestError ||
+    err instanceof TooLargeError ||
+    err instanceof UnprocessableError ||
+    err instanceof SizeMismatchError ||
+    err instanceof LostResponseError
+  );
 }
 
 /**

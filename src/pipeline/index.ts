@@ -143,6 +143,7 @@ export {
   keyFingerprint,
   type QuotaState,
   type QuotaStateInput,
+  recordedOptions,
   type Store,
   type StoreDecision,
 } from './store/index.ts';

@@ -15,8 +15,8 @@
  * <message>` in a RecipeError (exit code 2). A rule's request is validated with src/spec with the file
  * and references in place, so a rule the service could never accept stops the batch before any upload.
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { lstat, readFile, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import {
   type ImageHeader,
@@ -158,15 +158,17 @@ export async function loadRecipe(opts: LoadRecipeOptions): Promise<Recipe> {
       },
     ]);
   }
-  return readRecipe(display);
+  // Found in the input folder (which others may write to): its references stay inside that folder.
+  return readRecipe(display, { confineTo: opts.inputDir });
 }
 
 /**
  * Reads and validates the recipe file at `file` (named in messages as written).
  *
+ * @param opts.confineTo - a folder its references must be inside (a recipe found in the input folder)
  * @throws RecipeError listing every problem
  */
-export async function readRecipe(file: string): Promise<Recipe> {
+export async function readRecipe(file: string, opts: { confineTo?: string } = {}): Promise<Recipe> {
   const abs = resolve(file);
   const whole = (message: string) => new RecipeError([{ file, line: null, path: null, message }]);
   const st = await stat(abs).catch(() => null);
@@ -182,7 +184,8 @@ export async function readRecipe(file: string): Promise<Recipe> {
     const code = (err as NodeJS.ErrnoException).code;
     throw whole(code ? `cannot read the recipe (${code})` : 'the recipe is not valid UTF-8 text');
   }
-  return parseRecipe(text, { file: await realpath(abs), display: file, dir: dirname(abs) });
+  const confineTo = opts.confineTo === undefined ? {} : { confineTo: await realpath(opts.confineTo) };
+  return parseRecipe(text, { file: await realpath(abs), display: file, dir: dirname(abs), ...confineTo });
 }
 
 /**
@@ -193,11 +196,12 @@ export async function readRecipe(file: string): Promise<Recipe> {
  * @param where.file - absolute path of the recipe file
  * @param where.display - the file as messages name it
  * @param where.dir - folder the references are relative to
+ * @param where.confineTo - the real path of a folder the references must be inside, when confined
  * @throws RecipeError listing every problem
  */
 export async function parseRecipe(
   text: string,
-  where: { file: string; display: string; dir: string },
+  where: { file: string; display: string; dir: string; confineTo?: string },
 ): Promise<Recipe> {
   const parsed = parseYaml(text);
   const problems: RecipeProblem[] = [];
@@ -237,7 +241,7 @@ export async function parseRecipe(
       at([key], `unknown field (a recipe has ${TOP_KEYS.join(' and ')})`);
     }
   }
-  const { references, unusable } = await readReferences(root.references, where.dir, at);
+  const { references, unusable } = await readReferences(root.references, where, at);
   const rules = readRules(root.rules, { usable: references, unusable }, parsed, at);
   if (problems.length > 0) throw new RecipeError(problems);
   return { file: where.file, display: where.display, dir: where.dir, rules, references };
@@ -257,7 +261,13 @@ interface RuleReferences {
   unusable: Record<string, string>;
 }
 
-async function readReferences(value: unknown, dir: string, at: At): Promise<ReadReferences> {
+/** Where a recipe's references are looked for: relative to `dir`, and inside `confineTo` when set. */
+interface ReferenceRoot {
+  dir: string;
+  confineTo?: string;
+}
+
+async function readReferences(value: unknown, root: ReferenceRoot, at: At): Promise<ReadReferences> {
   const out: ReadReferences = { references: {}, unusable: {} };
   if (value === undefined || value === null) return out;
   if (!isObject(value)) {
@@ -265,7 +275,7 @@ async function readReferences(value: unknown, dir: string, at: At): Promise<Read
     return out;
   }
   for (const [name, path] of Object.entries(value)) {
-    const ref = await readNamedReference(name, path, dir);
+    const ref = await readNamedReference(name, path, root);
     if (typeof ref === 'string') {
       at(['references', name], ref);
       out.unusable[name] = ref;
@@ -280,18 +290,57 @@ async function readReferences(value: unknown, dir: string, at: At): Promise<Read
 async function readNamedReference(
   name: string,
   path: unknown,
-  dir: string,
+  root: ReferenceRoot,
 ): Promise<RecipeReference | string> {
   if (!REFERENCE_NAME_RE.test(name)) return 'a reference name is 1 to 64 letters, digits, _ or -';
   if (typeof path !== 'string' || path.trim() === '') {
     return `must be a file path (relative to the recipe's folder), not ${describeValue(path)}`;
   }
-  return readReference(name, path, dir);
+  const abs = isAbsolute(path) ? path : resolve(root.dir, path);
+  if (root.confineTo !== undefined && !(await leadsInside(abs, root.confineTo))) {
+    return `${path}: ${CONFINED_REFERENCE_TEXT}`;
+  }
+  return readReference(name, path, abs);
 }
 
-/** The reference, or the problem with it. */
-async function readReference(name: string, path: string, dir: string): Promise<RecipeReference | string> {
-  const abs = isAbsolute(path) ? path : resolve(dir, path);
+/**
+ * The refusal of a reference outside the input folder by a recipe found there. It is the same whether
+ * the file exists or not, so that a recipe dropped into a shared folder cannot tell which files exist.
+ */
+export const CONFINED_REFERENCE_TEXT =
+  'a recipe in the input folder may only reference files inside the input folder ' +
+  '(give a recipe that references other files with --recipe)';
+
+/**
+ * Whether `abs` leads inside the folder whose real path is `root`, links followed: the real path of
+ * `abs`, or of its nearest existing folder with the rest of the path added. A link on the way that
+ * leads nowhere does not lead inside (where it would lead is not known).
+ */
+async function leadsInside(abs: string, root: string): Promise<boolean> {
+  let head = abs;
+  const rest: string[] = [];
+  for (;;) {
+    const real = await realpath(head).catch(() => null);
+    if (real !== null) {
+      const rel = relative(root, join(real, ...rest));
+      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+    }
+    if (
+      await lstat(head).then(
+        () => true,
+        () => false,
+      )
+    )
+      return false; // a link that leads nowhere
+    const parent = dirname(head);
+    if (parent === head) return false;
+    rest.unshift(basename(head));
+    head = parent;
+  }
+}
+
+/** The reference at `abs` (`path` as written), or the problem with it. */
+async function readReference(name: string, path: string, abs: string): Promise<RecipeReference | string> {
   const st = await stat(abs).catch(() => null);
   if (!st) return `${path}: file not found (paths are relative to the recipe's folder)`;
   if (!st.isFile()) return `${path}: not a regular file`;

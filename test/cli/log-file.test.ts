@@ -96,7 +96,7 @@ describe('--log-file', () => {
     expect(separators[0]).not.toBe(separators[1]); // each names its own run (start time, pid)
     expect(all).toMatch(new RegExp(`${ISO} finished: 2 inputs, 2 succeeded, 0 failed`));
     expect(all).toMatch(new RegExp(`${ISO} genpipe: 2 files: 2 succeeded, 0 failed, 0 skipped`));
-    expect(all).toContain('bob:[redacted]@127.0.0.1');
+    expect(all).toContain('http://bob@127.0.0.1:9/legacy'); // recorded without its password
     expect(all).not.toContain(PASSWORD);
     expect(all).not.toContain(KEY);
   }, 120_000);

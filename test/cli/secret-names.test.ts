@@ -103,6 +103,45 @@ describe('a password in the base URL', () => {
   }, 90_000);
 });
 
+describe('credentials given as flags', () => {
+  it('a password in --base-url and the legacy token are neither stored in the journal nor printed by status --json', async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a small fox' });
+    const port = new URL(emu.url).port;
+    const password = 'pw-in-url-7';
+    const token = 'legacy-token-secret-4242';
+    const r = await runCli(
+      [
+        'run',
+        input,
+        '--out',
+        out,
+        '--base-url',
+        `http://alice:${password}@127.0.0.1:${port}`,
+        '--legacy-base-url',
+        `http://bob:${password}@127.0.0.1:${port}/dream-machine/v1`,
+        '--legacy-token',
+        token,
+        '--json',
+      ],
+      cliEnv(emu),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const db = join(out, '.genpipe', 'journal.db');
+    const stored = [db, `${db}-wal`].filter(existsSync).map((f) => readFileSync(f).toString('latin1'));
+    expect(stored.join('\n')).toContain(`127.0.0.1:${port}`);
+    const status = await runCli(['status', out, '--json'], cliEnv(emu));
+    expect(status.code, status.stderr).toBe(0);
+    const options = JSON.parse(status.stdout).lastBatch.options;
+    expect(options.baseUrl).toBe(`http://alice@127.0.0.1:${port}`);
+    expect(options.legacyBaseUrl).toBe(`http://bob@127.0.0.1:${port}/dream-machine/v1`);
+    expect(options).not.toHaveProperty('legacyToken');
+    for (const text of [...stored, status.stdout]) {
+      expect(text).not.toContain(password);
+      expect(text).not.toContain(token);
+    }
+  }, 90_000);
+});
+
 describe('the log', () => {
   it('names the generation on its submitted and done lines', async () => {
     const { input, out } = promptFolder({ 'a.txt': 'a small fox' });

@@ -52,8 +52,24 @@ describe('genpipe run --store <postgres url>', () => {
     expect(password().length).toBeGreaterThan(10);
     const { input, out } = promptFolder({ 'a.txt': 'a store fox', 'b.txt': 'a store owl' });
     const log = join(dirname(out), 'run.log');
+    // The service URL carries a password too: it is stored nowhere either.
+    const baseUrl = new URL(emu.url);
+    baseUrl.username = 'alice';
+    baseUrl.password = 'base-url-pw-5';
     const run = await runCli(
-      ['run', input, '--out', out, '--store', pg.url(), '--json', '--log-file', log],
+      [
+        'run',
+        input,
+        '--out',
+        out,
+        '--store',
+        pg.url(),
+        '--json',
+        '--log-file',
+        log,
+        '--base-url',
+        baseUrl.href,
+      ],
       cliEnv(emu),
       60_000,
     );
@@ -83,6 +99,13 @@ describe('genpipe run --store <postgres url>', () => {
     expect(status.stdout).toMatch(/^ +2 done$/m);
     const json = await runCli(['status', out, '--store', pg.url(), '--json'], cliEnv(emu));
     expect(JSON.parse(json.stdout)).toMatchObject({ inputs: 2, byKind: { done: 2 } });
+    const client = new pgClient.Client({ connectionString: pg.url() });
+    await client.connect();
+    const stored = await client.query('SELECT options FROM genpipe.batches').finally(() => client.end());
+    const storedText = JSON.stringify(stored.rows);
+    expect(storedText).toContain('alice@127.0.0.1');
+    expect(storedText).not.toContain('base-url-pw-5');
+    expect(storedText).not.toContain(password());
 
     const all = everything(
       out,
@@ -95,6 +118,7 @@ describe('genpipe run --store <postgres url>', () => {
     );
     expect(all).toMatch(/genpipe:(\*\*\*|\[redacted\])@/);
     expect(all).not.toContain(password());
+    expect(all).not.toContain('base-url-pw-5');
   }, 120_000);
 
   it('takes the store from GENPIPE_STORE, for run and status alike', async () => {

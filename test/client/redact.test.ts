@@ -1,10 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, REDACTED, redact, redactDeep } from '../../src/client/redact.ts';
+import { createRedactor, MIN_SECRET_LENGTH, REDACTED, redact, redactDeep } from '../../src/client/redact.ts';
 
 describe('the one redactor', () => {
-  it("the client's redact masks the known secrets only, down to 4 characters", () => {
-    expect(redact('key abcd and svc-api-other-key', ['abcd'])).toBe(`key ${REDACTED} and svc-api-other-key`);
-    expect(redact('key abc', ['abc'])).toBe('key abc');
+  it("the client's redact masks the known secrets only, down to MIN_SECRET_LENGTH characters", () => {
+    const secret = 'abcdefgh';
+    expect(secret.length).toBe(MIN_SECRET_LENGTH);
+    expect(redact(`key ${secret} and svc-api-other-key`, [secret])).toBe(
+      `key ${REDACTED} and svc-api-other-key`,
+    );
+    expect(redact('key abcdefg', ['abcdefg'])).toBe('key abcdefg');
+  });
+
+  it('masks a short password where it stands in a URL, not its letters elsewhere', () => {
+    const r = createRedactor(['p']);
+    expect(r('cannot connect to the store at postgres://u:p@db:5432/postgres: password refused')).toBe(
+      `cannot connect to the store at postgres://u:${REDACTED}@db:5432/postgres: password refused`,
+    );
   });
 
   it('keeps a published key visible unless it is one of the secrets', () => {

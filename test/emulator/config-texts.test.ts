@@ -43,7 +43,7 @@ describe('emulator config texts', () => {
       'Expected costs: { <generation type>: <credits>, … } (types: image, image_edit, video, video_edit, video_reframe) but received 1',
     );
     expect(messageOf({ faults: true })).toBe(
-      'Expected faults: { <fault>: <probability>, … } (faults: failure_codes, http_502, http_503, fetch_proxy_down, reset_before, reset_after, rate_backend_down, latency_ms) but received true',
+      'Expected faults: { <fault>: <probability>, … } (faults: failure_codes, http_502, http_503, fetch_proxy_down, reset_before, reset_after, lose_answers, rate_backend_down, latency_ms) but received true',
     );
     expect(messageOf({ faults: { failure_codes: 0.1 } })).toBe(
       'Expected faults.failure_codes: { <failure_code>: <probability>, … } but received 0.1',

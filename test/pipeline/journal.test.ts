@@ -985,4 +985,34 @@ describe('a base URL with a password', () => {
     await j.close();
     expect(readFileSync(join(outDir, '.genpipe', 'journal.db')).includes('s3cretPASS')).toBe(false);
   });
+  it("a batch's options an earlier genpipe recorded with a URL's password lose it at the next run", async () => {
+    let j = journal();
+    await j.startBatch({ inputDir: inDir, service: 'http://svc.test:4010', options: { command: 'run' } });
+    await j.close();
+    // (an earlier genpipe recorded --base-url as given: put it back as it was)
+    const db = new Database(join(outDir, '.genpipe', 'journal.db'));
+    db.prepare('UPDATE batches SET options = ?').run(
+      JSON.stringify({ command: 'run', baseUrl: 'http://alice:optPASS-77@svc.test:4010', concurrency: 4 }),
+    );
+    db.close();
+    j = journal();
+    await j.startBatch({
+      inputDir: inDir,
+      service: 'http://svc.test:4010',
+      options: {
+        command: 'run',
+        apiKey: 'svc-api-never-stored-1',
+        baseUrl: 'http://alice:optPASS-77@svc.test:4010',
+      },
+    });
+    const options = (await j.batches()).map((b) => b.options);
+    expect(options).toEqual([
+      { command: 'run', baseUrl: 'http://alice@svc.test:4010', concurrency: 4 },
+      { command: 'run', baseUrl: 'http://alice@svc.test:4010' },
+    ]);
+    await j.close();
+    const file = readFileSync(join(outDir, '.genpipe', 'journal.db'));
+    expect(file.includes('optPASS-77')).toBe(false);
+    expect(file.includes('svc-api-never-stored-1')).toBe(false);
+  });
 });

@@ -1,5 +1,6 @@
 /** The journal's batches table: one row per run or watch session. */
 import type Database from 'better-sqlite3';
+import { recordedOptions } from '../store/recorded-options.ts';
 import type { BatchInfo, BatchRow } from '../store/store.ts';
 import { BATCH_SQL } from './sqlite-plans.ts';
 
@@ -37,7 +38,7 @@ export class BatchRows {
       info.inputDir,
       this.outDir,
       info.service ?? null,
-      JSON.stringify(info.options ?? {}),
+      JSON.stringify(recordedOptions(info.options ?? {})),
       process.pid,
     );
     return Number(result.lastInsertRowid);
@@ -57,7 +58,7 @@ export class BatchRows {
       inputDir: b.input_dir,
       outDir: b.out_dir,
       service: b.service,
-      options: JSON.parse(b.options) as Record<string, unknown>,
+      options: recordedOptions(JSON.parse(b.options) as Record<string, unknown>),
       pid: b.pid,
     }));
   }

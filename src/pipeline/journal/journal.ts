@@ -41,6 +41,7 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { currentStep, type Item } from '../item.ts';
+import { recordedOptions } from '../store/recorded-options.ts';
 import type {
   BatchInfo,
   BatchRow,
@@ -299,6 +300,9 @@ export class Journal implements Store {
   private scrubServiceCredentials(): void {
     this.db.function('genpipe_service_identity', { deterministic: true }, (s: unknown) =>
       typeof s === 'string' ? serviceIdentity(s) : s,
+    );
+    this.db.function('genpipe_recorded_options', { deterministic: true }, (s: unknown) =>
+      typeof s === 'string' ? JSON.stringify(recordedOptions(JSON.parse(s) as Record<string, unknown>)) : s,
     );
     this.tx(() => {
       for (const sql of SCRUB_SERVICE_CREDENTIALS) this.db.prepare(sql).run();

@@ -124,13 +124,16 @@ CREATE INDEX IF NOT EXISTS job_durations_kind ON job_durations(service, kind, id
  * Rewrites the service of every row written when it was the base URL as given, password included, to
  * its identity without credentials (`genpipe_service_identity`, a function of the connection): no
  * password stays in the journal, and the rows keep matching the service. A row that now has the key of
- * another replaces it (the same service's state, the later row of it kept).
+ * another replaces it (the same service's state, the later row of it kept). A batch's options lose
+ * their credentials likewise (`genpipe_recorded_options`).
  */
 export const SCRUB_SERVICE_CREDENTIALS = [
   "UPDATE batches SET service = genpipe_service_identity(service) WHERE service LIKE '%://%@%'",
   "UPDATE OR REPLACE shared_references SET service = genpipe_service_identity(service) WHERE service LIKE '%://%@%'",
   "UPDATE OR REPLACE quota_states SET service = genpipe_service_identity(service) WHERE service LIKE '%://%@%'",
   "UPDATE job_durations SET service = genpipe_service_identity(service) WHERE service LIKE '%://%@%'",
+  // The options of a batch an earlier genpipe recorded with a URL's password (recorded-options.ts).
+  "UPDATE batches SET options = genpipe_recorded_options(options) WHERE options LIKE '%://%@%'",
 ] as const;
 
 /** The connection's pragmas (see schema.ts). */

@@ -5,6 +5,7 @@
  * one. Connections are pooled; BIGINT columns (ms since the epoch, ids) are read as numbers.
  */
 import pg from 'pg';
+import { MIN_SECRET_LENGTH } from '../../client/index.ts';
 
 /** A failure to reach or use the store; its message never holds the password. */
 export class StoreConnectionError extends Error {
@@ -51,10 +52,16 @@ export function secretsOf(url: string): string[] {
   return [...new Set(found.filter((s) => s.length > 0))];
 }
 
-/** `text` with every occurrence of the URL's password replaced by ***. */
+/**
+ * `text` with every occurrence of the URL's password replaced by ***, when it is long enough to be
+ * told from ordinary words (MIN_SECRET_LENGTH); a shorter one is hidden only where it stands, in the
+ * URL (redactUrl).
+ */
 export function scrub(text: string, url: string): string {
   let out = text;
-  for (const secret of secretsOf(url)) out = out.split(secret).join(HIDDEN);
+  for (const secret of secretsOf(url)) {
+    if (secret.length >= MIN_SECRET_LENGTH) out = out.split(secret).join(HIDDEN);
+  }
   return out;
 }
 

@@ -40,6 +40,7 @@ import { decide } from '../journal/resume-decision.ts';
 import { JournalLockedError } from '../journal/runner-lock.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../journal/texts.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
+import { recordedOptions } from '../store/recorded-options.ts';
 import type {
   BatchInfo,
   BatchRow,
@@ -248,7 +249,7 @@ export class PostgresStore implements Store {
         this.now(),
         realLocation(info.inputDir),
         info.service ?? null,
-        JSON.stringify(info.options ?? {}),
+        JSON.stringify(recordedOptions(info.options ?? {})),
         process.pid,
         hostname(),
       ]),
@@ -290,7 +291,7 @@ export class PostgresStore implements Store {
       inputDir: b.input_dir,
       outDir: b.out_dir,
       service: b.service,
-      options: JSON.parse(b.options) as Record<string, unknown>,
+      options: recordedOptions(JSON.parse(b.options) as Record<string, unknown>),
       pid: b.pid,
     }));
   }

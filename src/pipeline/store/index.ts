@@ -2,6 +2,7 @@
 
 export { ItemTakenOverError } from './item-taken-over.ts';
 export { keyFingerprint } from './key-fingerprint.ts';
+export { recordedOptions, urlWithoutPassword } from './recorded-options.ts';
 export type {
   AdmitAction,
   BatchInfo,
