@@ -21,6 +21,7 @@ import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { FailureGroups } from './failure-groups.ts';
 import { esc } from './html-escape.ts';
 import { itemPlace } from './item-paths.ts';
+import { REPORT_HTML_FILE } from './out-dir-names.ts';
 import { documentHead, ignoredSection, iso, listControls, pageHeader } from './page-head.ts';
 import { pageRow, scriptJson } from './page-row.ts';
 import { PAGE_SCRIPT, PAGE_SIZE, pageScriptApi } from './page-script.ts';
@@ -40,10 +41,8 @@ import { makeThumbnails, type Thumbnails } from './thumbnails.ts';
 import { TimelineRows, timelineLegend } from './timeline-svg.ts';
 import { AtomicFile } from './write-atomic.ts';
 
+export { REPORT_HTML_FILE } from './out-dir-names.ts';
 export { REPORT_REFRESH_SECONDS } from './page-head.ts';
-
-/** File name of the HTML report, at the top of the out dir. */
-export const REPORT_HTML_FILE = 'report.html';
 
 /** What the page is rendered from. */
 export interface ReportHtmlInput {

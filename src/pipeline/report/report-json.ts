@@ -12,12 +12,12 @@ import { JOURNAL_CHOICES } from '../journal/texts.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import type { ReportIgnored } from './ignored.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
+import { REPORT_JSON_FILE } from './out-dir-names.ts';
 import { heldEntries, type JournalCount, type ReportEntry } from './report-entries.ts';
 import { earlierAttemptsJson, type StepJson, stepsJson } from './result-json.ts';
 import { AtomicFile, writeFileAtomic } from './write-atomic.ts';
 
-/** File name of the batch report, at the top of the out dir. */
-export const REPORT_JSON_FILE = 'report.json';
+export { REPORT_JSON_FILE } from './out-dir-names.ts';
 
 /** One input in report.json. Paths are relative to the out dir, '/' separated. */
 export interface ReportItem {
