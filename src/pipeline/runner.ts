@@ -152,6 +152,7 @@ export function startBatch(options: RunOptions): Batch {
     });
     try {
       if (writesReports) await sweepBatchScratch(run.outDir).catch(() => 0);
+      for (const item of (await options.earlier?.()) ?? []) items.seed(item);
       const fed = await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
       notLookedAt = fed.notLookedAt;
       reports.discovered();

@@ -120,6 +120,12 @@ export interface RunOptions {
    */
   placeFor?: (item: Item) => Promise<string>;
   /**
+   * Items earlier batches of the out dir finished (watch: the store's finishedItems), reported from the
+   * start as they were, each until an item of this batch takes its place: a watch's reports are the
+   * out dir's history, inputs an earlier session moved away included, not one session's.
+   */
+  earlier?: () => Promise<readonly Item[]>;
+  /**
    * false: the batch writes no report.json / report.html and sweeps no batch-level scratch of the out
    * dir (a worker of distributed mode: the run that enqueued the batch writes its reports, and other
    * workers write in the same out dir). Default true.
