@@ -133,6 +133,7 @@ export function startBatch(options: RunOptions): Batch {
       emulator: run.emulator,
       journal: options.journal ?? null,
       ignoredEntries: ignored ?? (ignoredSource ? { section: ignoredSource } : null),
+      heldBack: options.heldBack ?? null,
     },
     items,
     run.reportIntervalMs,

@@ -309,7 +309,11 @@ class WatchCommand implements BatchCommand {
       ? await this.delegatedOptions(setup, this.storeUrl, journaling)
       : await this.localOptions(setup, journaling);
     // The reports are the out dir's history: what earlier sessions finished, moved away or not.
-    return { ...options, earlier: () => setup.journal.finishedItems() };
+    return {
+      ...options,
+      earlier: () => setup.journal.finishedItems(),
+      heldBack: () => this.started?.stats().heldBack ?? [],
+    };
   }
 
   /**

@@ -19,6 +19,7 @@ import type { ReportStatus } from '../events.ts';
 import type { Item } from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { FailureGroups } from './failure-groups.ts';
+import { heldBackSection } from './held-back.ts';
 import { esc } from './html-escape.ts';
 import { itemPlace } from './item-paths.ts';
 import { REPORT_HTML_FILE } from './out-dir-names.ts';
@@ -186,6 +187,7 @@ function* pageParts(input: PageInput): Generator<Part> {
     else for (const [i, r] of part) yield { verbatim: api.card(rowOf(r, groups), i) };
   }
   yield '</div><div class="pager"></div></section>';
+  if (report.held_back) yield* heldBackSection(report.held_back);
   if (report.ignored && report.ignored.total > 0) yield* ignoredSection(report.ignored);
 
   // Items finished by an earlier run (or failed from its record by the crash policy) keep that run's

@@ -12,7 +12,7 @@ import { POLL_DEFAULTS } from '../poller.ts';
 import { createRedactor, type Redact } from '../progress/redact.ts';
 import type { Recipe } from '../recipe.ts';
 import type { ReferenceMemory } from '../references.ts';
-import type { ReportIgnored, ReportJournalMeta } from '../report/index.ts';
+import type { HeldBackFile, ReportIgnored, ReportJournalMeta } from '../report/index.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
 
 /** Defaults of a run, in one place. */
@@ -96,6 +96,11 @@ export interface RunOptions {
    * rescan), for the reports' `ignored`; null while it does not know yet.
    */
   ignored?: () => ReportIgnored | null;
+  /**
+   * With `source`: the files it holds back as incomplete now, with why and since when (watch's), for
+   * the reports' `held_back`; a change among them rewrites the reports.
+   */
+  heldBack?: () => readonly HeldBackFile[];
   /**
    * The files to take among those discovered (--include, --exclude, --max-files); the others are
    * listed as ignored with why. Not used with `source`.
