@@ -109,6 +109,7 @@ export { type ReferenceMemory, SharedReferences } from './references.ts';
 export {
   type BatchReport,
   buildReport,
+  type HeldBackFile,
   IGNORED_LISTED_MAX,
   ignoredText,
   itemPlace,
@@ -118,9 +119,11 @@ export {
   REPORT_HTML_FILE,
   REPORT_JSON_FILE,
   RESULT_FILE,
+  type ReportHeldBack,
   type ReportIgnored,
   type ReportJournal,
   type ReportJournalMeta,
+  readReportHead,
   writeReports,
 } from './report/index.ts';
 export type { RunContext, RunSettings, RunStage } from './run-context.ts';

@@ -135,6 +135,7 @@ export function startBatch(options: RunOptions): Batch {
       emulator: run.emulator,
       journal: options.journal ?? null,
       ignoredEntries: ignored ?? (ignoredSource ? { section: ignoredSource } : null),
+      heldBack: options.heldBack ?? null,
     },
     items,
     run.reportIntervalMs,
@@ -154,6 +155,7 @@ export function startBatch(options: RunOptions): Batch {
     });
     try {
       if (writesReports) await sweepBatchScratch(run.outDir).catch(() => 0);
+      for (const item of (await options.earlier?.()) ?? []) items.seed(item);
       const fed = await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
       notLookedAt = fed.notLookedAt;
       reports.discovered();

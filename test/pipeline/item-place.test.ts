@@ -51,3 +51,13 @@ it('gives two inputs whose escaped or cut names agree two places', () => {
   expect(a).not.toBe(b);
   expect([bytes(a), bytes(b)]).toEqual([255, 255]);
 });
+
+it("never gives an input the name of one of the batch's own files at the top of the out dir", () => {
+  expect(folderPlace('report.json')).toBe('report-1.json');
+  expect(folderPlace('report.json', 1)).toBe('report-2.json');
+  expect(folderPlace('Report.HTML')).toBe('Report-1.HTML');
+  expect(folderPlace('report.html/a.png')).toBe('report-1.html/a.png');
+  expect(folderPlace('.thumbs/a.png')).toBe('.thumbs-1/a.png');
+  expect(folderPlace('photos/report.json')).toBe('photos/report.json');
+  expect(choosePlace('report.json', (p) => p === 'report-1.json')).toBe('report-2.json');
+});

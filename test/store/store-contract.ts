@@ -219,6 +219,22 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         await s.save(submitted(uploaded(b)));
         expect(await s.finishedFiles()).toEqual(new Map([['a.png', { size: 4, mtimeMs: a.mtimeMs }]]));
       });
+
+      it('tells the history: the newest finished row at each place, an earlier version with its folder too', async () => {
+        let s = await session();
+        await finish(s, (await s.admit(planned('a.png', 'four'), NO_REFERENCES)).item);
+        const b = (await s.admit(planned('b.png'), NO_REFERENCES)).item;
+        await s.save(submitted(uploaded(b)));
+        s = await reopen(s);
+        const again = (await s.admit(planned('a.png', 'five!'), NO_REFERENCES)).item;
+        expect(again.place).toBe('a-1.png');
+        await finish(s, again);
+        const items = await s.finishedItems();
+        expect(items.map((i) => [i.input, i.place, i.state, i.size, i.journal?.action])).toEqual([
+          ['a.png', 'a.png', 'reported', 4, 'done'],
+          ['a.png', 'a-1.png', 'reported', 5, 'done'],
+        ]);
+      });
     });
 
     describe('batches', () => {

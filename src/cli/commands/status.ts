@@ -25,6 +25,7 @@ import { printable } from '../../pipeline/progress/index.ts';
 import type { KeyQuotaUse, PostgresStore, WorkerRow } from '../../pipeline/store-postgres/index.ts';
 import { openRunStore, STORE_HELP, storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
+import { heldBackLines, statusHeldBack } from './status-held.ts';
 
 /** Failures listed one by one; the rest are counted. */
 export const STATUS_FAILURES_LISTED = 50;
@@ -160,11 +161,19 @@ function printStatus(
   json: boolean,
   shared?: SharedStatus,
 ): void {
+  const held = statusHeldBack(outDir);
   if (json) {
     const more = shared ? { workers: shared.workers, queue: shared.queue, quota: shared.quota } : {};
-    process.stdout.write(`${JSON.stringify({ out_dir: outDir, journal, ...summary, ...more })}\n`);
+    const heldBack = { held_back: held?.files ?? [] };
+    process.stdout.write(
+      `${JSON.stringify({ out_dir: outDir, journal, ...summary, ...heldBack, ...more })}\n`,
+    );
   } else {
-    const lines = [...statusLines(outDir, journal, summary), ...(shared ? sharedLines(shared) : [])];
+    const lines = [
+      ...statusLines(outDir, journal, summary),
+      ...(held ? heldBackLines(held) : []),
+      ...(shared ? sharedLines(shared) : []),
+    ];
     process.stdout.write(`${lines.map(printable).join('\n')}\n`);
   }
 }

@@ -2,7 +2,12 @@
  * `genpipe watch`'s running summary line on stderr: on a terminal, one line rewritten in place (notes
  * and event lines are printed above it); elsewhere, the line is printed again whenever it changes.
  */
-import { type ProgressState, progressCounts, type WatcherStats } from '../../pipeline/index.ts';
+import {
+  type HeldBackFile,
+  type ProgressState,
+  progressCounts,
+  type WatcherStats,
+} from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
 
 /** Where the line goes (process.stderr, or a test's fake). */
@@ -82,11 +87,12 @@ export function createSummaryLine(stream: SummaryStream, opts: { enabled: boolea
  *
  * @example summaryText('inbox', progress, watcher.stats(), null)
  * // 'watching inbox: 4 done (3 succeeded, 1 failed, 0 skipped) · 1 in progress · 2 settling'
+ * // (with files held back: '… · 2 incomplete, held back: a.png, b.mp4')
  */
 export function summaryText(
   dir: string,
   progress: ProgressState,
-  stats: Pick<WatcherStats, 'pending' | 'checking' | 'held'>,
+  stats: Pick<WatcherStats, 'pending' | 'checking' | 'held' | 'heldBack'>,
   paused: string | null,
 ): string {
   const c = progressCounts(progress);
@@ -95,9 +101,27 @@ export function summaryText(
     `${c.total - c.done} in progress`,
     `${stats.pending + stats.checking} settling`,
   ];
-  if (stats.held > 0) parts.push(`${stats.held} incomplete, held back`);
+  if (stats.held > 0) parts.push(`${stats.held} incomplete, held back: ${heldNames(stats.heldBack)}`);
   if (paused) parts.push(`PAUSED: ${paused}`);
   return parts.join(' · ');
+}
+
+/** Files held back named on the summary line; the rest are counted. */
+export const SUMMARY_HELD_NAMED = 3;
+
+/** Files held back listed one by one in the closing lines; the rest are counted. */
+export const CLOSING_HELD_LISTED = 20;
+
+/** The first SUMMARY_HELD_NAMED of the files held back, by name, and how many more. */
+function heldNames(held: readonly HeldBackFile[]): string {
+  const names = held.slice(0, SUMMARY_HELD_NAMED).map((h) => h.input);
+  const more = held.length - names.length;
+  return more > 0 ? `${names.join(', ')} and ${more} more` : names.join(', ');
+}
+
+/** When a file was held back, as the closing lines and `genpipe status` say it. */
+export function heldSinceText(ms: number): string {
+  return `${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 }
 
 /**
@@ -120,10 +144,12 @@ export function checksText(stats: Pick<WatcherStats, 'checks' | 'known'>): strin
  * waiting out their quiet period or completeness check — and files held back as incomplete. None when
  * there are none.
  *
- * @example untakenText({ pending: 1, checking: 0, held: 0 })
+ * @example untakenText({ pending: 1, checking: 0, held: 0, heldBack: [] })
  * // ['1 file still settling (being written) when the watch stopped was not taken: the next session takes it once it is complete']
  */
-export function untakenText(stats: Pick<WatcherStats, 'pending' | 'checking' | 'held'>): string[] {
+export function untakenText(
+  stats: Pick<WatcherStats, 'pending' | 'checking' | 'held' | 'heldBack'>,
+): string[] {
   const lines: string[] = [];
   const settling = stats.pending + stats.checking;
   if (settling > 0) {
@@ -139,6 +165,11 @@ export function untakenText(stats: Pick<WatcherStats, 'pending' | 'checking' | '
         ? '1 file held back as incomplete (it does not parse) when the watch stopped was not taken: the next session checks it again'
         : `${stats.held} files held back as incomplete (they do not parse) when the watch stopped were not taken: the next session checks them again`,
     );
+    for (const h of stats.heldBack.slice(0, CLOSING_HELD_LISTED)) {
+      lines.push(`  ${h.input}: ${h.reason} (held back since ${heldSinceText(h.since)})`);
+    }
+    const more = stats.heldBack.length - CLOSING_HELD_LISTED;
+    if (more > 0) lines.push(`  … and ${more} more (report.json lists them all)`);
   }
   return lines;
 }

@@ -314,9 +314,15 @@ class WatchCommand implements BatchCommand {
   }
 
   async runOptions(setup: BatchSetup, journaling: Journaling): Promise<Partial<RunOptions>> {
-    return this.storeUrl
-      ? this.delegatedOptions(setup, this.storeUrl, journaling)
-      : this.localOptions(setup, journaling);
+    const options = this.storeUrl
+      ? await this.delegatedOptions(setup, this.storeUrl, journaling)
+      : await this.localOptions(setup, journaling);
+    // The reports are the out dir's history: what earlier sessions finished, moved away or not.
+    return {
+      ...options,
+      earlier: () => setup.journal.finishedItems(),
+      heldBack: () => this.started?.stats().heldBack ?? [],
+    };
   }
 
   /**

@@ -8,8 +8,10 @@
  * - A new row takes the first free name among the input path itself, `<stem>-1<ext>`, `<stem>-2<ext>`, …
  *   (the naming of `watch --on-done move`): so a file seen for the first time keeps its input path.
  *   Each candidate is made a name a folder can have (report/item-paths.ts's folderPlace: `\` written
- *   `%5C`, a name longer than 255 bytes cut before its suffix and extension), so every input has a
- *   place and two inputs never share one, whatever their names.
+ *   `%5C`, a name longer than 255 bytes cut before its suffix and extension, a name the batch writes
+ *   at the top of the out dir — report.json, report.html, .genpipe — suffixed: report/out-dir-names.ts),
+ *   so every input has a place, the batch's own files are never one, and two inputs never share one,
+ *   whatever their names. Both stores choose through choosePlace / choosePlaceAsync, so both follow it.
  * - A name is taken when a row holding its place has it (holdsPlace: its generation was created — it
  *   exists or may exist, completed or failed at the service: outputs are there or may still be
  *   collected, or its failure is recorded there, and the row may become active again when the same

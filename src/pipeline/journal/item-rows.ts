@@ -40,6 +40,7 @@ export class ItemRows {
       byPhase: db.prepare<[string, string], ItemRowSql>(ITEM_SQL.byPhase),
       finished: db.prepare<[string], { input: string; size: unknown; mtime_ms: unknown }>(ITEM_SQL.finished),
       history: db.prepare<[string, string], ItemRowSql>(ITEM_SQL.history),
+      finishedAtPlaces: db.prepare<[string], ItemRowSql>(ITEM_SQL.finishedAtPlaces),
       earlier: db.prepare<[string, string, string, string], ItemRowSql>(ITEM_SQL.earlier),
       placeTaken: db.prepare<[string, string, string], { one: number }>(ITEM_SQL.placeTaken),
       placeHeldByOther: db.prepare<[string, string, number], { one: number }>(ITEM_SQL.placeHeldByOther),
@@ -109,6 +110,11 @@ export class ItemRows {
   /** Active rows in `phase`, by input path. */
   inPhase(phase: JournalPhase): JournalRow[] {
     return this.sql.byPhase.all(this.outDir, phase).map((r) => rowOfSql(r));
+  }
+
+  /** The newest row at each place, when it finished (finished-items.ts). */
+  finishedAtPlaces(): JournalRow[] {
+    return this.sql.finishedAtPlaces.all(this.outDir).map((r) => rowOfSql(r));
   }
 
   /** Inputs whose active row is reported or failed, with the size and mtime their item recorded. */

@@ -66,6 +66,7 @@ import {
 import { BatchRows } from './batch-rows.ts';
 import { type HashCache, hashWithCache } from './content-hash.ts';
 import { DurationRows } from './duration-rows.ts';
+import { finishedItemsOf } from './finished-items.ts';
 import { HashRows } from './hash-rows.ts';
 import { ItemRows } from './item-rows.ts';
 import { type JournalKey, type JournalPhase, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
@@ -686,6 +687,17 @@ export class Journal implements Store {
     this.assertOpen();
     this.group.flush();
     return this.items.finished();
+  }
+
+  /**
+   * The out dir's finished inputs as the reports tell them (finished-items.ts).
+   *
+   * @example (await journal.finishedItems()).map((i) => i.input) // ['a.png', 'b.png']
+   */
+  async finishedItems(): Promise<Item[]> {
+    this.assertOpen();
+    this.group.flush();
+    return finishedItemsOf(this.items.finishedAtPlaces());
   }
 
   /**

@@ -176,6 +176,8 @@ export const JOURNAL_TEXTS = {
     `resumed: downloading the outputs of generation ${generationId} again (${problems.join('; ')})`,
   resumeReport: 'resumed: outputs complete, writing the result',
   done: 'already done in an earlier run',
+  /** A finished input of the out dir a watch session reports although it did not take it (finished-items.ts). */
+  earlierSession: 'finished in an earlier session; not taken again in this one',
   resubmitUnknown: (requestId: string): string =>
     `submission outcome unknown (request id ${requestId}): submitting again (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
   /** The crash policy in force, in words (report.json / report.html). */

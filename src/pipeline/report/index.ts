@@ -17,6 +17,7 @@ import {
 import type { AtomicFile } from './write-atomic.ts';
 
 export { FAILURE_GROUPS_MAX, type FailureGroup, FailureGroups } from './failure-groups.ts';
+export { type HeldBackFile, heldBackJson, type ReportHeldBack } from './held-back.ts';
 export { esc, relUrl } from './html-escape.ts';
 export {
   IGNORED_LISTED_MAX,
@@ -62,6 +63,7 @@ export {
   ReportJsonSink,
   type ReportMeta,
   type ReportTotals,
+  readReportHead,
   reportHead,
   reportItem,
   reportJsonPieces,

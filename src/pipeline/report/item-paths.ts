@@ -6,6 +6,7 @@
  */
 import { extname, join } from 'node:path';
 import type { Item } from '../item.ts';
+import { isOutDirOwnName } from './out-dir-names.ts';
 
 /** Name of the per-item result file inside the item's out folder. */
 export const RESULT_FILE = 'result.json';
@@ -81,21 +82,35 @@ function fitName(stem: string, tail: string): string {
  * The n-th candidate place of `input` (n = 0 first; see choosePlace in journal/item-place.ts): every
  * segment escaped (`\` → `%5C`; a `.` or `..` segment → `%2E`, `%2E%2E`), the n-th suffix before the
  * extension as suffixedName puts it, and a name longer than NAME_MAX_BYTES cut at the end of its stem,
- * keeping the suffix and an extension of up to 32 bytes. The same input and n always give the same
- * place; two inputs may give the same one, which choosePlace settles (the second takes a later n).
+ * keeping the suffix and an extension of up to 32 bytes. A path whose first segment is one of the names
+ * the batch writes at the top of the out dir (out-dir-names.ts: `report.json`, `report.html`, …) is
+ * never its own place: the (n+1)-th suffix goes on that first segment (`report.json` → `report-1.json`,
+ * `report.html/a.png` → `report-1.html/a.png`), so every input's place leaves the batch's files be.
+ * The same input and n always give the same place; two inputs may give the same one, which
+ * choosePlace settles (the second takes a later n).
  *
  * @example folderPlace('a\\b.txt') // 'a%5Cb.txt'
  * @example folderPlace('photos/a.jpg', 2) // 'photos/a-2.jpg'
+ * @example folderPlace('report.json') // 'report-1.json'
  */
 export function folderPlace(input: string, n = 0): string {
   const parts = input.split('/').map(escapeSegment);
+  if (isOutDirOwnName(parts[0] as string)) {
+    // One of the batch's own names (report.json, .genpipe, …): its top segment always takes a suffix.
+    const top = suffixedSegment(parts.shift() as string, n + 1);
+    return [top, ...parts.map((p) => fitName(p, ''))].join('/');
+  }
   const name = parts.pop() as string;
-  const folders = parts.map((p) => fitName(p, ''));
+  return [...parts.map((p) => fitName(p, '')), suffixedSegment(name, n)].join('/');
+}
+
+/** One segment with the n-th suffix before its extension, cut to NAME_MAX_BYTES (see folderPlace). */
+function suffixedSegment(name: string, n: number): string {
   const suffix = n === 0 ? '' : `-${n}`;
   let ext = extname(name);
   if (bytesOf(ext) > EXT_KEPT_MAX_BYTES) ext = '';
   const stem = name.slice(0, name.length - ext.length);
-  return [...folders, fitName(stem, `${suffix}${ext}`)].join('/');
+  return fitName(stem, `${suffix}${ext}`);
 }
 
 /**

@@ -19,8 +19,10 @@ import type { ReportStatus } from '../events.ts';
 import type { Item } from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { FailureGroups } from './failure-groups.ts';
+import { heldBackSection } from './held-back.ts';
 import { esc } from './html-escape.ts';
 import { itemPlace } from './item-paths.ts';
+import { REPORT_HTML_FILE } from './out-dir-names.ts';
 import { documentHead, ignoredSection, iso, listControls, pageHeader } from './page-head.ts';
 import { pageRow, scriptJson } from './page-row.ts';
 import { PAGE_SCRIPT, PAGE_SIZE, pageScriptApi } from './page-script.ts';
@@ -40,10 +42,8 @@ import { makeThumbnails, type Thumbnails } from './thumbnails.ts';
 import { TimelineRows, timelineLegend } from './timeline-svg.ts';
 import { AtomicFile } from './write-atomic.ts';
 
+export { REPORT_HTML_FILE } from './out-dir-names.ts';
 export { REPORT_REFRESH_SECONDS } from './page-head.ts';
-
-/** File name of the HTML report, at the top of the out dir. */
-export const REPORT_HTML_FILE = 'report.html';
 
 /** What the page is rendered from. */
 export interface ReportHtmlInput {
@@ -187,6 +187,7 @@ function* pageParts(input: PageInput): Generator<Part> {
     else for (const [i, r] of part) yield { verbatim: api.card(rowOf(r, groups), i) };
   }
   yield '</div><div class="pager"></div></section>';
+  if (report.held_back) yield* heldBackSection(report.held_back);
   if (report.ignored && report.ignored.total > 0) yield* ignoredSection(report.ignored);
 
   // Items finished by an earlier run (or failed from its record by the crash policy) keep that run's

@@ -4,20 +4,23 @@
  * same name that each have a folder of their own are two entries. Built from the items alone, so it can be rebuilt and rewritten at any moment of a
  * batch (issue 5 refreshes it as items finish); written atomically.
  */
+import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { isChain } from '../chain.ts';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import { currentStep, type Item, type ItemAttempt, type StageName } from '../item.ts';
 import { JOURNAL_CHOICES } from '../journal/texts.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
+import { type HeldBackFile, heldBackJson, type ReportHeldBack } from './held-back.ts';
 import type { ReportIgnored } from './ignored.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
+import { REPORT_JSON_FILE } from './out-dir-names.ts';
 import { heldEntries, type JournalCount, type ReportEntry } from './report-entries.ts';
 import { earlierAttemptsJson, type StepJson, stepsJson } from './result-json.ts';
 import { AtomicFile, writeFileAtomic } from './write-atomic.ts';
 
-/** File name of the batch report, at the top of the out dir. */
-export const REPORT_JSON_FILE = 'report.json';
+export { REPORT_JSON_FILE } from './out-dir-names.ts';
 
 /** One input in report.json. Paths are relative to the out dir, '/' separated. */
 export interface ReportItem {
@@ -140,6 +143,11 @@ export interface BatchReport {
    */
   ignored?: ReportIgnored;
   /**
+   * The files a watch holds back as incomplete (held-back.ts), each with why and since when, by input
+   * path: not inputs yet, so neither in `items` nor in the totals. Present for `watch`, absent for `run`.
+   */
+  held_back?: ReportHeldBack[];
+  /**
    * Every input exactly once (told apart by place), sorted by input path; the versions of one input
    * path in the order of their folders (`scan.png`, `scan-1.png`, `scan-2.png`, …).
    */
@@ -179,6 +187,8 @@ export interface ReportMeta {
   journal?: ReportJournalMeta | null;
   /** What discovery left out of the input folder so far (report.json `ignored`; watch: at its last complete rescan). */
   ignored?: ReportIgnored | null;
+  /** The files a watch holds back as incomplete now (report.json `held_back`); absent for `run`. */
+  heldBack?: readonly HeldBackFile[] | null;
 }
 
 /**
@@ -324,6 +334,7 @@ export function reportHead(entries: readonly ReportEntry[], meta: ReportMeta): R
     ...(meta.journal ? { journal: journalSection(entries, meta.journal) } : {}),
     totals,
     ...(meta.ignored ? { ignored: meta.ignored } : {}),
+    ...(meta.heldBack ? { held_back: heldBackJson(meta.heldBack) } : {}),
   };
   return redactDeep(head, meta.redact ?? redactShapes);
 }
@@ -413,6 +424,40 @@ export function* reportJsonPieces(
   let i = 0;
   for (const line of items) yield jsonItemText(line, ++i >= count);
   yield JSON_TAIL;
+}
+
+/** Where the head of report.json's text ends (see jsonHeadText): its items follow. */
+const ITEMS_KEY = ',\n  "items": [';
+
+/**
+ * The head of `<out>/report.json` (everything but its items), read without reading the items: what
+ * `genpipe status` tells of the last report. Null when there is no report.json, or it is not one.
+ *
+ * @example readReportHead('/data/out')?.held_back // [{ input: 'half.png', reason: '…', since: '…' }]
+ */
+export function readReportHead(outDir: string): ReportHead | null {
+  let fd: number;
+  try {
+    fd = openSync(join(outDir, REPORT_JSON_FILE), 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const chunk = Buffer.alloc(64 * 1024);
+    const utf8 = new StringDecoder('utf8');
+    let text = '';
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      text += utf8.write(chunk.subarray(0, n));
+      const at = text.indexOf(ITEMS_KEY);
+      if (at >= 0) return JSON.parse(`${text.slice(0, at)}\n}`) as ReportHead;
+      if (n === 0) return null;
+    }
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -16,9 +16,9 @@ import sharp from 'sharp';
 import { probeVideo, runFfmpeg } from '../../media/index.ts';
 import { isChain } from '../chain.ts';
 import { currentStep, type Item } from '../item.ts';
+import { THUMBS_DIR } from './out-dir-names.ts';
 
-/** Folder of the thumbnails, inside the out dir. */
-export const THUMBS_DIR = '.thumbs';
+export { THUMBS_DIR } from './out-dir-names.ts';
 /** Longest side of a thumbnail, in px (about twice its displayed size, for sharp screens). */
 export const THUMB_MAX_SIDE = 240;
 /** Thumbnails made at once (libvips and ffmpeg each use a core). */

@@ -99,6 +99,14 @@ export class BatchItems {
     this.views?.compactIfWorth(() => this.spots());
   }
 
+  /**
+   * Keeps a finished item of an earlier batch (RunOptions.earlier), at its place: a later item there
+   * replaces it, as any does.
+   */
+  seed(item: Item): void {
+    this.keep(this.nextEntry(), item);
+  }
+
   /** True once when items changed since the last call (the reports are then rewritten). */
   takeStale(): boolean {
     const was = this.stale;

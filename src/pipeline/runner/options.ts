@@ -12,7 +12,7 @@ import { POLL_DEFAULTS } from '../poller.ts';
 import { createRedactor, type Redact } from '../progress/redact.ts';
 import type { Recipe } from '../recipe.ts';
 import type { ReferenceMemory } from '../references.ts';
-import type { ReportIgnored, ReportJournalMeta } from '../report/index.ts';
+import type { HeldBackFile, ReportIgnored, ReportJournalMeta } from '../report/index.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
 
 /** Defaults of a run, in one place. */
@@ -97,6 +97,11 @@ export interface RunOptions {
    */
   ignored?: () => ReportIgnored | null;
   /**
+   * With `source`: the files it holds back as incomplete now, with why and since when (watch's), for
+   * the reports' `held_back`; a change among them rewrites the reports.
+   */
+  heldBack?: () => readonly HeldBackFile[];
+  /**
    * The files to take among those discovered (--include, --exclude, --max-files); the others are
    * listed as ignored with why. Not used with `source`.
    */
@@ -119,6 +124,12 @@ export interface RunOptions {
    * the service's work for another version of the file). Without it such an item uses its input path.
    */
   placeFor?: (item: Item) => Promise<string>;
+  /**
+   * Items earlier batches of the out dir finished (watch: the store's finishedItems), reported from the
+   * start as they were, each until an item of this batch takes its place: a watch's reports are the
+   * out dir's history, inputs an earlier session moved away included, not one session's.
+   */
+  earlier?: () => Promise<readonly Item[]>;
   /**
    * false: the batch writes no report.json / report.html and sweeps no batch-level scratch of the out
    * dir (a worker of distributed mode: the run that enqueued the batch writes its reports, and other

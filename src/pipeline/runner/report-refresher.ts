@@ -11,6 +11,7 @@ import { LocalWriteError } from '../../client/index.ts';
 import type { Item } from '../item.ts';
 import type { Redact } from '../progress/redact.ts';
 import {
+  type HeldBackFile,
   REPORT_HTML_FILE,
   REPORT_JSON_FILE,
   type ReportFilesMeta,
@@ -36,6 +37,8 @@ export interface ReportMeta {
    * it found (`watch`'s rescans); null when nobody tells.
    */
   ignoredEntries: { section(): ReportIgnored | null } | null;
+  /** The files the source holds back as incomplete now (watch's); null when it holds none back ever (run). */
+  heldBack?: (() => readonly HeldBackFile[]) | null;
 }
 
 /** A rewrite while running takes at most 1 / REWRITE_SHARE_INVERSE of the time (see the module comment). */
@@ -48,6 +51,8 @@ export class ReportRefresher {
   /** No rewrite while running before this time (ms since the epoch). */
   private notBefore = 0;
   private readonly timer: NodeJS.Timeout | null;
+  /** The files held back at the last look (see heldBackChanged). */
+  private heldBackKey = '';
 
   /**
    * @param intervalMs - 0: only the final write
@@ -69,7 +74,9 @@ export class ReportRefresher {
   /** Rewrites the reports unless a write is running or nothing changed. */
   refresh(): void {
     const started = Date.now();
-    if (this.writing || started < this.notBefore || !this.items.takeStale()) return;
+    if (this.writing || started < this.notBefore) return;
+    const heldBackChanged = this.heldBackChanged();
+    if (!this.items.takeStale() && !heldBackChanged) return;
     this.writing = this.write({ now: started })
       .catch(() => undefined)
       .finally(() => {
@@ -77,6 +84,15 @@ export class ReportRefresher {
         this.notBefore = ended + (REWRITE_SHARE_INVERSE - 1) * (ended - started);
         this.writing = null;
       });
+  }
+
+  /** True when the files held back changed since the last look (a file held, taken, or changed). */
+  private heldBackChanged(): boolean {
+    const held = this.meta.heldBack?.() ?? [];
+    const key = held.map((h) => `${h.input}\u0000${h.since}`).join('\n');
+    if (key === this.heldBackKey) return false;
+    this.heldBackKey = key;
+    return true;
   }
 
   /** The walk of the input folder ended: the running reports count every input from now on. */
@@ -138,12 +154,13 @@ export class ReportRefresher {
     at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly'>,
     files = this.writes,
   ): Promise<ReportHead> {
-    const { ignoredEntries, ...fixed } = this.meta;
+    const { ignoredEntries, heldBack, ...fixed } = this.meta;
     const meta: ReportFilesMeta = {
       ...fixed,
       ...at,
       discovering: this.discovering,
       ignored: ignoredEntries?.section() ?? null,
+      heldBack: heldBack?.() ?? null,
     };
     const snapshot = this.items.reportEntries();
     try {

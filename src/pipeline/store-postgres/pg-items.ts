@@ -120,6 +120,11 @@ export class PgItems {
     return this.all(q, ITEM_SQL.byPhase, [phase]);
   }
 
+  /** The newest row at each place, when it finished (journal/finished-items.ts). */
+  finishedAtPlaces(q: Queryable): Promise<JournalRow[]> {
+    return this.all(q, ITEM_SQL.finishedAtPlaces, []);
+  }
+
   /** Inputs whose active row is reported or failed, with the size and mtime their item recorded. */
   async finished(q: Queryable): Promise<Map<string, { size: number; mtimeMs: number }>> {
     const { rows } = await q.query<{ input: string; size: string | null; mtime_ms: string | null }>(

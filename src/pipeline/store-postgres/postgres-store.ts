@@ -32,6 +32,7 @@ import {
   wantsEarlier,
 } from '../journal/admission.ts';
 import { type HashCache, hashWithCache, sameIdentity } from '../journal/content-hash.ts';
+import { finishedItemsOf } from '../journal/finished-items.ts';
 import { type JournalKey, type JournalRow, UNHASHED } from '../journal/journal-row.ts';
 import { realLocation } from '../journal/local-disk.ts';
 import { checkOutputs, type OutputCheck } from '../journal/outputs-check.ts';
@@ -495,6 +496,13 @@ export class PostgresStore implements Store {
   async finishedFiles(): Promise<Map<string, FinishedFile>> {
     this.assertOpen();
     return this.use('reading the finished files', (q) => this.items.finished(q));
+  }
+
+  async finishedItems(): Promise<Item[]> {
+    this.assertOpen();
+    return finishedItemsOf(
+      await this.use('reading the finished files', (q) => this.items.finishedAtPlaces(q)),
+    );
   }
 
   async vanishedInFlight(skip?: (input: string) => boolean): Promise<StoreDecision[]> {

@@ -178,6 +178,11 @@ export interface Store {
   vanishedInFlight(skip?: (input: string) => boolean): Promise<StoreDecision[]>;
   /** Inputs whose work is finished (reported, or failed at the service), with their size and mtime then. */
   finishedFiles(): Promise<Map<string, FinishedFile>>;
+  /**
+   * The out dir's history as the reports tell it (journal/finished-items.ts): at each place, the item
+   * of the newest row there when it finished (reported or failed), noted done in an earlier session.
+   */
+  finishedItems(): Promise<Item[]>;
 
   // ---- shared references (per the current batch's service)
   /** The file_id of a recent upload of reference `name` with these bytes, or null. */

@@ -116,7 +116,8 @@ export class Settler {
         return;
       }
       this.#verdicts.set(f, verdict);
-      if (this.tracker.finishCheck(f, version, verdict.complete ? null : verdict.reason) === 'ready') {
+      const reason = verdict.complete ? null : verdict.reason;
+      if (this.tracker.finishCheck(f, version, reason, Date.now()) === 'ready') {
         this.handOver.give(f, verdict, 'checked');
       }
     } catch (err) {

@@ -12,6 +12,7 @@
  * if it comes back unchanged it is `handed` again without being handed over a second time. A file that
  * was never handed over is simply forgotten when it disappears.
  */
+import type { HeldBackFile } from '../report/held-back.ts';
 
 export type TrackedState = 'pending' | 'checking' | 'held' | 'handed' | 'missing';
 
@@ -42,6 +43,8 @@ export interface TrackedFile extends Signature {
   handovers: number;
   /** Why it is held back (the completeness check's reason), while `held`. */
   heldReason: string | null;
+  /** When the check held it back, while `held`. */
+  heldSince: number | null;
   /** When a complete rescan first missed it, while `missing`. */
   missingSince: number | null;
 }
@@ -136,6 +139,7 @@ export class StabilityTracker {
         handed: null,
         handovers: 0,
         heldReason: null,
+        heldSince: null,
         missingSince: null,
       };
       this.#files.set(input, f);
@@ -158,6 +162,7 @@ export class StabilityTracker {
     f.since = now;
     f.version += 1;
     f.heldReason = null;
+    f.heldSince = null;
     f.missingSince = null;
     this.#setState(f, 'pending');
     return f;
@@ -196,6 +201,17 @@ export class StabilityTracker {
     return next;
   }
 
+  /** The files held back now, each with why and since when, by input path. */
+  heldBack(): HeldBackFile[] {
+    const held: HeldBackFile[] = [];
+    for (const f of this.#active) {
+      if (f.state === 'held') {
+        held.push({ input: f.input, reason: f.heldReason ?? 'not complete', since: f.heldSince ?? f.since });
+      }
+    }
+    return held.sort((a, b) => (a.input < b.input ? -1 : a.input > b.input ? 1 : 0));
+  }
+
   /** Marks `f` as being checked; returns the version the verdict must match to count. */
   beginCheck(f: TrackedFile): number {
     this.#setState(f, 'checking');
@@ -206,12 +222,19 @@ export class StabilityTracker {
    * Applies a completeness verdict to `f`, unless the file changed since the check began (then it is
    * pending again and the verdict is dropped).
    *
+   * @param now - when the verdict came (a held file is held back since then; default: its last change)
    * @returns `ready` (to hand over now), `held`, or `stale`
    */
-  finishCheck(f: TrackedFile, version: number, reason: string | null): 'ready' | 'held' | 'stale' {
+  finishCheck(
+    f: TrackedFile,
+    version: number,
+    reason: string | null,
+    now: number = f.since,
+  ): 'ready' | 'held' | 'stale' {
     if (f.version !== version || f.state !== 'checking' || this.#files.get(f.input) !== f) return 'stale';
     if (reason === null) return 'ready';
     f.heldReason = reason;
+    f.heldSince = now;
     this.#setState(f, 'held');
     return 'held';
   }

@@ -32,6 +32,8 @@
  * // … later
  * await w.close();
  */
+
+import type { HeldBackFile } from '../report/held-back.ts';
 import { watchPathRules } from './folders.ts';
 import { HandOver, type HandOverCounts } from './hand-over.ts';
 import { HintIntake } from './hint-intake.ts';
@@ -53,6 +55,8 @@ export interface WatcherStats extends TrackerCounts, HandOverCounts {
   pauses: number;
   /** Completeness checks run. */
   checks: number;
+  /** The files held back now (`held` of them), each with why and since when, by input path. */
+  heldBack: HeldBackFile[];
 }
 
 export interface Watcher {
@@ -119,6 +123,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
       handedOver: handOver.counts.handedOver,
       gaveUp: handOver.counts.gaveUp,
       checks: settler.checks,
+      heldBack: tracker.heldBack(),
       known: handOver.counts.known,
       lastScan: scans.lastScan,
       paused: life.paused,

@@ -1,0 +1,82 @@
+/**
+ * A watch's reports are the out dir's history, not one session's: a watch with `--on-done move`
+ * restarted after earlier sessions moved their inputs to processed/ and failed/ still reports those
+ * inputs as the journal last recorded them, beside the new session's files, and an earlier version of a
+ * name whose outputs have a folder of their own beside the new one. `genpipe watch` as a child
+ * process against the emulator (a blocked word fails a generation at the service).
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
+import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
+import { usePromptFolders } from './prompt-folder.ts';
+import { cliEnv } from './run-cli.ts';
+
+const promptFolder = usePromptFolders();
+let emu: RunningEmulator;
+
+beforeAll(async () => {
+  emu = await startTestEmulator({ blocked_words: ['forbidden'] });
+});
+
+afterAll(async () => {
+  killChildren();
+  await emu?.close();
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
+function report(out: string): any {
+  return JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+}
+
+const statuses = (r: { items: Array<{ input: string; status: string }> }) =>
+  Object.fromEntries(r.items.map((i) => [i.input, i.status]));
+
+/**
+ * One watch session over `inbox` until each of `filed` (paths beside the inbox: `processed/a.txt`) is
+ * there, then SIGINT; its exit code.
+ */
+async function session(inbox: string, out: string, filed: string[]): Promise<number | null> {
+  const child = spawnGenpipe(
+    ['watch', inbox, '--out', out, '--json', '--on-done', 'move', '--quiet-ms', '200', '--rescan-ms', '300'],
+    cliEnv(emu),
+  );
+  await child.until(
+    () => filed.every((path) => existsSync(join(inbox, '..', path))),
+    `${filed.join(', ')} filed`,
+    60_000,
+  );
+  child.proc.kill('SIGINT');
+  return (await child.exited).code;
+}
+
+it('a restarted --on-done move watch reports the inputs earlier sessions moved away', async () => {
+  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox', 'b.txt': 'a forbidden thing' });
+  expect(await session(inbox, out, ['processed/a.txt', 'failed/b.txt'])).toBe(0);
+  expect(statuses(report(out))).toEqual({ 'a.txt': 'succeeded', 'b.txt': 'failed' });
+
+  writeFileSync(join(inbox, 'c.txt'), 'a small cat');
+  expect(await session(inbox, out, ['processed/c.txt'])).toBe(0);
+  const r = report(out);
+  expect(statuses(r)).toEqual({ 'a.txt': 'succeeded', 'b.txt': 'failed', 'c.txt': 'succeeded' });
+  expect(r.totals).toMatchObject({ inputs: 3, succeeded: 2, failed: 1 });
+  const b = r.items.find((i: { input: string }) => i.input === 'b.txt');
+  expect(b).toMatchObject({ place: 'b.txt', failure_code: 'content_moderated' });
+  expect(b.journal).toBe('finished in an earlier session; not taken again in this one');
+  expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('a.txt');
+
+  // A new version of a name goes to a folder of its own: both versions stay in the history.
+  writeFileSync(join(inbox, 'a.txt'), 'a red fox, again');
+  expect(await session(inbox, out, ['processed/a-1.txt'])).toBe(0);
+  const places = report(out).items.map((i: { input: string; place: string; status: string }) =>
+    [i.input, i.place, i.status].join(' '),
+  );
+  expect(places.sort()).toEqual([
+    'a.txt a-1.txt succeeded',
+    'a.txt a.txt succeeded',
+    'b.txt b.txt failed',
+    'c.txt c.txt succeeded',
+  ]);
+}, 120_000);
