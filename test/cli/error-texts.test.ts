@@ -49,6 +49,16 @@ describe('recipe errors', () => {
       '',
     ]);
   });
+  it('blame the field a detail is about, not a field named among its allowed values', async () => {
+    const r = await runRecipe(
+      'type-typo.yaml',
+      'rules:\n  - match: "**/*.txt"\n    request:\n      model: uni-1\n      type: imagee\n',
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `genpipe: ${join(dir, 'type-typo.yaml')}:5: rules[0].request.type: Expected one of 'image', 'image_edit', 'video', 'video_edit', 'video_reframe' for type but received 'imagee'\n`,
+    );
+  });
 });
 
 describe('genpipe serve', () => {
