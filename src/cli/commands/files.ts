@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { ApiFile, FilePurpose, FileState, UploadMode, UploadResult } from '../../client/index.ts';
-import { formatBytes, formatDuration } from '../../pipeline/progress/index.ts';
+import { formatBytes, formatDuration, formatSize } from '../../pipeline/progress/index.ts';
 import { FILE_PURPOSES, FILE_STATES } from '../../spec/index.ts';
 import { checkUploadFile } from '../local-check.ts';
 import {
@@ -60,9 +60,7 @@ export function requireFile(path: string, what: string): void {
 export function fileLines(file: ApiFile): string[] {
   const lines = [`file ${file.id}  ${file.state}`];
   lines.push(`  filename: ${file.filename ?? '(none)'}`);
-  lines.push(
-    `  mime_type: ${file.mime_type}   size: ${formatBytes(file.size_bytes)} (${file.size_bytes} bytes)`,
-  );
+  lines.push(`  mime_type: ${file.mime_type}   size: ${formatSize(file.size_bytes)}`);
   lines.push(`  purpose: ${file.purpose}   created: ${file.created_at}`);
   if (file.expires_at) lines.push(`  expires: ${file.expires_at}`);
   if (file.deleted_at) lines.push(`  deleted: ${file.deleted_at}`);
@@ -153,7 +151,7 @@ export async function uploadPath(
  * The lines of an upload's times: the transfer's own (its speed is the bytes over it alone) and the
  * wait until the file was ready, when waited for.
  *
- * @example uploadTimeLines(timed) // ['  uploaded: inline, 5546 bytes in 21ms (257.9 KB/s)', '  ready: 1.0s after the transfer']
+ * @example uploadTimeLines(timed) // ['  uploaded: inline, 5546 bytes in 21ms (257.9 KiB/s)', '  ready: 1.0s after the transfer']
  */
 export function uploadTimeLines(timed: TimedUpload): string[] {
   const rate = formatBytes(Math.round(timed.bytes / Math.max(0.001, timed.transferMs / 1000)));
