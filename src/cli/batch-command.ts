@@ -33,6 +33,7 @@ import {
 } from '../pipeline/index.ts';
 import { printable } from '../pipeline/progress/index.ts';
 import { secretsOf } from '../pipeline/store-postgres/index.ts';
+import { plural } from '../spec/plural.ts';
 import { type BatchMetrics, startBatchMetrics } from './batch-metrics.ts';
 import { type BatchFlags, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
@@ -454,7 +455,7 @@ function printClosing(
   const ignored = result.report.ignored;
   const notLooked = notLookedAtText(result.report.stopped_early);
   const lines = [
-    `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
+    `${plural(t.inputs, 'file')}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
       (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : '') +
       (notLooked ? `; ${notLooked}` : '') +
       (ignored && ignored.total > 0 ? `; ${ignoredText(ignored)}` : ''),

@@ -5,6 +5,8 @@
  * (U+202A–U+202E, U+2066–U+2069), the direction marks (U+200E, U+200F, U+061C), the zero-width space
  * and joiners (U+200B–U+200D, U+2060) and the byte-order mark (U+FEFF).
  */
+import { pluralNoun } from '../../spec/plural.ts';
+
 const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/;
 
 /**
@@ -81,7 +83,7 @@ export function formatBytes(n: number): string {
  * @example formatSize(53_000_000) // → '50.5 MiB (53,000,000 bytes)'
  */
 export function formatSize(n: number): string {
-  const exact = `${n.toLocaleString('en-US')} ${n === 1 ? 'byte' : 'bytes'}`;
+  const exact = `${n.toLocaleString('en-US')} ${pluralNoun(n, 'byte')}`;
   return n < 1024 ? exact : `${formatBytes(n)} (${exact})`;
 }
 
