@@ -54,8 +54,23 @@ export const SKIP_REASONS = {
   symlinkOut: 'symbolic link leading out of the input dir',
   symlinkDir: 'symbolic link to a folder (not followed)',
   symlinkBroken: 'broken symbolic link',
+  symlinkLoop: 'symbolic link loop',
   special: 'not a regular file',
 } as const;
+
+/** Where a symbolic link leads, or why it leads nowhere: a loop (ELOOP), else broken. */
+async function linkTarget(
+  abs: string,
+): Promise<
+  { ok: true; real: string } | { ok: false; why: (typeof SKIP_REASONS)[keyof typeof SKIP_REASONS] }
+> {
+  try {
+    return { ok: true, real: await realpath(abs) };
+  } catch (err) {
+    const loop = (err as NodeJS.ErrnoException).code === 'ELOOP';
+    return { ok: false, why: loop ? SKIP_REASONS.symlinkLoop : SKIP_REASONS.symlinkBroken };
+  }
+}
 
 /** Endings of names that browsers, editors and sync tools give files still being written. */
 export const TEMP_SUFFIXES = ['.part', '.partial', '.tmp', '.temp', '.crdownload', '.swp', '~'] as const;
@@ -201,16 +216,16 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
       }
       let real = abs;
       if (type === 'link') {
-        const target = await realpath(abs).catch(() => null);
-        if (target === null) {
-          skip(rel, SKIP_REASONS.symlinkBroken);
+        const target = await linkTarget(abs);
+        if (!target.ok) {
+          skip(rel, target.why);
           continue;
         }
-        if (!isInside(root as string, target)) {
+        if (!isInside(root as string, target.real)) {
           skip(rel, SKIP_REASONS.symlinkOut);
           continue;
         }
-        real = target;
+        real = target.real;
       }
       if (skipFiles.has(real)) {
         skip(rel, SKIP_REASONS.recipeFile);

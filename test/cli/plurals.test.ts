@@ -3,7 +3,7 @@
  * a user runs it (a child process against an emulator on loopback), in its plain progress, its summary,
  * its dry run and its report.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -40,5 +40,17 @@ describe('a batch of one file', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('dry run: 1 file: 1 would be sent');
     expect(`${r.stdout}${r.stderr}`).not.toMatch(ONE_PLURAL);
+  });
+});
+
+describe('the ignored entries of a batch', () => {
+  it('call a symbolic link that leads to itself a loop, and one to nothing broken', async () => {
+    const { input, out } = folder({ 'a.txt': 'a red fox' });
+    await symlink('loop.txt', join(input, 'loop.txt')); // ELOOP
+    await symlink('missing.txt', join(input, 'gone.txt')); // ENOENT
+    const r = await runCli(['run', input, '--out', out, '--dry-run'], cliEnv(emu));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/; 3 ignored: .*\b1 symbolic link loop\b/);
+    expect(r.stderr).toMatch(/; 3 ignored: .*\b1 broken symbolic link\b/);
   });
 });
