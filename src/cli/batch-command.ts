@@ -54,10 +54,11 @@ import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
 import { RetryNotes } from './retry-notes.ts';
 import { ENV } from './service-config.ts';
+import { type StopSignal, signalStopReason } from './signal-words.ts';
 import { clientOptionsForStore, openRunStore, storeUrlOf } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
-export type StopSignal = 'SIGINT' | 'SIGTERM';
+export type { StopSignal } from './signal-words.ts';
 
 /** The runner options that wire the journal in (journalRunOptions). */
 export type Journaling = JournalRunOptions;
@@ -248,7 +249,7 @@ function wireSignals(s: Session): SignalWatch {
     first: (signal) => {
       // A dry run has nothing at the service to wind down: it stops evaluating files.
       const { reason, note } = s.flags.dryRun
-        ? { reason: `interrupted (${signal})`, note: null }
+        ? { reason: signalStopReason(signal), note: null }
         : s.cmd.interruption(signal, s.batch !== null);
       s.stopReason = reason;
       s.metrics?.metrics.health.stopping(reason);

@@ -43,6 +43,7 @@ import {
 } from './distributed.ts';
 import { EXIT } from './exit-codes.ts';
 import { resolveServiceConfig } from './service-config.ts';
+import { signalStopReason } from './signal-words.ts';
 import { openRunStore } from './store-option.ts';
 
 /** The flags of distributed mode on `genpipe run`. */
@@ -134,11 +135,11 @@ export function distributedRunCommand(
     ...run,
     storeLock: false,
     interruption: (signal) => ({
-      reason: `interrupted (${signal})`,
+      reason: signalStopReason(signal),
       note:
         flags.work === false
-          ? `interrupted (${signal}): this run stops waiting; the workers go on with the batch (signal again to stop at once)`
-          : `interrupted (${signal}): this run stops waiting and its own worker gives the files in its hands ` +
+          ? `${signalStopReason(signal)}: this run stops waiting; the workers go on with the batch (signal again to stop at once)`
+          : `${signalStopReason(signal)}: this run stops waiting and its own worker gives the files in its hands ` +
             'back to the queue; the workers go on with the batch (signal again to stop at once)',
     }),
     async start(setup, common) {
