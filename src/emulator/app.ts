@@ -74,6 +74,15 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.decorate('emu', ctx);
   app.decorateRequest('client', null);
 
+  // A body-less request may still say application/json (the lumaai SDK sends it on every non-GET, a
+  // DELETE or a complete included): an empty JSON body reads as no body, and the route answers.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    return json(request, body as string, done);
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     if (!isAgents(request)) return;
     reply.header('X-Request-Id', request.id);
