@@ -13,6 +13,7 @@ import {
   type ClientFlags,
   type CommandContext,
   checkTimeoutWaits,
+  idArg,
   intArg,
   runWithClient,
   secondsArg,
@@ -292,8 +293,11 @@ function registerList(files: Command): void {
   );
 }
 
+/** What the commands' `<id>` is. */
+const FILE_ID = 'the file id (a UUID)';
+
 function registerGet(files: Command): void {
-  const cmd = files.command('get <id>').description('Show a file');
+  const cmd = files.command('get').description('Show a file').argument('<id>', FILE_ID, idArg('file'));
   addServiceOptions(cmd).action((id: string, flags: ClientFlags) =>
     runWithClient(flags, async (ctx) => {
       const file = await ctx.client.files.get(id, { signal: ctx.signal });
@@ -303,7 +307,10 @@ function registerGet(files: Command): void {
 }
 
 function registerDelete(files: Command): void {
-  const cmd = files.command('delete <id>').description('Delete a file (soft delete; repeating is harmless)');
+  const cmd = files
+    .command('delete')
+    .description('Delete a file (soft delete; repeating is harmless)')
+    .argument('<id>', FILE_ID, idArg('file'));
   addServiceOptions(cmd).action((id: string, flags: ClientFlags) =>
     runWithClient(flags, async (ctx) => {
       await ctx.client.files.delete(id, { signal: ctx.signal });
