@@ -33,6 +33,7 @@ import {
 } from '../pipeline/index.ts';
 import { printable } from '../pipeline/progress/index.ts';
 import { secretsOf } from '../pipeline/store-postgres/index.ts';
+import { plural } from '../spec/plural.ts';
 import { type BatchMetrics, startBatchMetrics } from './batch-metrics.ts';
 import { type BatchFlags, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
@@ -53,10 +54,11 @@ import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
 import { RetryNotes } from './retry-notes.ts';
 import { ENV } from './service-config.ts';
+import { type StopSignal, signalStopReason } from './signal-words.ts';
 import { clientOptionsForStore, openRunStore, storeUrlOf } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
-export type StopSignal = 'SIGINT' | 'SIGTERM';
+export type { StopSignal } from './signal-words.ts';
 
 /** The runner options that wire the journal in (journalRunOptions). */
 export type Journaling = JournalRunOptions;
@@ -247,7 +249,7 @@ function wireSignals(s: Session): SignalWatch {
     first: (signal) => {
       // A dry run has nothing at the service to wind down: it stops evaluating files.
       const { reason, note } = s.flags.dryRun
-        ? { reason: `interrupted (${signal})`, note: null }
+        ? { reason: signalStopReason(signal), note: null }
         : s.cmd.interruption(signal, s.batch !== null);
       s.stopReason = reason;
       s.metrics?.metrics.health.stopping(reason);
@@ -454,7 +456,7 @@ function printClosing(
   const ignored = result.report.ignored;
   const notLooked = notLookedAtText(result.report.stopped_early);
   const lines = [
-    `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
+    `${plural(t.inputs, 'file')}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
       (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : '') +
       (notLooked ? `; ${notLooked}` : '') +
       (ignored && ignored.total > 0 ? `; ${ignoredText(ignored)}` : ''),

@@ -31,6 +31,7 @@ import {
   StoreReachability,
   WORKER_HEARTBEAT_MS,
 } from '../pipeline/store-postgres/index.ts';
+import { plural } from '../spec/plural.ts';
 import type { BatchCommand, BatchSetup } from './batch-command.ts';
 import type { BatchFlags } from './batch-options.ts';
 import { recordedFlags, resolveBatchOptions } from './batch-options.ts';
@@ -42,6 +43,7 @@ import {
 } from './distributed.ts';
 import { EXIT } from './exit-codes.ts';
 import { resolveServiceConfig } from './service-config.ts';
+import { signalStopReason } from './signal-words.ts';
 import { openRunStore } from './store-option.ts';
 
 /** The flags of distributed mode on `genpipe run`. */
@@ -67,7 +69,7 @@ export function jobFlags(flags: BatchFlags) {
 function enqueuedText(e: Enqueued, url: string): string {
   const known = e.jobs.length - e.added - e.retried;
   return (
-    `enqueued ${e.jobs.length} file${e.jobs.length === 1 ? '' : 's'} in the store's queue: ${e.added} new` +
+    `enqueued ${plural(e.jobs.length, 'file')} in the store's queue: ${e.added} new` +
     (e.retried > 0 ? `, ${e.retried} not finished before and put back` : '') +
     `, ${known} already queued or done (store ${redactUrl(url)})`
   );
@@ -133,11 +135,11 @@ export function distributedRunCommand(
     ...run,
     storeLock: false,
     interruption: (signal) => ({
-      reason: `interrupted (${signal})`,
+      reason: signalStopReason(signal),
       note:
         flags.work === false
-          ? `interrupted (${signal}): this run stops waiting; the workers go on with the batch (signal again to stop at once)`
-          : `interrupted (${signal}): this run stops waiting and its own worker gives the files in its hands ` +
+          ? `${signalStopReason(signal)}: this run stops waiting; the workers go on with the batch (signal again to stop at once)`
+          : `${signalStopReason(signal)}: this run stops waiting and its own worker gives the files in its hands ` +
             'back to the queue; the workers go on with the batch (signal again to stop at once)',
     }),
     async start(setup, common) {
@@ -198,7 +200,7 @@ export function distributedRunCommand(
         const left = result.report.totals.unprocessed;
         if (left > 0) {
           lines.push(
-            `${left} file${left === 1 ? '' : 's'} not finished here stay with the workers: run the same command again to wait for them (nothing is enqueued twice), or see genpipe status`,
+            `${plural(left, 'file')} not finished here stay with the workers: run the same command again to wait for them (nothing is enqueued twice), or see genpipe status`,
           );
         }
       } else if (enqueued && enqueued.jobs.length === 0) {

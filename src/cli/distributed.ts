@@ -36,6 +36,7 @@ import {
   StoreReachability,
   WORKER_HEARTBEAT_MS,
 } from '../pipeline/store-postgres/index.ts';
+import { plural } from '../spec/plural.ts';
 import { startBatchMetrics } from './batch-metrics.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import { EXIT } from './exit-codes.ts';
@@ -253,7 +254,7 @@ export async function executeWorker(
     await heartbeat.start();
     metrics?.health.running();
     say(
-      `worker ready: store ${redactUrl(url)}, ${flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY} items at once, pid ${process.pid}`,
+      `worker ready: store ${redactUrl(url)}, ${plural(flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY, 'item')} at once, pid ${process.pid}`,
     );
     await stopped;
   } finally {
@@ -319,7 +320,7 @@ export async function executeDistributedRun(
     progress.close();
     const t = result.report.totals;
     say(
-      `${t.inputs} files: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
+      `${plural(t.inputs, 'file')}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
         (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : '') +
         `; report: ${resolve(outDir, REPORT_HTML_FILE)}`,
     );

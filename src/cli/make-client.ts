@@ -14,7 +14,7 @@ import {
   type Redact,
   redactDeep,
 } from '../pipeline/progress/index.ts';
-import { LEGACY_BASE_PATH } from '../spec/index.ts';
+import { isUuid, LEGACY_BASE_PATH } from '../spec/index.ts';
 import { signalExit } from './exit-codes.ts';
 import { Interrupted, printError } from './print-error.ts';
 import {
@@ -74,6 +74,23 @@ export function intArg(min: number): (value: string) => number {
       throw new InvalidArgumentError(`expected a whole number of at least ${min}`);
     }
     return n;
+  };
+}
+
+/**
+ * Parses the id a command takes for commander: a UUID (every id of the service is one), so that an id
+ * that cannot be one is a usage error (exit 2) and nothing is sent.
+ *
+ * @param what - whose id it is, for the error (`generation`, `file`)
+ */
+export function idArg(what: string): (value: string) => string {
+  return (value) => {
+    if (!isUuid(value.trim())) {
+      throw new InvalidArgumentError(
+        `expected a ${what} id: a UUID such as 0b0e6b8a-2f1c-4d5e-9a7b-3c2d1e0f4a5b`,
+      );
+    }
+    return value.trim();
   };
 }
 

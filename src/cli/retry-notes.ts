@@ -7,6 +7,7 @@
  * for room in the window (`waiting for the rate window (3.2 s): 5 creates held`) another. Every note
  * still goes to the log file in full; -v prints each. Other notes pass through.
  */
+import { plural } from '../spec/plural.ts';
 
 /** Shortest time between two count lines of one kind. */
 export const RETRY_NOTES_EVERY_MS = 10_000;
@@ -43,14 +44,14 @@ function noteKind(text: string): NoteKind | null {
   if (WAIT_NOTE.test(text)) {
     return {
       key: 'rate window wait',
-      counted: (n) => `${n} more ${n === 1 ? 'wait' : 'waits'} for the rate window`,
+      counted: (n) => `${plural(n, 'more wait', 'more waits')} for the rate window`,
       further: 'further waits are counted (-v shows each)',
     };
   }
   if (HOLD_NOTE.test(text)) {
     return {
       key: 'rate window hold',
-      counted: (n) => `${n} more ${n === 1 ? 'hold' : 'holds'} of creates for the rate window`,
+      counted: (n) => `${plural(n, 'more hold', 'more holds')} of creates for the rate window`,
       further: 'further holds are counted (-v shows each)',
     };
   }
@@ -58,7 +59,7 @@ function noteKind(text: string): NoteKind | null {
   if (kind === null) return null;
   return {
     key: kind,
-    counted: (n) => `${n} more ${n === 1 ? 'retry' : 'retries'} of ${kind}`,
+    counted: (n) => `${plural(n, 'more retry', 'more retries')} of ${kind}`,
     further: 'further retries like it are counted (-v shows each)',
   };
 }

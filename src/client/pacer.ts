@@ -17,6 +17,7 @@
  * through a store (`othersCounted`) the other processes' creates are in its exact log instead.
  */
 import { CHOICES, LIMITS, RATE_HEADERS } from '../spec/index.ts';
+import { plural } from '../spec/plural.ts';
 import { MAX_RATE_WINDOW_MS, RateWindow, type WindowReading } from './rate-window.ts';
 import { abortReason } from './sleep.ts';
 import { WakeTimer } from './wake-timer.ts';
@@ -221,9 +222,7 @@ export class Pacer {
     if (this.waitTold || this.now() < this.blockedUntil) return;
     this.waitTold = true;
     const n = this.queue.length;
-    this.log?.(
-      `waiting for the rate window (${(waitMs / 1000).toFixed(1)} s): ${n} ${n === 1 ? 'create' : 'creates'} held`,
-    );
+    this.log?.(`waiting for the rate window (${(waitMs / 1000).toFixed(1)} s): ${plural(n, 'create')} held`);
   }
 
   private ticket(): PaceTicket {

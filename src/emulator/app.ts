@@ -16,6 +16,7 @@ import { systemClock } from './clock.ts';
 import { drawMs, type EmulatorConfig } from './config.ts';
 import type { EmulatorContext } from './context.ts';
 import { Holds } from './generations/holds.ts';
+import { checkAbuseCeiling } from './generations/rate-limiter.ts';
 import { HttpError } from './http-error.ts';
 import { Rng } from './rng.ts';
 import adminRoutes from './routes/admin.ts';
@@ -84,6 +85,15 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.decorate('emu', ctx);
   app.decorateRequest('client', null);
 
+  // A body-less request may still say application/json (the lumaai SDK sends it on every non-GET, a
+  // DELETE or a complete included): an empty JSON body reads as no body, and the route answers.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    return json(request, body as string, done);
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     if (!isAgents(request)) return;
     reply.header('X-Request-Id', request.id);
@@ -146,6 +156,14 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
 
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: DETAILS.routeNotFound }));
+
+  // The API-wide abuse ceiling counts every GET of the agents surface per client (a generation, a file,
+  // the file list), after the route's auth hook has told the client.
+  app.addHook('preHandler', async (request) => {
+    if (request.method === 'GET' && isAgents(request) && request.client) {
+      checkAbuseCeiling(ctx, request.client, ctx.clock.now());
+    }
+  });
 
   await app.register(fileRoutes);
   await app.register(generationRoutes);

@@ -59,6 +59,7 @@ export const SKIP_REASONS = {
   symlinkOut: 'symbolic link leading out of the input dir',
   symlinkDir: 'symbolic link to a folder (not followed)',
   symlinkBroken: 'broken symbolic link',
+  symlinkLoop: 'symbolic link loop',
   special: 'not a regular file',
 } as const;
 
@@ -157,8 +158,14 @@ async function linkTarget(
   rawAbs: Buffer,
   root: string,
 ): Promise<string | { real: string; unnamable: string | null }> {
-  const target = await realpath(rawAbs, { encoding: 'buffer' }).catch(() => null);
-  if (target === null) return SKIP_REASONS.symlinkBroken;
+  let target: Buffer;
+  try {
+    target = await realpath(rawAbs, { encoding: 'buffer' });
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ELOOP'
+      ? SKIP_REASONS.symlinkLoop
+      : SKIP_REASONS.symlinkBroken;
+  }
   const usable = isUsableName(target);
   const real = usable ? target.toString('utf8') : escapedName(target);
   if (!isInside(root, real)) return SKIP_REASONS.symlinkOut;

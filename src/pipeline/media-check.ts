@@ -20,8 +20,9 @@ import { stat } from 'node:fs/promises';
 import { readImageSize } from '../media/image-size.ts';
 import { isMediaError } from '../media/media-error.ts';
 import { mediaKindOf, readHead, SNIFF_HEAD_BYTES, sniffHead } from '../media/sniff.ts';
-import { CHOICES, type MediaFacts, urlVideoTooLargeDetail } from '../spec/index.ts';
+import { CHOICES, LIMITS, type MediaFacts, urlVideoTooLargeDetail } from '../spec/index.ts';
 import type { Item } from './item.ts';
+import { formatSize } from './progress/format.ts';
 import { containerVerdict } from './watch/container-complete.ts';
 
 /** What sniffing found: the real MIME type, an extension, and the kind. */
@@ -50,6 +51,9 @@ export const MEDIA_CHECK_REASONS = {
       : `unknown type: ${sniff.mime} is not an image or a video`,
   untold: (option: string) =>
     `the type could not be told from the file's bytes: pass it with ${option} (an image/… or video/… type)`,
+  /** A size limit's text (the service's detail) with the file's size and the limit's, in one unit. */
+  overSize: (detail: string, bytes: number, limit: number) =>
+    `${detail}: the file is ${formatSize(bytes)}; the limit is ${formatSize(limit)}`,
   wrongKind: (sniff: Sniff, site: string, type: string, wants: 'image' | 'video') =>
     `wrong type: the file is ${sniff.kind === 'video' ? 'a video' : 'an image'} (${sniff.mime}), but ${site} of type '${type}' takes ${wants === 'video' ? 'a video' : 'an image'}`,
 } as const;
@@ -129,7 +133,8 @@ export async function checkMediaFile(
     if (sniff?.kind === 'image') {
       const { readImageHeader, verifyImage } = await import('../media/image-header.ts');
       const tooBig = opts.limits(base, 'image');
-      if (tooBig) return refuse(tooBig, { bytes });
+      // the size alone is known: a refusal now is of the size
+      if (tooBig) return refuse(MEDIA_CHECK_REASONS.overSize(tooBig, bytes, LIMITS.imageMaxBytes), { bytes });
       const claimed = await readImageSize(path);
       if (claimed) {
         const { width, height } = claimed;
@@ -148,7 +153,10 @@ export async function checkMediaFile(
       return { ok: true, media };
     }
     if (sniff?.kind === 'video') {
-      if (bytes > VIDEO_MAX_BYTES) return refuse(urlVideoTooLargeDetail(opts.sitePath()), { bytes });
+      if (bytes > VIDEO_MAX_BYTES) {
+        const detail = urlVideoTooLargeDetail(opts.sitePath());
+        return refuse(MEDIA_CHECK_REASONS.overSize(detail, bytes, VIDEO_MAX_BYTES), { bytes });
+      }
       const cutShort = await containerVerdict(path, sniff.mime);
       if (cutShort !== null) return refuse(cutShort, { bytes });
       const { probeVideo } = await import('../media/probe.ts');

@@ -404,7 +404,9 @@ function pathsOf(value: unknown, prefix: Array<string | number>, out: Array<Arra
 /**
  * The field of `request` a validation `detail` is about, found from the field names the detail
  * mentions (first mention wins; a bare name such as `resolution` matches the shortest path ending in
- * it). Null when the detail names no field of the request.
+ * it). Names outside quotes come first: a quoted word is a value (`one of 'image', 'video'`), and is
+ * taken as a field only when no unquoted word is one (`Unknown field 'video.foo'`). Null when the
+ * detail names no field of the request.
  *
  * @example fieldOfDetail("Expected boolean for video.hdr but received 'yes'", { video: { hdr: 'yes' } })
  * // ['video', 'hdr']
@@ -415,7 +417,15 @@ export function fieldOfDetail(detail: string, request: Json): Array<string | num
   // a field the request lacks (`aspect_ratio … is required`) is named by its own path too
   for (const field of TOP_FIELDS) if (request[field] === undefined) all.push([field]);
   const keyed = all.map((p) => ({ p, text: formatPath(p).toLowerCase() }));
-  for (const m of detail.matchAll(/[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\]|\.[A-Za-z_][A-Za-z0-9_]*)*/g)) {
+  return fieldNamedIn(detail.replace(/'[^']*'/g, ' '), keyed) ?? fieldNamedIn(detail, keyed);
+}
+
+/** The first field of `keyed` that `text` names (see fieldOfDetail). */
+function fieldNamedIn(
+  text: string,
+  keyed: ReadonlyArray<{ p: Array<string | number>; text: string }>,
+): Array<string | number> | null {
+  for (const m of text.matchAll(/[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\]|\.[A-Za-z_][A-Za-z0-9_]*)*/g)) {
     const token = m[0].toLowerCase();
     const exact = keyed.find((k) => k.text === token);
     if (exact) return exact.p;

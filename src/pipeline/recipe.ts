@@ -28,13 +28,15 @@ import {
   type VideoProbe,
   verifyImage,
 } from '../media/index.ts';
-import { checkImageFacts, describeValue, type MediaFacts, withValidModels } from '../spec/index.ts';
+import { checkImageFacts, describeValue, LIMITS, type MediaFacts, withValidModels } from '../spec/index.ts';
 import type { InputAs } from './item.ts';
+import { MEDIA_CHECK_REASONS } from './media-check.ts';
 import { type RecipeStep, readSteps } from './recipe-chain.ts';
 import { RecipeError, type RecipeProblem } from './recipe-error.ts';
 import {
   defaultInputAs,
   fieldOfDetail,
+  getAt,
   INPUT_AS_VALUES,
   inputSitePath,
   isObject,
@@ -637,7 +639,8 @@ function checkPlaced(
     const key = field === null ? '' : formatPath(field);
     if (reported.has(key)) return;
     reported.add(key);
-    const detail = withValidModels(result.detail);
+    const named = field === null ? undefined : getAt(placed, field);
+    const detail = withReferenceSize(withValidModels(result.detail), result.status, named, references);
     if (input && field !== null && key.startsWith(input.site) && input.inputAs !== 'prompt') {
       if (input.known) at(input.where, detail);
       return;
@@ -647,6 +650,20 @@ function checkPlaced(
     if (aside === null) return;
     placed = aside;
   }
+}
+
+/** A 413 of a shared reference over the byte limit, with the reference's size (as a file's check says it). */
+function withReferenceSize(
+  detail: string,
+  status: number,
+  named: unknown,
+  references: Record<string, RecipeReference>,
+): string {
+  const id = isObject(named) ? named.file_id : undefined;
+  if (status !== 413 || typeof id !== 'string' || !id.startsWith(REF_FILE_ID_PREFIX)) return detail;
+  const ref = references[id.slice(REF_FILE_ID_PREFIX.length)];
+  if (!ref || ref.bytes <= LIMITS.imageMaxBytes) return detail;
+  return MEDIA_CHECK_REASONS.overSize(detail, ref.bytes, LIMITS.imageMaxBytes);
 }
 
 /** A shared reference of the wrong kind (an image where a video goes, or the other way round). */

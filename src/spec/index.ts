@@ -4,6 +4,7 @@ export * from './enums.ts';
 export * from './files.ts';
 export * from './legacy.ts';
 export * from './limits.ts';
+export * from './plural.ts';
 export * from './rate-limit.ts';
 export * from './resources.ts';
 export * from './validate-generation.ts';

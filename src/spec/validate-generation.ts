@@ -194,6 +194,16 @@ const EDIT_FIELDS = ['auto_controls', 'controls', 'strength', 'keyframes', 'keyf
 const VIDEO_TYPES: readonly GenerationType[] = ['video', 'video_edit', 'video_reframe'];
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Whether `text` can be an id of the service: every id it gives (a generation's of either surface, a
+ * file's) is a UUID, in any case.
+ *
+ * @example isUuid('not-a-uuid') // false
+ */
+export function isUuid(text: string): boolean {
+  return UUID_RE.test(text);
+}
 const MIME_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*(\s*;.*)?$/i;
 
 function isObject(value: unknown): value is Json {

@@ -3,9 +3,10 @@
  * composes of several lines keeps its lines, while control characters of file names stay visible; each
  * text says what is really wrong.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writePng } from '../client/client-helpers.ts';
 import { tempDir } from '../media/fixtures.ts';
 import { put } from '../pipeline/stage-helpers.ts';
 import { runCli } from './run-cli.ts';
@@ -48,6 +49,29 @@ describe('recipe errors', () => {
       `${shown}:5: rules[1].match: must be a glob string such as "**/*.jpg", not 3`,
       '',
     ]);
+  });
+  it('blame the field a detail is about, not a field named among its allowed values', async () => {
+    const r = await runRecipe(
+      'type-typo.yaml',
+      'rules:\n  - match: "**/*.txt"\n    request:\n      model: uni-1\n      type: imagee\n',
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `genpipe: ${join(dir, 'type-typo.yaml')}:5: rules[0].request.type: Expected one of 'image', 'image_edit', 'video', 'video_edit', 'video_reframe' for type but received 'imagee'\n`,
+    );
+  });
+
+  it('say how big a reference over 50 MB is', async () => {
+    await writePng(join(dir, 'heavy.png'), 8, 8);
+    await truncate(join(dir, 'heavy.png'), 53_000_000); // sparse: nothing is really written
+    const r = await runRecipe(
+      'heavy-ref.yaml',
+      'rules:\n  - match: "**/*.txt"\n    request:\n      type: image\n      image_ref: [{ ref: big }]\nreferences:\n  big: heavy.png\n',
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `genpipe: ${join(dir, 'heavy-ref.yaml')}:5: rules[0].request.image_ref[0]: image_ref[0]: image exceeds 50 MB limit: the file is 50.5 MiB (53,000,000 bytes); the limit is 50.0 MiB (52,428,800 bytes)\n`,
+    );
   });
 });
 

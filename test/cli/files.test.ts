@@ -151,11 +151,11 @@ function durationMs(text: string): number {
   return Number(m[1]) * (m[2] === 's' ? 1000 : 1);
 }
 
-/** A speed as printed (`17.4 KB/s`, `512 B/s`), in bytes per second. */
+/** A speed as printed (`17.4 KiB/s`, `512 B/s`), in bytes per second. */
 function bytesPerSecond(text: string): number {
-  const m = /^(\d+(?:\.\d+)?) (B|KB|MB|GB)\/s$/.exec(text);
+  const m = /^(\d+(?:\.\d+)?) (B|KiB|MiB|GiB)\/s$/.exec(text);
   if (!m) throw new Error(`not a speed: '${text}'`);
-  return Number(m[1]) * 1024 ** ['B', 'KB', 'MB', 'GB'].indexOf(m[2]!);
+  return Number(m[1]) * 1024 ** ['B', 'KiB', 'MiB', 'GiB'].indexOf(m[2]!);
 }
 
 /** The time and speed of the `uploaded:` line, checked to agree with each other and the byte count. */

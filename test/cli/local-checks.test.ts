@@ -5,7 +5,7 @@
  * uploaded or sent (the emulator holds no file and no generation afterwards), with exit 1 and a message
  * naming the file and the rule — the service's own detail text where it has one.
  */
-import { writeFile } from 'node:fs/promises';
+import { stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,8 @@ beforeAll(async () => {
   await writePng(file('big.png'), 9000, 30);
   await writeClaimedSize(file('vast.avif'), 'avif', 60000, 60000);
   await writePng(file('ok.png'), 40, 30);
+  await writePng(file('heavy.png'), 40, 30);
+  await truncate(file('heavy.png'), 53_000_000); // sparse: nothing is really written
   await makeImage(file('photo.jpg'), { width: 320, height: 240 });
   await truncated(file('photo.jpg'), file('cut.jpg'), 0.5);
   await writeFile(file('empty.png'), '');
@@ -137,6 +139,31 @@ describe('genpipe files upload checks the file before uploading it', () => {
       expect(r.stderr).toContain('checked locally: nothing was uploaded or sent');
     }
     await expectNothingSent();
+  });
+
+  it('an image over 50 MB: the refusal says how big the file is, in MiB as the limit is (generate too)', async () => {
+    const size = 'the file is 50.5 MiB (53,000,000 bytes); the limit is 50.0 MiB (52,428,800 bytes)';
+    const upload = await runCli(['files', 'upload', file('heavy.png')], cliEnv(emu));
+    expect(upload.code, upload.stderr).toBe(1);
+    expect(upload.stderr).toContain(`${file('heavy.png')}: image exceeds 50 MB limit: ${size}\n`);
+    const generate = await runCli(
+      ['generate', '--type', 'image_edit', '--prompt', 'x', '--source', file('heavy.png')],
+      cliEnv(emu),
+    );
+    expect(generate.code, generate.stderr).toBe(1);
+    expect(generate.stderr).toContain(
+      `--source ${file('heavy.png')}: source: image exceeds 50 MB limit: ${size}\n`,
+    );
+    await expectNothingSent();
+  });
+
+  it('sizes are labelled in binary units (KiB, MiB), with the exact bytes', async () => {
+    const bytes = (await stat(file('photo.jpg'))).size;
+    const r = await runCli(['files', 'upload', file('photo.jpg')], cliEnv(emu));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      `size: ${(bytes / 1024).toFixed(1)} KiB (${bytes.toLocaleString('en-US')} bytes)`,
+    );
   });
 
   it('uploads a file that passes (a video too)', async () => {

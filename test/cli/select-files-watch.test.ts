@@ -83,7 +83,7 @@ it("genpipe watch's reports list what the inbox holds that is not an input, with
     { input: 'raw', reason: "excluded by --exclude 'raw/**' (the whole folder, not looked into)" },
   ]);
   expect(report.ignored.total).toBe(4);
-  expect(child.stderr()).toMatch(/1 files: 1 succeeded, 0 failed, 0 skipped; 4 ignored: /);
+  expect(child.stderr()).toMatch(/1 file: 1 succeeded, 0 failed, 0 skipped; 4 ignored: /);
   const finished = child.events.find((e) => e.type === 'batch_finished') as { totals?: { ignored?: number } };
   expect(finished.totals?.ignored).toBe(4);
 }, 90_000);

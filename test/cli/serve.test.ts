@@ -24,7 +24,7 @@ function startServe(args: string[]): Promise<{ url: string; out: string; child: 
       out += String(d);
       const m = /listening on (http:\/\/\S+)/.exec(out);
       // The banner's last line: the emulator listens, and handles SIGTERM, from before its first.
-      if (m?.[1] && /(API key \S+|key\(s\) from .*)\n/.test(out)) resolve({ url: m[1], out, child });
+      if (m?.[1] && /(API key \S+|keys?(\(s\))? from .*)\n/.test(out)) resolve({ url: m[1], out, child });
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
   });
@@ -72,6 +72,7 @@ describe('genpipe CLI', () => {
     );
     const { url, out, child } = await startServe(['--config', cfg]);
     expect(out).not.toContain('svc-api-cli-test');
+    expect(out).toContain(`  1 client, 1 key from ${cfg}\n`);
     expect((await call({ url }, 'GET', '/v1/files', { key: 'svc-api-cli-test' })).status).toBe(200);
     expect((await call({ url }, 'GET', '/v1/files', { key: 'svc-api-emulator-default-key' })).status).toBe(
       401,

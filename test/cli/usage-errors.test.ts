@@ -119,3 +119,39 @@ describe("genpipe's own flag checks point to the help as commander's do", () => 
     expect(r.stderr).toContain('genpipe: --price-list is only for a dry run: add --dry-run');
   });
 });
+
+describe('an id that cannot be one (every id of the service is a UUID)', () => {
+  // A service nothing listens at: a request sent would fail with exit 1, not 2.
+  const env = {
+    ...process.env,
+    GENPIPE_API_KEY: 'svc-api-nowhere-key',
+    GENPIPE_BASE_URL: 'http://127.0.0.1:9',
+    GENPIPE_LEGACY_TOKEN: 'legacy-nowhere-token',
+    GENPIPE_LEGACY_BASE_URL: 'http://127.0.0.1:9/dream-machine/v1',
+  };
+  const cases: Array<[string[], string]> = [
+    [['generations', 'get', 'not-a-uuid'], 'generation'],
+    [['generations', 'wait', 'not-a-uuid'], 'generation'],
+    [['generations', 'download', 'not-a-uuid', '--out', 'x'], 'generation'],
+    [['files', 'get', 'not-a-uuid'], 'file'],
+    [['files', 'delete', 'not-a-uuid'], 'file'],
+    [['legacy', 'get', 'not-a-uuid'], 'generation'],
+  ];
+  for (const [args, what] of cases) {
+    it(`genpipe ${args.join(' ')}: a usage error, exit 2, nothing sent`, async () => {
+      const r = await runCli(args, env);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      const command = args.slice(0, 2).join(' ');
+      expect(r.stderr).toBe(
+        `genpipe: command-argument value 'not-a-uuid' is invalid for argument 'id'. expected a ${what} id: a UUID such as 0b0e6b8a-2f1c-4d5e-9a7b-3c2d1e0f4a5b\n` +
+          `Run 'genpipe ${command} --help' for usage.\n`,
+      );
+    });
+  }
+
+  it('a UUID in capitals is an id still (it is sent)', async () => {
+    const r = await runCli(['files', 'get', '0B0E6B8A-2F1C-4D5E-9A7B-3C2D1E0F4A5B'], env);
+    expect(r.code, r.stderr).toBe(1);
+  });
+});

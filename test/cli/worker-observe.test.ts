@@ -148,7 +148,7 @@ describe('genpipe worker --metrics-port and status --store', () => {
     }
     // The run's creates are in the key's window; the key itself is not shown, nor the password.
     expect(text.stdout).toMatch(
-      /quota of key [0-9a-f]{8}… at \S+: [1-9]\d* requests in the last 6\d(\.\d)? s/,
+      /quota of key [0-9a-f]{8}… at \S+: [1-9]\d* requests? in the last 6\d(\.\d)? s/,
     );
     expect(text.stdout + text.stderr).not.toContain(KEY);
     expect(text.stdout + text.stderr).not.toContain(passwordOf(url));

@@ -219,7 +219,7 @@ describe('rate-limiting backend down', () => {
   });
 });
 
-describe('API-wide abuse ceiling on GET /v1/generations/{id}', () => {
+describe('API-wide abuse ceiling on the GETs of the agents surface', () => {
   it('answers 429 with only Retry-After past the ceiling; creates are not affected', async () => {
     const clock = new ManualClock(1_800_000_000_000);
     emu = await startEmulator({ config: testConfig({ abuse_ceiling: 3, rate_window_s: 10 }), clock });
@@ -243,5 +243,23 @@ describe('API-wide abuse ceiling on GET /v1/generations/{id}', () => {
     expect((await call(emu, 'GET', path)).status).toBe(200);
     const stats = await call(emu, 'GET', '/_emulator/stats', { key: null });
     expect(stats.body.rate_limited.abuse).toBe(1);
+  });
+
+  it('counts every GET of the agents surface of a client: the file list and a file too', async () => {
+    const clock = new ManualClock(1_800_000_000_000);
+    emu = await startEmulator({ config: testConfig({ abuse_ceiling: 3, rate_window_s: 10 }), clock });
+    const created = await call(emu, 'POST', '/v1/generations', { json: IMAGE });
+    expect((await call(emu, 'GET', '/v1/files')).status).toBe(200);
+    expect((await call(emu, 'GET', '/v1/files/3f2b8c1e-4d5a-4b6c-8d7e-9f0a1b2c3d4e')).status).toBe(404);
+    expect((await call(emu, 'GET', `/v1/generations/${created.body.id}`)).status).toBe(200);
+    for (const path of ['/v1/files', `/v1/generations/${created.body.id}`]) {
+      const over = await call(emu, 'GET', path);
+      expect(over.status, path).toBe(429);
+      expect(over.body.detail).toBe('Too many requests');
+    }
+    // Another client has its own allowance; a legacy GET is another surface's.
+    expect((await call(emu, 'GET', '/v1/files', { key: KEY_B })).status).toBe(200);
+    const stats = await call(emu, 'GET', '/_emulator/stats', { key: null });
+    expect(stats.body.rate_limited.abuse).toBe(2);
   });
 });

@@ -2,6 +2,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { DETAILS } from '../../src/spec/index.ts';
 import { call, KEY, startTestEmulator } from '../helpers/emulator.ts';
 
 let emu: RunningEmulator;
@@ -96,5 +97,29 @@ describe('bad input', () => {
     const codes = Object.keys(stats.body.responses ?? {});
     expect(codes.length).toBeGreaterThan(0);
     expect(codes.filter((c) => c.startsWith('5'))).toEqual([]);
+  });
+});
+
+describe('a body-less request that says application/json (as the lumaai SDK sends every non-GET)', () => {
+  const json = { 'content-type': 'application/json' };
+  const id = '3f2b8c1e-4d5a-4b6c-8d7e-9f0a1b2c3d4e';
+
+  it.each([
+    ['DELETE', `/v1/generations/${id}`, DETAILS.routeNotFound],
+    ['DELETE', `/v1/files/${id}`, DETAILS.fileNotFound],
+    ['POST', `/v1/files/${id}/complete`, DETAILS.fileNotFound],
+    ['DELETE', '/v1/nothing-here', DETAILS.routeNotFound],
+    ['DELETE', `/dream-machine/v1/generations/${id}`, DETAILS.routeNotFound],
+    ['GET', `/dream-machine/v1/generations/${id}`, DETAILS.generationNotFound],
+  ])('%s %s gets the route’s own answer, not an invalid-JSON 400', async (method, path, detail) => {
+    const r = await call(emu, method, path, { headers: json, body: '' });
+    expect(r.body).toEqual({ detail });
+    expect(r.status).toBe(404);
+  });
+
+  it('a create with no body is refused for what it lacks, not as invalid JSON', async () => {
+    const r = await call(emu, 'POST', '/v1/generations', { headers: json, body: '' });
+    expect(r.status).toBe(400);
+    expect(r.body.detail).not.toBe(DETAILS.invalidJson);
   });
 });

@@ -178,6 +178,9 @@ describe('a file changed after its check, before it is sent (genpipe run)', () =
       INPUT_CHANGED_TEXTS.again,
     ]);
     expect(lastStates(child.events).get('i6.png')).toBe('reported');
+    expect((await readJson(join(out, 'report.json'))).items).toMatchObject([
+      { input: 'i6.png', journal: 'the file changed during this run: processed again' },
+    ]);
     // The journal holds the output under the content hash it was made from.
     const row = await journalRow(out, 'i6.png');
     expect(row).toMatchObject({ contentHash: bufferHash(green), phase: 'reported' });

@@ -96,8 +96,8 @@ describe('plain progress', () => {
     expect(out.text()).toBe(
       [
         '[12:00:00] run: in -> out (EMULATOR: not the real service)',
-        '[12:00:00] photo.jpg: discovered (2.0 KB)',
-        '[12:00:00] clip.mp4: discovered (3.0 MB)',
+        '[12:00:00] photo.jpg: discovered (2.0 KiB)',
+        '[12:00:00] clip.mp4: discovered (3.0 MiB)',
         '[12:00:00] notes.md: discovered (12 B)',
         '[12:00:01] photo.jpg: sniffed',
         '[12:00:01] notes.md: skipped: no recipe rule matches',

@@ -399,9 +399,14 @@ describe('genpipe run exit codes', () => {
     }
     const { code } = await child.exited;
     expect(code, child.stderr()).toBe(130);
-    expect(child.stderr()).toContain('interrupted');
+    expect(child.stderr()).toContain('genpipe: the batch stopped early: stopped by Ctrl-C / SIGINT');
     const report = await readJson(join(out, 'report.json'));
-    expect(report.stopped_early.reason).toBe('interrupted (SIGINT)');
+    expect(report.stopped_early.reason).toBe('stopped by Ctrl-C / SIGINT');
+    // Each file left says why in the same words, the signal kept.
+    const left = report.items.filter((i: { status: string }) => i.status === 'unprocessed');
+    expect(new Set(left.map((i: { reason: string }) => i.reason))).toEqual(
+      new Set(['not processed: the batch stopped early (stopped by Ctrl-C / SIGINT)']),
+    );
     expect(report.totals.inputs).toBe(12);
     // The one job at the service when the signal came finished; nothing else was started.
     expect(report.totals.succeeded).toBe(1);

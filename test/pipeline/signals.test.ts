@@ -93,14 +93,18 @@ describe('signals', () => {
       const exit = await first.exited;
       expect(exit.code, first.stderr()).toBe(143);
       expect(exit.at - signalledAt).toBeLessThan(10_000);
-      expect(first.stderr()).toContain('interrupted (SIGTERM)');
+      expect(first.stderr()).toContain('genpipe: the batch stopped early: stopped by SIGTERM');
       // Nothing new was started once the signal came: p2…p5 were never submitted.
       expect(statesAfterStop(first.events).filter((s) => s === 'submitted')).toEqual([]);
       expect(await generationsOf(emu, 'term')).toHaveLength(2);
       // biome-ignore lint/suspicious/noExplicitAny: report.json read loosely
       const report: any = await readJson(join(out, 'report.json'));
-      expect(report.stopped_early).toEqual({ reason: 'interrupted (SIGTERM)' });
+      expect(report.stopped_early).toEqual({ reason: 'stopped by SIGTERM' });
       expect(report.totals).toMatchObject({ inputs: 6, unprocessed: 6, succeeded: 0 });
+      for (const name of ['p2.txt', 'p3.txt', 'p4.txt', 'p5.txt']) {
+        const line = report.items.find((i: { input: string }) => i.input === name);
+        expect(line.reason).toBe('not processed: the batch stopped early (stopped by SIGTERM)');
+      }
       for (const name of ['p0.txt', 'p1.txt']) {
         const line = report.items.find((i: { input: string }) => i.input === name);
         expect(line.reason).toContain('the next run continues it from the journal');

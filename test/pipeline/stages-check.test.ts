@@ -74,7 +74,8 @@ describe('stage check: images', () => {
     expect(await runLocalStages(ctx, 'edit/big.png')).toMatchObject({
       state: 'failed',
       failedAt: 'check',
-      reason: 'source: image exceeds 50 MB limit',
+      reason:
+        'source: image exceeds 50 MB limit: the file is 50.0 MiB (52,428,801 bytes); the limit is 50.0 MiB (52,428,800 bytes)',
     });
   });
 
@@ -184,7 +185,8 @@ describe('stage check: videos', () => {
     expect(await runLocalStages(ctx, 'reframe/huge.mp4')).toMatchObject({
       state: 'failed',
       failedAt: 'check',
-      reason: 'source: video exceeds 5 GiB limit',
+      reason:
+        'source: video exceeds 5 GiB limit: the file is 5.0 GiB (5,368,709,121 bytes); the limit is 5.0 GiB (5,368,709,120 bytes)',
     });
   });
 });

@@ -124,6 +124,7 @@ describe('genpipe watch', () => {
     );
     expect(await generationsOf(emu, 'move')).toHaveLength(3);
     const report = await reportOf(out);
+    expect(report.stopped_early).toEqual({ reason: 'stopped by Ctrl-C / SIGINT' });
     expect(
       Object.fromEntries(report.items.map((i: { input: string; status: string }) => [i.input, i.status])),
     ).toEqual({

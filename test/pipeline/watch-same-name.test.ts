@@ -168,7 +168,8 @@ describe('genpipe watch --on-done move, a name dropped again', () => {
         generation_id: gens[1]!.id,
         outputs: ['scan-1.png/output-0.png'],
         result: 'scan-1.png/result.json',
-        journal: JOURNAL_TEXTS.contentChanged,
+        // the same watch: not "since the last run"
+        journal: 'the file changed during this run: processed again',
       },
     ]);
     // report.html is written right after report.json.

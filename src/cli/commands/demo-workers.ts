@@ -16,6 +16,7 @@ import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPORT_HTML_FILE } from '../../pipeline/index.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../pipeline/store-postgres/embedded.ts';
+import { plural } from '../../spec/plural.ts';
 import { executeDistributedRun } from '../distributed.ts';
 import { type EmbeddedEmulator, emulatorBanner, startEmbeddedEmulator } from '../embedded-emulator.ts';
 import { EXIT, SIGNAL_EXIT } from '../exit-codes.ts';
@@ -182,7 +183,9 @@ export async function executeDemoWorkers(samplesDir: string, flags: DemoWorkersF
     );
     workers.push(...started.map((s) => s.worker));
     await Promise.race([Promise.all(started.map((s) => s.ready)), aborted]);
-    say(`demo: ${flags.workers} workers on this machine, pids ${workers.map((w) => w.proc.pid).join(', ')}`);
+    say(
+      `demo: ${plural(flags.workers, 'worker')} on this machine, pids ${workers.map((w) => w.proc.pid).join(', ')}`,
+    );
     code = await executeDistributedRun(
       samplesDir,
       url,

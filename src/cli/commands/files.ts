@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { ApiFile, FilePurpose, FileState, UploadMode, UploadResult } from '../../client/index.ts';
-import { formatBytes, formatDuration } from '../../pipeline/progress/index.ts';
+import { formatBytes, formatDuration, formatSize } from '../../pipeline/progress/index.ts';
 import { FILE_PURPOSES, FILE_STATES } from '../../spec/index.ts';
 import { checkUploadFile } from '../local-check.ts';
 import {
@@ -13,6 +13,7 @@ import {
   type ClientFlags,
   type CommandContext,
   checkTimeoutWaits,
+  idArg,
   intArg,
   runWithClient,
   secondsArg,
@@ -60,9 +61,7 @@ export function requireFile(path: string, what: string): void {
 export function fileLines(file: ApiFile): string[] {
   const lines = [`file ${file.id}  ${file.state}`];
   lines.push(`  filename: ${file.filename ?? '(none)'}`);
-  lines.push(
-    `  mime_type: ${file.mime_type}   size: ${formatBytes(file.size_bytes)} (${file.size_bytes} bytes)`,
-  );
+  lines.push(`  mime_type: ${file.mime_type}   size: ${formatSize(file.size_bytes)}`);
   lines.push(`  purpose: ${file.purpose}   created: ${file.created_at}`);
   if (file.expires_at) lines.push(`  expires: ${file.expires_at}`);
   if (file.deleted_at) lines.push(`  deleted: ${file.deleted_at}`);
@@ -153,7 +152,7 @@ export async function uploadPath(
  * The lines of an upload's times: the transfer's own (its speed is the bytes over it alone) and the
  * wait until the file was ready, when waited for.
  *
- * @example uploadTimeLines(timed) // ['  uploaded: inline, 5546 bytes in 21ms (257.9 KB/s)', '  ready: 1.0s after the transfer']
+ * @example uploadTimeLines(timed) // ['  uploaded: inline, 5546 bytes in 21ms (257.9 KiB/s)', '  ready: 1.0s after the transfer']
  */
 export function uploadTimeLines(timed: TimedUpload): string[] {
   const rate = formatBytes(Math.round(timed.bytes / Math.max(0.001, timed.transferMs / 1000)));
@@ -294,8 +293,11 @@ function registerList(files: Command): void {
   );
 }
 
+/** What the commands' `<id>` is. */
+const FILE_ID = 'the file id (a UUID)';
+
 function registerGet(files: Command): void {
-  const cmd = files.command('get <id>').description('Show a file');
+  const cmd = files.command('get').description('Show a file').argument('<id>', FILE_ID, idArg('file'));
   addServiceOptions(cmd).action((id: string, flags: ClientFlags) =>
     runWithClient(flags, async (ctx) => {
       const file = await ctx.client.files.get(id, { signal: ctx.signal });
@@ -305,7 +307,10 @@ function registerGet(files: Command): void {
 }
 
 function registerDelete(files: Command): void {
-  const cmd = files.command('delete <id>').description('Delete a file (soft delete; repeating is harmless)');
+  const cmd = files
+    .command('delete')
+    .description('Delete a file (soft delete; repeating is harmless)')
+    .argument('<id>', FILE_ID, idArg('file'));
   addServiceOptions(cmd).action((id: string, flags: ClientFlags) =>
     runWithClient(flags, async (ctx) => {
       await ctx.client.files.delete(id, { signal: ctx.signal });

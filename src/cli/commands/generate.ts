@@ -16,6 +16,7 @@ import {
   preflightGeneration,
   type UploadResult,
 } from '../../client/index.ts';
+import { isUuid } from '../../spec/index.ts';
 import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
 import { checkRequestFiles } from '../local-check.ts';
 import {
@@ -31,8 +32,6 @@ import { checkOutDir } from '../out-dir-check.ts';
 import { UsageError } from '../usage-error.ts';
 import { requireFile, uploadJson, uploadPath } from './files.ts';
 import { generationLines, outputsJson, waitNoting } from './generations.ts';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A media reference given on the command line: a reference to send, or a local file to upload first. */
 export type MediaArg = { ref: ImageRef } | { path: string };
@@ -51,11 +50,11 @@ export function parseMediaArg(text: string, flag: string): MediaArg {
   const prefixed = /^(generation|gen|file):(.*)$/i.exec(value);
   if (prefixed) {
     const id = (prefixed[2] ?? '').trim();
-    if (!UUID_RE.test(id))
+    if (!isUuid(id))
       throw new UsageError(`${flag}: expected a UUID after '${prefixed[1]}:' but received '${id}'`);
     return { ref: prefixed[1]?.toLowerCase() === 'file' ? { file_id: id } : { generation_id: id } };
   }
-  if (UUID_RE.test(value)) return { ref: { file_id: value } };
+  if (isUuid(value)) return { ref: { file_id: value } };
   if (/^https?:\/\//i.test(value)) return { ref: { url: value } };
   try {
     requireFile(value, flag);

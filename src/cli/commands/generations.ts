@@ -12,6 +12,7 @@ import {
   type ClientFlags,
   type CommandContext,
   checkTimeoutWaits,
+  idArg,
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
@@ -87,25 +88,33 @@ function timeoutMs(flags: WaitFlags): number | undefined {
   return flags.timeout === undefined ? undefined : flags.timeout * 1000;
 }
 
+/** What the commands' `<id>` is. */
+const GENERATION_ID = 'the generation id (a UUID)';
+
 /** Registers `genpipe generations get|wait|download`. */
 export function registerGenerations(program: Command): void {
   const generations = program
     .command('generations')
     .description('Show, wait for and download generations (agents surface)');
 
-  addServiceOptions(generations.command('get <id>').description('Show a generation')).action(
-    (id: string, flags: ClientFlags) =>
-      runWithClient(flags, async (ctx) => {
-        const g = await ctx.client.generations.get(id, { signal: ctx.signal });
-        ctx.result(g, () => generationLines(g));
-      }),
+  addServiceOptions(
+    generations
+      .command('get')
+      .description('Show a generation')
+      .argument('<id>', GENERATION_ID, idArg('generation')),
+  ).action((id: string, flags: ClientFlags) =>
+    runWithClient(flags, async (ctx) => {
+      const g = await ctx.client.generations.get(id, { signal: ctx.signal });
+      ctx.result(g, () => generationLines(g));
+    }),
   );
 
   addPollOption(
     addServiceOptions(
       generations
-        .command('wait <id>')
+        .command('wait')
         .description('Wait until a generation completes (exit 1 when it failed: failure_code and reason)')
+        .argument('<id>', GENERATION_ID, idArg('generation'))
         .option('--timeout <seconds>', 'give up after this long (exit 1; default: no limit)', secondsArg(0)),
     ),
   ).action((id: string, flags: WaitFlags) =>
@@ -118,8 +127,9 @@ export function registerGenerations(program: Command): void {
   addPollOption(
     addServiceOptions(
       generations
-        .command('download <id>')
+        .command('download')
         .description('Download the outputs of a completed generation; prints their paths')
+        .argument('<id>', GENERATION_ID, idArg('generation'))
         .requiredOption('--out <dir>', 'save the outputs in <dir>/<generation id>/ (created when missing)')
         .option(
           '--wait',

@@ -13,6 +13,7 @@ import {
   addServiceOptions,
   type ClientFlags,
   checkTimeoutWaits,
+  idArg,
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
@@ -117,11 +118,15 @@ export function registerLegacy(program: Command): void {
     }),
   );
 
-  addServiceOptions(legacy.command('get <id>').description('Show a legacy generation')).action(
-    (id: string, flags: ClientFlags) =>
-      runWithClient(flags, async (ctx) => {
-        const g = await ctx.client.legacy.get(id, { signal: ctx.signal });
-        ctx.result(g, () => legacyLines(g));
-      }),
+  addServiceOptions(
+    legacy
+      .command('get')
+      .description('Show a legacy generation')
+      .argument('<id>', 'the generation id (a UUID)', idArg('generation')),
+  ).action((id: string, flags: ClientFlags) =>
+    runWithClient(flags, async (ctx) => {
+      const g = await ctx.client.legacy.get(id, { signal: ctx.signal });
+      ctx.result(g, () => legacyLines(g));
+    }),
   );
 }

@@ -24,6 +24,7 @@ import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
+import { signalStopReason } from '../signal-words.ts';
 import { storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -55,9 +56,9 @@ function runCommand(): BatchCommand {
     print: (line) => process.stderr.write(`${line}\n`),
     endDisplay: () => undefined,
     interruption: (signal, started) => ({
-      reason: `interrupted (${signal})`,
+      reason: signalStopReason(signal),
       note: started
-        ? `interrupted (${signal}): no new work is started; work already at the service gets ` +
+        ? `${signalStopReason(signal)}: no new work is started; work already at the service gets ` +
           `${SIGNAL_CHOICES.graceMs / 1000} s to finish, then the journal keeps the rest for the next run ` +
           '(signal again to stop at once)'
         : null,

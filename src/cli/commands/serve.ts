@@ -1,6 +1,7 @@
 /** `genpipe serve`: runs the emulator of both surfaces until interrupted. */
 import { type Command, InvalidArgumentError } from 'commander';
 import type { EmulatorConfig } from '../../emulator/index.ts';
+import { plural } from '../../spec/plural.ts';
 import { checkOutDir } from '../out-dir-check.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -63,7 +64,9 @@ export function registerServe(program: Command): void {
         // Printing the key is safe: it is the emulator's well-known default, not a real secret.
         console.log(`  no --config: one active client 'default' with API key ${DEFAULT_KEY}`);
       } else {
-        console.log(`  ${config.clients.length} client(s), ${config.keys.length} key(s) from ${opts.config}`);
+        console.log(
+          `  ${plural(config.clients.length, 'client')}, ${plural(config.keys.length, 'key')} from ${opts.config}`,
+        );
       }
     });
 }

@@ -23,6 +23,7 @@ import {
 } from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
 import type { KeyQuotaUse, PostgresStore, WorkerRow } from '../../pipeline/store-postgres/index.ts';
+import { plural } from '../../spec/plural.ts';
 import { openRunStore, STORE_HELP, storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 import { heldBackLines, statusHeldBack } from './status-held.ts';
@@ -221,9 +222,9 @@ export function sharedLines(shared: SharedStatus): string[] {
   for (const q of shared.quota) {
     const limit = q.requestLimit === null ? 'limit not learned yet' : `limit ${q.requestLimit}`;
     const ceiling = q.ceiling === null ? 'ceiling not learned' : `learned ceiling ${q.ceiling}`;
-    const pending = q.pending ? ` (+${q.pending} creates on their way)` : '';
+    const pending = q.pending ? ` (+${plural(q.pending, 'create')} on their way)` : '';
     lines.push(
-      `quota of key ${q.key}… at ${q.service}: ${q.requests} requests in the last ${Number((q.windowMs / 1000).toFixed(1))} s (${limit}), ${q.jobs} jobs held${pending} (${ceiling})`,
+      `quota of key ${q.key}… at ${q.service}: ${plural(q.requests, 'request')} in the last ${Number((q.windowMs / 1000).toFixed(1))} s (${limit}), ${plural(q.jobs, 'job')} held${pending} (${ceiling})`,
     );
   }
   return lines;

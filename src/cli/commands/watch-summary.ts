@@ -9,6 +9,7 @@ import {
   type WatcherStats,
 } from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
+import { plural } from '../../spec/plural.ts';
 
 /** Where the line goes (process.stderr, or a test's fake). */
 export interface SummaryStream {
@@ -132,9 +133,9 @@ export function heldSinceText(ms: number): string {
  * // '1 completeness check; 200 files finished in an earlier session taken without one'
  */
 export function checksText(stats: Pick<WatcherStats, 'checks' | 'known'>): string {
-  const checks = `${stats.checks} completeness check${stats.checks === 1 ? '' : 's'}`;
+  const checks = plural(stats.checks, 'completeness check');
   if (stats.known === 0) return checks;
-  const files = stats.known === 1 ? '1 file' : `${stats.known} files`;
+  const files = plural(stats.known, 'file');
   return `${checks}; ${files} finished in an earlier session taken without one`;
 }
 

@@ -71,6 +71,7 @@ import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
+import { signalName, signalStopReason } from '../signal-words.ts';
 import { storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 import {
@@ -213,16 +214,16 @@ class WatchCommand implements BatchCommand {
   interruption(signal: StopSignal): { reason: string; note: string } {
     if (this.storeUrl) {
       return {
-        reason: `stopped (${signal})`,
+        reason: signalStopReason(signal),
         note:
-          `${signal}: watching stopped; the files handed to the workers go on with them, and this ` +
+          `${signalName(signal)}: watching stopped; the files handed to the workers go on with them, and this ` +
           "watch's own worker gives the files in its hands back to the queue (signal again to stop at once)",
       };
     }
     return {
-      reason: `stopped (${signal})`,
+      reason: signalStopReason(signal),
       note:
-        `${signal}: watching stopped; work already at the service gets ${SIGNAL_CHOICES.graceMs / 1000} s ` +
+        `${signalName(signal)}: watching stopped; work already at the service gets ${SIGNAL_CHOICES.graceMs / 1000} s ` +
         'to finish, then the journal keeps the rest for the next session (signal again to stop at once)',
     };
   }

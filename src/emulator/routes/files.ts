@@ -116,14 +116,7 @@ export default async function routes(app: FastifyInstance): Promise<void> {
   await mkdir(filesDir(ctx), { recursive: true });
   // The inline cap is enforced while streaming (see receiveInlineUpload), not by a thrown error.
   await app.register(multipart, { throwFileSizeLimit: false });
-  // A body-less POST (complete) may still say application/json; an empty JSON body reads as no body.
-  const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
-    return json(request, body as string, done);
-  });
-  // Any other type reaches the handler unread, which answers 415 with a clear detail.
+  // application/json is the app's parser (an empty body reads as no body: app.ts). Any other type reaches the handler unread, which answers 415 with a clear detail.
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   app.addHook('onRequest', authHook(ctx));
 

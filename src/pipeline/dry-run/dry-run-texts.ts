@@ -3,6 +3,7 @@
  * summary — files by outcome, generations by type, the estimated cost and where its prices came from.
  */
 import { GENERATION_TYPES, type GenerationType } from '../../spec/index.ts';
+import { plural } from '../../spec/plural.ts';
 import { formatBytes, printable } from '../progress/format.ts';
 import { type Redact, redactShapes } from '../progress/redact.ts';
 import type { DryRunEntry, DryRunMedia } from './dry-run-entry.ts';
@@ -94,8 +95,8 @@ function chainLines(entry: DryRunEntry, text: (s: string) => string): string[] {
   const journal = entry.reason ? ` [${text(entry.reason)}]` : '';
   const head =
     sent === steps.length
-      ? `would send a chain of ${steps.length} steps`
-      : `would send ${sent} of its chain's ${steps.length} steps`;
+      ? `would send a chain of ${plural(steps.length, 'step')}`
+      : `would send ${sent} of its chain's ${plural(steps.length, 'step')}`;
   return [
     `${name}: ${head}, ${mediaWords(entry.media, entry.bytes)}${journal}`,
     ...steps.map((s) => {
@@ -123,7 +124,7 @@ function costLine(summary: DryRunSummary, prices: PriceList | null, unknownWhy: 
   const priced = GENERATION_TYPES.filter((t) => generations[t] && cost.unpriced[t] === undefined);
   const unpriced = Object.keys(cost.unpriced).length > 0;
   const parts = priced.map((t) => `${generations[t]} ${t} × ${prices[t]}`).join(', ');
-  const credits = `${cost.credits} credit${cost.credits === 1 ? '' : 's'}`;
+  const credits = plural(cost.credits, 'credit');
   let line = `estimated cost: ${unpriced ? 'at least ' : ''}${credits}${parts ? ` (${parts})` : ''}, from ${cost.source}`;
   if (unpriced) line += `; no price there for ${byType(cost.unpriced)}`;
   return line;
@@ -152,7 +153,7 @@ export function dryRunSummaryLines(
   ];
   const total = Object.values(summary.generations).reduce((a, b) => a + (b ?? 0), 0);
   const lines = [
-    `dry run: ${summary.files} files: ${files.join(', ')}${ignored ? `; ${ignored}` : ''}`,
+    `dry run: ${plural(summary.files, 'file')}: ${files.join(', ')}${ignored ? `; ${ignored}` : ''}`,
     total > 0 ? `generations: ${byType(summary.generations)} (${total} in all)` : 'generations: none',
     costLine(summary, prices, unknownWhy),
   ];

@@ -55,8 +55,10 @@ export function decideInputOf(
   opts: PlanOptions,
   now: number,
   outputs: OutputCheck | null,
+  batchId: number | null = null,
 ): DecideInput {
   return {
+    batchId,
     row,
     fresh: item,
     key,

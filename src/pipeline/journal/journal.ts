@@ -477,7 +477,7 @@ export class Journal implements Store {
       : null;
     const row = earlier ?? active;
     const outputs = needsOutputs(row, key) ? this.outputsCheck(row) : null;
-    const decision = decide(decideInputOf(row, item, key, opts, this.now(), outputs));
+    const decision = decide(decideInputOf(row, item, key, opts, this.now(), outputs, this.batch?.id));
     return { active, row, decision };
   }
 

@@ -71,6 +71,8 @@ export interface DecideInput {
   uploadReuseMaxAgeMs: number;
   /** The outputs check of the row; needed when the row's phase is downloaded or reported. */
   outputs: OutputCheck | null;
+  /** The batch deciding (a row it planned itself changed during it, not since the last run). */
+  batchId?: number | null;
 }
 
 /** The journaled item brought up to date with the file as found now (its path may have moved). */
@@ -233,7 +235,10 @@ export function decide(input: DecideInput): RowDecision {
   const { row, fresh, key } = input;
   if (!row) return freshly(fresh, null, false);
   if (input.force) return freshly(fresh, JOURNAL_TEXTS.forced, true);
-  if (row.contentHash !== key.contentHash) return freshly(fresh, JOURNAL_TEXTS.contentChanged, true);
+  if (row.contentHash !== key.contentHash) {
+    const thisRun = input.batchId != null && row.batchId === input.batchId;
+    return freshly(fresh, thisRun ? JOURNAL_TEXTS.contentChangedInRun : JOURNAL_TEXTS.contentChanged, true);
+  }
   if (row.recipeHash !== key.recipeHash) return freshly(fresh, JOURNAL_TEXTS.recipeChanged, true);
 
   const stored = current(row.item, fresh);

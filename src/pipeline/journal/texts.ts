@@ -143,6 +143,8 @@ export const JOURNAL_TEXTS = {
   // Why a decision was taken (events and logs).
   forced: `redone (${JOURNAL_CHOICES.forceFlag})`,
   contentChanged: 'the file changed since the last run: processed again',
+  /** The same, of a file this run (or watch) already took, changed since. */
+  contentChangedInRun: 'the file changed during this run: processed again',
   recipeChanged: 'the recipe for this file changed since the last run: processed again',
   uploadTooOld: 'the earlier upload is too old to reuse: uploading again',
   uploadGone: 'the earlier upload is no longer at the service: uploading again',

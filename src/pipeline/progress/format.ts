@@ -5,6 +5,8 @@
  * (U+202A–U+202E, U+2066–U+2069), the direction marks (U+200E, U+200F, U+061C), the zero-width space
  * and joiners (U+200B–U+200D, U+2060) and the byte-order mark (U+FEFF).
  */
+import { pluralNoun } from '../../spec/plural.ts';
+
 const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/;
 
 /**
@@ -58,13 +60,14 @@ export function formatDuration(ms: number): string {
 }
 
 /**
- * A byte count for people: `512 B`, `1.2 KB`, `3.4 MB`, `1.1 GB` (powers of 1024).
+ * A byte count for people: `512 B`, `1.2 KiB`, `3.4 MiB`, `1.1 GiB` (powers of 1024, labelled so: the
+ * service's "50 MB" image limit is 50 MiB, and a size shown in the same unit compares with it).
  *
- * @example formatBytes(1536) // → '1.5 KB'
+ * @example formatBytes(1536) // → '1.5 KiB'
  */
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
   let v = n / 1024;
   let i = 0;
   while (v >= 1024 && i < units.length - 1) {
@@ -72,6 +75,16 @@ export function formatBytes(n: number): string {
     i++;
   }
   return `${v.toFixed(1)} ${units[i]}`;
+}
+
+/**
+ * A file's size for people with its exact byte count: `50.5 MiB (53,000,000 bytes)`, `512 bytes`.
+ *
+ * @example formatSize(53_000_000) // → '50.5 MiB (53,000,000 bytes)'
+ */
+export function formatSize(n: number): string {
+  const exact = `${n.toLocaleString('en-US')} ${pluralNoun(n, 'byte')}`;
+  return n < 1024 ? exact : `${formatBytes(n)} (${exact})`;
 }
 
 /**

@@ -3,7 +3,7 @@
  * one, and the redaction every printed or written text goes through.
  */
 export { createProgress, type ProgressOptions } from './create-progress.ts';
-export { clockTime, ellipsize, formatBytes, formatDuration, printable } from './format.ts';
+export { clockTime, ellipsize, formatBytes, formatDuration, formatSize, printable } from './format.ts';
 export { createJsonLinesProgress } from './json-lines.ts';
 export {
   LOG_FLUSH_BYTES,

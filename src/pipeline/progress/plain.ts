@@ -5,6 +5,8 @@
  * steps: a line when each starts, is done or fails (in one-line-per-outcome mode too), and each other
  * line of a step names it (`photo.jpg: step 'animate': completed`).
  */
+
+import { plural } from '../../spec/plural.ts';
 import type { PipelineEvent } from '../events.ts';
 import { clockTime, formatBytes, printable } from './format.ts';
 import { type Redact, redactShapes } from './redact.ts';
@@ -107,7 +109,7 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
     case 'batch_finished': {
       const t = event.totals;
       const parts = [
-        `${t.inputs} inputs`,
+        plural(t.inputs, 'input'),
         `${t.succeeded} succeeded`,
         `${t.failed} failed`,
         `${t.skipped} skipped`,

@@ -21,8 +21,23 @@ import type { ProgressDisplay, ProgressStream } from './types.ts';
 export const TTY_MIN_REDRAW_MS = 100;
 /** Redraw period without events (elapsed time, ETA). */
 export const TTY_TICK_MS = 1000;
-/** Width used when the stream does not tell its columns. */
+/** Width used when neither the stream nor COLUMNS tells one. */
 export const DEFAULT_COLUMNS = 80;
+
+/**
+ * The width to draw in: the terminal's columns when it tells some (a pseudo-terminal made by `script`
+ * outside a terminal says 0), else `COLUMNS` when it is a positive whole number, else 80.
+ *
+ * @example terminalColumns({ columns: 0 }, { COLUMNS: '120' }) // 120
+ */
+export function terminalColumns(
+  stream: Pick<ProgressStream, 'columns'>,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  if (stream.columns !== undefined && stream.columns > 0) return stream.columns;
+  const given = env.COLUMNS?.trim() ?? '';
+  return /^[1-9]\d*$/.test(given) ? Number(given) : DEFAULT_COLUMNS;
+}
 
 const ESC = '\u001b[';
 /** Widest bar, and the room kept for the numbers after it. */
@@ -90,7 +105,7 @@ export function ttyLogLine(event: PipelineEvent, redact: Redact): string | null 
 export interface TtyOptions {
   /** Masks the secrets the runner knows (default: key- and bearer-shaped strings only). */
   redact?: Redact;
-  /** Terminal width; default the stream's `columns`, else 80. */
+  /** Terminal width; default terminalColumns(stream). */
   columns?: number;
   /** Clock, for tests. */
   now?: () => number;
@@ -118,7 +133,7 @@ export function createTtyProgress(stream: ProgressStream, opts: TtyOptions = {})
       timer = null;
     }
     lastDraw = now();
-    const columns = opts.columns ?? stream.columns ?? DEFAULT_COLUMNS;
+    const columns = opts.columns ?? terminalColumns(stream);
     let out = drawn > 0 ? `\r${ESC}${drawn}A${ESC}0J` : '';
     for (const l of logs.splice(0)) out += `${l}\n`;
     const lines = renderTty(state, { columns, now: lastDraw });

@@ -6,6 +6,8 @@
  * differ between its files marked. Bounded: at most FAILURE_GROUPS_MAX groups are told apart; failures
  * of any further cause are counted together as "other reasons".
  */
+
+import { plural } from '../../spec/plural.ts';
 import { esc } from './html-escape.ts';
 import { reasonShape } from './reason-shape.ts';
 import type { ReportItem } from './report-json.ts';
@@ -118,7 +120,7 @@ export class FailureGroups {
     const rest = order.slice(FAILURE_GROUPS_SHOWN);
     const more =
       rest.length > 0
-        ? `<details><summary>${rest.length} more reasons</summary><table class="failures">${head}<tbody>${rest.map(row).join('')}</tbody></table></details>`
+        ? `<details><summary>${plural(rest.length, 'more reason', 'more reasons')}</summary><table class="failures">${head}<tbody>${rest.map(row).join('')}</tbody></table></details>`
         : '';
     return [
       `<section id="failures"><h2>Failed (${failed})</h2>`,

@@ -3,6 +3,8 @@
  * Content-Security-Policy lets only the page's own script run and nothing load from elsewhere), the
  * title, times, banners and totals; and the list's controls.
  */
+
+import { plural } from '../../spec/plural.ts';
 import type { ReportStatus } from '../events.ts';
 import { formatDuration } from '../progress/format.ts';
 import { esc } from './html-escape.ts';
@@ -35,7 +37,7 @@ export function iso(ms: number): string {
 /** `<!doctype html>` to `</head>`. */
 export function documentHead(report: ReportHead): string[] {
   const t = report.totals;
-  const title = `genpipe report — ${t.inputs} inputs, ${t.succeeded} succeeded, ${t.failed} failed`;
+  const title = `genpipe report — ${plural(t.inputs, 'input')}, ${t.succeeded} succeeded, ${t.failed} failed`;
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -77,7 +79,7 @@ export function pageHeader(
   if (report.stopped_early) {
     const notLooked = notLookedAtText(report.stopped_early);
     out.push(
-      `<div class="banner stopped" role="alert">The batch stopped early: ${esc(report.stopped_early.reason)}. ${t.unprocessed} file${t.unprocessed === 1 ? ' was' : 's were'} not processed${notLooked ? `; ${esc(notLooked)}` : ''}.</div>`,
+      `<div class="banner stopped" role="alert">The batch stopped early: ${esc(report.stopped_early.reason)}. ${plural(t.unprocessed, 'file was', 'files were')} not processed${notLooked ? `; ${esc(notLooked)}` : ''}.</div>`,
     );
   } else if (finishedAt === null) {
     const discovering = report.discovering

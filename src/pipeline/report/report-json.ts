@@ -7,6 +7,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { pluralNoun } from '../../spec/plural.ts';
 import { isChain } from '../chain.ts';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import { currentStep, type Item, type ItemAttempt, type StageName } from '../item.ts';
@@ -168,7 +169,8 @@ export function notLookedAtText(stop: StoppedEarly | null | undefined): string {
   const n = stop?.not_looked_at ?? 0;
   if (n === 0) return '';
   const count = stop?.not_looked_at_partial ? `at least ${n}` : String(n);
-  return `${count} more file${n === 1 && !stop?.not_looked_at_partial ? ' was' : 's were'} not looked at (found after the stop)`;
+  const words = pluralNoun(stop?.not_looked_at_partial ? 2 : n, 'more file was', 'more files were');
+  return `${count} ${words} not looked at (found after the stop)`;
 }
 
 /** When the batch started and ended, and why it stopped early if it did. */

@@ -3,6 +3,8 @@
  * the item's timings, on a shared time axis from the batch's start. No scripts: each bar's `<title>`
  * is its tooltip.
  */
+
+import { plural } from '../../spec/plural.ts';
 import { type Item, STAGE_NAMES, type StageName } from '../item.ts';
 import { ellipsize, formatDuration } from '../progress/format.ts';
 import { esc } from './html-escape.ts';
@@ -145,7 +147,7 @@ export class TimelineRows {
     parts.push('</svg>');
     if (this.added > shown.length) {
       parts.push(
-        `<p class="muted">… and ${this.added - shown.length} more files not drawn (the ${shown.length} that started first are).</p>`,
+        `<p class="muted">… and ${plural(this.added - shown.length, 'more file', 'more files')} not drawn (the ${shown.length} that started first are).</p>`,
       );
     }
     return parts.join('\n');

@@ -382,7 +382,7 @@ export class PostgresStore implements Store {
         : null;
       const row = earlier ?? active;
       const outputs = needsOutputs(row, key) ? this.outputsCheck(row) : null;
-      const decision = decide(decideInputOf(row, item, key, opts, this.now(), outputs));
+      const decision = decide(decideInputOf(row, item, key, opts, this.now(), outputs, batch.id));
       const w = rowWrites(active, row, decision);
       let id: number;
       let next: Item;
