@@ -92,13 +92,15 @@ describe('signals', () => {
       // One job at a time: while the second is polled (the first downloading), the other four wait for
       // the job slot, uploaded.
       const first = spawnGenpipe(runArgs(input, out, ['--concurrency', '1']), env);
-      const [firstJob] = await heldGenerations(emu, 1, 'term');
+      // The safety nets of these waits are wide: a loaded machine may take long to start a child.
+      const [firstJob] = await heldGenerations(emu, 1, 'term', 90_000);
       await release(emu, firstJob!.id);
       await first.until(
         (ev) =>
           proxy.flows.some((f) => f.kind === 'download' && f.bytes >= 1024) &&
           submittedInOrder(ev).length === 2,
         'one output downloading while the next job is polled',
+        90_000,
       );
       await heldGenerations(emu, 1, 'term');
       inFlight = submittedInOrder(first.events);
@@ -139,7 +141,7 @@ describe('signals', () => {
     expect(report.totals).toMatchObject({ inputs: 6, succeeded: 6, unprocessed: 0 });
     expect(await generationsOf(emu, 'term')).toHaveLength(6);
     expect((await expectOutputsComplete(emu, keyOf('term'), out)).problems).toEqual([]);
-  }, 60_000);
+  }, 240_000);
 
   it('a second SIGINT exits at once, with the journal consistent and resumable', async () => {
     const { input, out } = await promptFolder('twice', 3);
