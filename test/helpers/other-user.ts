@@ -46,7 +46,7 @@ export function enterableByOthers(path: string): boolean {
 }
 
 /** Links `from`'s files into `to` (hard links; a copy where the two are on different filesystems). */
-function linkTree(from: string, to: string): void {
+export function linkTree(from: string, to: string): void {
   const linked = spawnSync('cp', ['-al', from, to], { encoding: 'utf8' });
   if (linked.status === 0) return;
   rmSync(to, { recursive: true, force: true });
