@@ -7,7 +7,7 @@
  * above it can be entered by others, else hard-linked file by file (copied where hard links cannot go).
  *
  * @example
- * const root = otherUserCheckout(); // made once per test file, removed when its process exits
+ * const root = otherUserCheckout(); // made once per test file, removed after its tests
  * spawn(process.execPath, [join(root, 'bin', 'genpipe.js'), 'status', out], { uid: 65534, gid: 65534 });
  */
 import { spawnSync } from 'node:child_process';
@@ -23,6 +23,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
+import { afterAll } from 'vitest';
 
 /** The checkout the tests run from. */
 export const CHECKOUT = resolve(import.meta.dirname, '..', '..');
@@ -67,14 +68,19 @@ function openToAll(dir: string): void {
 
 let made: string | null = null;
 
+// Removed after the test file that made it (a vitest worker may end without its 'exit' handlers).
+afterAll(() => {
+  if (made) rmSync(made, { recursive: true, force: true });
+  made = null;
+});
+
 /**
  * The root of a copy of the checkout that any user can run code from (made on the first call, removed
- * when this process exits). Its bin/genpipe.js runs the sources through tsx.
+ * after the test file's tests). Its bin/genpipe.js runs the sources through tsx.
  */
 export function otherUserCheckout(): string {
   if (made) return made;
   const root = mkdtempSync(join(tmpdir(), 'genpipe-other-user-'));
-  process.once('exit', () => rmSync(root, { recursive: true, force: true }));
   for (const part of NEEDED) {
     cpSync(join(CHECKOUT, part), join(root, part), { recursive: true, preserveTimestamps: true });
   }
