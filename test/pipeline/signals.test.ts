@@ -18,6 +18,7 @@ import {
   envFor,
   expectOutputsComplete,
   generationsOf,
+  lastStates,
   runToEnd,
   type SlowProxy,
   spawnGenpipe,
@@ -67,6 +68,13 @@ const submittedInOrder = (events: readonly ChildEvent[]) => [
   ),
 ];
 
+/** How many inputs wait for a job slot: uploaded (a prompt file's upload is nothing), never submitted. */
+const waitingForTheSlot = (events: readonly ChildEvent[]) => {
+  const sent = submittedInOrder(events);
+  return [...lastStates(events)].filter(([input, state]) => state === 'uploaded' && !sent.includes(input))
+    .length;
+};
+
 const statesAfterStop = (events: readonly ChildEvent[]) => {
   const at = events.findIndex((e) => e.type === 'batch_stopping');
   return events
@@ -98,8 +106,9 @@ describe('signals', () => {
       await first.until(
         (ev) =>
           proxy.flows.some((f) => f.kind === 'download' && f.bytes >= 1024) &&
-          submittedInOrder(ev).length === 2,
-        'one output downloading while the next job is polled',
+          submittedInOrder(ev).length === 2 &&
+          waitingForTheSlot(ev) === 4,
+        'one output downloading while the next job is polled and the other four wait for the slot',
         90_000,
       );
       await heldGenerations(emu, 1, 'term');
