@@ -10,7 +10,6 @@
  * const root = otherUserCheckout(); // made once per test file, removed after its tests
  * spawn(process.execPath, [join(root, 'bin', 'genpipe.js'), 'status', out], { uid: 65534, gid: 65534 });
  */
-import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
@@ -24,6 +23,9 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
 import { afterAll } from 'vitest';
+import { linkTree } from '../../src/pipeline/store-postgres/embedded-binaries.ts';
+
+export { linkTree };
 
 /** The checkout the tests run from. */
 export const CHECKOUT = resolve(import.meta.dirname, '..', '..');
@@ -44,14 +46,6 @@ export function enterableByOthers(path: string): boolean {
     if (up === dir || dir === parse(dir).root) return true;
     dir = up;
   }
-}
-
-/** Links `from`'s files into `to` (hard links; a copy where the two are on different filesystems). */
-export function linkTree(from: string, to: string): void {
-  const linked = spawnSync('cp', ['-al', from, to], { encoding: 'utf8' });
-  if (linked.status === 0) return;
-  rmSync(to, { recursive: true, force: true });
-  cpSync(from, to, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
 }
 
 /** Makes every file and folder under `dir` readable (and folders enterable) by all. */

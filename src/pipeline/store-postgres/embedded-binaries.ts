@@ -37,7 +37,7 @@ function packageDir(require: NodeJS.Require, name: string): string {
 }
 
 /** Links `from`'s files into `to` (hard links; a copy where the two are on different filesystems). */
-function linkTree(from: string, to: string): void {
+export function linkTree(from: string, to: string): void {
   mkdirSync(dirname(to), { recursive: true });
   if (spawnSync('cp', ['-al', from, to]).status === 0) return;
   rmSync(to, { recursive: true, force: true });
