@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { adminRows } from '../client/client-helpers.ts';
 import { call, startTestEmulator } from '../helpers/emulator.ts';
+import { UNPRIVILEGED as UNPRIVILEGED_USER } from '../helpers/other-user.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
 const RECIPE = `rules:
@@ -26,7 +27,7 @@ let aFile: string;
 let locked: string;
 
 /** Who runs the permission case: an unprivileged user when the tests run as root. */
-const UNPRIVILEGED = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+const UNPRIVILEGED = UNPRIVILEGED_USER ?? {};
 
 beforeAll(async () => {
   emu = await startTestEmulator();

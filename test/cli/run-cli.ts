@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { KEY } from '../helpers/emulator.ts';
+import { otherUserCheckout } from '../helpers/other-user.ts';
 import { verboseArgs } from '../helpers/processes.ts';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'genpipe.js');
@@ -27,7 +28,8 @@ export function cliEnv(emu: { url: string }, extra: Record<string, string> = {})
 /**
  * Runs the CLI to its exit.
  * @param onStderr - sees stderr as it grows (with the child, e.g. to send it a signal)
- * @param as - the user and group to run it as (a process running as root may pick any)
+ * @param as - the user and group to run it as (a process running as root may pick any); another user
+ *   runs it from a copy of the checkout it can reach (test/helpers/other-user.ts)
  */
 export function runCli(
   args: string[],
@@ -37,8 +39,12 @@ export function runCli(
   as: { uid?: number; gid?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...verboseArgs(args)], {
+    // Another user starts in (and runs from) a copy of the checkout: it may not enter the checkout.
+    const other = as.uid === undefined ? null : otherUserCheckout();
+    const bin = other ? join(other, 'bin', 'genpipe.js') : BIN;
+    const child = spawn(process.execPath, [bin, ...verboseArgs(args)], {
       env,
+      ...(other ? { cwd: other } : {}),
       stdio: ['ignore', 'pipe', 'pipe'],
       ...as,
     });

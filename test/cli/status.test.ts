@@ -2,11 +2,9 @@ import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { UNPRIVILEGED } from '../helpers/other-user.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { runCli } from './run-cli.ts';
-
-/** Who reads a journal it cannot write: an unprivileged user when the tests run as root. */
-const UNPRIVILEGED = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : null;
 
 const promptFolder = usePromptFolders();
 const folder = () =>

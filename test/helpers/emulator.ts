@@ -136,16 +136,20 @@ export async function adminRows(emu: { url: string }, clientId?: string): Promis
   return clientId === undefined ? rows : rows.filter((r) => r.client_id === clientId);
 }
 
-/** Waits until at least `count` generations (of `clientId` when given) are held; returns those held. */
+/**
+ * Waits until at least `count` generations (of `clientId` when given) are held; returns those held.
+ * @param timeoutMs - the safety net (see until)
+ */
 export async function heldGenerations(
   emu: { url: string },
   count: number,
   clientId?: string,
+  timeoutMs?: number,
 ): Promise<AdminRow[]> {
   return until(async () => {
     const held = (await adminRows(emu, clientId)).filter((r) => r.held !== null);
     return held.length >= count ? held : null;
-  });
+  }, timeoutMs);
 }
 
 /**

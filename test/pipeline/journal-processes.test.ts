@@ -7,17 +7,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stepOf } from '../../src/pipeline/item.ts';
 import { JournalLockedError, openJournal } from '../../src/pipeline/journal/index.ts';
+import { CHECKOUT, otherUserCheckout, UNPRIVILEGED } from '../helpers/other-user.ts';
 import { killToZombie, underNonReapingParent } from '../helpers/processes.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const JOURNAL_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/journal/index.ts')).href;
-const ITEM_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/item.ts')).href;
-const PATCH_MODULE = pathToFileURL(join(ROOT, 'test/helpers/item-patch.ts')).href;
+/** Where a child finds the modules it imports, from checkout `root`. */
+const modulesIn = (root: string) => ({
+  JOURNAL_MODULE: pathToFileURL(join(root, 'src/pipeline/journal/index.ts')).href,
+  ITEM_MODULE: pathToFileURL(join(root, 'src/pipeline/item.ts')).href,
+  PATCH_MODULE: pathToFileURL(join(root, 'test/helpers/item-patch.ts')).href,
+});
 
 /**
  * Child: opens the journal of OUT (at JOURNAL when set), then runs items f<i> through a lifecycle of
@@ -91,10 +94,12 @@ function runChild(
 ): Child {
   const argv = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', code];
   const [command, args] = opts.nonReapingParent ? underNonReapingParent(argv) : [argv[0]!, argv.slice(1)];
+  // Another user runs from a copy of the checkout it can reach (the checkout may be private).
+  const root = opts.uid === undefined ? CHECKOUT : otherUserCheckout();
   const proc = spawn(command, args, {
-    cwd: ROOT,
+    cwd: root,
     ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
-    env: { ...process.env, JOURNAL_MODULE, ITEM_MODULE, PATCH_MODULE, ...env },
+    env: { ...process.env, ...modulesIn(root), ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.push(proc);
@@ -260,7 +265,7 @@ describe('two processes', () => {
   it('refuses a runner lock this user cannot write (another user made it) rather than hold nothing', async () => {
     // The runner is another user than the lock file's owner (as root: nobody; otherwise the file is
     // made read-only, which stops its owner the same way).
-    const asRoot = process.getuid?.() === 0;
+    const asRoot = UNPRIVILEGED !== null;
     const lock = join(outDir, '.genpipe', 'runner.lock');
     mkdirSync(dirname(lock), { recursive: true });
     writeFileSync(lock, '');
@@ -270,7 +275,7 @@ describe('two processes', () => {
     const opener = runChild(
       OPENER,
       { OUT: outDir, JOURNAL: join(dir, 'j.db') },
-      asRoot ? { uid: 65534 } : {},
+      UNPRIVILEGED ? { uid: UNPRIVILEGED.uid } : {},
     );
     const line = await opener.waitFor(/./);
     expect(line).toContain(`JournalFileError: cannot take the runner lock ${lock} (`);

