@@ -56,6 +56,47 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * The emulator's one error answer: an HttpError as it says, fastify's own errors (bad JSON, a body over the
+ * limit) with the interface's `detail`, anything else as an internal error.
+ */
+function answerError(error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof HttpError) {
+    if (error.rateLimitKind) (request as unknown as Record<symbol, unknown>)[kRateKind] = error.rateLimitKind;
+    reply.headers(error.headers);
+    return reply.status(error.status).send({ detail: error.detail });
+  }
+  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
+  let detail: string;
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      detail = DETAILS.invalidJson;
+      break;
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      detail = DETAILS.bodyTooLarge;
+      break;
+    default:
+      detail = status >= 500 ? DETAILS.internal : error.message;
+  }
+  if (error instanceof SyntaxError) detail = DETAILS.invalidJson;
+  if (status >= 500) request.log.error(error);
+  return reply.status(status).send({ detail });
+}
+
+/**
+ * A body-less request may still say application/json (the lumaai SDK sends it on every non-GET, a DELETE or
+ * a complete included): an empty JSON body reads as no body, and the route answers.
+ */
+function readEmptyJsonAsNoBody(app: FastifyInstance): void {
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    return json(request, body as string, done);
+  });
+}
+
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
   const app = Fastify({
@@ -85,14 +126,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.decorate('emu', ctx);
   app.decorateRequest('client', null);
 
-  // A body-less request may still say application/json (the lumaai SDK sends it on every non-GET, a
-  // DELETE or a complete included): an empty JSON body reads as no body, and the route answers.
-  const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
-    return json(request, body as string, done);
-  });
+  readEmptyJsonAsNoBody(app);
 
   app.addHook('onRequest', async (request, reply) => {
     if (!isAgents(request)) return;
@@ -130,30 +164,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     }
   });
 
-  app.setErrorHandler((error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof HttpError) {
-      if (error.rateLimitKind)
-        (request as unknown as Record<symbol, unknown>)[kRateKind] = error.rateLimitKind;
-      reply.headers(error.headers);
-      return reply.status(error.status).send({ detail: error.detail });
-    }
-    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
-    let detail: string;
-    switch (error.code) {
-      case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        detail = DETAILS.invalidJson;
-        break;
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        detail = DETAILS.bodyTooLarge;
-        break;
-      default:
-        detail = status >= 500 ? DETAILS.internal : error.message;
-    }
-    if (error instanceof SyntaxError) detail = DETAILS.invalidJson;
-    if (status >= 500) request.log.error(error);
-    return reply.status(status).send({ detail });
-  });
+  app.setErrorHandler(answerError);
 
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: DETAILS.routeNotFound }));
 
