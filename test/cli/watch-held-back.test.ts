@@ -85,7 +85,7 @@ it('names the files held back as incomplete on the summary line, at exit, in the
   expect(asJson.held_back).toEqual(final.held_back);
 }, 90_000);
 
-it('a restarted watch holds a file back since the earlier session did', async () => {
+it('a restarted watch holds a file back since the earlier session did, and a signal ends it without "early"', async () => {
   const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox' });
   writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
   const png = await noisePng(96, 96);
@@ -111,6 +111,9 @@ it('a restarted watch holds a file back since the earlier session did', async ()
   };
 
   const first = await session();
+  // A signal is how a watch ends: it stops, not "early".
+  expect(first.output).toContain('stopping: Ctrl-C / SIGINT');
+  expect(first.output).not.toMatch(/early/);
   const second = await session();
   expect(second.since).toBe(first.since);
   expect(second.output).toContain(

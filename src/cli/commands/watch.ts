@@ -212,6 +212,8 @@ class WatchCommand implements BatchCommand {
     this.summary.end();
   }
 
+  readonly endsOnSignal = true;
+
   interruption(signal: StopSignal): { reason: string; note: string } {
     if (this.storeUrl) {
       return {
