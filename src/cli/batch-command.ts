@@ -54,7 +54,7 @@ import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
 import { RetryNotes } from './retry-notes.ts';
 import { ENV } from './service-config.ts';
-import { type StopSignal, signalStopReason } from './signal-words.ts';
+import { type StopSignal, signalName, signalStopReason } from './signal-words.ts';
 import { clientOptionsForStore, openRunStore, storeUrlOf } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -79,6 +79,11 @@ export interface BatchCommand {
   print(line: string): void;
   /** Ends the command's own display before an error is printed (called again: nothing). */
   endDisplay(): void;
+  /**
+   * A signal is how the command's batch normally ends (watch): its stop is told as `stopping: Ctrl-C /
+   * SIGINT`, not as an early one.
+   */
+  readonly endsOnSignal?: boolean;
   /** The first signal: the reason the batch stops for, and the note printed then (null: none). */
   interruption(signal: StopSignal, started: boolean): { reason: string; note: string | null };
   /** Refuses an input dir the command cannot take (a UsageError). */
@@ -255,7 +260,7 @@ function wireSignals(s: Session): SignalWatch {
       s.metrics?.metrics.health.stopping(reason);
       if (note !== null) s.note(note);
       if (!s.batch) s.controller.abort(new DOMException('interrupted', 'AbortError'));
-      s.batch?.stop(reason);
+      s.batch?.stop(reason, s.cmd.endsOnSignal ? signalName(signal) : undefined);
       void s.cmd.stopIntake?.();
     },
     second: () => {

@@ -1,7 +1,9 @@
 /**
  * How genpipe names the signals that stop it, in one place: the reason a batch (run, watch, their dry
  * runs, a distributed run) stopped on one, which the report, the closing summary and every file left
- * unprocessed repeat (`not processed: the batch stopped early (stopped by Ctrl-C / SIGINT)`).
+ * unprocessed repeat (`not processed: the batch stopped early (stopped by Ctrl-C / SIGINT)`). A signal
+ * is how a watch normally ends (BatchCommand.endsOnSignal): its progress says `stopping: Ctrl-C / SIGINT`
+ * (signalName), a run's `stopping early: stopped by Ctrl-C / SIGINT`.
  */
 
 /** A signal genpipe answers by stopping. */

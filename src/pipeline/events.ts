@@ -41,7 +41,16 @@ export type PipelineEvent =
        */
       from_journal?: true;
     }
-  | { type: 'batch_stopping'; at: number; reason: string }
+  | {
+      type: 'batch_stopping';
+      at: number;
+      reason: string;
+      /**
+       * When the stop is how the batch normally ends (a watch stopped by a signal), that end in a
+       * person's words ('Ctrl-C / SIGINT'): told as `stopping: …`, not `stopping early: …`. Absent otherwise.
+       */
+      end?: string;
+    }
   | { type: 'batch_finished'; at: number; totals: BatchTotals };
 
 export interface BatchTotals {

@@ -57,6 +57,7 @@ export {
   RERUN_TEXTS,
   redoneOnEmbedded,
   runnerLockHeld,
+  type StatusContext,
   type StatusKind,
   type StatusSummary,
   serviceIdentity,

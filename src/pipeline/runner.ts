@@ -90,8 +90,10 @@ export interface Batch {
   /**
    * Stops taking new work (SIGINT); jobs already at the service are still finished, for at most
    * `stopGraceMs` when it is set (then cancelled and left, as far as they got, to the journal).
+   * `end`: the stop is how this batch normally ends (a watch's signal), in those words (the
+   * batch_stopping event's `end`).
    */
-  stop(reason?: string): void;
+  stop(reason?: string, end?: string): void;
   /** True once every item is final: only the final reports are left to write (bounded work). */
   readonly windingUp: boolean;
 }
@@ -108,8 +110,8 @@ export function startBatch(options: RunOptions): Batch {
   const run = resolveRunOptions(options);
   const startedAt = Date.now();
   const emit = safeEmit(options.onEvent);
-  const stops = new StopControl(options.signal, (reason) => {
-    emit({ type: 'batch_stopping', at: Date.now(), reason });
+  const stops = new StopControl(options.signal, (reason, end) => {
+    emit({ type: 'batch_stopping', at: Date.now(), reason, ...(end === undefined ? {} : { end }) });
   });
   const views = new ViewFile(run.outDir);
   const items = new BatchItems(views);
@@ -194,7 +196,7 @@ export function startBatch(options: RunOptions): Batch {
 
   return {
     done: finish().finally(() => views.close()),
-    stop: (reason = 'interrupted') => stops.interrupt(reason, options.stopGraceMs),
+    stop: (reason = 'interrupted', end) => stops.interrupt(reason, options.stopGraceMs, end),
     get windingUp() {
       return windingUp;
     },

@@ -84,3 +84,39 @@ it('names the files held back as incomplete on the summary line, at exit, in the
   const asJson = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
   expect(asJson.held_back).toEqual(final.held_back);
 }, 90_000);
+
+it('a restarted watch holds a file back since the earlier session did, and a signal ends it without "early"', async () => {
+  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox' });
+  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const png = await noisePng(96, 96);
+  writeFileSync(join(inbox, 'half.png'), png.subarray(0, png.length >> 1));
+
+  /** One session until it holds half.png back and its report says so, then SIGINT; its output. */
+  const session = async (): Promise<{ since: string; output: string }> => {
+    const child = spawnGenpipe(
+      ['watch', inbox, '--out', out, '--quiet-ms', '200', '--rescan-ms', '300'],
+      cliEnv(emu),
+    );
+    await child.until(
+      () => child.stderr().includes('1 incomplete, held back: half.png'),
+      'the held file named',
+    );
+    await until(async () => {
+      const r = report(out);
+      return r?.finished_at === null && r.held_back?.length === 1 && r.totals.succeeded === 1 ? r : null;
+    });
+    child.proc.kill('SIGINT');
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    return { since: report(out).held_back[0].since, output: child.stdout() + child.stderr() };
+  };
+
+  const first = await session();
+  // A signal is how a watch ends: it stops, not "early".
+  expect(first.output).toContain('stopping: Ctrl-C / SIGINT');
+  expect(first.output).not.toMatch(/early/);
+  const second = await session();
+  expect(second.since).toBe(first.since);
+  expect(second.output).toContain(
+    `(held back since ${first.since.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')})`,
+  );
+}, 120_000);

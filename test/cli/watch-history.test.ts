@@ -10,9 +10,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
+import { claimedSizeBytes } from '../media/claimed-size.ts';
+import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
-import { cliEnv } from './run-cli.ts';
+import { cliEnv, jsonOut, runCli } from './run-cli.ts';
 
 const promptFolder = usePromptFolders();
 let emu: RunningEmulator;
@@ -79,4 +81,31 @@ it('a restarted --on-done move watch reports the inputs earlier sessions moved a
     'b.txt b.txt failed',
     'c.txt c.txt succeeded',
   ]);
+}, 120_000);
+
+it('keeps the files that failed before anything was sent, and status says a moved one is not checked again', async () => {
+  const { input: inbox, out } = promptFolder({ 'ok.txt': 'a red fox' });
+  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  // Refused by the local check (each side must be <= 8000px): nothing is uploaded for it.
+  writeFileSync(join(inbox, 'h.png'), await claimedSizeBytes('png', 60000, 60000));
+  expect(await session(inbox, out, ['processed/ok.txt', 'failed/h.png'])).toBe(0);
+  expect(statuses(report(out))).toEqual({ 'h.png': 'failed', 'ok.txt': 'succeeded' });
+
+  writeFileSync(join(inbox, 'c.txt'), 'a small cat');
+  expect(await session(inbox, out, ['processed/c.txt'])).toBe(0);
+  const r = report(out);
+  expect(statuses(r)).toEqual({ 'c.txt': 'succeeded', 'h.png': 'failed', 'ok.txt': 'succeeded' });
+  expect(r.totals).toMatchObject({ inputs: 3, succeeded: 2, failed: 1 });
+  const h = r.items.find((i: { input: string }) => i.input === 'h.png');
+  expect(h.reason).toMatch(/60000x60000px but each side must be <= 8000px/);
+  expect(h.journal).toBe('finished in an earlier session; not taken again in this one');
+
+  // status tells h.png's failure, and that a re-run does not check it again: it is not in the inbox.
+  const status = await runCli(['status', out], cliEnv(emu));
+  expect(status.code, status.stderr).toBe(0);
+  expect(status.stdout).toMatch(/failed \(1\):\n {2}h\.png: .*60000x60000px/);
+  expect(status.stdout).not.toContain('checks them again');
+  expect(status.stdout).toMatch(/ {2}no longer in the input folder \(1\): /);
+  const asJson = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
+  expect(asJson.byKind).toEqual({ done: 2, 'no longer in the input folder': 1 });
 }, 120_000);

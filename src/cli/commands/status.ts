@@ -5,7 +5,7 @@
  * even an older genpipe's journal's upgrade (it reads a journal it may not write).
  */
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { type QueueCounts, queueCounts } from '../../pipeline/distributed/index.ts';
 import {
@@ -17,11 +17,13 @@ import {
   openJournal,
   RERUN_TEXTS,
   runnerLockHeld,
+  type StatusContext,
   type StatusKind,
   type StatusSummary,
   statusSummary,
 } from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
+import type { BatchRow } from '../../pipeline/store/index.ts';
 import type { KeyQuotaUse, PostgresStore, WorkerRow } from '../../pipeline/store-postgres/index.ts';
 import { plural } from '../../spec/plural.ts';
 import { openRunStore, STORE_HELP, storeUrlOf } from '../store-option.ts';
@@ -43,6 +45,7 @@ const KIND_ORDER: readonly StatusKind[] = [
   'failed before the service',
   'skipped',
   'not yet submitted',
+  'no longer in the input folder',
 ];
 
 function when(ms: number): string {
@@ -101,6 +104,16 @@ export function statusLines(outDir: string, journalPath: string, summary: Status
   return lines;
 }
 
+/**
+ * Whether an input is still in the input folder of `batch` (the one a re-run of its command reads);
+ * nothing when that folder is not on this machine (a distributed run's, say): then no input is taken
+ * as gone.
+ */
+function inputPresence(batch: BatchRow | undefined): Pick<StatusContext, 'present'> {
+  if (!batch || !existsSync(batch.inputDir)) return {};
+  return { present: (input) => existsSync(join(batch.inputDir, input)) };
+}
+
 export function registerStatus(program: Command): void {
   program
     .command('status')
@@ -145,8 +158,10 @@ export function registerStatus(program: Command): void {
       }
       if (journal.readNote) process.stderr.write(`genpipe: ${printable(journal.readNote)}\n`);
       try {
-        const summary = statusSummary(journal.rows(), await journal.batches(), {
+        const batches = await journal.batches();
+        const summary = statusSummary(journal.rows(), batches, {
           live: runnerLockHeld(outDir),
+          ...inputPresence(batches.at(-1)),
         });
         printStatus(outDir, path, summary, opts.json === true);
       } finally {
@@ -256,7 +271,7 @@ async function printStoreStatus(outDir: string, url: string, json: boolean): Pro
       last?.options.distribute === true && last.options.command === 'run'
         ? shared.workers.some((w) => w.alive && w.pid === last.pid)
         : await runnerHolds(store);
-    const summary = statusSummary(await store.rows(), batches, { live });
+    const summary = statusSummary(await store.rows(), batches, { live, ...inputPresence(last) });
     printStatus(outDir, store.location, summary, json, shared);
   } finally {
     await store.close();

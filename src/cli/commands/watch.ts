@@ -42,6 +42,7 @@ import {
   type Redact,
   type ReportIgnored,
   type RunOptions,
+  readReportHead,
   readyItem,
   recipeFiles,
   sameSignature,
@@ -211,6 +212,8 @@ class WatchCommand implements BatchCommand {
     this.summary.end();
   }
 
+  readonly endsOnSignal = true;
+
   interruption(signal: StopSignal): { reason: string; note: string } {
     if (this.storeUrl) {
       return {
@@ -273,7 +276,12 @@ class WatchCommand implements BatchCommand {
       flags.force || flags.recheckFinished || !setup.journal
         ? new Map<string, { size: number; mtimeMs: number }>()
         : await setup.journal.finishedFiles();
+    // The files an earlier watch held back: one still so, unchanged, is held back since then.
+    const heldEarlier = new Map<string, number>();
+    for (const h of readReportHead(setup.outDir)?.held_back ?? [])
+      heldEarlier.set(h.input, Date.parse(h.since));
     return {
+      heldEarlier: (input) => heldEarlier.get(input),
       dir: setup.inputDir,
       outDir: setup.outDir,
       quietMs: flags.quietMs ?? WATCH_DEFAULTS.quietMs,

@@ -12,7 +12,7 @@
  */
 import type { Item } from '../item.ts';
 import type { PlanOptions } from '../store/store.ts';
-import type { JournalKey, JournalRow } from './journal-row.ts';
+import type { JournalKey, JournalPhase, JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
 import type { DecideInput, RowDecision } from './resume-decision.ts';
 import { JOURNAL_CHOICES } from './texts.ts';
@@ -29,6 +29,13 @@ export function hasKey(row: JournalRow, key: JournalKey): boolean {
 export function keyedBefore(row: JournalRow, key: JournalKey): boolean {
   return row.contentHash === key.contentHash && (key.formerRecipeHashes ?? []).includes(row.recipeHash);
 }
+
+/**
+ * The phases of an active row a run still takes up when its input is gone from the input folder (moved
+ * away or deleted): the service's work for it, which vanishedInFlight collects. A row in any other
+ * phase is left as it is: nothing takes it up (status says so).
+ */
+export const VANISHED_TAKEN_PHASES = ['submitted', 'downloaded'] as const satisfies readonly JournalPhase[];
 
 /** True when the item holds anything the service did for it (a save of it may not be dropped). */
 export function holdsServiceWork(item: Item): boolean {

@@ -47,6 +47,7 @@ export { JournalFileError, type SynchronousMode } from './schema.ts';
 export { formerServiceIdentities, serviceIdentity } from './service-identity.ts';
 export {
   RERUN_TEXTS,
+  type StatusContext,
   type StatusFailure,
   type StatusKind,
   type StatusSummary,

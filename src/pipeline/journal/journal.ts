@@ -61,6 +61,7 @@ import {
   keyedBefore,
   needsOutputs,
   rowWrites,
+  VANISHED_TAKEN_PHASES,
   wantsEarlier,
 } from './admission.ts';
 import { BatchRows } from './batch-rows.ts';
@@ -714,7 +715,7 @@ export class Journal implements Store {
     const batch = this.requireBatch();
     this.assertOpen();
     const out: JournalDecision[] = [];
-    for (const phase of ['submitted', 'downloaded'] as const) {
+    for (const phase of VANISHED_TAKEN_PHASES) {
       for (const row of this.rowsIn(phase)) {
         if (this.bound.has(row.input) || skip?.(row.input)) continue;
         const key = { contentHash: row.contentHash, recipeHash: row.recipeHash };

@@ -4,7 +4,7 @@
  * content-hash cache, quota state, the runner lock). The parts hold no SQL of their own; this module
  * holds nothing but text.
  */
-import { FINISHED_PHASES } from './finished-items.ts';
+import { FINISHED_ROW_SQL } from './finished-items.ts';
 import { PLACE_HOLDING_PHASES } from './item-place.ts';
 
 /** The schema of version 1. */
@@ -171,7 +171,7 @@ export const ITEM_SQL = {
      FROM items WHERE out_dir = ? AND phase IN ('reported', 'failed') AND superseded_at IS NULL`,
   /** The newest row at each place of the out dir, when it finished (finished-items.ts). */
   finishedAtPlaces: `SELECT ${ITEM_COLUMNS} FROM items WHERE id IN (SELECT MAX(id) FROM items WHERE out_dir = ? GROUP BY place)
-     AND phase IN (${FINISHED_PHASES.map((p) => `'${p}'`).join(', ')}) ORDER BY input, id`,
+     AND ${FINISHED_ROW_SQL} ORDER BY input, id`,
   history: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? ORDER BY id`,
   /** The latest earlier row of an input with this key that holds its place (see item-place.ts). */
   earlier: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? AND content_hash = ? AND recipe_hash = ?

@@ -4,6 +4,7 @@
  * what the next run would do with each kind: resume-decision.ts's own decision, told in other words.
  */
 import type { BatchRow } from '../store/store.ts';
+import { VANISHED_TAKEN_PHASES } from './admission.ts';
 import { EMBEDDED_IDENTITY, redoneOnEmbedded } from './embedded-redo.ts';
 import type { JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
@@ -21,7 +22,8 @@ export type StatusKind =
   | 'downloaded'
   | 'failed before the service'
   | 'skipped'
-  | 'not yet submitted';
+  | 'not yet submitted'
+  | 'no longer in the input folder';
 
 /** What a re-run does with the inputs of each kind. */
 export const RERUN_TEXTS: Record<StatusKind, string> = {
@@ -39,6 +41,8 @@ export const RERUN_TEXTS: Record<StatusKind, string> = {
   'failed before the service': 'checks them again (nothing was sent for them)',
   skipped: 'checks them again against the recipe',
   'not yet submitted': 'checks and submits them',
+  'no longer in the input folder':
+    'takes nothing of them: moved away or deleted, they are not among the files it reads (a watch still reports those that finished as they finished)',
 };
 
 /** One failed input. */
@@ -60,6 +64,12 @@ export interface StatusContext {
    * `--emulator`): work at the earlier run's emulator is processed again (embedded-redo.ts).
    */
   embedded?: boolean;
+  /**
+   * Whether an input is still in the input folder the re-run reads (the last batch's); absent when
+   * that is not known (the folder is not on this machine). A row whose input is gone is taken up only
+   * for the service's work on it (admission.ts's VANISHED_TAKEN_PHASES), as the run's vanishedInFlight.
+   */
+  present?: (input: string) => boolean;
 }
 
 /** The summary of an out dir's journal. */
@@ -98,6 +108,15 @@ export function statusKind(row: JournalRow, context: StatusContext = { live: nul
 
 /** statusKind with the reason (see RowStatus). */
 export function rowStatus(row: JournalRow, context: StatusContext = { live: null }): RowStatus {
+  const status = decidedStatus(row, context);
+  // A finished input moved away is still done; any other one gone is taken up by nothing.
+  if (status.kind === 'done' || context.present?.(row.input) !== false) return status;
+  if ((VANISHED_TAKEN_PHASES as readonly string[]).includes(row.phase)) return status;
+  return { kind: 'no longer in the input folder', reason: row.item.reason };
+}
+
+/** rowStatus of a row whose input is in the input folder (resume-decision.ts's decide). */
+function decidedStatus(row: JournalRow, context: StatusContext): RowStatus {
   const decided = decide({
     row,
     fresh: row.item,
@@ -154,7 +173,12 @@ export function statusSummary(
   for (const row of rows) {
     const { kind, reason } = rowStatus(row, rerun);
     byKind[kind] = (byKind[kind] ?? 0) + 1;
-    if (row.phase === 'failed' || kind === 'outcome unknown' || kind === 'failed before the service') {
+    const failed =
+      row.phase === 'failed' ||
+      kind === 'outcome unknown' ||
+      kind === 'failed before the service' ||
+      (kind === 'no longer in the input folder' && row.item.state === 'failed');
+    if (failed) {
       failures.push({
         input: row.input,
         reason: reason ?? 'failed',

@@ -9,6 +9,7 @@
 import { plural } from '../../spec/plural.ts';
 import type { PipelineEvent } from '../events.ts';
 import { clockTime, formatBytes, printable } from './format.ts';
+import { stoppingText } from './progress-state.ts';
 import { type Redact, redactShapes } from './redact.ts';
 import type { ProgressDisplay, ProgressStream } from './types.ts';
 
@@ -105,7 +106,7 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
       }
     }
     case 'batch_stopping':
-      return `${at} stopping early: ${text(event.reason)}`;
+      return `${at} ${text(stoppingText(event))}`;
     case 'batch_finished': {
       const t = event.totals;
       const parts = [

@@ -36,7 +36,7 @@ export interface ProgressState {
   unplaced: Map<string, ItemState>;
   /** Times at which items reached a final state, oldest first (pruned to the throughput window). */
   recentDone: number[];
-  /** Why the batch is stopping early, once it is. */
+  /** Once the batch is stopping, the words that say so and why (stoppingText). */
   stopping: string | null;
   /** The batch's totals once it finished. */
   finished: { at: number; totals: BatchTotals } | null;
@@ -118,12 +118,22 @@ export function applyEvent(state: ProgressState, event: PipelineEvent): void {
       break;
     }
     case 'batch_stopping':
-      state.stopping = event.reason;
+      state.stopping = stoppingText(event);
       break;
     case 'batch_finished':
       state.finished = { at: event.at, totals: event.totals };
       break;
   }
+}
+
+/**
+ * The words of a batch that starts stopping: `stopping early: <reason>`, or `stopping: <end>` when the
+ * stop is how the batch normally ends (a watch's signal).
+ *
+ * @example stoppingText({ type: 'batch_stopping', at: 0, reason: 'stopped by Ctrl-C / SIGINT', end: 'Ctrl-C / SIGINT' }) // 'stopping: Ctrl-C / SIGINT'
+ */
+export function stoppingText(event: Extract<PipelineEvent, { type: 'batch_stopping' }>): string {
+  return event.end === undefined ? `stopping early: ${event.reason}` : `stopping: ${event.end}`;
 }
 
 /** Counts by stage and by outcome. */

@@ -12,6 +12,7 @@ import {
   newProgressState,
   type ProgressState,
   progressCounts,
+  stoppingText,
   throughputPerMinute,
 } from './progress-state.ts';
 import { type Redact, redactShapes } from './redact.ts';
@@ -79,7 +80,7 @@ export function renderTty(state: ProgressState, opts: { columns: number; now: nu
   const outcomes = [`succeeded ${c.succeeded}`, `failed ${c.failed}`, `skipped ${c.skipped}`];
   if (c.unprocessed > 0 || state.stopping) outcomes.push(`not processed ${c.unprocessed}`);
   const lines = [first, stages, `results  ${outcomes.join('  ')}`];
-  if (state.stopping && !state.finished) lines.push(`stopping early: ${printable(state.stopping)}`);
+  if (state.stopping && !state.finished) lines.push(printable(state.stopping));
   return lines.map((l) => ellipsize(l, width));
 }
 
@@ -95,7 +96,7 @@ export function ttyLogLine(event: PipelineEvent, redact: Redact): string | null 
     if (event.from_journal && event.reason) return `✗ ${text(event.input)}: ${text(event.reason)}`;
     return `✗ ${text(event.input)}: failed${event.stage ? ` at ${event.stage}` : ''}${event.reason ? `: ${text(event.reason)}` : ''}`;
   }
-  if (event.type === 'batch_stopping') return `! stopping early: ${text(event.reason)}`;
+  if (event.type === 'batch_stopping') return `! ${text(stoppingText(event))}`;
   if (event.type === 'batch_started' && event.emulator) {
     return '! using the embedded emulator, not the real service';
   }

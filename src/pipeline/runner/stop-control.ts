@@ -42,7 +42,7 @@ export class StopControl {
    */
   constructor(
     private readonly outer: AbortSignal | undefined,
-    private readonly onStopping: (reason: string) => void,
+    private readonly onStopping: (reason: string, end?: string) => void,
   ) {
     // Every in-flight stage, request and slot wait listens to these: many more than Node's warning limit.
     setMaxListeners(0, this.abort.signal, this.stopping.signal);
@@ -56,19 +56,19 @@ export class StopControl {
   }
 
   /** The batch stops taking new work (the first reason wins). */
-  trigger(reason: string, cause: BatchStop['cause']): void {
+  trigger(reason: string, cause: BatchStop['cause'], end?: string): void {
     if (this.why) return;
     this.why = { reason, cause };
-    this.onStopping(reason);
+    this.onStopping(reason, end);
     this.stopping.abort(new Error(reason));
   }
 
   /**
    * stop(): no new work; work already at the service goes on, for `graceMs` at most when given (then
-   * it is cancelled and left, as far as it got, to the journal).
+   * it is cancelled and left, as far as it got, to the journal). `end`: see Batch.stop.
    */
-  interrupt(reason: string, graceMs: number | undefined): void {
-    this.trigger(reason, 'interrupted');
+  interrupt(reason: string, graceMs: number | undefined, end?: string): void {
+    this.trigger(reason, 'interrupted', end);
     if (graceMs === undefined || this.graceTimer !== null || this.abort.signal.aborted) return;
     this.graceTimer = setTimeout(() => {
       this.abort.abort(new DOMException('the stop grace period ran out', 'AbortError'));

@@ -6,7 +6,7 @@
  * (BIGINT, read as numbers). Statements name tables unqualified: the connection's search_path is the
  * store's schema.
  */
-import { FINISHED_PHASES } from '../journal/finished-items.ts';
+import { FINISHED_ROW_SQL } from '../journal/finished-items.ts';
 import { PLACE_HOLDING_PHASES } from '../journal/item-place.ts';
 
 /**
@@ -217,7 +217,7 @@ export const ITEM_SQL = {
   /** The newest row at each place of the out dir, when it finished (finished-items.ts). */
   finishedAtPlaces: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1
      AND id IN (SELECT MAX(id) FROM items WHERE out_dir = $1 GROUP BY place)
-     AND phase IN (${FINISHED_PHASES.map((p) => `'${p}'`).join(', ')}) ORDER BY input, id`,
+     AND ${FINISHED_ROW_SQL} ORDER BY input, id`,
   history: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND input = $2 ORDER BY id`,
   earlier: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND input = $2 AND content_hash = $3 AND recipe_hash = $4
      AND superseded_at IS NOT NULL AND ${HOLDS_PLACE} ORDER BY id DESC LIMIT 1`,

@@ -29,6 +29,7 @@ import {
   keyedBefore,
   needsOutputs,
   rowWrites,
+  VANISHED_TAKEN_PHASES,
   wantsEarlier,
 } from '../journal/admission.ts';
 import { type HashCache, hashWithCache, sameIdentity } from '../journal/content-hash.ts';
@@ -509,7 +510,7 @@ export class PostgresStore implements Store {
     const batch = this.requireBatch();
     this.assertWritable();
     const out: StoreDecision[] = [];
-    for (const phase of ['submitted', 'downloaded'] as const) {
+    for (const phase of VANISHED_TAKEN_PHASES) {
       const rows = await this.use('reading the work in flight', (q) => this.items.inPhase(q, phase));
       for (const row of rows) {
         if (this.bound.has(row.input) || skip?.(row.input)) continue;

@@ -180,7 +180,7 @@ export interface Store {
   finishedFiles(): Promise<Map<string, FinishedFile>>;
   /**
    * The out dir's history as the reports tell it (journal/finished-items.ts): at each place, the item
-   * of the newest row there when it finished (reported or failed), noted done in an earlier session.
+   * of the newest row there when it finished (reported, failed, or skipped), noted done in an earlier session.
    */
   finishedItems(): Promise<Item[]>;
 

@@ -41,6 +41,11 @@ export interface WatcherOptions {
    * files not yet handed over in this session.
    */
   known?: (file: { input: string; absPath: string } & Signature) => boolean;
+  /**
+   * When an earlier watch held back the file at `input` as incomplete (the out dir's last report.json),
+   * if it did: see StabilityOptions.heldEarlier.
+   */
+  heldEarlier?: (input: string) => number | undefined;
   /** Further inputs to leave out, by path relative to the watched folder. */
   shouldSkip?: (input: string) => boolean;
   /**

@@ -50,6 +50,12 @@ export interface TrackedFile extends Signature {
 }
 
 export interface StabilityOptions {
+  /**
+   * When an earlier watch of the out dir held back the file at `input` (its last report.json's
+   * held_back), if it did: a file held back again, unchanged since then (its mtime not later), is held
+   * back since that time, not since this session's check.
+   */
+  heldEarlier?: (input: string) => number | undefined;
   /** Size and mtime must stay unchanged this long before the file is checked. */
   quietMs: number;
   /** A held file is handed over as it is once unchanged this long (since its last change). */
@@ -222,7 +228,8 @@ export class StabilityTracker {
    * Applies a completeness verdict to `f`, unless the file changed since the check began (then it is
    * pending again and the verdict is dropped).
    *
-   * @param now - when the verdict came (a held file is held back since then; default: its last change)
+   * @param now - when the verdict came (a held file is held back since then, or since an earlier
+   *   watch held it back unchanged: options.heldEarlier; default: its last change)
    * @returns `ready` (to hand over now), `held`, or `stale`
    */
   finishCheck(
@@ -234,7 +241,8 @@ export class StabilityTracker {
     if (f.version !== version || f.state !== 'checking' || this.#files.get(f.input) !== f) return 'stale';
     if (reason === null) return 'ready';
     f.heldReason = reason;
-    f.heldSince = now;
+    const earlier = this.options.heldEarlier?.(f.input);
+    f.heldSince = earlier !== undefined && Math.trunc(f.mtimeMs) <= earlier ? Math.min(earlier, now) : now;
     this.#setState(f, 'held');
     return 'held';
   }

@@ -85,7 +85,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
   const rules = await watchPathRules(settings);
 
   const { quietMs, giveUpMs, forgetAfterMs } = settings;
-  const tracker = new StabilityTracker({ quietMs, giveUpMs, forgetAfterMs });
+  const tracker = new StabilityTracker({ quietMs, giveUpMs, forgetAfterMs, heldEarlier: opts.heldEarlier });
   const listeners = new WatchListeners(opts);
   const life: WatchLifecycle = new WatchLifecycle(listeners, {
     onFirstPause: () => {
