@@ -302,7 +302,8 @@ export class Generations {
   ): Promise<void> {
     const { pacer } = this.deps;
     if (!this.shared) return;
-    const windowMs = pacer.windowMs;
+    // The upper bound of the window: the shared log may stamp a create when its slot was taken.
+    const windowMs = pacer.windowUpperMs;
     const limit = pacer.limit;
     // While the window is unknown (the client's first create probes it) the request is logged all
     // the same, in the interface's window, so the other processes count it.
