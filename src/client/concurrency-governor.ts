@@ -1,13 +1,25 @@
 /**
  * The concurrency governor: one per client. It tracks this client's own jobs from their 201 until a
  * get()/wait() observes them completed or failed, learns the service's job ceiling from "Too many
- * concurrent jobs" 429s (the ceiling is our own active count at that moment) or takes it from the
- * `maxConcurrentJobs` option, and holds creates back while the ceiling is reached (while it is unknown,
+ * concurrent jobs" 429s or takes it from the `maxConcurrentJobs` option, and holds creates back while the ceiling is reached (while it is unknown,
  * creates awaiting their answer are at most our running jobs, at least one: see hasRoom). A held create is
  * released the moment one of our jobs is observed terminal — not after the 429's fixed 60 s — and, as a
  * fallback when nothing is observed, once that Retry-After has passed.
  *
  * Several wait() loops may report the same job: only its first terminal observation frees a slot.
+ *
+ * The ceiling learned never exceeds the service's. The 429 says nothing of it (Retry-After only), and
+ * our jobs not yet seen ending are more than the service counts whenever polling lags their ends (18
+ * learned for 10). What is certain is the most of our jobs that ran at one moment: those created (201
+ * received) before it and read still running by a read sent after it — the service never runs more
+ * than its ceiling. On a 429 the client reads its jobs at once (see Generations), and the ceiling
+ * learned is that count; a later read that shows more of them running at once raises it.
+ *
+ * That count may fall short of the ceiling: jobs that ended between the 429 and their read are not in
+ * it. When the reads found some ended, the ceiling may be higher, and the governor probes: it lets one
+ * create more than the ceiling go, until a read shows the extra job running with the others (the
+ * ceiling rises, and the probe goes on) or a probe is refused (the ceiling stands; no more probing).
+ * So a ceiling learned low costs at most one more 429, not a batch run below the service's ceiling.
  */
 import { LIMITS, RATE_LIMIT_DETAILS, TERMINAL_GENERATION_STATES } from '../spec/index.ts';
 import { abortReason } from './sleep.ts';
@@ -37,6 +49,8 @@ export type SlotOutcome =
       retryAfterMs?: number | null;
       /** The key's ceiling, when a quota shared with other processes knows it (else our count is). */
       ceiling?: number;
+      /** Reading our jobs after the 429 found some ended: the ceiling may be above those running. */
+      jobsEnded?: boolean;
     }
   | 'none';
 
@@ -55,6 +69,14 @@ export interface AcquireOptions {
   holdMs?: number;
 }
 
+/** One of our jobs not yet seen ending. */
+interface ActiveJob {
+  /** When its 201 arrived (it ran from then, or earlier). */
+  since: number;
+  /** When the latest read that found it running was sent (it ran until then, or later); -Infinity. */
+  runningAt: number;
+}
+
 interface Waiter {
   resolve: (slot: GovernorSlot) => void;
   reject: (reason: unknown) => void;
@@ -70,12 +92,16 @@ interface Waiter {
 export class ConcurrencyGovernor {
   private readonly cap: number | null;
   private learned: number | null = null;
+  /** One create more than the learned ceiling may go (see the module comment). */
+  private probing = false;
+  /** Ceilings learned from 429s so far: a slot admitted before the latest went out with its round. */
+  private lessons = 0;
   private readonly fallbackMs: number;
   private readonly slowStart: boolean;
   private readonly now: () => number;
   private readonly log: ((message: string) => void) | undefined;
-  /** Our jobs the service counts as active: id → time of its 201. */
-  private readonly active = new Map<string, number>();
+  /** Our jobs the service may count as active (created, not seen ending). */
+  private readonly active = new Map<string, ActiveJob>();
   /** Creates admitted whose answer is pending. */
   private reserved = 0;
   private readonly queue: Waiter[] = [];
@@ -106,6 +132,7 @@ export class ConcurrencyGovernor {
   adoptCeiling(ceiling: number): void {
     if (!(ceiling >= 1) || this.learned === ceiling) return;
     this.learned = ceiling;
+    this.probing = false;
     this.pump();
   }
 
@@ -149,13 +176,47 @@ export class ConcurrencyGovernor {
     });
   }
 
+  /** The ids of our jobs not yet seen ending (the ones to read when the service refuses a create). */
+  activeIds(): string[] {
+    this.prune();
+    return [...this.active.keys()];
+  }
+
   /**
    * Reports a generation this client read (get, wait): when it is one of our active jobs and its state
    * is terminal, its slot is freed and a held create is released. Repeated reports are harmless.
+   * @param readSentAt - when the read was sent (on this governor's clock): a job found running ran
+   *   until then, which tells how many of our jobs certainly ran at once
    */
-  observe(generation: { id: string; state: string }): void {
-    if (!(TERMINAL_GENERATION_STATES as readonly string[]).includes(generation.state)) return;
+  observe(generation: { id: string; state: string }, readSentAt?: number): void {
+    if (!(TERMINAL_GENERATION_STATES as readonly string[]).includes(generation.state)) {
+      const job = this.active.get(generation.id);
+      if (job === undefined || readSentAt === undefined || readSentAt <= job.runningAt) return;
+      job.runningAt = readSentAt;
+      // More of our jobs ran at once than the learned ceiling: it was learned too low.
+      const together = this.mostRunningAtOnce();
+      if (this.learned !== null && together > this.learned) {
+        this.learned = together;
+        this.log?.(`${RATE_LIMIT_DETAILS.concurrency}: job ceiling learned as ${together}`);
+        this.pump();
+      }
+      return;
+    }
     this.forget(generation.id);
+  }
+
+  /**
+   * The most of our jobs certainly running at one moment: at the 201 of one of them, those created
+   * by then and read running after it.
+   */
+  private mostRunningAtOnce(): number {
+    const jobs = [...this.active.values()].filter((j) => j.runningAt >= j.since);
+    let most = 0;
+    for (const { since: at } of jobs) {
+      const n = jobs.filter((j) => j.since <= at && j.runningAt >= at).length;
+      if (n > most) most = n;
+    }
+    return most;
   }
 
   /** Stops counting a job (terminal, or unknown to the service). */
@@ -166,7 +227,7 @@ export class ConcurrencyGovernor {
   private prune(): void {
     const maxAge = LIMITS.activeJobPruneSeconds * 1000;
     const now = this.now();
-    for (const [id, since] of this.active) if (now - since >= maxAge) this.active.delete(id);
+    for (const [id, job] of this.active) if (now - job.since >= maxAge) this.active.delete(id);
   }
 
   /**
@@ -178,7 +239,7 @@ export class ConcurrencyGovernor {
    */
   private hasRoom(): boolean {
     const ceiling = this.ceiling;
-    if (ceiling !== null) return this.activeCount + this.reserved < ceiling;
+    if (ceiling !== null) return this.activeCount + this.reserved < ceiling + (this.probes ? 1 : 0);
     return !this.slowStart || this.reserved < Math.max(1, this.activeCount);
   }
 
@@ -205,23 +266,62 @@ export class ConcurrencyGovernor {
     }
   }
 
+  /** Whether a probe may go above the learned ceiling (never above the `maxConcurrentJobs` cap). */
+  private get probes(): boolean {
+    return this.probing && this.learned !== null && (this.cap === null || this.learned < this.cap);
+  }
+
+  /**
+   * Learns from "Too many concurrent jobs": `running`, the most of our jobs seen running at once;
+   * `uncertain`, whether the reads after the 429 found some ended (the ceiling may be higher);
+   * `probe`, whether the refused create went out above the learned ceiling; `lessonsBefore`, the
+   * lessons learned when it went out.
+   */
+  private refused(running: number, uncertain: boolean, probe: boolean, lessonsBefore: number): void {
+    if (running <= 0) return; // none of ours running: the slots are someone else's
+    const before = this.learned;
+    if (probe) {
+      // A probe refused: the ceiling stands.
+      this.learned = Math.max(before ?? 0, running);
+      this.probing = false;
+    } else if (before === null) {
+      this.learned = running;
+      this.probing = uncertain;
+    } else if (lessonsBefore < this.lessons) {
+      // Sent before the latest lesson, with the others of its round: one more reading of the same.
+      this.learned = Math.max(before, running);
+    } else {
+      // Refused under the ceiling: other users of the key hold slots, or the ceiling fell.
+      this.learned = running;
+    }
+    this.lessons++;
+    if (this.learned !== before) {
+      this.log?.(`${RATE_LIMIT_DETAILS.concurrency}: job ceiling learned as ${this.learned}`);
+    }
+  }
+
   private slot(): GovernorSlot {
     let settled = false;
+    const lessonsBefore = this.lessons;
+    // Admitted above the learned ceiling (reserved counts this one already).
+    const ceiling = this.ceiling;
+    const probe = ceiling !== null && this.activeCount + this.reserved > ceiling;
     return {
       done: (outcome) => {
         if (settled) return;
         settled = true;
         this.reserved--;
         if (outcome !== 'none' && 'created' in outcome) {
-          this.active.set(outcome.created, this.now());
-          // More of our jobs run than the learned ceiling: it was learned too low.
-          if (this.learned !== null && this.active.size > this.learned) this.learned = this.active.size;
+          this.active.set(outcome.created, { since: this.now(), runningAt: Number.NEGATIVE_INFINITY });
         } else if (outcome !== 'none' && outcome.rejected === 'concurrency') {
-          const own = outcome.ceiling ?? this.activeCount;
-          if (own > 0 && this.learned !== own) {
-            this.learned = own;
-            this.log?.(`${RATE_LIMIT_DETAILS.concurrency}: job ceiling learned as ${own}`);
-          }
+          // Not our jobs not seen ending: some may have ended unread (see the module comment).
+          if (outcome.ceiling !== undefined) {
+            if (outcome.ceiling > 0 && this.learned !== outcome.ceiling) {
+              this.learned = outcome.ceiling;
+              this.probing = false;
+              this.log?.(`${RATE_LIMIT_DETAILS.concurrency}: job ceiling learned as ${outcome.ceiling}`);
+            }
+          } else this.refused(this.mostRunningAtOnce(), outcome.jobsEnded ?? false, probe, lessonsBefore);
         }
         this.pump();
       },

@@ -127,6 +127,12 @@ function isTerminal(state: string): boolean {
 }
 
 /** The generations resource of a client. */
+/** What the last concurrency 429 of a create taught (see createAttempts). */
+interface Refusal {
+  ceiling: number | null;
+  jobsEnded: boolean;
+}
+
 export class Generations {
   /** How long jobs of each kind took, as this client's waits saw them end. */
   private readonly durations = new RecentJobDurations();
@@ -196,8 +202,11 @@ export class Generations {
     const what = 'POST /v1/generations';
     let body: string | ReplayableBody = JSON.stringify(request);
     let holdMs: number | undefined;
-    /** The key's job ceiling the shared quota learned from this create's last 429, if any. */
-    const shared: { ceiling: number | null } = { ceiling: null };
+    /**
+     * The key's job ceiling the shared quota learned from this create's last 429, if any; and whether
+     * reading our jobs after that 429 found some of them ended (their slots are free: no hold).
+     */
+    const shared: Refusal = { ceiling: null, jobsEnded: false };
     try {
       return await retryingCall({
         what,
@@ -239,6 +248,7 @@ export class Generations {
           wire.maybeSent = true;
           try {
             shared.ceiling = null;
+            shared.jobsEnded = false;
             return await this.sendCreate(url, requestId, body, signal, slot, ticket, shared);
           } catch (err) {
             wire.maybeSent = !notActedOn(err);
@@ -252,6 +262,8 @@ export class Generations {
           if (!(err instanceof RateLimitError)) return undefined;
           if (err.kind === 'rpm')
             return `once the request window has room (within ${Math.ceil(delayMs / 1000)} s)`;
+          if (err.kind === 'concurrency' && shared.jobsEnded)
+            return "as the job ceiling allows: some of this client's jobs had ended unread";
           const active = governor.activeCount;
           if (err.kind !== 'concurrency' || governor.ceiling === null || active === 0) return undefined;
           return `when one of this client's ${active} running jobs ends (the service's job ceiling)`;
@@ -263,6 +275,7 @@ export class Generations {
             // it. Else held by the governor until one of our jobs ends (or Retry-After passes when it
             // learned no ceiling because none of ours was running).
             if (shared.ceiling !== null) return;
+            if (shared.jobsEnded) return;
             if (governor.ceiling === null || governor.activeCount === 0) holdMs = delayMs;
             return;
           }
@@ -302,7 +315,8 @@ export class Generations {
   ): Promise<void> {
     const { pacer } = this.deps;
     if (!this.shared) return;
-    const windowMs = pacer.windowMs;
+    // The upper bound of the window: the shared log may stamp a create when its slot was taken.
+    const windowMs = pacer.windowUpperMs;
     const limit = pacer.limit;
     // While the window is unknown (the client's first create probes it) the request is logged all
     // the same, in the interface's window, so the other processes count it.
@@ -349,7 +363,7 @@ export class Generations {
     signal: AbortSignal | undefined,
     slot: GovernorSlot,
     ticket: PaceTicket,
-    shared: { ceiling: number | null },
+    shared: Refusal,
   ): Promise<Generation> {
     const { transport } = this.deps;
     const what = 'POST /v1/generations';
@@ -401,16 +415,31 @@ export class Generations {
     const ceiling =
       this.shared && noJob ? await this.shared.notStarted(requestId, refused).catch(() => null) : null;
     if (refused) shared.ceiling = ceiling;
+    if (refused && ceiling === null) shared.jobsEnded = await this.readActiveJobs(signal);
     slot.done(
       refused
         ? {
             rejected: 'concurrency',
             retryAfterMs: error.retryAfterMs,
-            ...(ceiling !== null ? { ceiling } : {}),
+            ...(ceiling !== null ? { ceiling } : { jobsEnded: shared.jobsEnded }),
           }
         : 'none',
     );
     throw error;
+  }
+
+  /**
+   * Reads every job of ours not yet seen ending, at once, after "Too many concurrent jobs": those still
+   * running are the ceiling the governor learns (those that ended unread would overstate it). A read
+   * that fails tells nothing, and is left to the wait loops.
+   * @returns true when some had ended (their slots are free now)
+   */
+  private async readActiveJobs(signal: AbortSignal | undefined): Promise<boolean> {
+    const ids = this.deps.governor.activeIds();
+    const read = await Promise.all(
+      ids.map((id) => this.get(id, signal ? { signal } : {}).catch((err) => err instanceof NotFoundError)),
+    );
+    return read.some((g) => g === true || (typeof g === 'object' && g !== null && isTerminal(g.state)));
   }
 
   /**
@@ -419,6 +448,7 @@ export class Generations {
    * @throws NotFoundError for an unknown id
    */
   async get(id: string, options: { signal?: AbortSignal } = {}): Promise<Generation> {
+    const sentAt = Date.now();
     try {
       const { body } = await this.deps.transport.json<Generation>({
         surface: 'agents',
@@ -426,7 +456,7 @@ export class Generations {
         path: `/v1/generations/${encodeURIComponent(id)}`,
         signal: options.signal,
       });
-      this.deps.governor.observe(body);
+      this.deps.governor.observe(body, sentAt);
       await this.sharedJobSeen(body);
       return body;
     } catch (err) {

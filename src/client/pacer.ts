@@ -102,9 +102,20 @@ export class Pacer {
     return this.limitValue;
   }
 
-  /** The window paced by, ms: the given one, else the learned one; null until the first answer. */
+  /**
+   * The window paced by (how long a create counts after its answer arrived), ms: the given one, else
+   * the learned one; null until the first answer.
+   */
   get windowMs(): number | null {
     return this.window.ms;
+  }
+
+  /**
+   * The upper bound of the window's length, ms (at least windowMs: it adds the round trip the service
+   * may have counted a create before its answer): the given one, else the learned; null until learned.
+   */
+  get windowUpperMs(): number | null {
+    return this.window.upperMs;
   }
 
   /** The learned bounds of the window's length (ms; lo exclusive); null when given or not learned yet. */

@@ -7,13 +7,19 @@
  * the moment its answer arrived, read on our clock shifted by the service's clock offset. So one 201
  * bounds the window: reset − answered − 1 s < window ≤ reset − sent (all in ms, offset applied). Each
  * further 201 narrows these bounds; one that contradicts them means the window changed, and the bounds
- * start again from it. The window paced by is the upper bound: a create sent by it is never certain to
- * get a 429.
+ * start again from it.
+ *
+ * The pacer logs a create when its answer arrives, so what it paces by is how long after its answer the
+ * service still counts a create: at most reset − answered for each 201 (the service counted it no later
+ * than it answered), so the longest of these (the `reach`) holds for every create logged, and never more
+ * than the upper bound. The upper bound alone added the whole round trip: latency before the service
+ * counts a create (a slow network, a busy front end) made 8 s of it read a 5 s window as 13 s.
  *
  * The clock offset: our clock is taken for the service's unless the Date headers (whole seconds) prove
  * they differ; then the offset is the smallest one they allow (which overestimates the window, never
- * underestimates it). An RPM 429 the pacer did not expect shows the window is longer than its estimate:
- * its X-RateLimit-Reset (when the oldest counted create ages out) lengthens it to match.
+ * underestimates it). An RPM 429 the pacer did not expect shows its entries count longer than it
+ * thought: its X-RateLimit-Reset (when the oldest counted create ages out) lengthens the reach, and the
+ * window when needed, to match.
  *
  * A window learned longer than MAX_RATE_WINDOW_MS (24 h) is paced by as 24 h (`clampedFromMs` tells
  * the longer one): no real service counts creates over days, and a reading that says so is a clock or
@@ -55,22 +61,46 @@ function intersect(a: Bounds, b: Bounds): Bounds | null {
 export class RateWindow {
   /** Bounds of the window, ms; null until a 201 with X-RateLimit-Reset. */
   private window: Bounds | null = null;
+  /**
+   * The longest time, ms, after its answer arrived, that the service still counted a create of ours
+   * (X-RateLimit-Reset minus the arrival); null until a 201 with X-RateLimit-Reset.
+   */
+  private reach: number | null = null;
   /** Bounds of the service's clock minus ours, ms, from Date headers; null without any. */
   private offset: Bounds | null = null;
 
   /** @param fixedMs - a window given in advance (never re-learned), or null to learn it */
   constructor(private readonly fixedMs: number | null) {}
 
-  /** The window to pace by, ms: the given one, else the learned upper bound; null while unknown. */
+  /**
+   * The window to pace by (how long a create counts after its answer), ms: the given one, else the
+   * learned reach within the upper bound; null while unknown.
+   */
   get ms(): number | null {
+    if (this.fixedMs !== null) return this.fixedMs;
+    const learned = this.learnedMs;
+    return learned === null ? null : Math.min(MAX_RATE_WINDOW_MS, learned);
+  }
+
+  /**
+   * The upper bound of the window's length paced by (a quota shared with other processes paces by it:
+   * its log is not always stamped by the answers), ms: the given one, else the learned; null while unknown.
+   */
+  get upperMs(): number | null {
     if (this.fixedMs !== null) return this.fixedMs;
     return this.window === null ? null : Math.min(MAX_RATE_WINDOW_MS, this.window.hi);
   }
 
   /** The learned window, ms, when it is longer than the one paced by (MAX_RATE_WINDOW_MS); else null. */
   get clampedFromMs(): number | null {
-    const hi = this.window?.hi ?? 0;
-    return this.fixedMs === null && hi > MAX_RATE_WINDOW_MS ? hi : null;
+    const learned = this.learnedMs ?? 0;
+    return this.fixedMs === null && learned > MAX_RATE_WINDOW_MS ? learned : null;
+  }
+
+  /** The reach within the upper bound, unclamped; null until learned. */
+  private get learnedMs(): number | null {
+    if (this.window === null) return null;
+    return Math.max(0, Math.min(this.window.hi, this.reach ?? this.window.hi));
   }
 
   /** True when the window is learned (not given). */
@@ -106,17 +136,21 @@ export class RateWindow {
     const seen: Bounds = { lo: resetMs - SECOND - reading.answeredAt, hi: resetMs - reading.sentAt };
     if (seen.hi <= 0) return false; // a Reset in the past: not a reading of this window
     const narrowed = this.window ? intersect(this.window, seen) : null;
+    const reach = resetMs - reading.answeredAt;
     this.window = narrowed ?? seen;
+    // A window that changed counts every create by its new length: the reach starts again too.
+    this.reach = narrowed && this.reach !== null ? Math.max(this.reach, reach) : reach;
     return narrowed === null;
   }
 
   /**
    * Learns from an RPM 429 whose oldest counted create (the one whose slot the pacer expected free)
-   * was answered at `oldestAnsweredAt`: that create ages out at X-RateLimit-Reset, so the window is at
-   * least long enough to reach it (plus the 429's own round trip, as that create's count time is not
-   * known more exactly). Unless `explained` says that even that longer window would not hold enough
-   * of our creates to fill the allowance: then the 429 (and its Reset) is another user's of the key,
-   * and says nothing about the window.
+   * was answered at `oldestAnsweredAt`: that create ages out at X-RateLimit-Reset, so the reach is at
+   * least long enough to get there from its answer (and the upper bound, when that is shorter, is
+   * lengthened by the 429's own round trip too, as that create's count time is not known more exactly).
+   * Unless `explained` says that even that longer window would not hold enough of our creates to fill
+   * the allowance: then the 429 (and its Reset) is another user's of the key, and says nothing about
+   * the window.
    * @param explained - whether a window of the given ms would explain the 429 by our own creates
    * @returns true when the window was lengthened
    */
@@ -128,9 +162,13 @@ export class RateWindow {
     if (this.fixedMs !== null || this.window === null) return false;
     this.readDate(reading);
     const resetMs = reading.reset * SECOND - this.offsetMs();
-    const hi = resetMs - oldestAnsweredAt + (reading.answeredAt - reading.sentAt);
-    if (hi <= this.window.hi || !explained(hi)) return false;
-    this.window = { lo: this.window.hi, hi };
+    const reach = resetMs - oldestAnsweredAt;
+    const before = this.ms ?? 0;
+    if (reach <= before || !explained(reach)) return false;
+    this.reach = reach;
+    if (reach > this.window.hi) {
+      this.window = { lo: this.window.hi, hi: reach + (reading.answeredAt - reading.sentAt) };
+    }
     return true;
   }
 

@@ -107,6 +107,38 @@ describe('concurrency governor', () => {
     expectAdmittedAfterEnds(events, 2);
   });
 
+  it('learns the ceiling from the jobs still running when it is refused, not from jobs that ended unread', async () => {
+    // Three jobs held processing; two of them end at the service without the client reading them (as
+    // when polling lags the jobs' ends). Two more creates take the free slots; the third is refused.
+    // The client believes 5 of its jobs run; the service's ceiling is 3. Reading them after the 429, it
+    // finds 3 running: the ceiling is 3 or more (the two that ended may have ended after the 429), so
+    // one create more goes as a probe, and its 429 settles it.
+    const e = await start(3);
+    await hold(e);
+    const logs: string[] = [];
+    const client = governed(e, { hooks: { log: (m: string) => logs.push(m) } });
+    const first = [];
+    for (let i = 0; i < 3; i++) first.push(await client.generations.create(JOB));
+    const held = await heldGenerations(e, 3);
+    for (const g of first.slice(0, 2)) await release(e, g.id);
+    await until(async () => (await heldGenerations(e, 1)).length === 1);
+    await client.generations.create(JOB);
+    await client.generations.create(JOB);
+    expect(client.governor.activeCount).toBe(5);
+    const stop = new AbortController();
+    const refused = client.generations.create(JOB, { holdSignal: stop.signal }).catch((err) => err);
+    await until(async () => (await stats(e)).rate_limited.concurrency === 2 && client.governor.waiting === 1);
+    expect(client.governor.ceiling).toBe(3);
+    expect(logs.filter((l) => l.includes('job ceiling learned'))).toEqual([
+      'Too many concurrent jobs: job ceiling learned as 3',
+    ]);
+    expect(client.governor.activeCount).toBe(3);
+    expect(held).toHaveLength(3);
+    stop.abort();
+    await refused;
+    await unhold(e);
+  });
+
   it("says a held create is sent when one of its jobs ends, not after the 429's 60 s", async () => {
     const e = await start(2);
     await hold(e);

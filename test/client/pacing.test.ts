@@ -11,7 +11,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type GenpipeClient, Pacer, type RetryInfo } from '../../src/client/index.ts';
 import { ManualClock, type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
-import { clientFor, KEY, startTestEmulator, stats, testConfig } from './client-helpers.ts';
+import { clientFor, KEY, setFaults, startTestEmulator, stats, testConfig } from './client-helpers.ts';
 
 const LIMIT = 5;
 const WINDOW_MS = 1000;
@@ -109,6 +109,28 @@ describe('pacing', () => {
     expect(client.pacer.limit).toBe(4);
     expect((await stats(emu)).rate_limited.rpm).toBe(0);
     expect(logs.filter((l) => l.startsWith('rate window: '))).toHaveLength(1);
+  });
+
+  it('learns the window from when the answers arrive: latency before the service counts a create does not lengthen it', async () => {
+    // The emulator's latency comes before it counts a create, as a slow network or a busy front end
+    // would: X-RateLimit-Reset is then 2 s after the answer, but 3.5 s after the sending.
+    emu = await startTestEmulator({
+      ...config,
+      rate_window_s: 2,
+      clients: [{ id: 'a', rpm: 2, concurrency: 100 }],
+    });
+    await setFaults(emu, { latency_ms: 1500 });
+    const logs: string[] = [];
+    const client = clientFor(emu, { hooks: { log: (m) => logs.push(m) } });
+    clients.push(client);
+    const created = await Promise.all(Array.from({ length: 4 }, () => client.generations.create(CHEAP)));
+    expect(created).toHaveLength(4);
+    expect(client.pacer.windowMs).toBeGreaterThan(2000 - 200);
+    expect(client.pacer.windowMs).toBeLessThan(3000);
+    expect(logs.filter((l) => l.startsWith('rate window: '))).toEqual([
+      expect.stringMatching(/^rate window: 2\.\d s /),
+    ]);
+    expect((await stats(emu)).rate_limited.rpm).toBe(0);
   });
 
   it('schedules 20 creates against 5 per second within 1.1x of the ideal schedule (virtual time)', async () => {
