@@ -177,3 +177,90 @@ it.skipIf(!asRoot)(
   },
   120_000,
 );
+
+/** `n` prompt files, p001.txt …, each a sentence long. */
+function promptFiles(n: number, words: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 1; i <= n; i++) files[`p${String(i).padStart(3, '0')}.txt`] = `${words} ${i}`;
+  return files;
+}
+
+/** The summary's counts: the files it reports, and those it says were not looked at. */
+function summaryCounts(stderr: string): { reported: number; notLooked: number } {
+  const reported = /genpipe: (\d+) files?: /.exec(stderr);
+  const notLooked = /(\d+) more files? (?:was|were) not looked at/.exec(stderr);
+  return { reported: Number(reported?.[1] ?? -1), notLooked: Number(notLooked?.[1] ?? 0) };
+}
+
+/** Every file left not processed says why (the batch's stop, briefly). */
+function expectEveryLeftFileSaysWhy(stdout: string): void {
+  const bare = stdout.split('\n').filter((l) => /: not processed\s*$/.test(l));
+  expect(bare, bare.join('\n')).toEqual([]);
+}
+
+it.skipIf(!asRoot)(
+  "a full disk under the journal (in the out dir) stops the batch with exit 3, said once as the journal's",
+  async () => {
+    const { input, out: beside } = promptFolder(
+      promptFiles(80, 'full prompt heron, a grey bird by the lake'),
+    );
+    const disk = join(dirname(beside), 'full');
+    mountTmpfs(disk, '300k');
+    const out = join(disk, 'out');
+    const made = (await adminRows(emu)).length;
+    const args = ['run', input, '--out', out, '--poll-interval', '1'];
+    const r = await runCli(args, cliEnv(emu), 90_000);
+    const journal = join(out, '.genpipe', 'journal.db');
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).not.toContain('database or disk is full');
+    expect(r.stdout + r.stderr).toContain(`no space left on ${journal}`);
+    // Said once: on the stopping line and in the summary's reason, no stray line after it.
+    const said = r.stderr.split('\n').filter((l) => l.includes(`no space left on ${journal}`));
+    expect(said, r.stderr).toHaveLength(1);
+    expect(r.stderr).toMatch(/genpipe: \d+ files: 0 succeeded, 0 failed, 0 skipped, \d+ not processed/);
+    expect(r.stderr).not.toContain('at least');
+    const { reported, notLooked } = summaryCounts(r.stderr);
+    expect(reported + notLooked).toBe(80);
+    expectEveryLeftFileSaysWhy(r.stdout);
+    // No file has a result.json: the summary says where what was generated is, and nothing else.
+    expect(resultStatuses(out)).toEqual({});
+    expect(r.stderr).not.toContain('result.json holds');
+    if (r.stderr.includes('report not written')) {
+      expect(r.stderr).toContain('the journal keeps what was generated; the next run collects it');
+    }
+
+    // Room again: the next run does the rest, each file generated exactly once.
+    execFileSync('mount', ['-o', 'remount,size=20m', disk]);
+    const again = await runCli(args, cliEnv(emu), 120_000);
+    expect(again.code, again.stderr).toBe(0);
+    expect(resultStatuses(out)).toEqual({ succeeded: 80 });
+    expect((await adminRows(emu)).length - made).toBe(80);
+  },
+  300_000,
+);
+
+it.skipIf(!asRoot)(
+  'an out dir that fills mid-run leaves its files not processed, never failed, and counts what it did not look at',
+  async () => {
+    const { input, out } = promptFolder(promptFiles(150, 'full prompt heron, a grey bird by the lake'));
+    mountTmpfs(out, '300k');
+    const journal = join(dirname(out), 'j2.db');
+    const args = ['run', input, '--out', out, '--journal', journal, '--poll-interval', '1'];
+    const r = await runCli(args, cliEnv(emu), 120_000);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout + r.stderr).not.toContain('internal error');
+    expect(r.stdout).toMatch(/stopping early: the out dir could not be written: no space left on \/\S+/);
+    expect(r.stderr).toMatch(/genpipe: \d+ files: \d+ succeeded, 0 failed, 0 skipped, \d+ not processed/);
+    expect(r.stderr).not.toContain('at least');
+    const { reported, notLooked } = summaryCounts(r.stderr);
+    expect(reported + notLooked).toBe(150);
+    expectEveryLeftFileSaysWhy(r.stdout);
+    const succeeded = resultStatuses(out).succeeded ?? 0;
+    expect(r.stderr).toContain(`${succeeded} succeeded`);
+    if (r.stderr.includes('report not written')) {
+      expect(r.stderr).not.toContain("each file's result.json holds what it got");
+      expect(r.stderr).toContain('the journal keeps what was generated; the next run collects it');
+    }
+  },
+  200_000,
+);
