@@ -76,7 +76,8 @@ it.skipIf(!asRoot)(
     expect(r.stderr).toContain(`${succeeded} succeeded`);
     // The reports agree with the result.json files, or the summary says why there are none.
     if (r.stderr.includes('genpipe: report not written: ')) {
-      expect(r.stderr).toMatch(/report not written: no space left on \/\S+; the out-of-date report.json/);
+      // The out-of-date reports a running rewrite left are removed (said when there were some).
+      expect(r.stderr).toMatch(/report not written: no space left on \/\S+; /);
       expect(existsSync(join(out, 'report.json'))).toBe(false);
     } else {
       expect(r.stderr).toContain('genpipe: report: ');
