@@ -6,7 +6,7 @@
  * written). The out dir is a small tmpfs mounted for the test: root only (CI runs as root).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -264,4 +264,36 @@ it.skipIf(!asRoot)(
     }
   },
   200_000,
+);
+
+it.skipIf(!asRoot)(
+  "a result.json the full out dir refuses stops the batch as the out dir's failure, never the file's",
+  async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a lone heron' });
+    const run = (to: string, journal: string) =>
+      runCli(
+        ['run', input, '--out', to, '--journal', join(dirname(out), journal), '--poll-interval', '1'],
+        cliEnv(emu),
+        60_000,
+      );
+    // The output's size, from a run into a roomy out dir.
+    const roomy = join(dirname(out), 'roomy');
+    mountTmpfs(roomy, '20m');
+    const first = await run(roomy, 'j1.db');
+    expect(first.code, first.stderr).toBe(0);
+    const size = statSync(join(roomy, 'a.txt', 'output-0.png')).size;
+    // Room for the output and not a page more: the download fits, its result.json does not.
+    mountTmpfs(out, `${Math.ceil(size / 4096) * 4}k`);
+    const r = await run(out, 'j2.db');
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout).toMatch(
+      /stopping early: the out dir could not be written: no space left on \/\S+\/a\.txt\/result\.json/,
+    );
+    expect(r.stdout + r.stderr).not.toContain('internal error');
+    expect(r.stderr).toContain('genpipe: 1 file: 0 succeeded, 0 failed, 0 skipped, 1 not processed');
+    expect(r.stdout).toMatch(
+      /a\.txt: not processed: the batch stopped early \(the out dir could not be written\)/,
+    );
+  },
+  120_000,
 );
