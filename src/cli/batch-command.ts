@@ -15,9 +15,11 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import {
   type Batch,
   type BatchResult,
+  type BatchStop,
   createRedactor,
   type GenpipeMetrics,
   ignoredText,
+  journalErrorWords,
   type LogFile,
   LogFileOpenError,
   notLookedAtText,
@@ -48,7 +50,7 @@ import {
 } from './batch-setup.ts';
 import { type DryRunIntake, type DryRunSession, executeDryRun, type IntakeSetup } from './dry-run-command.ts';
 import { emulatorBanner } from './embedded-emulator.ts';
-import { signalExit } from './exit-codes.ts';
+import { EXIT, signalExit } from './exit-codes.ts';
 import { growHeapBeforeMarking } from './heap-growth.ts';
 import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
@@ -173,6 +175,8 @@ interface Session {
   retryNotes: RetryNotes | null;
   /** `--metrics-port`: the batch's metrics and their server, once started. */
   metrics: BatchMetrics | null;
+  /** Why the batch stopped early, once it ended (a journal failure is then said already). */
+  stopCause: BatchStop['cause'] | null;
 }
 
 /** A display path: relative to the working directory when inside it. */
@@ -211,25 +215,31 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
     record: (text) => session.log?.line('note', text),
     retryNotes: null,
     metrics: null,
+    stopCause: null,
   };
   const signals = wireSignals(session);
+  let code: number = EXIT.failed;
   try {
     if (flags.dryRun && storeUrlOf(flags) !== null) {
       throw new UsageError(
         `--dry-run does not read a PostgreSQL store yet (--store or ${ENV.store}): run the dry run without it`,
       );
     }
-    const code = flags.dryRun
+    code = flags.dryRun
       ? await executeDryRun(dryRunSession(session, request))
       : await runBatch(session, request);
-    return signalExit(code, signals.received);
   } catch (err) {
     cmd.endDisplay();
     logError(session, err);
-    return signalExit(printError(err, { json: session.json, secrets: session.secrets }), signals.received);
+    code = printError(err, { json: session.json, secrets: session.secrets });
   } finally {
-    await tearDown(session, signals);
+    // A journal that could not be closed (its last writes refused) is a journal that can no longer be
+    // written: exit 3, unless a signal or an earlier exit 2 / 3 said more.
+    if (!(await tearDown(session, signals)) && (code === EXIT.ok || code === EXIT.failed)) {
+      code = EXIT.stoppedEarly;
+    }
   }
+  return signalExit(code, signals.received);
 }
 
 /** What a dry run sees of the session. */
@@ -435,13 +445,12 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     await cmd.settle?.();
   }
   // The batch's end not recorded (the store went away) loses a line of status, not the batch's answer.
-  await journal
-    .finishBatch(cmd.finishState(result))
-    .catch((err: unknown) =>
-      s.note(
-        `the journal could not record the batch's end: ${err instanceof Error ? err.message : String(err)}`,
-      ),
-    );
+  await journal.finishBatch(cmd.finishState(result)).catch((err: unknown) => {
+    if (result.stop?.cause !== 'journal') {
+      s.note(`the journal could not record the batch's end: ${journalErrorWords(err, journal.location)}`);
+    }
+  });
+  s.stopCause = result.stop?.cause ?? null;
   printClosing(s, setup, result, redact, request.epilogue);
   return cmd.exitCode(result, s.controller.signal.aborted);
 }
@@ -494,14 +503,28 @@ function batchSink(s: Session, display: ProgressDisplay | null): RunOptions['onE
   };
 }
 
-/** Closes the metrics server, stops the intake, closes the journal, the client and the embedded emulator. */
-async function tearDown(s: Session, signals: SignalWatch): Promise<void> {
+/**
+ * Closes the metrics server, stops the intake, closes the journal, the client and the embedded emulator
+ * — each of them whatever became of the journal. A journal that cannot be closed (its disk full: its
+ * last writes refused) is said once, naming it, unless the batch already stopped for it; returns false
+ * then.
+ */
+async function tearDown(s: Session, signals: SignalWatch): Promise<boolean> {
   signals.dispose();
   await s.metrics?.server.close();
   s.retryNotes?.close();
   await s.cmd.stopIntake?.();
-  await s.journal?.close();
+  let closed = true;
+  const journal = s.journal;
+  await journal?.close().catch((err: unknown) => {
+    closed = false;
+    if (s.stopCause === 'journal') return; // the stop's own reason, said already
+    const text = `the journal could not be written as it was closed (${journalErrorWords(err, journal.location)})`;
+    s.record(text);
+    process.stderr.write(`genpipe: ${printable(createRedactor(s.secrets)(text))}\n`);
+  });
   await s.service?.client.close();
   await s.service?.emulator?.close();
   s.log?.close();
+  return closed;
 }

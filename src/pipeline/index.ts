@@ -135,6 +135,7 @@ export {
   type BatchResult,
   type BatchStop,
   JournalWriteError,
+  journalErrorWords,
   RUN_DEFAULTS,
   type RunOptions,
   runBatch,

@@ -65,7 +65,7 @@ import { ViewFile } from './runner/view-file.ts';
 import { ItemTakenOverError } from './store/item-taken-over.ts';
 
 export { type AdmitDecision, RUN_DEFAULTS, type RunOptions } from './runner/options.ts';
-export { type BatchStop, JournalWriteError } from './runner/stop-control.ts';
+export { type BatchStop, JournalWriteError, journalErrorWords } from './runner/stop-control.ts';
 
 /** What a batch ends with. */
 export interface BatchResult {
@@ -110,9 +110,13 @@ export function startBatch(options: RunOptions): Batch {
   const run = resolveRunOptions(options);
   const startedAt = Date.now();
   const emit = safeEmit(options.onEvent);
-  const stops = new StopControl(options.signal, (reason, end) => {
-    emit({ type: 'batch_stopping', at: Date.now(), reason, ...(end === undefined ? {} : { end }) });
-  });
+  const stops = new StopControl(
+    options.signal,
+    (reason, end) => {
+      emit({ type: 'batch_stopping', at: Date.now(), reason, ...(end === undefined ? {} : { end }) });
+    },
+    options.journal?.file ?? null,
+  );
   const views = new ViewFile(run.outDir);
   const items = new BatchItems(views);
   const pools = new Pools(run);
@@ -310,7 +314,8 @@ async function feed(
       // A walk of the input dir is only counted on after a stop; a source (watch) tells its own.
       if (stops.stop && !run.options.source) {
         notLookedAt.n++;
-        if (stops.abort.signal.aborted) {
+        // A cancel (second signal) cuts the count short; a local failure's abort counts on.
+        if (stops.abort.signal.aborted && (!stops.failedLocally || run.options.signal?.aborted)) {
           notLookedAt.partial = true;
           break;
         }

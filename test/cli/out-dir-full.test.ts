@@ -6,7 +6,7 @@
  * written). The out dir is a small tmpfs mounted for the test: root only (CI runs as root).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -76,7 +76,8 @@ it.skipIf(!asRoot)(
     expect(r.stderr).toContain(`${succeeded} succeeded`);
     // The reports agree with the result.json files, or the summary says why there are none.
     if (r.stderr.includes('genpipe: report not written: ')) {
-      expect(r.stderr).toMatch(/report not written: no space left on \/\S+; the out-of-date report.json/);
+      // The out-of-date reports a running rewrite left are removed (said when there were some).
+      expect(r.stderr).toMatch(/report not written: no space left on \/\S+; /);
       expect(existsSync(join(out, 'report.json'))).toBe(false);
     } else {
       expect(r.stderr).toContain('genpipe: report: ');
@@ -174,6 +175,125 @@ it.skipIf(!asRoot)(
     expect(r.stderr).not.toContain('transfer cut');
     expect(r.stderr).toMatch(/genpipe: 2 files: \d succeeded, 0 failed, 0 skipped, \d not processed/);
     expect(r.stderr).toMatch(/genpipe: report not written: no permission to write \S+; /);
+  },
+  120_000,
+);
+
+/** `n` prompt files, p001.txt …, each a sentence long. */
+function promptFiles(n: number, words: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 1; i <= n; i++) files[`p${String(i).padStart(3, '0')}.txt`] = `${words} ${i}`;
+  return files;
+}
+
+/** The summary's counts: the files it reports, and those it says were not looked at. */
+function summaryCounts(stderr: string): { reported: number; notLooked: number } {
+  const reported = /genpipe: (\d+) files?: /.exec(stderr);
+  const notLooked = /(\d+) more files? (?:was|were) not looked at/.exec(stderr);
+  return { reported: Number(reported?.[1] ?? -1), notLooked: Number(notLooked?.[1] ?? 0) };
+}
+
+/** Every file left not processed says why (the batch's stop, briefly). */
+function expectEveryLeftFileSaysWhy(stdout: string): void {
+  const bare = stdout.split('\n').filter((l) => /: not processed\s*$/.test(l));
+  expect(bare, bare.join('\n')).toEqual([]);
+}
+
+it.skipIf(!asRoot)(
+  "a full disk under the journal (in the out dir) stops the batch with exit 3, said once as the journal's",
+  async () => {
+    const { input, out: beside } = promptFolder(
+      promptFiles(80, 'full prompt heron, a grey bird by the lake'),
+    );
+    const disk = join(dirname(beside), 'full');
+    mountTmpfs(disk, '300k');
+    const out = join(disk, 'out');
+    const made = (await adminRows(emu)).length;
+    const args = ['run', input, '--out', out, '--poll-interval', '1'];
+    const r = await runCli(args, cliEnv(emu), 90_000);
+    const journal = join(out, '.genpipe', 'journal.db');
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).not.toContain('database or disk is full');
+    expect(r.stdout + r.stderr).toContain(`no space left on ${journal}`);
+    // Said once: on the stopping line and in the summary's reason, no stray line after it.
+    const said = r.stderr.split('\n').filter((l) => l.includes(`no space left on ${journal}`));
+    expect(said, r.stderr).toHaveLength(1);
+    expect(r.stderr).toMatch(/genpipe: \d+ files: 0 succeeded, 0 failed, 0 skipped, \d+ not processed/);
+    expect(r.stderr).not.toContain('at least');
+    const { reported, notLooked } = summaryCounts(r.stderr);
+    expect(reported + notLooked).toBe(80);
+    expectEveryLeftFileSaysWhy(r.stdout);
+    // No file has a result.json: the summary says where what was generated is, and nothing else.
+    expect(resultStatuses(out)).toEqual({});
+    expect(r.stderr).not.toContain('result.json holds');
+    if (r.stderr.includes('report not written')) {
+      expect(r.stderr).toContain('the journal keeps what was generated; the next run collects it');
+    }
+
+    // Room again: the next run does the rest, each file generated exactly once.
+    execFileSync('mount', ['-o', 'remount,size=20m', disk]);
+    const again = await runCli(args, cliEnv(emu), 120_000);
+    expect(again.code, again.stderr).toBe(0);
+    expect(resultStatuses(out)).toEqual({ succeeded: 80 });
+    expect((await adminRows(emu)).length - made).toBe(80);
+  },
+  300_000,
+);
+
+it.skipIf(!asRoot)(
+  'an out dir that fills mid-run leaves its files not processed, never failed, and counts what it did not look at',
+  async () => {
+    const { input, out } = promptFolder(promptFiles(150, 'full prompt heron, a grey bird by the lake'));
+    mountTmpfs(out, '300k');
+    const journal = join(dirname(out), 'j2.db');
+    const args = ['run', input, '--out', out, '--journal', journal, '--poll-interval', '1'];
+    const r = await runCli(args, cliEnv(emu), 120_000);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout + r.stderr).not.toContain('internal error');
+    expect(r.stdout).toMatch(/stopping early: the out dir could not be written: no space left on \/\S+/);
+    expect(r.stderr).toMatch(/genpipe: \d+ files: \d+ succeeded, 0 failed, 0 skipped, \d+ not processed/);
+    expect(r.stderr).not.toContain('at least');
+    const { reported, notLooked } = summaryCounts(r.stderr);
+    expect(reported + notLooked).toBe(150);
+    expectEveryLeftFileSaysWhy(r.stdout);
+    const succeeded = resultStatuses(out).succeeded ?? 0;
+    expect(r.stderr).toContain(`${succeeded} succeeded`);
+    if (r.stderr.includes('report not written')) {
+      expect(r.stderr).not.toContain("each file's result.json holds what it got");
+      expect(r.stderr).toContain('the journal keeps what was generated; the next run collects it');
+    }
+  },
+  200_000,
+);
+
+it.skipIf(!asRoot)(
+  "a result.json the full out dir refuses stops the batch as the out dir's failure, never the file's",
+  async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a lone heron' });
+    const run = (to: string, journal: string) =>
+      runCli(
+        ['run', input, '--out', to, '--journal', join(dirname(out), journal), '--poll-interval', '1'],
+        cliEnv(emu),
+        60_000,
+      );
+    // The output's size, from a run into a roomy out dir.
+    const roomy = join(dirname(out), 'roomy');
+    mountTmpfs(roomy, '20m');
+    const first = await run(roomy, 'j1.db');
+    expect(first.code, first.stderr).toBe(0);
+    const size = statSync(join(roomy, 'a.txt', 'output-0.png')).size;
+    // Room for the output and not a page more: the download fits, its result.json does not.
+    mountTmpfs(out, `${Math.ceil(size / 4096) * 4}k`);
+    const r = await run(out, 'j2.db');
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout).toMatch(
+      /stopping early: the out dir could not be written: no space left on \/\S+\/a\.txt\/result\.json/,
+    );
+    expect(r.stdout + r.stderr).not.toContain('internal error');
+    expect(r.stderr).toContain('genpipe: 1 file: 0 succeeded, 0 failed, 0 skipped, 1 not processed');
+    expect(r.stdout).toMatch(
+      /a\.txt: not processed: the batch stopped early \(the out dir could not be written\)/,
+    );
   },
   120_000,
 );

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { LocalWriteError } from '../../client/index.ts';
 
 /** Pieces are gathered into writes of about this many characters. */
 const WRITE_CHARS = 65_536;
@@ -78,7 +79,9 @@ export async function writeFileAtomic(
   path: string,
   text: string | Iterable<string> | AsyncIterable<string>,
 ): Promise<void> {
-  const file = await AtomicFile.open(path);
+  const file = await AtomicFile.open(path).catch((err: unknown) => {
+    throw LocalWriteError.from(err, path) ?? err;
+  });
   try {
     if (typeof text === 'string') file.add(text);
     else {
@@ -90,6 +93,7 @@ export async function writeFileAtomic(
     await file.commit();
   } catch (err) {
     await file.abort();
-    throw err;
+    // A disk that refuses the write (full, read-only): said of this file, whatever step of it failed.
+    throw LocalWriteError.from(err, path) ?? err;
   }
 }

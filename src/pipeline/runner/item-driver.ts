@@ -218,11 +218,14 @@ export class ItemDriver implements StepEnv {
         const chained = settleChain(settled.item);
         item = await this.placed(chained);
         // A policy's words, else the chain's, else the item's reason, else what the stage did when its
-        // state's name would not say it (a prompt file is not "uploaded").
+        // state's name would not say it (a prompt file is not "uploaded"). A stopped item says why it
+        // stopped, whatever stopped it.
         const reason =
-          settled.reason !== undefined
-            ? settled.reason
-            : (chainWords(settled.item, chained) ?? item.reason ?? saidOf(step, item));
+          item.state === 'stopped'
+            ? item.reason
+            : settled.reason !== undefined
+              ? settled.reason
+              : (chainWords(settled.item, chained) ?? item.reason ?? saidOf(step, item));
         await this.record(entry, item, item.state === 'stopped' ? null : step.name, reason);
         if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
       }

@@ -8,6 +8,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalWriteError } from '../../client/index.ts';
+import { plural } from '../../spec/plural.ts';
 import type { Item } from '../item.ts';
 import type { Redact } from '../progress/redact.ts';
 import {
@@ -123,8 +124,10 @@ export class ReportRefresher {
       report = await this.write(at);
     } catch (err) {
       // The out dir refuses the reports (full, read-only): the batch's answer is still given, and says so.
-      notWritten = `${LocalWriteError.from(err, this.outDir)?.message ?? reasonOf(err)}; ${await this.dropStale()}`;
+      const why = LocalWriteError.from(err, this.outDir)?.message ?? reasonOf(err);
+      const stale = await this.dropStale();
       report = await this.write(at, false);
+      notWritten = [why, stale, whereResultsAre(report.totals)].filter((t) => t !== '').join('; ');
     }
     return { report, items: keepItems ? this.items.reportItems() : [], notWritten };
   }
@@ -143,10 +146,9 @@ export class ReportRefresher {
         ),
       ),
     );
-    const then = "each file's result.json holds what it got";
-    if (fates.includes('left')) return `the report.json and report.html there are out of date; ${then}`;
-    if (fates.includes('removed')) return `the out-of-date report.json and report.html were removed; ${then}`;
-    return then;
+    if (fates.includes('left')) return 'the report.json and report.html there are out of date';
+    if (fates.includes('removed')) return 'the out-of-date report.json and report.html were removed';
+    return '';
   }
 
   /** Writes both reports from a snapshot of the batch's entries and of what discovery left out. */
@@ -170,4 +172,16 @@ export class ReportRefresher {
       snapshot.release();
     }
   }
+}
+
+/**
+ * Where a batch's results are when its reports could not be written: the result.json of each file that
+ * ended (succeeded, failed, skipped), and the journal for the files not processed.
+ */
+function whereResultsAre(t: ReportHead['totals']): string {
+  const ended = t.succeeded + t.failed + t.skipped;
+  const rest = 'the journal keeps what was generated; the next run collects it';
+  if (ended === 0) return rest;
+  if (t.unprocessed === 0) return "each file's result.json holds what it got";
+  return `the result.json of each file that ended holds what it got; for the ${plural(t.unprocessed, 'file')} not processed, ${rest}`;
 }

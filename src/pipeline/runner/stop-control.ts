@@ -5,11 +5,28 @@
  * a create whose id cannot be recorded could be paid twice; an out dir that refuses writes). The first reason to stop is the one kept.
  */
 import { setMaxListeners } from 'node:events';
-import type { LocalWriteError } from '../../client/index.ts';
+import { LocalWriteError } from '../../client/index.ts';
 
 /** The journal could not record a transition: the batch stops at once (see RunOptions.persist). */
 export class JournalWriteError extends Error {
   override name = 'JournalWriteError';
+}
+
+/**
+ * What a failed journal write says, naming the journal at `location` when the disk is at fault:
+ * SQLite's SQLITE_FULL ("database or disk is full") and a refused file write (ENOSPC, EROFS, …) as the
+ * local write error they are (`no space left on <journal>`); anything else in its own words.
+ *
+ * @example journalErrorWords(sqliteFull, '/out/.genpipe/journal.db') // 'no space left on /out/.genpipe/journal.db'
+ */
+export function journalErrorWords(err: unknown, location: string | null): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (location !== null) {
+    if (code === 'SQLITE_FULL') return new LocalWriteError('ENOSPC', location, err).message;
+    const refused = LocalWriteError.from(err, location);
+    if (refused) return refused.message;
+  }
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Why a batch ended early. */
@@ -39,15 +56,22 @@ export class StopControl {
   /**
    * @param outer - the caller's signal: aborting it cancels the batch, in-flight work included
    * @param onStopping - told once, when the batch starts stopping
+   * @param journalLocation - the journal's file (or store), named when its disk refuses a write
    */
   constructor(
     private readonly outer: AbortSignal | undefined,
     private readonly onStopping: (reason: string, end?: string) => void,
+    private readonly journalLocation: string | null = null,
   ) {
     // Every in-flight stage, request and slot wait listens to these: many more than Node's warning limit.
     setMaxListeners(0, this.abort.signal, this.stopping.signal);
     if (outer?.aborted) this.onOuterAbort();
     else outer?.addEventListener('abort', this.onOuterAbort, { once: true });
+  }
+
+  /** True when a local failure (the journal, the out dir) stopped the batch, not a cancel. */
+  get failedLocally(): boolean {
+    return this.why?.cause === 'journal' || this.why?.cause === 'output';
   }
 
   /** Why the batch stopped, or null while it runs on. */
@@ -79,9 +103,9 @@ export class StopControl {
   /** The journal failed: nothing more may be sent (a create whose id cannot be recorded could be paid twice). */
   journalFailed(err: unknown): JournalWriteError {
     if (err instanceof JournalWriteError) return err;
-    const why = err instanceof Error ? err.message : String(err);
+    const why = journalErrorWords(err, this.journalLocation);
     const failure = new JournalWriteError(`the journal could not be written (${why})`);
-    this.failedLocally(failure, 'stopped so that no work is sent without being recorded', 'journal');
+    this.stopLocally(failure, 'stopped so that no work is sent without being recorded', 'journal');
     return failure;
   }
 
@@ -92,11 +116,11 @@ export class StopControl {
    */
   outDirFailed(err: LocalWriteError): void {
     const failure = new Error(`the out dir could not be written: ${err.message}`);
-    this.failedLocally(failure, 'stopped; the next run collects what was generated', 'output');
+    this.stopLocally(failure, 'stopped; the next run collects what was generated', 'output');
   }
 
   /** A local failure no file escapes: stops the batch (`failure`'s words and `then`) and cancels its work. */
-  private failedLocally(failure: Error, then: string, cause: BatchStop['cause']): void {
+  private stopLocally(failure: Error, then: string, cause: BatchStop['cause']): void {
     this.trigger(`${failure.message}; ${then}`, cause);
     this.abort.abort(failure);
   }

@@ -5,9 +5,11 @@
  * strips: no layer's pixels are held in JS memory.
  */
 import { randomUUID } from 'node:crypto';
-import { rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, rename, rm } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import sharp from 'sharp';
+import { LocalWriteError } from '../../client/index.ts';
 import { imageErrorFrom, readImageHeader } from '../../media/index.ts';
 import { currentStep, type Item, type LayerBounds, withStep } from '../item.ts';
 import { failStep } from '../stage.ts';
@@ -155,6 +157,9 @@ export async function compositeLayers(
   } catch (err) {
     await rm(part, { force: true });
     if (err instanceof CompositeError) throw err;
+    // The disk refused the composite (full, read-only): the machine's failure, not the layers'.
+    const refused = LocalWriteError.from(err, outPath) ?? (await refusedWrite(err, dirname(outPath)));
+    if (refused) throw refused;
     throw new CompositeError(imageErrorFrom(err).message);
   } finally {
     await Promise.all(scratch.map((p) => rm(p, { force: true })));
@@ -192,7 +197,25 @@ export async function composite(item: Item, outDir: string): Promise<Item> {
     await compositeLayers(toPaste, outPath);
     return withStep(item, { composite: relative(resolve(outDir), outPath).split(sep).join('/') });
   } catch (err) {
+    if (err instanceof LocalWriteError) throw err; // the runner's: the out dir refuses writes
     const why = err instanceof CompositeError ? err.message : imageErrorFrom(err).message;
     return failStep(item, 'download', `${COMPOSITE_FAILED}: ${why}`);
   }
+}
+
+/**
+ * sharp says a refused write only in words (libvips: "No space left on device", "Read-only file
+ * system", "Permission denied"): such an error as the LocalWriteError of `dir`, else null. A refusal
+ * is confirmed by asking whether the folder may be written.
+ */
+async function refusedWrite(err: unknown, dir: string): Promise<LocalWriteError | null> {
+  const text = err instanceof Error ? err.message : String(err);
+  if (/no space left on device/i.test(text)) return new LocalWriteError('ENOSPC', dir, err);
+  if (/disk quota exceeded/i.test(text)) return new LocalWriteError('EDQUOT', dir, err);
+  if (!/read-only file system|permission denied/i.test(text)) return null;
+  const denied = await access(dir, constants.W_OK).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  return denied === null ? null : LocalWriteError.from(denied, dir);
 }
