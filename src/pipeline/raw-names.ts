@@ -7,6 +7,7 @@
  * every file is, and nothing ever opens it by a wrong name.
  */
 import { isUtf8 } from 'node:buffer';
+import { join } from 'node:path';
 import { type Item, newItem } from './item.ts';
 
 const STRICT = new TextDecoder('utf-8', { fatal: true });
@@ -62,14 +63,40 @@ export const RAW_NAME_TEXTS = {
 
 /**
  * The item of a file that cannot be read by its name: failed at sniff (the first stage, which would
- * read it) with `reason`, before any stage runs. `absPath` is for nothing to open.
+ * read it) with `reason`, before any stage runs. `absPath` is for nothing to open; `rawRel` is the
+ * path's bytes relative to the input dir (Item.rawInput).
  */
 export function unnamableItem(
   input: string,
+  rawRel: Uint8Array,
   absPath: string,
   size: number,
   mtimeMs: number,
   reason: string,
 ): Item {
-  return { ...newItem(input, absPath, size, mtimeMs), state: 'failed', failedAt: 'sniff', reason };
+  return {
+    ...newItem(input, absPath, size, mtimeMs),
+    rawInput: Buffer.from(rawRel).toString('base64'),
+    state: 'failed',
+    failedAt: 'sniff',
+    reason,
+  };
+}
+
+/**
+ * What tells an item's input from every other: its path, or for a path that is not valid UTF-8 its
+ * bytes (base64) behind a `/` — which no input path, relative to the input dir, begins with — so that
+ * `caf\xe9.jpg` (Latin-1) and a file literally named `caf\xe9.jpg` are two inputs wherever inputs are
+ * told apart (places, the scheduler, watch). Text any store keeps (no NUL).
+ *
+ * @example inputKey({ input: 'a.jpg' }) // 'a.jpg'
+ */
+export function inputKey(item: Pick<Item, 'input' | 'rawInput'>): string {
+  return item.rawInput === undefined ? item.input : `/${item.rawInput}`;
+}
+
+/** The path of an item's input on disk: its raw bytes when its name is not valid UTF-8 (Item.rawInput). */
+export function inputPathIn(dir: string, item: Pick<Item, 'input' | 'rawInput'>): string | Buffer {
+  if (item.rawInput === undefined) return join(dir, ...item.input.split('/'));
+  return Buffer.concat([Buffer.from(join(dir, '/')), Buffer.from(item.rawInput, 'base64')]);
 }

@@ -138,3 +138,21 @@ it('genpipe run --store (distributed) fails each such file naming it, gives it n
     reason: FILE_REASON,
   });
 }, 150_000);
+
+it('genpipe run tells such a file from files whose names print as its escaped name: each its own place and result', async () => {
+  // `caf\xe9.txt` printed: the Latin-1 name escaped, and a file literally so named; `caf%5Cxe9.txt`
+  // is the place a literal `caf\xe9.txt` is given, here the name of a third file.
+  const { input, out } = promptFolder({ 'caf\\xe9.txt': 'a cafe', 'caf%5Cxe9.txt': 'a bar' });
+  writeFileSync(Buffer.concat([Buffer.from(`${input}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]), 'x');
+  const r = await runCli(['run', input, '--out', out, '--poll-interval', '1'], cliEnv(emu), 60_000);
+  expect(r.code, r.stderr + r.stdout).toBe(1);
+  expect(r.stdout).toContain(`${FILE}: failed at sniff: ${FILE_REASON}`);
+  expect(r.stderr).toContain('genpipe: 3 files: 2 succeeded, 1 failed, 0 skipped');
+  const report = readJson(join(out, 'report.json'));
+  expect(report.totals).toMatchObject({ inputs: 3, succeeded: 2, failed: 1 });
+  const places = report.items.map((i: { place: string }) => i.place);
+  expect(new Set(places).size).toBe(3);
+  const failed = report.items.find((i: { status: string }) => i.status === 'failed');
+  expect(failed).toMatchObject({ input: FILE, reason: FILE_REASON });
+  expect(readJson(join(out, failed.result))).toMatchObject({ status: 'failed', reason: FILE_REASON });
+}, 150_000);
