@@ -7,6 +7,7 @@
  * every file is, and nothing ever opens it by a wrong name.
  */
 import { isUtf8 } from 'node:buffer';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Item, newItem } from './item.ts';
 
@@ -99,4 +100,50 @@ export function inputKey(item: Pick<Item, 'input' | 'rawInput'>): string {
 export function inputPathIn(dir: string, item: Pick<Item, 'input' | 'rawInput'>): string | Buffer {
   if (item.rawInput === undefined) return join(dir, ...item.input.split('/'));
   return Buffer.concat([Buffer.from(join(dir, '/')), Buffer.from(item.rawInput, 'base64')]);
+}
+
+/** What a path given as text (a command's argument) leads to when a name on it is not valid UTF-8. */
+export interface RawPathProblem {
+  /** The path's bytes on disk. */
+  raw: Buffer;
+  /** Why it cannot be used: RAW_NAME_TEXTS.file or .folder, naming the path as given, escaped. */
+  reason: string;
+}
+
+/**
+ * The problem of a path that the command line handed over with U+FFFD in place of bytes that are not
+ * valid UTF-8 (Node decodes arguments so, and then nothing opens the file): the names on its way are
+ * looked up as bytes in their folders, and when exactly one entry decodes as each does and the whole
+ * leads somewhere, the file (or a folder on its way; `last` says what the path names) is named escaped
+ * as discovery names it. Null when
+ * the path holds no U+FFFD or no such entry is found (the caller says the path does not exist).
+ *
+ * @example rawPathProblem('caf\uFFFD.jpg')?.reason // 'file name is not valid UTF-8: caf\\xe9.jpg; rename it'
+ */
+export function rawPathProblem(path: string, last: 'file' | 'folder' = 'file'): RawPathProblem | null {
+  if (!path.includes('\uFFFD')) return null;
+  const parts = path.split('/');
+  let raw: Buffer = Buffer.alloc(0);
+  const shown: string[] = [];
+  let badFolder: string | null = null;
+  for (const [i, part] of parts.entries()) {
+    let name: Buffer = Buffer.from(part);
+    if (part.includes('\uFFFD')) {
+      let names: Buffer[];
+      try {
+        names = readdirSync(raw.length > 0 ? raw : '.', { encoding: 'buffer' });
+      } catch {
+        return null;
+      }
+      const matches = names.filter((n) => !isUtf8(n) && n.toString('utf8') === part);
+      if (matches.length !== 1) return null;
+      name = matches[0] as Buffer;
+    }
+    shown.push(escapedName(name));
+    if (!isUtf8(name) && (i < parts.length - 1 || last === 'folder')) badFolder ??= shown.join('/');
+    raw = i === 0 ? name : Buffer.concat([raw, Buffer.from('/'), name]);
+  }
+  if (!existsSync(raw)) return null;
+  const reason = badFolder === null ? RAW_NAME_TEXTS.file(shown.join('/')) : RAW_NAME_TEXTS.folder(badFolder);
+  return { raw, reason };
 }

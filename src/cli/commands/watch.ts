@@ -67,6 +67,7 @@ import { SIGNAL_CHOICES } from '../batch-setup.ts';
 import { queueConnection, type WorkerFlags } from '../distributed.ts';
 import { jobFlags, ownShare } from '../distributed-run.ts';
 import { EXIT } from '../exit-codes.ts';
+import { requireDir } from '../local-path.ts';
 import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { printError } from '../print-error.ts';
@@ -229,7 +230,7 @@ class WatchCommand implements BatchCommand {
   }
 
   async checkInputDir(inputDir: string): Promise<void> {
-    if (!existsSync(inputDir)) throw new UsageError(`input dir '${inputDir}' does not exist`);
+    await requireDir(inputDir, 'input dir');
   }
 
   /** An out dir inside the inbox is refused before the journal writes anything there. */
