@@ -6,7 +6,15 @@
  * Buffer paths; `genpipe` runs as a child process against the test's emulator.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -226,3 +234,29 @@ it('genpipe files upload, generate --source, run and watch name such a path, and
     rmSync(dir, { recursive: true, force: true });
   }
 }, 60_000);
+
+it('genpipe watch --on-done move files such a file in failed/ under its own bytes, and its look-alike in processed/', async () => {
+  const { input, out } = promptFolder({ 'caf\\xe9.txt': 'a cafe' });
+  writeFileSync(Buffer.concat([Buffer.from(`${input}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]), 'x');
+  const child = spawnGenpipe(
+    ['watch', input, '--out', out, '--on-done', 'move', '--json', '--quiet-ms', '200', '--rescan-ms', '300'],
+    cliEnv(emu),
+  );
+  await child.until(failedWith(FILE, FILE_REASON), 'caf\\xe9.txt failed', 60_000);
+  await child.until(
+    (es) => es.some((e) => e.input === FILE && e.state === 'reported'),
+    'the look-alike reported',
+    60_000,
+  );
+  child.proc.kill('SIGTERM');
+  await child.exited;
+  const beside = join(input, '..');
+  const failedRaw = Buffer.concat([
+    Buffer.from(`${beside}/failed/caf`),
+    Buffer.from([0xe9]),
+    Buffer.from('.txt'),
+  ]);
+  expect(readFileSync(failedRaw, 'utf8')).toBe('x');
+  expect(readFileSync(join(beside, 'processed', FILE), 'utf8')).toBe('a cafe');
+  expect(readdirSync(input)).toEqual(['genpipe.yaml']);
+}, 90_000);
