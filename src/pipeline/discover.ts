@@ -294,9 +294,10 @@ export async function* discover(inputDir: string, opts: DiscoverOptions = {}): A
       taken++;
       yield unnamable === null
         ? newItem(rel, real, st.size, st.mtimeMs)
-        : unnamableItem(rel, real, st.size, st.mtimeMs, unnamable);
+        : unnamableItem(rel, rawAbs.subarray(rootRaw.length + 1), real, st.size, st.mtimeMs, unnamable);
     }
   }
 
-  yield* walk(Buffer.from(root), root, '', null);
+  const rootRaw = Buffer.from(root);
+  yield* walk(rootRaw, root, '', null);
 }

@@ -89,7 +89,7 @@ export type CheckedVersion = Pick<Item, 'size' | 'mtimeMs' | 'contentHash'>;
  * @example await isCheckedVersion(item.absPath, item) // false once the file was replaced
  */
 export async function isCheckedVersion(
-  path: string,
+  path: string | Buffer,
   version: CheckedVersion,
   signal?: AbortSignal,
 ): Promise<boolean> {

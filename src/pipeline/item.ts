@@ -85,6 +85,12 @@ export interface Item {
   /** Path relative to the input dir, with '/' separators: the item's identity within a batch. */
   input: string;
   /**
+   * The bytes of the input's path (base64) when they are not valid UTF-8 (raw-names.ts): `input` is
+   * then only their escaped text, which a valid name may also print as; these bytes tell the file
+   * apart (inputKey) and reach it on disk. Absent for every other file.
+   */
+  rawInput?: string;
+  /**
    * The item's out folder, relative to the out dir, '/'-separated: where its outputs and result.json
    * go, and what tells two items of the same input apart in the reports. The journal sets it when it
    * admits the item: `input` itself, unless an earlier version of the file left work of the service

@@ -7,6 +7,8 @@
  * every file is, and nothing ever opens it by a wrong name.
  */
 import { isUtf8 } from 'node:buffer';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Item, newItem } from './item.ts';
 
 const STRICT = new TextDecoder('utf-8', { fatal: true });
@@ -62,14 +64,86 @@ export const RAW_NAME_TEXTS = {
 
 /**
  * The item of a file that cannot be read by its name: failed at sniff (the first stage, which would
- * read it) with `reason`, before any stage runs. `absPath` is for nothing to open.
+ * read it) with `reason`, before any stage runs. `absPath` is for nothing to open; `rawRel` is the
+ * path's bytes relative to the input dir (Item.rawInput).
  */
 export function unnamableItem(
   input: string,
+  rawRel: Uint8Array,
   absPath: string,
   size: number,
   mtimeMs: number,
   reason: string,
 ): Item {
-  return { ...newItem(input, absPath, size, mtimeMs), state: 'failed', failedAt: 'sniff', reason };
+  return {
+    ...newItem(input, absPath, size, mtimeMs),
+    rawInput: Buffer.from(rawRel).toString('base64'),
+    state: 'failed',
+    failedAt: 'sniff',
+    reason,
+  };
+}
+
+/**
+ * What tells an item's input from every other: its path, or for a path that is not valid UTF-8 its
+ * bytes (base64) behind a `/` — which no input path, relative to the input dir, begins with — so that
+ * `caf\xe9.jpg` (Latin-1) and a file literally named `caf\xe9.jpg` are two inputs wherever inputs are
+ * told apart (places, the scheduler, watch). Text any store keeps (no NUL).
+ *
+ * @example inputKey({ input: 'a.jpg' }) // 'a.jpg'
+ */
+export function inputKey(item: Pick<Item, 'input' | 'rawInput'>): string {
+  return item.rawInput === undefined ? item.input : `/${item.rawInput}`;
+}
+
+/** The path of an item's input on disk: its raw bytes when its name is not valid UTF-8 (Item.rawInput). */
+export function inputPathIn(dir: string, item: Pick<Item, 'input' | 'rawInput'>): string | Buffer {
+  if (item.rawInput === undefined) return join(dir, ...item.input.split('/'));
+  return Buffer.concat([Buffer.from(join(dir, '/')), Buffer.from(item.rawInput, 'base64')]);
+}
+
+/** What a path given as text (a command's argument) leads to when a name on it is not valid UTF-8. */
+export interface RawPathProblem {
+  /** The path's bytes on disk. */
+  raw: Buffer;
+  /** Why it cannot be used: RAW_NAME_TEXTS.file or .folder, naming the path as given, escaped. */
+  reason: string;
+}
+
+/**
+ * The problem of a path that the command line handed over with U+FFFD in place of bytes that are not
+ * valid UTF-8 (Node decodes arguments so, and then nothing opens the file): the names on its way are
+ * looked up as bytes in their folders, and when exactly one entry decodes as each does and the whole
+ * leads somewhere, the file (or a folder on its way; `last` says what the path names) is named escaped
+ * as discovery names it. Null when
+ * the path holds no U+FFFD or no such entry is found (the caller says the path does not exist).
+ *
+ * @example rawPathProblem('caf\uFFFD.jpg')?.reason // 'file name is not valid UTF-8: caf\\xe9.jpg; rename it'
+ */
+export function rawPathProblem(path: string, last: 'file' | 'folder' = 'file'): RawPathProblem | null {
+  if (!path.includes('\uFFFD')) return null;
+  const parts = path.split('/');
+  let raw: Buffer = Buffer.alloc(0);
+  const shown: string[] = [];
+  let badFolder: string | null = null;
+  for (const [i, part] of parts.entries()) {
+    let name: Buffer = Buffer.from(part);
+    if (part.includes('\uFFFD')) {
+      let names: Buffer[];
+      try {
+        names = readdirSync(raw.length > 0 ? raw : '.', { encoding: 'buffer' });
+      } catch {
+        return null;
+      }
+      const matches = names.filter((n) => !isUtf8(n) && n.toString('utf8') === part);
+      if (matches.length !== 1) return null;
+      name = matches[0] as Buffer;
+    }
+    shown.push(escapedName(name));
+    if (!isUtf8(name) && (i < parts.length - 1 || last === 'folder')) badFolder ??= shown.join('/');
+    raw = i === 0 ? name : Buffer.concat([raw, Buffer.from('/'), name]);
+  }
+  if (!existsSync(raw)) return null;
+  const reason = badFolder === null ? RAW_NAME_TEXTS.file(shown.join('/')) : RAW_NAME_TEXTS.folder(badFolder);
+  return { raw, reason };
 }

@@ -49,6 +49,7 @@ import { discover } from './discover.ts';
 import { batchTotals, type EventSink, type PipelineEvent } from './events.ts';
 import type { Item } from './item.ts';
 import { GenerationPoller, RecentJobDurations } from './poller.ts';
+import { inputKey } from './raw-names.ts';
 import { recipeFiles } from './recipe.ts';
 import { SharedReferences } from './references.ts';
 import { IgnoredEntries, itemPlace, type ReportHead } from './report/index.ts';
@@ -321,12 +322,12 @@ async function feed(
         }
         continue;
       }
-      seen.add(found.input);
+      seen.add(inputKey(found));
       emit({ type: 'item_discovered', at: Date.now(), input: found.input, size: found.size });
       const slot = stops.stop ? null : await pools.inFlight.acquire(stops.stopping.signal).catch(() => null);
       if (slot) {
         scheduler.start(found, slot);
-      } else if (!scheduler.isActive(found.input)) {
+      } else if (!scheduler.isActive(inputKey(found))) {
         // Saved as found first, as start does: a new look at the file, not the earlier item's row.
         await driver.persist(found).catch(() => undefined);
         await driver.record(items.nextEntry(), await driver.placed(driver.stoppedItem(found)), null);

@@ -5,7 +5,17 @@
  * listed in report.json with a result.json — never a file that silently vanishes. Names are made with
  * Buffer paths; `genpipe` runs as a child process against the test's emulator.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -13,7 +23,7 @@ import { startTestEmulator } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { type ChildEvent, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
-import { cliEnv, runCli } from './run-cli.ts';
+import { BIN, type CliResult, cliEnv, runCli } from './run-cli.ts';
 
 const promptFolder = usePromptFolders();
 const pg = usePostgres();
@@ -138,3 +148,115 @@ it('genpipe run --store (distributed) fails each such file naming it, gives it n
     reason: FILE_REASON,
   });
 }, 150_000);
+
+it('genpipe run tells such a file from files whose names print as its escaped name: each its own place and result', async () => {
+  // `caf\xe9.txt` printed: the Latin-1 name escaped, and a file literally so named; `caf%5Cxe9.txt`
+  // is the place a literal `caf\xe9.txt` is given, here the name of a third file.
+  const { input, out } = promptFolder({ 'caf\\xe9.txt': 'a cafe', 'caf%5Cxe9.txt': 'a bar' });
+  writeFileSync(Buffer.concat([Buffer.from(`${input}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]), 'x');
+  const r = await runCli(['run', input, '--out', out, '--poll-interval', '1'], cliEnv(emu), 60_000);
+  expect(r.code, r.stderr + r.stdout).toBe(1);
+  expect(r.stdout).toContain(`${FILE}: failed at sniff: ${FILE_REASON}`);
+  expect(r.stderr).toContain('genpipe: 3 files: 2 succeeded, 1 failed, 0 skipped');
+  const report = readJson(join(out, 'report.json'));
+  expect(report.totals).toMatchObject({ inputs: 3, succeeded: 2, failed: 1 });
+  const places = report.items.map((i: { place: string }) => i.place);
+  expect(new Set(places).size).toBe(3);
+  const failed = report.items.find((i: { status: string }) => i.status === 'failed');
+  expect(failed).toMatchObject({ input: FILE, reason: FILE_REASON });
+  expect(readJson(join(out, failed.result))).toMatchObject({ status: 'failed', reason: FILE_REASON });
+}, 150_000);
+
+/**
+ * `genpipe <args>` run by a shell in `cwd`, each `$(printf ...)` in `args` left to the shell: the way
+ * a user hands over a name that is not valid UTF-8 (Node's own arguments are always UTF-8).
+ */
+function shellCli(args: string, cwd: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', `"$GENPIPE_NODE" "$GENPIPE_BIN" ${args}`], {
+      cwd,
+      env: { ...cliEnv(emu), GENPIPE_NODE: process.execPath, GENPIPE_BIN: BIN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += String(d);
+    });
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+it('genpipe files upload, generate --source, run and watch name such a path, and a symbolic link loop as one', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'genpipe-raw-args-'));
+  try {
+    writeFileSync(Buffer.from(`${dir}/caf\xe9.png`, 'latin1'), 'not looked at');
+    mkdirSync(Buffer.from(`${dir}/d\xe8`, 'latin1'));
+    writeFileSync(Buffer.from(`${dir}/d\xe8/x.png`, 'latin1'), 'not looked at');
+    symlinkSync('loop2', join(dir, 'loop1'));
+    symlinkSync('loop1', join(dir, 'loop2'));
+    const stats = async () => {
+      const { files, generations } = await (await fetch(`${emu.url}/_emulator/stats`)).json();
+      return JSON.stringify({ files, generations });
+    };
+    const before = await stats();
+    const up = await shellCli(`files upload "$(printf 'caf\\351.png')"`, dir);
+    expect(up.code, up.stderr).toBe(1);
+    expect(up.stderr).toContain('files upload: file name is not valid UTF-8: caf\\xe9.png; rename it');
+    const inFolder = await shellCli(`files upload "$(printf 'd\\350/x.png')"`, dir);
+    expect(inFolder.code, inFolder.stderr).toBe(1);
+    expect(inFolder.stderr).toContain('files upload: folder name is not valid UTF-8: d\\xe8; rename it');
+    const source = await shellCli(
+      `generate --type image_edit --prompt x --source "$(printf 'caf\\351.png')"`,
+      dir,
+    );
+    expect(source.code, source.stderr).toBe(1);
+    expect(source.stderr).toContain('--source: file name is not valid UTF-8: caf\\xe9.png; rename it');
+    expect(await stats()).toBe(before); // nothing uploaded or sent
+    const loop = await shellCli('files upload loop1', dir);
+    expect(loop.code, loop.stderr).toBe(2);
+    expect(loop.stderr).toContain("files upload: 'loop1' is a symbolic link loop");
+    const loopSource = await shellCli('generate --type image_edit --prompt x --source loop1', dir);
+    expect(loopSource.stderr).toContain("--source: 'loop1' is a symbolic link loop");
+    // The input dir of run and watch, the same.
+    mkdirSync(Buffer.from(`${dir}/in\xe9`, 'latin1'));
+    const run = await shellCli(`run "$(printf 'in\\351')" --out out`, dir);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/input dir: folder name is not valid UTF-8: \S*in\\xe9; rename it/);
+    const watchLoop = await shellCli('watch loop1 --out out', dir);
+    expect(watchLoop.code, watchLoop.stderr).toBe(2);
+    expect(watchLoop.stderr).toMatch(/input dir '\S*loop1' is a symbolic link loop/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+it('genpipe watch --on-done move files such a file in failed/ under its own bytes, and its look-alike in processed/', async () => {
+  const { input, out } = promptFolder({ 'caf\\xe9.txt': 'a cafe' });
+  writeFileSync(Buffer.concat([Buffer.from(`${input}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]), 'x');
+  const child = spawnGenpipe(
+    ['watch', input, '--out', out, '--on-done', 'move', '--json', '--quiet-ms', '200', '--rescan-ms', '300'],
+    cliEnv(emu),
+  );
+  await child.until(failedWith(FILE, FILE_REASON), 'caf\\xe9.txt failed', 60_000);
+  await child.until(
+    (es) => es.some((e) => e.input === FILE && e.state === 'reported'),
+    'the look-alike reported',
+    60_000,
+  );
+  child.proc.kill('SIGTERM');
+  await child.exited;
+  const beside = join(input, '..');
+  const failedRaw = Buffer.concat([
+    Buffer.from(`${beside}/failed/caf`),
+    Buffer.from([0xe9]),
+    Buffer.from('.txt'),
+  ]);
+  expect(readFileSync(failedRaw, 'utf8')).toBe('x');
+  expect(readFileSync(join(beside, 'processed', FILE), 'utf8')).toBe('a cafe');
+  expect(readdirSync(input)).toEqual(['genpipe.yaml']);
+}, 90_000);

@@ -157,6 +157,18 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    describe('places of items kept in no row', () => {
+      it('gives each input a place no other input of the session has, whatever their names print as', async () => {
+        const s = await session();
+        expect(await s.placeFor('x\\y.png')).toBe('x%5Cy.png');
+        expect(await s.placeFor('x\\y.png')).toBe('x%5Cy.png'); // the same input: its place again
+        // A name that is not valid UTF-8 prints as x\y.png too: another input (raw-names.ts inputKey).
+        expect(await s.placeFor('x\\y.png', '/eA==')).toBe('x%5Cy-1.png');
+        const other = await s.admit(planned('x%5Cy.png'), NO_REFERENCES);
+        expect(other.item.place).toBe('x%5Cy-2.png');
+      });
+    });
+
     describe('intent before action', () => {
       it('a create recorded as intended with no generation id after it is an outcome unknown', async () => {
         let s = await session();

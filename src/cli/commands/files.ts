@@ -1,12 +1,12 @@
 /**
  * `genpipe files upload|list|get|delete`: the file store of the agents surface.
  */
-import { statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { ApiFile, FilePurpose, FileState, UploadMode, UploadResult } from '../../client/index.ts';
 import { formatBytes, formatDuration, formatSize } from '../../pipeline/progress/index.ts';
 import { FILE_PURPOSES, FILE_STATES } from '../../spec/index.ts';
 import { checkUploadFile } from '../local-check.ts';
+import { requireFile } from '../local-path.ts';
 import {
   addPollOption,
   addServiceOptions,
@@ -44,17 +44,6 @@ export function expiresAtArg(value: string, now = Date.now()): string {
     );
   }
   return new Date(at).toISOString();
-}
-
-/** Checks that a path names a readable regular file. @throws UsageError */
-export function requireFile(path: string, what: string): void {
-  let isFile = false;
-  try {
-    isFile = statSync(path).isFile();
-  } catch {
-    throw new UsageError(`${what}: no such file '${path}'`);
-  }
-  if (!isFile) throw new UsageError(`${what}: '${path}' is not a regular file`);
 }
 
 /** The lines describing a file, for people. */

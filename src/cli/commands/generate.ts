@@ -19,6 +19,7 @@ import {
 import { isUuid } from '../../spec/index.ts';
 import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
 import { checkRequestFiles } from '../local-check.ts';
+import { NotAFileError, requireFile } from '../local-path.ts';
 import {
   addPollOption,
   addServiceOptions,
@@ -30,7 +31,7 @@ import {
 } from '../make-client.ts';
 import { checkOutDir } from '../out-dir-check.ts';
 import { UsageError } from '../usage-error.ts';
-import { requireFile, uploadJson, uploadPath } from './files.ts';
+import { uploadJson, uploadPath } from './files.ts';
 import { generationLines, outputsJson, waitNoting } from './generations.ts';
 
 /** A media reference given on the command line: a reference to send, or a local file to upload first. */
@@ -58,7 +59,9 @@ export function parseMediaArg(text: string, flag: string): MediaArg {
   if (/^https?:\/\//i.test(value)) return { ref: { url: value } };
   try {
     requireFile(value, flag);
-  } catch {
+  } catch (err) {
+    // A file that is there but cannot be used (a loop, a name not valid UTF-8) is said as it is.
+    if (!(err instanceof NotAFileError)) throw err;
     throw new UsageError(
       `${flag}: '${text}' is not a file id, generation:<id>, an http(s) URL or an existing file`,
     );

@@ -6,7 +6,6 @@
  * (authentication, suspended client, insufficient balance, service unreachable, journal unwritable),
  * 130 / 143 interrupted by SIGINT / SIGTERM. The journal is always on (see executeRun).
  */
-import { stat } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import {
   type BatchResult,
@@ -20,6 +19,7 @@ import { SIGNAL_CHOICES } from '../batch-setup.ts';
 import type { WorkerFlags } from '../distributed.ts';
 import { type DistributeFlags, distributedRunCommand, executeDetach } from '../distributed-run.ts';
 import { EXIT } from '../exit-codes.ts';
+import { requireDir } from '../local-path.ts';
 import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { printError } from '../print-error.ts';
@@ -41,12 +41,6 @@ export function exitCodeOfBatch(result: BatchResult): number {
   // A file left unprocessed without a stop: another process on the store took it up (see the fence).
   const t = result.report.totals;
   return t.failed > 0 || t.unprocessed > 0 ? EXIT.failed : EXIT.ok;
-}
-
-async function requireDir(path: string, what: string): Promise<void> {
-  const st = await stat(path).catch(() => null);
-  if (!st) throw new UsageError(`${what} '${path}' does not exist`);
-  if (!st.isDirectory()) throw new UsageError(`${what} '${path}' is not a folder`);
 }
 
 /** `run`'s part of the batch body: the input folder's files, once, and an exit code for the batch. */

@@ -51,6 +51,7 @@ import {
   WATCH_DEFAULTS,
   type Watcher,
 } from '../../pipeline/index.ts';
+import { inputPathIn } from '../../pipeline/raw-names.ts';
 import { PostgresStore, StoreReachability } from '../../pipeline/store-postgres/index.ts';
 import type { WatcherOptions } from '../../pipeline/watch/index.ts';
 import {
@@ -68,6 +69,7 @@ import { SIGNAL_CHOICES } from '../batch-setup.ts';
 import { queueConnection, type WorkerFlags } from '../distributed.ts';
 import { jobFlags, ownShare } from '../distributed-run.ts';
 import { EXIT } from '../exit-codes.ts';
+import { requireDir } from '../local-path.ts';
 import { intArg } from '../make-client.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { printError } from '../print-error.ts';
@@ -147,13 +149,13 @@ function moveWhenDone(
   return async (item) => {
     const outcome = outcomeOf(item);
     if (onDone !== 'move' || outcome === null || outcome === 'skipped') return undefined;
-    const here = join(setup.inputDir, ...item.input.split('/'));
-    if (!existsSync(here)) return undefined; // gone already (vanished input)
+    if (!existsSync(inputPathIn(setup.inputDir, item))) return undefined; // gone already (vanished input)
     try {
       const { movedTo, changed } = await settleInput({
         mode: onDone,
         inboxDir: setup.inputDir,
         input: item.input,
+        ...(item.rawInput !== undefined ? { rawInput: item.rawInput } : {}),
         outcome,
         version: item,
         deleteEmptyDirs: flags.deleteEmptySrcDirs === true,
@@ -162,7 +164,8 @@ function moveWhenDone(
         setup.note(ON_DONE_TEXTS.leftChanged(item.input));
         return undefined;
       }
-      watcher.forget(item.input);
+      // A name that is not valid UTF-8 is not in the watcher's tracker (it was handed over failed).
+      if (item.rawInput === undefined) watcher.forget(item.input);
       return movedTo ? { ...item, absPath: movedTo } : undefined;
     } catch (err) {
       setup.note(`could not move ${item.input}: ${err instanceof Error ? err.message : String(err)}`);
@@ -232,7 +235,7 @@ class WatchCommand implements BatchCommand {
   }
 
   async checkInputDir(inputDir: string): Promise<void> {
-    if (!existsSync(inputDir)) throw new UsageError(`input dir '${inputDir}' does not exist`);
+    await requireDir(inputDir, 'input dir');
   }
 
   /** An out dir inside the inbox is refused before the journal writes anything there. */

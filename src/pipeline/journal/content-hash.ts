@@ -15,7 +15,7 @@ import { JOURNAL_CHOICES } from './texts.ts';
  * @param signal - stops the read (the promise rejects with the signal's reason)
  * @example await sha256File('in/clip.mp4') // 'e3b0c442…'
  */
-export async function sha256File(path: string, signal?: AbortSignal): Promise<string> {
+export async function sha256File(path: string | Buffer, signal?: AbortSignal): Promise<string> {
   signal?.throwIfAborted();
   const hash = createHash('sha256');
   const stream = createReadStream(path, { highWaterMark: JOURNAL_CHOICES.hashChunkBytes, signal });

@@ -12,6 +12,9 @@
  *   at the top of the out dir — report.json, report.html, .genpipe — suffixed: report/out-dir-names.ts),
  *   so every input has a place, the batch's own files are never one, and two inputs never share one,
  *   whatever their names. Both stores choose through choosePlace / choosePlaceAsync, so both follow it.
+ * - A place given this session to an item the store keeps no row of (placeFor: skipped, or failed
+ *   before it was planned) is taken for every other input for the rest of the session (GivenPlaces):
+ *   its folder then holds only a result.json, which would otherwise let another input share it.
  * - A name is taken when a row holding its place has it (holdsPlace: its generation was created — it
  *   exists or may exist, completed or failed at the service: outputs are there or may still be
  *   collected, or its failure is recorded there, and the row may become active again when the same
@@ -92,5 +95,24 @@ export async function choosePlaceAsync(
   for (let n = 0; ; n++) {
     const candidate = folderPlace(input, n);
     if (!(await isTaken(candidate))) return candidate;
+  }
+}
+
+/**
+ * The places a store gave this session to items it keeps no row of (placeFor), each with the input key
+ * it went to (raw-names.ts inputKey): taken for every other input, as an active row's place is.
+ */
+export class GivenPlaces {
+  readonly #keyAt = new Map<string, string>();
+
+  /** True when `place` went to an input other than `key`. */
+  takenByOther(place: string, key: string): boolean {
+    const holder = this.#keyAt.get(place);
+    return holder !== undefined && holder !== key;
+  }
+
+  /** `place` went to `key`. */
+  give(place: string, key: string): void {
+    this.#keyAt.set(place, key);
   }
 }

@@ -18,7 +18,7 @@ import {
   WrittenRows,
 } from './item-columns.ts';
 import { itemFromJson } from './item-json.ts';
-import { choosePlace, folderInUse } from './item-place.ts';
+import { choosePlace, folderInUse, GivenPlaces } from './item-place.ts';
 import type { JournalKey, JournalPhase, JournalRow } from './journal-row.ts';
 import { ITEM_SQL } from './sqlite-plans.ts';
 
@@ -27,6 +27,8 @@ export class ItemRows {
   private readonly sql;
   /** Rows by id as last written here (see save); emptied when a transaction that wrote them rolls back. */
   private readonly written = new WrittenRows(WRITTEN_ROWS_KEPT);
+  /** Places given this session to items kept in no row (placeFor). */
+  private readonly given = new GivenPlaces();
 
   constructor(
     db: Database.Database,
@@ -141,12 +143,21 @@ export class ItemRows {
   }
 
   /** The first free place for a new row of `input` (see item-place.ts). */
-  freePlace(input: string): string {
+  freePlace(input: string, key = input): string {
     return choosePlace(
       input,
       (place) =>
-        this.sql.placeTaken.get(this.outDir, place, input) !== undefined || folderInUse(this.outDir, place),
+        this.sql.placeTaken.get(this.outDir, place, key) !== undefined ||
+        this.given.takenByOther(place, key) ||
+        folderInUse(this.outDir, place),
     );
+  }
+
+  /** The place for an item kept in no row (see GivenPlaces), `key` its inputKey; taken from now on. */
+  givePlace(input: string, key: string): string {
+    const place = this.freePlace(input, key);
+    this.given.give(place, key);
+    return place;
   }
 
   /**

@@ -522,13 +522,14 @@ export class Journal implements Store {
   /**
    * The place a file the journal does not plan (skipped, or failed before it was planned) writes its
    * result.json in: the place a new row of `input` would get now, so it never lands in a folder holding
-   * the service's work for another version of the file.
+   * the service's work for another version of the file. The place is then taken for every other input
+   * for the session (GivenPlaces); `key` is the input's inputKey (raw-names.ts), its path by default.
    *
    * @example await journal.placeFor('scan.png') // 'scan-1.png' while scan.png/ holds a finished generation
    */
-  async placeFor(input: string): Promise<string> {
+  async placeFor(input: string, key = input): Promise<string> {
     this.assertOpen();
-    return this.items.freePlace(input);
+    return this.items.givePlace(input, key);
   }
 
   /**

@@ -240,13 +240,14 @@ export class ItemDriver implements StepEnv {
 
   /**
    * An item that came failed, before any stage (discovery: a name that is not valid UTF-8, see
-   * raw-names.ts): recorded and reported as it is, placed, with its result.json. Nothing opens its
-   * file, here or elsewhere: no delegate, no onItemDone (its path names no file).
+   * raw-names.ts): recorded and reported as it is, placed, with its result.json. Nothing reads its
+   * file, here or elsewhere (no delegate); onItemDone (watch --on-done move) files it away by its bytes.
    */
   private async foundFailed(entry: number, first: Item): Promise<Item> {
     const item = await this.placed(first);
     await this.record(entry, item, item.failedAt);
     await this.writeResult(item);
+    await this.done(entry, item);
     return item;
   }
 

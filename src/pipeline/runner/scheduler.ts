@@ -4,13 +4,14 @@
  * waits for the earlier one's drive to end). Each drive holds the item's in-flight slot until it ends.
  */
 import type { Item } from '../item.ts';
+import { inputKey } from '../raw-names.ts';
 import type { BatchItems } from './batch-items.ts';
 import type { ItemDriver } from './item-driver.ts';
 import type { Release } from './slots.ts';
 
 export class Scheduler {
   private readonly tasks = new Set<Promise<void>>();
-  /** The task working on each input (a later item of the same input waits for it). */
+  /** The task working on each input, by inputKey (a later item of the same input waits for it). */
   private readonly active = new Map<string, Promise<void>>();
 
   /** @param ended - told of each drive's final item */
@@ -20,14 +21,15 @@ export class Scheduler {
     private readonly ended: (item: Item) => void = () => undefined,
   ) {}
 
-  /** True while an item of `input` is being driven. */
-  isActive(input: string): boolean {
-    return this.active.has(input);
+  /** True while an item of the input `key` (its inputKey) is being driven. */
+  isActive(key: string): boolean {
+    return this.active.has(key);
   }
 
   /** Drives `found` once no earlier item of its input is in flight; `release` frees its in-flight slot. */
   start(found: Item, release: Release | null): void {
-    const before = this.active.get(found.input);
+    const key = inputKey(found);
+    const before = this.active.get(key);
     const entry = this.items.nextEntry();
     const task = (async () => {
       if (before) await before;
@@ -39,11 +41,11 @@ export class Scheduler {
       }
       this.ended(await this.driver.drive(entry, found));
     })().finally(() => release?.());
-    this.active.set(found.input, task);
+    this.active.set(key, task);
     this.tasks.add(task);
     void task.finally(() => {
       this.tasks.delete(task);
-      if (this.active.get(found.input) === task) this.active.delete(found.input);
+      if (this.active.get(key) === task) this.active.delete(key);
     });
   }
 

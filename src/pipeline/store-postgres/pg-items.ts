@@ -18,7 +18,7 @@ import {
   WrittenRows,
 } from '../journal/item-columns.ts';
 import { itemFromJson } from '../journal/item-json.ts';
-import { choosePlaceAsync, folderInUse } from '../journal/item-place.ts';
+import { choosePlaceAsync, folderInUse, GivenPlaces } from '../journal/item-place.ts';
 import type { JournalKey, JournalPhase, JournalRow } from '../journal/journal-row.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import { ITEM_SQL } from './pg-plans.ts';
@@ -64,6 +64,8 @@ export class PgItems {
   readonly written = new WrittenRows(WRITTEN_ROWS_KEPT);
   /** The claim this process holds on each row it admitted (see claim). */
   private readonly claims = new Map<number, number>();
+  /** Places given this session to items kept in no row (placeFor). */
+  private readonly given = new GivenPlaces();
 
   constructor(
     private readonly outDir: string,
@@ -149,11 +151,19 @@ export class PgItems {
   }
 
   /** The first free place for a new row of `input` (see item-place.ts). */
-  freePlace(q: Queryable, input: string): Promise<string> {
+  freePlace(q: Queryable, input: string, key = input): Promise<string> {
     return choosePlaceAsync(input, async (place) => {
-      const { rowCount } = await q.query(ITEM_SQL.placeTaken, [this.outDir, place, input]);
+      if (this.given.takenByOther(place, key)) return true;
+      const { rowCount } = await q.query(ITEM_SQL.placeTaken, [this.outDir, place, key]);
       return (rowCount ?? 0) > 0 || folderInUse(this.outDir, place);
     });
+  }
+
+  /** The place for an item kept in no row (see GivenPlaces), `key` its inputKey; taken from now on. */
+  async givePlace(q: Queryable, input: string, key: string): Promise<string> {
+    const place = await this.freePlace(q, input, key);
+    this.given.give(place, key);
+    return place;
   }
 
   // ---- writing

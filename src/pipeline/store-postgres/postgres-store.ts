@@ -421,9 +421,9 @@ export class PostgresStore implements Store {
     return { ...decision, item: { ...decision.item, contentHash: key.contentHash } };
   }
 
-  async placeFor(input: string): Promise<string> {
+  async placeFor(input: string, key = input): Promise<string> {
     this.assertOpen();
-    return this.use(`choosing the place of ${input}`, (q) => this.items.freePlace(q, input));
+    return this.use(`choosing the place of ${input}`, (q) => this.items.givePlace(q, input, key));
   }
 
   // ---- saving ---------------------------------------------------------------------------------

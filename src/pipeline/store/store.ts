@@ -168,9 +168,11 @@ export interface Store {
   save(item: Item): Promise<void>;
   /**
    * The out folder (relative to the out dir) for an item the store did not admit (skipped, or failed
-   * or stopped before planning): never one holding the service's work for another version of the file.
+   * or stopped before planning): never one holding the service's work for another version of the file,
+   * and taken for every other input for the rest of the session. `key` tells the input from others
+   * (raw-names.ts inputKey: a path that is not valid UTF-8 prints as a valid one may); `input` by default.
    */
-  placeFor(input: string): Promise<string>;
+  placeFor(input: string, key?: string): Promise<string>;
   /**
    * Work at the service (submitted, or downloaded and not reported) whose input this batch did not
    * admit and `skip` does not name: each is resumed and bound for save, so a paid result is collected.

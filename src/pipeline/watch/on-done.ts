@@ -25,6 +25,7 @@ import { copyFile, link, lstat, mkdir, open, realpath, rename, rmdir, stat, unli
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { futureRealpath } from '../discover.ts';
 import { type CheckedVersion, isCheckedVersion } from '../input-changed.ts';
+import { escapedName, inputPathIn } from '../raw-names.ts';
 import { suffixedName } from '../report/item-paths.ts';
 
 export const ON_DONE_MODES = ['keep', 'move'] as const;
@@ -78,9 +79,20 @@ export async function onDoneTargets(inboxDir: string): Promise<string[]> {
   return [processed, failed];
 }
 
+/**
+ * Paths are handled here as byte strings — each byte of the path one character (latin1) — so that the
+ * path module's `/` and `.` work on any name, valid UTF-8 or not (a file whose name is not valid UTF-8
+ * goes to failed/ under its own bytes); fs gets the bytes back (fsPath).
+ */
+const byteString = (p: string | Buffer): string =>
+  (typeof p === 'string' ? Buffer.from(p) : p).toString('latin1');
+const fsPath = (p: string): Buffer => Buffer.from(p, 'latin1');
+/** A byte string as text: its UTF-8, the bytes that are not escaped (raw-names.ts). */
+const shownPath = (p: string): string => escapedName(fsPath(p));
+
 async function fsyncPath(path: string): Promise<void> {
   try {
-    const fh = await open(path, 'r');
+    const fh = await open(fsPath(path), 'r');
     try {
       await fh.sync();
     } finally {
@@ -90,6 +102,8 @@ async function fsyncPath(path: string): Promise<void> {
     // Some filesystems refuse fsync on a folder; the data itself was synced already.
   }
 }
+
+const linkBytes = (from: string, to: string) => link(fsPath(from), fsPath(to));
 
 /** Claims the first free name among dst, dst-1, dst-2, … for `src` with `place`; returns it. */
 async function claimName(src: string, dst: string, place: (from: string, to: string) => Promise<void>) {
@@ -106,17 +120,17 @@ async function claimName(src: string, dst: string, place: (from: string, to: str
 
 /** A rename that refuses an existing destination (for filesystems without hard links; a tiny race remains). */
 async function renameNoClobber(from: string, to: string): Promise<void> {
-  if ((await lstat(to).catch(() => null)) !== null) {
-    throw Object.assign(new Error(`${to} exists`), { code: 'EEXIST' });
+  if ((await lstat(fsPath(to)).catch(() => null)) !== null) {
+    throw Object.assign(new Error(`${shownPath(to)} exists`), { code: 'EEXIST' });
   }
-  await rename(from, to);
+  await rename(fsPath(from), fsPath(to));
 }
 
 /** Puts `from` at the first free name from `dst` without ever overwriting; `from` is gone afterwards. */
 async function placeNoClobber(from: string, dst: string): Promise<string> {
   try {
-    const to = await claimName(from, dst, link);
-    await unlink(from);
+    const to = await claimName(from, dst, linkBytes);
+    await unlink(fsPath(from));
     return to;
   } catch (err) {
     if (!NO_HARD_LINKS.has(errCode(err) ?? '')) throw err;
@@ -126,30 +140,40 @@ async function placeNoClobber(from: string, dst: string): Promise<string> {
 
 /**
  * Moves the file `src` to `dst`, or to `dst` with a suffix when that name is taken; never overwrites,
- * works across filesystems (see the module comment).
+ * works across filesystems (see the module comment). Either may be the path's bytes (a name that is
+ * not valid UTF-8).
  *
- * @returns where it went and whether it was copied across filesystems
+ * @returns where it went (as text: escaped where it is not valid UTF-8) and whether it was copied
+ *   across filesystems
  * @throws Error when `src` changed while it was being copied (it is then left in place)
  * @example await moveNoClobber('inbox/a.jpg', 'processed/a.jpg') // { to: 'processed/a-1.jpg', copied: false } when a.jpg existed
  */
-export async function moveNoClobber(src: string, dst: string): Promise<{ to: string; copied: boolean }> {
-  await mkdir(dirname(dst), { recursive: true });
+export async function moveNoClobber(
+  src: string | Buffer,
+  dst: string | Buffer,
+): Promise<{ to: string; copied: boolean }> {
+  const { to, copied } = await moveBytes(byteString(src), byteString(dst));
+  return { to: shownPath(to), copied };
+}
+
+async function moveBytes(src: string, dst: string): Promise<{ to: string; copied: boolean }> {
+  await mkdir(fsPath(dirname(dst)), { recursive: true });
   try {
-    const to = await claimName(src, dst, link);
-    await unlink(src);
+    const to = await claimName(src, dst, linkBytes);
+    await unlink(fsPath(src));
     await fsyncPath(dirname(to));
     await fsyncPath(dirname(src));
     return { to, copied: false };
   } catch (err) {
     const code = errCode(err);
-    if (code === 'EXDEV') return { to: await copyAcross(src, dst), copied: true };
+    if (code === 'EXDEV') return { to: await copyAcrossBytes(src, dst), copied: true };
     if (!NO_HARD_LINKS.has(code ?? '')) throw err;
   }
   let to: string;
   try {
     to = await claimName(src, dst, renameNoClobber);
   } catch (err) {
-    if (errCode(err) === 'EXDEV') return { to: await copyAcross(src, dst), copied: true };
+    if (errCode(err) === 'EXDEV') return { to: await copyAcrossBytes(src, dst), copied: true };
     throw err;
   }
   await fsyncPath(dirname(to));
@@ -159,23 +183,27 @@ export async function moveNoClobber(src: string, dst: string): Promise<{ to: str
 
 /** The cross-filesystem move: copy to a hidden temp name, fsync, check, claim the name, unlink the original. */
 export async function copyAcross(src: string, dst: string): Promise<string> {
-  await mkdir(dirname(dst), { recursive: true });
-  const before = await stat(src);
+  return shownPath(await copyAcrossBytes(byteString(src), byteString(dst)));
+}
+
+async function copyAcrossBytes(src: string, dst: string): Promise<string> {
+  await mkdir(fsPath(dirname(dst)), { recursive: true });
+  const before = await stat(fsPath(src));
   const tmp = join(dirname(dst), `.${basename(dst)}.genpipe-move-${randomBytes(4).toString('hex')}.part`);
   try {
-    await copyFile(src, tmp, constants.COPYFILE_EXCL);
+    await copyFile(fsPath(src), fsPath(tmp), constants.COPYFILE_EXCL);
     await fsyncPath(tmp);
-    const after = await stat(src);
+    const after = await stat(fsPath(src));
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
-      throw new Error(`${basename(src)} changed while it was being moved; it was left in place`);
+      throw new Error(`${shownPath(basename(src))} changed while it was being moved; it was left in place`);
     }
     const to = await placeNoClobber(tmp, dst);
     await fsyncPath(dirname(to));
-    await unlink(src);
+    await unlink(fsPath(src));
     await fsyncPath(dirname(src));
     return to;
   } finally {
-    await unlink(tmp).catch(() => undefined);
+    await unlink(fsPath(tmp)).catch(() => undefined);
   }
 }
 
@@ -185,6 +213,11 @@ export interface SettleOptions {
   inboxDir: string;
   /** The input's path relative to the inbox, '/'-separated. */
   input: string;
+  /**
+   * The bytes of that path (base64) when they are not valid UTF-8 (Item.rawInput): the file is then
+   * reached, and filed away, by them — `input` is only their escaped text.
+   */
+  rawInput?: string;
   outcome: InputOutcome;
   /** The version whose result was recorded: a file that is not it any more stays (ON_DONE_TEXTS.leftChanged). */
   version?: CheckedVersion;
@@ -236,13 +269,13 @@ export async function settleInput(opts: SettleOptions): Promise<SettleResult> {
   if (target === inbox || target.startsWith(inbox.endsWith(sep) ? inbox : inbox + sep)) {
     throw new Error(`--on-done move needs a folder beside ${inbox} for ${basename(target)}/; it has none`);
   }
-  const src = join(inbox, ...opts.input.split('/'));
+  const src = inputPathIn(inbox, opts);
   const st = await lstat(src);
   if (st.isSymbolicLink()) return { movedTo: null, copied: false }; // its target is an input of its own
   if (opts.version && !(await isCheckedVersion(src, opts.version))) {
     return { movedTo: null, copied: false, changed: true };
   }
-  const { to, copied } = await moveNoClobber(src, join(target, ...opts.input.split('/')));
+  const { to, copied } = await moveNoClobber(src, inputPathIn(target, opts));
   if (opts.deleteEmptyDirs) await removeEmptiedDirs(inbox, opts.input);
   return { movedTo: to, copied };
 }

@@ -13,6 +13,7 @@
  * - rescanNow() joins the rescan that runs, if any.
  */
 import type { Item } from '../item.ts';
+import { inputKey } from '../raw-names.ts';
 import { errnoWords, WATCH_TEXTS } from './defaults.ts';
 import type { HintIntake } from './hint-intake.ts';
 import type { WatchLifecycle } from './lifecycle.ts';
@@ -164,9 +165,10 @@ export class ScanLoop {
 
   /** Hands over an input found failed (see #failedHanded), as it is: no quiet period, no check. */
   #handFailed(item: Item): void {
-    this.#failedFound.add(item.input);
-    if (this.#failedHanded.has(item.input) || this.parts.life.closed) return;
-    this.#failedHanded.add(item.input);
+    const key = inputKey(item);
+    this.#failedFound.add(key);
+    if (this.#failedHanded.has(key) || this.parts.life.closed) return;
+    this.#failedHanded.add(key);
     this.parts.listeners.ready(failedReadyFile(item, Date.now()));
   }
 
