@@ -11,6 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { requestUrl, withoutUserinfo } from '../client/index.ts';
 import {
   type AdmitDecision,
   createRedactor,
@@ -152,15 +153,21 @@ function dryRunService(flags: BatchFlags): DryRunService {
  * none from another service.
  */
 async function emulatorPrices(baseUrl: string, signal: AbortSignal): Promise<Prices> {
-  const url = `${baseUrl}/_emulator/costs`;
+  let url = `${baseUrl}/_emulator/costs`;
   try {
+    // As every request: to the URL without its user and password (request-url.ts).
+    url = requestUrl(url);
     const res = await fetch(url, {
       signal: AbortSignal.any([signal, AbortSignal.timeout(COSTS_TIMEOUT_MS)]),
     });
     const body: unknown = res.ok ? await res.json().catch(() => null) : null;
     const prices = pricesOfAnswer(body);
     if (prices) return { prices, source: `the emulator's configured costs (${url})`, unknownWhy: '' };
-    return { prices: null, source: null, unknownWhy: `the service at ${baseUrl} does not tell its prices` };
+    return {
+      prices: null,
+      source: null,
+      unknownWhy: `the service at ${withoutUserinfo(baseUrl)} does not tell its prices`,
+    };
   } catch (err) {
     const why = failureWords(err);
     return { prices: null, source: null, unknownWhy: `could not ask ${url} for prices: ${why}` };

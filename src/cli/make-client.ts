@@ -14,7 +14,7 @@ import {
   type Redact,
   redactDeep,
 } from '../pipeline/progress/index.ts';
-import { isUuid, LEGACY_BASE_PATH } from '../spec/index.ts';
+import { isRequestId, isUuid, LEGACY_BASE_PATH, REQUEST_ID_FORM } from '../spec/index.ts';
 import { signalExit } from './exit-codes.ts';
 import { Interrupted, printError } from './print-error.ts';
 import {
@@ -91,6 +91,28 @@ export function idArg(what: string): (value: string) => string {
       );
     }
     return value.trim();
+  };
+}
+
+/** The help of `--request-id`. */
+export const REQUEST_ID_HELP = `X-Request-Id to send: ${REQUEST_ID_FORM.replace(/ \(.*\)$/, '')} (default: a fresh UUID, printed)`;
+
+/**
+ * Parses `--request-id` for commander: an id the service can echo (spec isRequestId), so that a value
+ * that cannot be one — empty, with a line break or a space, too long — is a usage error (exit 2) naming
+ * the flag and the form, and nothing is sent: no fresh id in its place, no refusal by the HTTP layer.
+ *
+ * @param command - the command whose help the error points to (`genpipe generate`)
+ * @throws UsageError `--request-id '' is not a request id: 1 to 200 visible ASCII characters (…)`
+ */
+export function requestIdArg(command: string): (value: string) => string {
+  return (value) => {
+    if (!isRequestId(value)) {
+      throw new UsageError(`--request-id '${value}' is not a request id: ${REQUEST_ID_FORM}`, {
+        helpOf: command,
+      });
+    }
+    return value;
   };
 }
 

@@ -2,6 +2,7 @@
  * Where the service is and how to authenticate: from flags first, then the environment.
  * The only place that reads GENPIPE_* connection variables.
  */
+import { maskUrlPassword } from '../client/index.ts';
 import { API_KEY_PREFIX } from '../spec/index.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -44,6 +45,25 @@ function clean(v: string | undefined): string | undefined {
 }
 
 /**
+ * A service URL must be an absolute http(s) URL; one that is not is named with its password masked by
+ * position (maskUrlPassword), since a URL that does not parse — given without a scheme — cannot be
+ * masked by parsing it.
+ *
+ * @throws UsageError `--base-url / GENPIPE_BASE_URL must be an http(s) URL, got 'alice:[redacted]@host'`
+ */
+function checkHttpUrl(url: string, given: string): void {
+  let protocol = '';
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    // named below
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new UsageError(`${given} must be an http(s) URL, got '${maskUrlPassword(url)}'`);
+  }
+}
+
+/**
  * Resolves the service from flags, then the environment.
  * @throws UsageError that explains both ways when something is missing; never echoes the key.
  */
@@ -68,14 +88,10 @@ export function resolveServiceConfig(
       `the API key must start with '${API_KEY_PREFIX}' (check --api-key or ${ENV.apiKey})`,
     );
   }
-  try {
-    const u = new URL(baseUrl!);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http');
-  } catch {
-    throw new UsageError(`--base-url / ${ENV.baseUrl} must be an http(s) URL, got '${baseUrl}'`);
-  }
+  checkHttpUrl(baseUrl!, `--base-url / ${ENV.baseUrl}`);
   baseUrl = baseUrl!.replace(/\/+$/, '').replace(/\/v1$/, '');
   const legacyBaseUrl = clean(flags.legacyBaseUrl) ?? clean(env[ENV.legacyBaseUrl]);
+  if (legacyBaseUrl) checkHttpUrl(legacyBaseUrl, `--legacy-base-url / ${ENV.legacyBaseUrl}`);
   const legacyToken = clean(flags.legacyToken) ?? clean(env[ENV.legacyToken]);
   return {
     apiKey: apiKey!,

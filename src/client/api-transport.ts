@@ -21,6 +21,7 @@ import {
   readSmallBody,
   sendAttempt,
 } from './http-attempt.ts';
+import { requestUrl } from './request-url.ts';
 import type { RetryClass, RetryPolicy } from './retry-policy.ts';
 import { type ClientHooks, retryingCall } from './retrying-call.ts';
 
@@ -76,7 +77,7 @@ export class ApiTransport {
     return [this.settings.apiKey, this.settings.legacyToken];
   }
 
-  /** The absolute URL of a call. */
+  /** The absolute URL of a call (without a user and password: request-url.ts). */
   url(surface: Surface, path: string, query?: JsonCall['query']): string {
     let base: string;
     if (surface === 'storage') base = '';
@@ -85,11 +86,7 @@ export class ApiTransport {
       if (!this.settings.legacyBaseUrl) throw new TypeError('legacyBaseUrl is not configured');
       base = this.settings.legacyBaseUrl;
     }
-    const url = new URL(`${base}${path}`);
-    for (const [k, v] of Object.entries(query ?? {})) {
-      if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
-    }
-    return url.toString();
+    return requestUrl(`${base}${path}`, query);
   }
 
   /** Authorization, User-Agent and X-Request-Id headers of a surface. */

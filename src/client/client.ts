@@ -78,6 +78,13 @@ function trimSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
+/** Whether `url` is an absolute http(s) URL (`alice:pw@host` parses, as a URL of scheme `alice:`). */
+function isHttpUrl(url: unknown): boolean {
+  if (typeof url !== 'string' || !URL.canParse(url)) return false;
+  const { protocol } = new URL(url);
+  return protocol === 'http:' || protocol === 'https:';
+}
+
 /**
  * Creates a client.
  *
@@ -94,10 +101,10 @@ export function createClient(options: ClientOptions): GenpipeClient {
   if (typeof options.apiKey !== 'string' || !options.apiKey.startsWith(API_KEY_PREFIX)) {
     throw new TypeError(`Expected an API key starting with '${API_KEY_PREFIX}' for apiKey`);
   }
-  if (typeof options.baseUrl !== 'string' || !URL.canParse(options.baseUrl)) {
+  if (!isHttpUrl(options.baseUrl)) {
     throw new TypeError('Expected an absolute http(s) URL for baseUrl');
   }
-  if (options.legacyBaseUrl !== undefined && !URL.canParse(options.legacyBaseUrl)) {
+  if (options.legacyBaseUrl !== undefined && !isHttpUrl(options.legacyBaseUrl)) {
     throw new TypeError('Expected an absolute http(s) URL for legacyBaseUrl');
   }
   const ownAgent = options.dispatcher === undefined;

@@ -88,13 +88,16 @@ export { preflightGeneration, preflightModify } from './preflight.ts';
 export {
   createRedactor,
   MIN_SECRET_LENGTH,
+  maskUrlPassword,
   REDACTED,
   REDACTOR_DEFAULTS,
   type Redact,
   type RedactorOptions,
   redactDeep,
   redactShapes,
+  urlPasswordSpan,
 } from './redact.ts';
+export { requestUrl, withoutUserinfo } from './request-url.ts';
 export {
   backoffDelay,
   DEFAULT_RETRY_POLICY,

@@ -49,8 +49,50 @@ export const REDACTOR_DEFAULTS = { minSecretLength: MIN_SECRET_LENGTH, maskShape
 const SECRET_SHAPES: readonly [RegExp, string][] = [
   [/(?<![A-Za-z0-9._/\\-])svc-api-[A-Za-z0-9_~+=-]+(?![A-Za-z0-9_~+=/\\-]|\.[A-Za-z0-9])/g, REDACTED],
   [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
-  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:)[^\s/@]+@/gi, `$1${REDACTED}@`],
+  // `scheme://user:password@`: the password may hold spaces (not a line break, `/` or `@`); a port
+  // (`http://host:4010 refused … bob@x`) is not one.
+  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:)(?!\d+(?:[^\w@]|$))(?=\S)[^/@\r\n]+@/gi, `$1${REDACTED}@`],
+  // `user:password@host` without a scheme (a URL given without one), as a word of its own: the host
+  // is followed by a port, a path, a quote, a space or the end (not `a:b@c.png: failed`).
+  [
+    /(?<![^\s'"(<[=,;])([A-Za-z0-9._~%!$&*+-]+:)(?!\d+(?:[^\w@]|$))[^\s/@'"]+@(?=(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d|[/\s'",)\]]|$))/g,
+    `$1${REDACTED}@`,
+  ],
 ];
+
+/**
+ * Where the password of the URL `url` stands (from just after its userinfo's first `:` to the `@`), found
+ * by position rather than by parsing, so that a URL that does not parse — given without a scheme
+ * (`alice:pw@host:4010`), with a space or an unencoded `/`, `#`, `?` in its password — is read as well:
+ * the userinfo is what stands between the scheme's `//` (or the start) and the last `@`, and holds a
+ * password when it has a `:` before any `/` (and not a port before it). Null when there is none.
+ *
+ * @example urlPasswordSpan('http://alice:pw@h') // { start: 13, end: 15 }
+ */
+export function urlPasswordSpan(url: string): { start: number; end: number } | null {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url);
+  const from = scheme ? scheme[0].length : 0;
+  const at = url.lastIndexOf('@');
+  if (at < from) return null;
+  const userinfo = url.slice(from, at);
+  const colon = userinfo.indexOf(':');
+  if (colon < 0) return null;
+  const slash = userinfo.indexOf('/');
+  // A `/` before the `:`, or after a port (`host:4010/a@b`): the `@` is in the path, not after a userinfo.
+  if (slash >= 0 && (slash < colon || /^\d*$/.test(userinfo.slice(colon + 1, slash)))) return null;
+  return { start: from + colon + 1, end: at };
+}
+
+/**
+ * The URL `url` as it may be shown: its password (urlPasswordSpan) replaced by `mask`, the rest as
+ * written — for a URL given to genpipe (a base URL, a store URL), whether or not it parses.
+ *
+ * @example maskUrlPassword('alice:Hunter 2@127.0.0.1:4010') // 'alice:[redacted]@127.0.0.1:4010'
+ */
+export function maskUrlPassword(url: string, mask: string = REDACTED): string {
+  const span = urlPasswordSpan(url);
+  return span ? `${url.slice(0, span.start)}${mask}${url.slice(span.end)}` : url;
+}
 
 /** Stands for a kept text while the shapes are masked (no shape matches it). */
 const KEEP_MARK = (i: number) => `\u0000genpipe-kept-${i}\u0000`;

@@ -10,7 +10,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { API_VERSION, DETAILS } from '../spec/index.ts';
+import { API_VERSION, DETAILS, isRequestId } from '../spec/index.ts';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { drawMs, type EmulatorConfig } from './config.ts';
@@ -35,7 +35,6 @@ export interface BuildOptions {
   logger?: boolean;
 }
 
-const REQUEST_ID_RE = /^[\x21-\x7e]{1,200}$/;
 const kRateKind = Symbol('rateLimitKind');
 
 function isAgents(request: FastifyRequest): boolean {
@@ -97,16 +96,18 @@ function readEmptyJsonAsNoBody(app: FastifyInstance): void {
   });
 }
 
+/** The caller's X-Request-Id when it can be one (spec/request-id.ts), echoed; else a fresh UUID. */
+function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && isRequestId(given) ? given : randomUUID();
+}
+
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: config.json_body_max_bytes,
-    // Echo a caller's X-Request-Id when it is sane, or make a fresh UUID.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     forceCloseConnections: true,
   });
 

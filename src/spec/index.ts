@@ -6,5 +6,6 @@ export * from './legacy.ts';
 export * from './limits.ts';
 export * from './plural.ts';
 export * from './rate-limit.ts';
+export * from './request-id.ts';
 export * from './resources.ts';
 export * from './validate-generation.ts';

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, MIN_SECRET_LENGTH, REDACTED, redact, redactDeep } from '../../src/client/redact.ts';
+import {
+  createRedactor,
+  MIN_SECRET_LENGTH,
+  maskUrlPassword,
+  REDACTED,
+  redact,
+  redactDeep,
+} from '../../src/client/redact.ts';
 
 describe('the one redactor', () => {
   it("the client's redact masks the known secrets only, down to MIN_SECRET_LENGTH characters", () => {
@@ -30,6 +37,30 @@ describe('the one redactor', () => {
     expect(r('store postgres://bob:s3cr3t@db.local:5432/genpipe and http://host:8080/a@b')).toBe(
       `store postgres://bob:${REDACTED}@db.local:5432/genpipe and http://host:8080/a@b`,
     );
+  });
+
+  it('masks a URL password with a space in it, or in a URL without a scheme; not a port, a time or a file name', () => {
+    const r = createRedactor();
+    expect(r('could not ask http://alice:Hunter2 Secret@127.0.0.1:4010/_emulator/costs: refused')).toBe(
+      `could not ask http://alice:${REDACTED}@127.0.0.1:4010/_emulator/costs: refused`,
+    );
+    expect(r("got 'alice:Hunter2Secret@127.0.0.1:47811'")).toBe(`got 'alice:${REDACTED}@127.0.0.1:47811'`);
+    expect(r('--store u:pw@db/x: not a store URL')).toBe(`--store u:${REDACTED}@db/x: not a store URL`);
+    const kept = [
+      'http://127.0.0.1:4010 refused; ask bob@example.com',
+      'http://127.0.0.1:4010. Mail bob@example.com',
+      '[06:00:01] a:b@c.png: succeeded',
+      'at 12:30 we wrote to bob@example.com',
+    ];
+    for (const text of kept) expect(r(text)).toBe(text);
+  });
+
+  it('maskUrlPassword finds the password of a given URL by position, whether or not it parses', () => {
+    expect(maskUrlPassword('alice:Hunter2 Secret@127.0.0.1:4010')).toBe(`alice:${REDACTED}@127.0.0.1:4010`);
+    expect(maskUrlPassword('postgres://u:a/b#c@db:5432/x', '***')).toBe('postgres://u:***@db:5432/x');
+    expect(maskUrlPassword('http://alice@host/a')).toBe('http://alice@host/a');
+    expect(maskUrlPassword('http://host:8080/a@b')).toBe('http://host:8080/a@b');
+    expect(maskUrlPassword('http://host/p:x@y')).toBe('http://host/p:x@y');
   });
 
   it('masks a key-shaped text, not a file name shaped like one (in a folder, or with an extension)', () => {

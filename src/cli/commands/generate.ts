@@ -26,6 +26,8 @@ import {
   type ClientFlags,
   type CommandContext,
   checkTimeoutWaits,
+  REQUEST_ID_HELP,
+  requestIdArg,
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
@@ -260,7 +262,7 @@ export function registerGenerate(program: Command): void {
     .option('--resolution <r>', 'video resolution: 360p, 540p, 720p, 1080p (default 720p)')
     .option('--user-id <id>', 'opaque end-user tag')
     .option('--request <file>', 'the request body as a JSON file (flags override its fields)')
-    .option('--request-id <id>', 'X-Request-Id to send (default: a fresh UUID, printed)')
+    .option('--request-id <id>', REQUEST_ID_HELP, requestIdArg('genpipe generate'))
     .option('--wait', 'wait until the generation completes (exit 1 when it fails)')
     .option(
       '--out <dir>',

@@ -14,6 +14,8 @@ import {
   type ClientFlags,
   checkTimeoutWaits,
   idArg,
+  REQUEST_ID_HELP,
+  requestIdArg,
   runWithClient,
   secondsArg,
 } from '../make-client.ts';
@@ -70,7 +72,7 @@ export function registerLegacy(program: Command): void {
     .option('--prompt <text>', 'what to change')
     .option('--first-frame-url <url>', 'an image for the first frame')
     .option('--callback-url <url>', 'receives the generation when dreaming, completed or failed')
-    .option('--request-id <id>', 'X-Request-Id to send (default: a fresh UUID, printed)')
+    .option('--request-id <id>', REQUEST_ID_HELP, requestIdArg('genpipe legacy modify'))
     .option('--wait', 'wait until the generation completes (exit 1 when it fails)')
     .option(
       '--out <dir>',

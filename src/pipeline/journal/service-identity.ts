@@ -1,9 +1,11 @@
 /**
  * Who produces the results, as the journal keys them (part of every recipe hash, and the key of the
  * shared-reference uploads, the quota state and the job durations): the service's base URL without its
- * user and password and without a trailing slash. A URL's credentials are how genpipe signs in, like the
- * API key, not who answers: changing them redoes nothing, and they are never written to the journal.
+ * user and password and without a trailing slash. A URL's user and password are not who answers (nor
+ * are they sent: client/request-url.ts): changing them redoes nothing, and they are never written to the
+ * journal.
  */
+import { withoutUserinfo } from '../../client/index.ts';
 
 /**
  * The service identity of a base URL: no user or password, no trailing slash.
@@ -11,18 +13,7 @@
  * @example serviceIdentity('http://alice:pw@127.0.0.1:4010/') // 'http://127.0.0.1:4010'
  */
 export function serviceIdentity(baseUrl: string): string {
-  let url = baseUrl;
-  try {
-    const u = new URL(baseUrl);
-    if (u.username !== '' || u.password !== '') {
-      u.username = '';
-      u.password = '';
-      url = u.toString();
-    }
-  } catch {
-    // not a URL: taken as it is
-  }
-  return url.replace(/\/+$/, '');
+  return withoutUserinfo(baseUrl).replace(/\/+$/, '');
 }
 
 /**

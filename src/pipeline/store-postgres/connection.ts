@@ -5,7 +5,7 @@
  * one. Connections are pooled; BIGINT columns (ms since the epoch, ids) are read as numbers.
  */
 import pg from 'pg';
-import { MIN_SECRET_LENGTH } from '../../client/index.ts';
+import { MIN_SECRET_LENGTH, maskUrlPassword, urlPasswordSpan } from '../../client/index.ts';
 
 /** A failure to reach or use the store; its message never holds the password. */
 export class StoreConnectionError extends Error {
@@ -22,34 +22,40 @@ const HIDDEN = '***';
 
 /**
  * The URL as it may be shown: its password (in the authority or a `password` parameter, of a URL or
- * of a `key=value` connection string) replaced by ***.
+ * of a `key=value` connection string) replaced by ***. The authority's is found by position
+ * (maskUrlPassword), so a URL that does not parse — no scheme, an unencoded `/` or a space in the
+ * password — is masked too; the rest reads as written.
  *
  * @example redactUrl('postgres://genpipe:s3cret@db:5432/jobs') // 'postgres://genpipe:***@db:5432/jobs'
  */
 export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = HIDDEN;
-    for (const key of [...parsed.searchParams.keys()]) {
-      if (key.toLowerCase() === 'password') parsed.searchParams.set(key, HIDDEN);
-    }
-    return parsed.toString().replace(encodeURIComponent(HIDDEN), HIDDEN).replaceAll('%2A%2A%2A', HIDDEN);
-  } catch {
-    return url.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, `$1${HIDDEN}`);
-  }
+  const masked = maskUrlPassword(url, HIDDEN);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return masked.replace(/([?&]password=)[^&#]*/gi, `$1${HIDDEN}`);
+  return masked.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, `$1${HIDDEN}`);
 }
 
 /** The password a URL holds, as written and decoded (what may not appear in any text), or none. */
 export function secretsOf(url: string): string[] {
   const found: string[] = [];
+  const span = urlPasswordSpan(url);
+  if (span) found.push(url.slice(span.start, span.end), decoded(url.slice(span.start, span.end)));
   try {
     const parsed = new URL(url);
-    if (parsed.password) found.push(parsed.password, decodeURIComponent(parsed.password));
+    if (parsed.password) found.push(parsed.password, decoded(parsed.password));
     for (const [key, value] of parsed.searchParams) if (key.toLowerCase() === 'password') found.push(value);
   } catch {
     for (const m of url.matchAll(/password\s*=\s*('([^']*)'|\S+)/gi)) found.push(m[2] ?? m[1] ?? '');
   }
   return [...new Set(found.filter((s) => s.length > 0))];
+}
+
+/** A percent-encoded text decoded, or as it is when it does not decode. */
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /**
