@@ -6,22 +6,13 @@
  */
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { expect, it } from 'vitest';
+import { useTestEmulator } from '../helpers/emulator.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
 const promptFolder = usePromptFolders();
-let emu: RunningEmulator;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-});
-
-afterAll(async () => {
-  await emu?.close();
-});
+const emu = useTestEmulator();
 
 const EVERY_FILE_A_PROMPT =
   'rules:\n  - match: "**/*"\n    input_as: prompt\n    request: { type: image, model: uni-1, aspect_ratio: "1:1" }\n';
@@ -33,7 +24,7 @@ it('an input named report.json or report.html is placed beside the reports, neve
     'a.txt': 'a blue bird',
   });
   writeFileSync(join(input, 'genpipe.yaml'), EVERY_FILE_A_PROMPT);
-  const run = await runCli(['run', input, '--out', out, '--poll-interval', '1'], cliEnv(emu), 60_000);
+  const run = await runCli(['run', input, '--out', out, '--poll-interval', '1'], cliEnv(emu()), 60_000);
   expect(run.code, run.stderr + run.stdout).toBe(0);
   expect(run.stderr).not.toContain('EISDIR');
   expect(statSync(join(out, 'report.json')).isFile()).toBe(true);
@@ -51,7 +42,7 @@ it('an input named report.json or report.html is placed beside the reports, neve
   expect(existsSync(join(out, 'report-1.html', 'result.json'))).toBe(true);
 
   // A re-run finds them done where they are, and pays for nothing again.
-  const again = await runCli(['run', input, '--out', out, '--poll-interval', '1'], cliEnv(emu), 60_000);
+  const again = await runCli(['run', input, '--out', out, '--poll-interval', '1'], cliEnv(emu()), 60_000);
   expect(again.code, again.stderr + again.stdout).toBe(0);
   expect(again.stdout).toContain('already done in an earlier run');
 }, 120_000);

@@ -2,45 +2,27 @@
  * A short password is masked where it stands (the password field of a URL), not wherever its letters
  * appear: with the store password `p`, the store's URL and the driver's words read as written.
  */
-import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { describe, expect, it } from 'vitest';
+import { closedPort, useTestEmulator } from '../helpers/emulator.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
 const promptFolder = usePromptFolders();
-let emu: RunningEmulator;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-});
-afterAll(async () => {
-  await emu?.close();
-});
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
+const emu = useTestEmulator();
 
 describe('a one-letter store password', () => {
   it('is masked in the URL only; the rest of the error reads as written', async () => {
     const { input, out } = promptFolder({ 'a.txt': 'a small fox' });
     const port = await closedPort();
     const url = `postgres://u:p@127.0.0.1:${port}/postgres`;
-    const run = await runCli(['run', input, '--out', out, '--store', url], cliEnv(emu));
+    const run = await runCli(['run', input, '--out', out, '--store', url], cliEnv(emu()));
     expect(run.code).toBe(3);
     expect(run.stderr).toContain(
       `cannot connect to the store at postgres://u:[redacted]@127.0.0.1:${port}/postgres: `,
     );
     expect(run.stderr).toContain('ECONNREFUSED');
     expect(run.stderr).not.toContain('***');
-    const status = await runCli(['status', out, '--store', url], cliEnv(emu));
+    const status = await runCli(['status', out, '--store', url], cliEnv(emu()));
     expect(status.code).toBe(3);
     expect(status.stderr).toContain(`postgres://u:[redacted]@127.0.0.1:${port}/postgres`);
     expect(status.stderr).not.toContain('***');

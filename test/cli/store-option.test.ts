@@ -5,12 +5,20 @@
  * file, report.json, report.html, status, nor the errors of a store that cannot be reached.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { adminRows, call, hold, KEY, KEY_B, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import {
+  adminRows,
+  call,
+  closedPort,
+  hold,
+  KEY,
+  KEY_B,
+  startTestEmulator,
+  unhold,
+} from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
@@ -36,15 +44,6 @@ function everything(out: string, ...texts: string[]): string {
     existsSync,
   );
   return [...texts, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n');
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 describe('genpipe run --store <postgres url>', () => {

@@ -5,10 +5,9 @@
  * shown `[redacted]` wherever the URL is named, whether or not the URL parses (no scheme, a space in
  * the password, an unencoded `/`).
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { closedPort, startTestEmulator } from '../helpers/emulator.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { type CliResult, cliEnv, runCli } from './run-cli.ts';
 
@@ -27,15 +26,6 @@ afterAll(async () => {
 const PASSWORD = 'Hunter2Secret';
 const SPACED = 'Hunter2 Secret';
 const GEN_ID = '6f1c0a52-1111-4222-8333-444455556666';
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** Nothing of the password, in any form, in anything the command printed. */
 function expectNoPassword(r: CliResult, password: string): void {

@@ -2,7 +2,9 @@
  * Starts a real emulator on loopback for a test file and gives small helpers to call it over HTTP.
  * Tests talk to it with undici's fetch, as any outside caller would.
  */
+import { createServer } from 'node:net';
 import { request as undiciRequest } from 'undici';
+import { afterAll, beforeAll } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
 
 export const KEY = 'svc-api-test-key-a';
@@ -164,4 +166,31 @@ export function activeClients<C extends string>(
     clients: ids.map((id) => ({ id, state: 'active', rpm: 1000, concurrency: 50, balance: 1_000_000 })),
     keys: ids.map((id) => ({ key: keyOf(id), client: id })),
   };
+}
+
+/**
+ * One emulator for the whole test file: started before its tests, closed after them. Read `emu()` inside
+ * a test (it is not started while the file is being collected).
+ */
+export function useTestEmulator(overrides: Record<string, unknown> = {}): () => RunningEmulator {
+  let emu: RunningEmulator | undefined;
+  beforeAll(async () => {
+    emu = await startTestEmulator(overrides);
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+  return () => {
+    if (!emu) throw new Error('the emulator starts in beforeAll: read it inside a test');
+    return emu;
+  };
+}
+
+/** A loopback port nothing listens on (a server that cannot be reached). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
 }
