@@ -22,7 +22,9 @@ import {
   journalErrorWords,
   type LogFile,
   LogFileOpenError,
+  logFileRefusal,
   notLookedAtText,
+  OVERLAP_WORDS,
   openLogFile,
   type PipelineEvent,
   POLL_DEFAULTS,
@@ -332,6 +334,14 @@ function logError(s: Session, err: unknown): void {
 /** The options resolved, the service connected, the journal open. */
 async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   const { cmd, flags } = s;
+  if (flags.logFile !== undefined) {
+    const refusal = await logFileRefusal({
+      inputDir: inputDirArg,
+      logFile: flags.logFile,
+      words: OVERLAP_WORDS[cmd.name],
+    });
+    if (refusal !== null) throw new UsageError(refusal);
+  }
   s.log = openBatchLog(s);
   const storeUrl = storeUrlOf(flags);
   if (storeUrl !== null) {

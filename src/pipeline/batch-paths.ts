@@ -50,6 +50,8 @@ export const OVERLAP_TEXTS = {
     `${target}, the folder --on-done move files inputs in, is inside the out dir ${out}: ${MOVE_RULE}`,
   journalInside: (journal: string, dir: string, w: OverlapWords) =>
     `the journal ${journal} is inside the ${w.folder} ${dir}: it must live outside the ${w.folder} (the default, <out>/.genpipe/journal.db, does)`,
+  logFileInside: (log: string, dir: string, w: OverlapWords) =>
+    `the log file ${log} is inside the ${w.folder} ${dir}: it must live outside the ${w.folder} (genpipe never writes in it)`,
 } as const;
 
 function isInside(root: string, p: string): boolean {
@@ -100,4 +102,22 @@ export async function overlapRefusal(opts: {
     }
   }
   return null;
+}
+
+/**
+ * Why `--log-file` may not be where it is (inside the input dir, where it would be written among the
+ * inputs), or null. Checked before the log is opened, as the log is opened before anything else.
+ *
+ * @example await logFileRefusal({ inputDir: 'mine', logFile: 'mine/run.log' })
+ * // 'the log file /home/me/mine/run.log is inside the input dir /home/me/mine: it must live outside …'
+ */
+export async function logFileRefusal(opts: {
+  inputDir: string;
+  logFile: string;
+  words?: OverlapWords;
+}): Promise<string | null> {
+  const input = await named(opts.inputDir);
+  const log = await named(opts.logFile);
+  if (log.real !== input.real && !isInside(input.real, log.real)) return null;
+  return OVERLAP_TEXTS.logFileInside(log.shown, input.shown, opts.words ?? OVERLAP_WORDS.run);
 }

@@ -3,7 +3,7 @@
  * stages (stages/*, in the order of stage-list.ts), the runner that schedules them (runner.ts), the
  * recipe, discovery, progress displays and reports. The CLI imports from here only.
  */
-export { OVERLAP_WORDS, type OverlapWords, overlapRefusal } from './batch-paths.ts';
+export { logFileRefusal, OVERLAP_WORDS, type OverlapWords, overlapRefusal } from './batch-paths.ts';
 export { type DiscoverOptions, discover, SKIP_REASONS } from './discover.ts';
 export {
   DRY_RUN_TEXTS,

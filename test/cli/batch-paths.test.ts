@@ -101,6 +101,22 @@ describe('genpipe run refuses overlapping input and out dirs', () => {
     await expectNothingSent();
   });
 
+  it('a log file inside the input dir (it would be written among the inputs)', async () => {
+    const base = await place('log-file');
+    const before = await hashTree(join(base, 'mine'));
+    for (const command of ['run', 'watch']) {
+      const r = await runGenpipe([command, 'mine', '--out', 'out', '--log-file', 'mine/run.log'], env, {
+        cwd: base,
+      });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(
+        `the log file ${join(base, 'mine', 'run.log')} is inside the ${command === 'run' ? 'input dir' : 'watched folder'} ${join(base, 'mine')}`,
+      );
+    }
+    expect(await hashTree(join(base, 'mine'))).toBe(before);
+    await expectNothingSent();
+  });
+
   it('an out dir beside the input dir is fine', async () => {
     const base = await place('beside');
     await mkdir(join(base, 'out'));
