@@ -4,6 +4,7 @@
  * options: README.md's flag tables are written from them (scripts/docs-flags.ts).
  */
 import { Command } from 'commander';
+import { printable } from '../pipeline/progress/format.ts';
 import { configureOptionHelp } from './option-help.ts';
 
 type Register = (program: Command) => void;
@@ -63,8 +64,13 @@ export function wantsJson(argv: readonly string[]): boolean {
   return (end < 0 ? args : args.slice(0, end)).includes('--json');
 }
 
+/** Commander's words, each line made printable: an argument it quotes may hold escape sequences. */
 function plainError(text: string): string {
-  return text.replace(/^error: /, 'genpipe: ');
+  return text
+    .replace(/^error: /, 'genpipe: ')
+    .split('\n')
+    .map((line) => printable(line))
+    .join('\n');
 }
 
 /**

@@ -155,3 +155,20 @@ describe('an id that cannot be one (every id of the service is a UUID)', () => {
     expect(r.code, r.stderr).toBe(1);
   });
 });
+
+describe("commander's usage errors quote what was typed, made printable", () => {
+  it('an escape sequence in an argument or an option name never reaches the terminal raw', async () => {
+    const cases = [
+      ['generations', 'get', '\u001b]0;pwned\u0007'],
+      ['run', 'in', '--out', 'o', '--bo\u001b[31mgus'],
+      ['run', 'in', '--out', 'o', '--concurrency', '\u001b[31m'],
+    ];
+    for (const args of cases) {
+      const r = await runCli(args, process.env);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).not.toContain('\u001b');
+      expect(r.stderr).not.toContain('\u0007');
+      expect(r.stderr).toContain('\\x1b');
+    }
+  });
+});
