@@ -69,10 +69,18 @@ function mostOut(reads: Read[]): number {
   );
 }
 
-/** The most reads sent within any 1000 ms. */
+/**
+ * How far the time this test stamps on a read (in its `get`, after the poll loop's turn) may lag the time
+ * the loop's budget counted it at: on a loaded machine a few ms (CI saw 21 reads in one 1000 ms window of
+ * the test's stamps, the budget's own window holding 20).
+ */
+const STAMP_LAG_MS = 20;
+
+/** The most reads sent within any second, less the lag of the test's stamps. */
 function mostPerSecond(reads: Read[]): number {
+  const window = 1000 - STAMP_LAG_MS;
   return Math.max(
-    ...reads.map((r) => reads.filter((o) => o.sentAt >= r.sentAt && o.sentAt < r.sentAt + 1000).length),
+    ...reads.map((r) => reads.filter((o) => o.sentAt >= r.sentAt && o.sentAt < r.sentAt + window).length),
   );
 }
 
