@@ -2,10 +2,10 @@
  * Every SQL text of the SQLite journal, in one place: the schema and its migrations, the connection's
  * pragmas, and each statement the journal's parts prepare (items, batches, shared references, the
  * content-hash cache, quota state, the runner lock). The parts hold no SQL of their own; this module
- * holds nothing but text.
+ * holds nothing but text. The statements both stores run are written once, in ../store/statements.ts.
  */
-import { FINISHED_ROW_SQL } from './finished-items.ts';
-import { PLACE_HOLDING_PHASES } from './item-place.ts';
+import type { DialectPlans } from '../store/backend.ts';
+import { statementsOf } from '../store/statements.ts';
 
 /** The schema of version 1. */
 export const SCHEMA_V1 = `
@@ -154,97 +154,18 @@ export const PRAGMAS = {
   },
 } as const;
 
-/** holdsPlace (item-place.ts) as an SQL condition on the items table's `phase` and `generation_id`. */
-const HOLDS_PLACE = `(phase IN (${PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join(', ')}) OR (phase = 'failed' AND generation_id IS NOT NULL))`;
-
-const ITEM_COLUMNS =
-  'id, out_dir, input, place, content_hash, recipe_hash, live_state, phase, outcome_unknown, item, outputs, uploaded_at, batch_id, created_at, updated_at, superseded_at';
-
-/** The items table (item-rows.ts). */
-export const ITEM_SQL = {
-  /** The active row of (out_dir, input). */
-  active: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? AND superseded_at IS NULL`,
-  byId: `SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`,
-  allActive: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND superseded_at IS NULL ORDER BY input`,
-  byPhase: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND phase = ? AND superseded_at IS NULL ORDER BY input`,
-  finished: `SELECT input, json_extract(item, '$.size') AS size, json_extract(item, '$.mtimeMs') AS mtime_ms
-     FROM items WHERE out_dir = ? AND phase IN ('reported', 'failed') AND superseded_at IS NULL`,
-  /** The newest row at each place of the out dir, when it finished (finished-items.ts). */
-  finishedAtPlaces: `SELECT ${ITEM_COLUMNS} FROM items WHERE id IN (SELECT MAX(id) FROM items WHERE out_dir = ? GROUP BY place)
-     AND ${FINISHED_ROW_SQL} ORDER BY input, id`,
-  history: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? ORDER BY id`,
-  /** The latest earlier row of an input with this key that holds its place (see item-place.ts). */
-  earlier: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = ? AND input = ? AND content_hash = ? AND recipe_hash = ?
-     AND superseded_at IS NOT NULL AND ${HOLDS_PLACE} ORDER BY id DESC LIMIT 1`,
-  placeTaken: `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ?
-     AND (${HOLDS_PLACE} OR (superseded_at IS NULL AND input <> ?)) LIMIT 1`,
-  placeHeldByOther: `SELECT 1 AS one FROM items WHERE out_dir = ? AND place = ? AND id <> ? AND ${HOLDS_PLACE} LIMIT 1`,
-  insert: `INSERT INTO items (out_dir, input, place, content_hash, recipe_hash, state, live_state, phase, reason, failed_at,
-     upload_file_id, generation_id, request_id, attempts, outcome_unknown, item, outputs, uploaded_at, batch_id,
-     created_at, updated_at)
-   VALUES (@out_dir, @input, @place, @content_hash, @recipe_hash, @state, @live_state, @phase, @reason, @failed_at,
-     @upload_file_id, @generation_id, @request_id, @attempts, @outcome_unknown, @item, @outputs, @uploaded_at,
-     @batch_id, @now, @now)`,
-  update: `UPDATE items SET state = @state, live_state = @live_state, phase = @phase, reason = @reason,
-     failed_at = @failed_at, upload_file_id = @upload_file_id, generation_id = @generation_id,
-     request_id = @request_id, attempts = @attempts, outcome_unknown = @outcome_unknown, item = @item,
-     outputs = @outputs, uploaded_at = @uploaded_at, batch_id = @batch_id, updated_at = @now
-   WHERE id = @id`,
-  supersede: 'UPDATE items SET superseded_at = ? WHERE id = ?',
-  setKey: 'UPDATE items SET content_hash = ?, recipe_hash = ? WHERE id = ?',
-  reactivate: 'UPDATE items SET superseded_at = NULL WHERE id = ?',
-  setPlace: 'UPDATE items SET place = ? WHERE id = ?',
-} as const;
-
-/** The batches table (batch-rows.ts). */
-export const BATCH_SQL = {
-  insert: `INSERT INTO batches (started_at, input_dir, out_dir, service, options, pid)
-   VALUES (?, ?, ?, ?, ?, ?)`,
-  finish: 'UPDATE batches SET finished_at = ?, status = ? WHERE id = ?',
-  list: 'SELECT * FROM batches WHERE out_dir = ? ORDER BY id',
-} as const;
-
-/** The shared_references table (reference-rows.ts). */
-export const REFERENCE_SQL = {
-  get: 'SELECT file_id, uploaded_at FROM shared_references WHERE service = ? AND name = ? AND content_hash = ?',
-  save: `INSERT INTO shared_references (service, name, content_hash, file_id, uploaded_at, batch_id)
-   VALUES (?, ?, ?, ?, ?, ?)
-   ON CONFLICT(service, name, content_hash) DO UPDATE SET file_id = excluded.file_id,
-     uploaded_at = excluded.uploaded_at, batch_id = excluded.batch_id`,
-  forget: 'DELETE FROM shared_references WHERE service = ? AND name = ? AND content_hash = ?',
-} as const;
-
-/** The content_hashes table (hash-cache.ts). */
-export const HASH_SQL = {
-  get: 'SELECT dev, ino, size, mtime_ns, ctime_ns, hash FROM content_hashes WHERE path = ?',
-  put: `INSERT INTO content_hashes (path, dev, ino, size, mtime_ns, ctime_ns, hash, hashed_at)
-   VALUES (@path, @dev, @ino, @size, @mtimeNs, @ctimeNs, @hash, @now)
-   ON CONFLICT(path) DO UPDATE SET dev = excluded.dev, ino = excluded.ino, size = excluded.size,
-     mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, hash = excluded.hash,
-     hashed_at = excluded.hashed_at`,
-} as const;
-
-/** The quota_states table (quota-rows.ts). */
-export const QUOTA_SQL = {
-  get: `SELECT job_ceiling, request_limit, window_ms, blocked_until, recent_requests, updated_at
-   FROM quota_states WHERE service = ? AND key_fingerprint = ?`,
-  save: `INSERT INTO quota_states (service, key_fingerprint, job_ceiling, request_limit, window_ms, blocked_until,
-     recent_requests, updated_at)
-   VALUES (@service, @key_fingerprint, @job_ceiling, @request_limit, @window_ms, @blocked_until, @recent_requests,
-     @updated_at)
-   ON CONFLICT(service, key_fingerprint) DO UPDATE SET job_ceiling = excluded.job_ceiling,
-     request_limit = excluded.request_limit, window_ms = excluded.window_ms, blocked_until = excluded.blocked_until,
-     recent_requests = excluded.recent_requests, updated_at = excluded.updated_at`,
-} as const;
-
-/** The job_durations table (duration-rows.ts): the latest `keep` rows of a service and kind are kept. */
-export const DURATION_SQL = {
-  ofService: `SELECT kind, running_at_ms, done_by_ms FROM job_durations WHERE service = ? ORDER BY id`,
-  add: `INSERT INTO job_durations (service, kind, running_at_ms, done_by_ms, recorded_at)
-   VALUES (@service, @kind, @running_at_ms, @done_by_ms, @recorded_at)`,
-  prune: `DELETE FROM job_durations WHERE service = @service AND kind = @kind AND id NOT IN
-   (SELECT id FROM job_durations WHERE service = @service AND kind = @kind ORDER BY id DESC LIMIT @keep)`,
-} as const;
+/** The journal's words and own statements around the shared ones (../store/statements.ts). */
+export const SQLITE_PLANS: DialectPlans = {
+  statements: statementsOf({
+    jsonText: (column, field) => `json_extract(${column}, '$.${field}')`,
+    claimFence: '',
+  }),
+  // A journal serves one process (its runner lock): batches record no host, rows are not claimed.
+  insertBatch: `INSERT INTO batches (out_dir, started_at, input_dir, service, options, pid)
+   VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+  admissionLock: null,
+  claim: null,
+};
 
 /** The runner_locks table (runner-lock.ts). */
 export const LOCK_SQL = {

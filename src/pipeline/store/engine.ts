@@ -1,0 +1,646 @@
+/**
+ * The store engine: the Store interface (store.ts, its contract in README.md) written once, over a
+ * backend (backend.ts) that runs its row work (item-rows.ts, tables.ts) in a dialect's database. Every
+ * decision a store makes about rows is here — a file's key, admission (admission.ts's steps, decided
+ * by resume-decision.ts), save and the binding of an input to its row, a stopped file's note,
+ * vanished-in-flight, a dry run's preview, the reuse of shared references — and the adapters hold
+ * only what differs: the SQLite journal (sqlite/journal.ts) and the PostgreSQL store
+ * (postgres/postgres-store.ts).
+ *
+ * Bindings: admit (and vanishedInFlight) binds an input to the row it is saved in; a save of a
+ * finished item (unbindsOnSave) releases it, so that a session of any length keeps only the items
+ * still in flight here (boundCount).
+ */
+import { hostname } from 'node:os';
+import { currentStep, type Item } from '../item.ts';
+import {
+  decideInputOf,
+  holdsServiceWork,
+  keyedBefore,
+  needsOutputs,
+  rowWrites,
+  VANISHED_TAKEN_PHASES,
+  wantsEarlier,
+} from '../journal/admission.ts';
+import { type HashCache, hashWithCache } from '../journal/content-hash.ts';
+import { finishedItemsOf } from '../journal/finished-items.ts';
+import { type JournalKey, type JournalRow, phaseOf, UNHASHED } from '../journal/journal-row.ts';
+import { realLocation } from '../journal/local-disk.ts';
+import { checkOutputs, type OutputCheck } from '../journal/outputs-check.ts';
+import { recipeHash, referencesUsed } from '../journal/recipe-hash.ts';
+import { decide, type RowDecision } from '../journal/resume-decision.ts';
+import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../journal/texts.ts';
+import type { StoreBackend } from './backend.ts';
+import { ItemRows } from './item-rows.ts';
+import { recordedOptions } from './recorded-options.ts';
+import type { Sql } from './sql.ts';
+import type { Step } from './step.ts';
+import type {
+  BatchInfo,
+  BatchRow,
+  FileIdentity,
+  FinishedFile,
+  JobDurationSample,
+  LockHolder,
+  PlanOptions,
+  QuotaState,
+  QuotaStateInput,
+  RecipeFiles,
+  Store,
+  StoreDecision,
+} from './store.ts';
+import * as tables from './tables.ts';
+
+/** The current batch: its row, its service (part of every key) and the service's former identities. */
+interface CurrentBatch {
+  id: number;
+  service: string | undefined;
+  formers: readonly string[];
+}
+
+/** What admit's row work chose: the decision, the row it is recorded in. */
+interface Admitted {
+  decision: StoreDecision;
+  id: number;
+}
+
+/**
+ * True when a save of `item` is its last in this session: it is finished (reported, skipped, failed)
+ * and its row is not in a phase whose work is still collected (a failed download or result write is
+ * resumed: see phaseOf). A stopped item keeps its binding.
+ */
+export function unbindsOnSave(item: Item): boolean {
+  if (item.state !== 'reported' && item.state !== 'skipped' && item.state !== 'failed') return false;
+  const phase = phaseOf(item, item.state);
+  return phase !== 'submitted' && phase !== 'downloaded';
+}
+
+/** See the module comment. */
+export class StoreEngine implements Store {
+  /** The out dir's real path (the rows' `out_dir`). */
+  readonly outDir: string;
+  protected readonly now: () => number;
+  protected readonly items: ItemRows;
+  protected batch: CurrentBatch | null = null;
+  /**
+   * input → id of the row this session admitted it in, while its item may still be saved: an input is
+   * unbound once its item is saved finished (unbindsOnSave).
+   */
+  private readonly bound = new Map<string, number>();
+  protected closed = false;
+
+  constructor(
+    protected readonly backend: StoreBackend,
+    outDir: string,
+    now: () => number = Date.now,
+  ) {
+    this.outDir = outDir;
+    this.now = now;
+    this.items = new ItemRows(outDir, now, backend.plans.statements, backend.plans.claim);
+    backend.onRollback = () => this.items.written.clear();
+  }
+
+  /** Where the store is, as it may be shown (Store.location). */
+  get location(): string {
+    return this.backend.location;
+  }
+
+  protected get tables() {
+    return this.backend.plans.statements.table;
+  }
+
+  protected assertOpen(): void {
+    if (this.closed) throw new Error(`${this.backend.noun} ${this.location} is closed`);
+  }
+
+  /** Refuses writes once closed, or once the held lock was lost (another runner may hold the out dir). */
+  protected assertWritable(): void {
+    this.assertOpen();
+    this.backend.assertWritable();
+  }
+
+  protected requireBatch(): CurrentBatch {
+    if (!this.batch) throw new Error(`${this.backend.noun}: startBatch must be called before admit`);
+    return this.batch;
+  }
+
+  // ---- batches --------------------------------------------------------------------------------
+
+  /** Records the start of a run (or watch session) and makes it the current batch; its id. */
+  async startBatch(info: BatchInfo): Promise<number> {
+    this.assertWritable();
+    await this.backend.beforeBatch();
+    const options = JSON.stringify(recordedOptions(info.options ?? {}));
+    const params = [this.outDir, this.now(), realLocation(info.inputDir), info.service ?? null, options];
+    const insert = this.backend.plans.insertBatch;
+    const id = await this.backend.transaction('recording the batch', (sql) =>
+      insertedId(sql, insert, [...params, process.pid, hostname()]),
+    );
+    this.batch = { id, service: info.service, formers: info.formerServices ?? [] };
+    return id;
+  }
+
+  /** Records the end of the current batch: `finished`, or `stopped` when it stopped early. */
+  async finishBatch(status: 'finished' | 'stopped' = 'finished'): Promise<void> {
+    this.assertWritable();
+    const batch = this.batch;
+    if (!batch) return;
+    const params = [this.outDir, batch.id, this.now(), status];
+    await this.backend.transaction('recording the end of the batch', (sql) =>
+      run(sql, this.tables.finishBatch, params),
+    );
+  }
+
+  /** The batches run on this out dir, oldest first (a `running` one whose pid is gone was interrupted). */
+  async batches(): Promise<BatchRow[]> {
+    this.assertOpen();
+    return this.backend.read('reading the batches', (sql) =>
+      tables.listBatches(sql, this.tables, this.outDir),
+    );
+  }
+
+  // ---- the content-hash cache and keys ----------------------------------------------------------
+
+  /** The content-hash cache: the hash of `path` recorded at `identity`, or null. */
+  async cachedHash(path: string, identity: FileIdentity): Promise<string | null> {
+    this.assertOpen();
+    return this.backend.read('reading the content-hash cache', (sql) =>
+      tables.cachedHash(sql, this.tables, path, identity),
+    );
+  }
+
+  /** Records the hash of `path` at `identity`. */
+  async saveHash(path: string, identity: FileIdentity, hash: string): Promise<void> {
+    this.assertWritable();
+    const now = this.now();
+    await this.backend.write('recording a content hash', (sql) =>
+      tables.saveHash(sql, this.tables, path, identity, hash, now),
+    );
+  }
+
+  /** The content-hash cache as hashWithCache reads it; a store closed meanwhile just does not cache. */
+  hashCache(): HashCache {
+    return {
+      cachedHash: (p, identity) => this.cachedHash(p, identity),
+      saveHash: async (p, identity, hash) => {
+        if (!this.closed) await this.saveHash(p, identity, hash);
+      },
+    };
+  }
+
+  /**
+   * The sha256 of a file's bytes, streamed, through the content-hash cache (hashWithCache).
+   *
+   * @example await store.hashFile('/in/clip.mp4')
+   */
+  async hashFile(path: string, signal?: AbortSignal): Promise<string> {
+    this.assertOpen();
+    return hashWithCache(this.hashCache(), path, signal);
+  }
+
+  /**
+   * The key of a planned item: its content hash and its recipe hash (the current batch's service
+   * included). Must be taken while the item is `planned`: later states hold real file ids.
+   *
+   * @param references - the recipe's shared references (their files are hashed, cached)
+   */
+  async keyOf(
+    item: Item,
+    references: RecipeFiles['references'] = {},
+    signal?: AbortSignal,
+  ): Promise<JournalKey> {
+    return keyWith(item, references, this.batch?.service, (path) => this.hashFile(path, signal), [
+      ...(this.batch?.formers ?? []),
+    ]);
+  }
+
+  // ---- admitting ------------------------------------------------------------------------------
+
+  private outputsCheck(row: JournalRow): OutputCheck {
+    if (row.outputs === null)
+      return { complete: false, resultPresent: false, problems: ['outputs were not recorded'] };
+    return checkOutputs(this.outDir, row.place, row.outputs);
+  }
+
+  /**
+   * The row a planned file's key leads to (its active row, or an earlier version's row that the same
+   * bytes and recipe bring back), and the decision for it (admission.ts, steps 1-3). With `write`, the
+   * key of a row a stopped run noted without one (noteStopped), or keyed under a former identity of
+   * the service, is recorded; without it nothing is written.
+   */
+  private *decideRow(
+    sql: Sql,
+    item: Item,
+    key: JournalKey,
+    opts: PlanOptions,
+    write: boolean,
+  ): Step<{ active: JournalRow | null; row: JournalRow | null; decision: RowDecision }> {
+    let active = yield* this.items.active(sql, item.input);
+    if (active && (active.contentHash === UNHASHED || keyedBefore(active, key))) {
+      if (write) yield* this.items.setKey(sql, active.id, key);
+      active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
+    }
+    const force = opts.force ?? false;
+    const earlier = wantsEarlier(active, key, force) ? yield* this.items.earlier(sql, item.input, key) : null;
+    const row = earlier ?? active;
+    const outputs = needsOutputs(row, key) ? this.outputsCheck(row) : null;
+    const input = decideInputOf(row, item, key, opts, this.now(), outputs, this.batch?.id ?? null);
+    return { active, row, decision: decide(input) };
+  }
+
+  /**
+   * What to do with a planned file, in one transaction (admission.ts): the row is created, replaced
+   * (content or recipe changed, --force) or brought up to date, and claimed where rows are. The
+   * decision's item carries the row's place (item-place.ts): a new row gets a folder of its own when
+   * an earlier version of the file left the service's work in the input's folder. A version of the
+   * file that comes back (the same bytes and recipe as an earlier row whose generation was created) is
+   * that earlier row again, in its own place: its work is reused, never paid twice.
+   */
+  protected *admitRow(sql: Sql, item: Item, key: JournalKey, opts: PlanOptions): Step<Admitted> {
+    const batch = this.requireBatch();
+    if (this.backend.plans.admissionLock) yield* sql.run(this.backend.plans.admissionLock, [this.outDir]);
+    const { active, row, decision } = yield* this.decideRow(sql, item, key, opts, true);
+    const w = rowWrites(active, row, decision);
+    let id: number;
+    let next: Item;
+    if (w.kind === 'insert') {
+      if (w.supersede !== null) yield* this.items.supersede(sql, w.supersede);
+      next = { ...w.item, place: yield* this.items.freePlace(sql, item.input) };
+      id = yield* this.items.insert(sql, next, key, batch.id);
+    } else {
+      ({ id, item: next } = w);
+      let write = w.write;
+      const place = row ? yield* this.items.placeOf(sql, row, true) : next.place;
+      if (place !== next.place) {
+        next = { ...next, place };
+        write ??= 'update';
+      }
+      if (w.supersede !== null) yield* this.items.supersede(sql, w.supersede);
+      if (w.reactivate) yield* this.items.reactivate(sql, id);
+      if (write) yield* this.items.write(sql, id, next, write === 'fresh' ? null : row, batch.id);
+    }
+    yield* this.items.claim(sql, id);
+    const { action, reason, retried } = decision;
+    return { id, decision: { action, item: next, reason, ...(retried ? { retried } : {}) } };
+  }
+
+  /** Binds the input of an admitted file to its row, for save; the decision. */
+  protected bind(input: string, admitted: Admitted): StoreDecision {
+    this.bound.set(input, admitted.id);
+    return admitted.decision;
+  }
+
+  /**
+   * keyOf, then the decision in one transaction (admitRow): what the runner calls for each planned
+   * file. The item of a decision to go on (fresh or resume) carries the content hash it was keyed by
+   * (Item.contentHash): what is sent of it later must hash to it. A final one (done, fail) is left as
+   * it was, so that a restart over finished files writes nothing for them.
+   *
+   * @example const d = await store.admit(item, recipe, { resubmitUnknown: flags.resubmitUnknown });
+   */
+  async admit(
+    item: Item,
+    recipe: RecipeFiles,
+    opts: PlanOptions & { signal?: AbortSignal } = {},
+  ): Promise<StoreDecision> {
+    this.assertWritable();
+    this.requireBatch();
+    const key = await this.keyOf(item, recipe.references, opts.signal);
+    const admitted = await this.backend.transaction(`admitting ${item.input}`, (sql) =>
+      this.admitRow(sql, item, key, opts),
+    );
+    const decision = this.bind(item.input, admitted);
+    if (decision.action !== 'fresh' && decision.action !== 'resume') return decision;
+    return { ...decision, item: { ...decision.item, contentHash: key.contentHash } };
+  }
+
+  /**
+   * What admit would decide for a planned file, writing nothing: no row is made or changed, the input
+   * is not bound, no hash is cached, and no batch is needed (`service` stands for the batch's, as part
+   * of the recipe hash). For a dry run; safe on a store opened without the lock. The item of the
+   * decision carries the place the file would go to.
+   *
+   * @example const d = await store.preview(item, recipe, { service: 'http://127.0.0.1:4010' });
+   */
+  async preview(
+    item: Item,
+    recipe: RecipeFiles,
+    opts: PlanOptions & { service: string; formerServices?: readonly string[]; signal?: AbortSignal },
+  ): Promise<StoreDecision> {
+    this.assertOpen();
+    const readOnly: HashCache = { cachedHash: (p, id) => this.cachedHash(p, id), saveHash: async () => {} };
+    const hash = (path: string) => hashWithCache(readOnly, path, opts.signal);
+    const key = await keyWith(item, recipe.references, opts.service, hash, opts.formerServices);
+    return this.backend.read(
+      `previewing ${item.input}`,
+      function* (this: StoreEngine, sql: Sql) {
+        const { row, decision } = yield* this.decideRow(sql, item, key, opts, false);
+        const place =
+          !row || decision.supersede
+            ? yield* this.items.freePlace(sql, item.input)
+            : yield* this.items.placeOf(sql, row, false);
+        const { action, reason, retried } = decision;
+        return { action, item: { ...decision.item, place }, reason, ...(retried ? { retried } : {}) };
+      }.bind(this),
+    );
+  }
+
+  /**
+   * The place a file the store does not admit (skipped, or failed before it was planned) writes its
+   * result.json in: the place a new row of `input` would get now, so it never lands in a folder holding
+   * the service's work for another version of the file. The place is then taken for every other input
+   * for the session (GivenPlaces); `key` is the input's inputKey (raw-names.ts), its path by default.
+   *
+   * @example await store.placeFor('scan.png') // 'scan-1.png' while scan.png/ holds a finished generation
+   */
+  async placeFor(input: string, key = input): Promise<string> {
+    this.assertOpen();
+    return this.backend.read(`choosing the place of ${input}`, (sql) =>
+      this.items.givePlace(sql, input, key),
+    );
+  }
+
+  // ---- saving ---------------------------------------------------------------------------------
+
+  /**
+   * Records the item's new state; durable when it resolves (see README.md, "Items"). An item saved as
+   * `discovered` or `sniffed` is the file looked at again: the input is unbound until it is admitted
+   * again. An item saved finished (unbindsOnSave) releases its binding (and its row's claim): its row
+   * is final; saved again all the same, it goes to its input's active row when that row holds the same
+   * work. An item never admitted is ignored while it holds nothing the service did, and noted when
+   * `stopped` and its input has no row.
+   *
+   * @throws Error when an unadmitted item holds service work (a wiring error: it would be lost)
+   */
+  async save(item: Item): Promise<void> {
+    this.assertWritable();
+    if (item.state === 'discovered' || item.state === 'sniffed') this.release(item.input);
+    const last = unbindsOnSave(item);
+    const id = this.bound.get(item.input) ?? (last ? await this.finishedRowOf(item) : undefined);
+    if (id === undefined) {
+      if (holdsServiceWork(item)) throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
+      if (item.state === 'stopped') await this.noteStopped(item);
+      return;
+    }
+    if (last) this.bound.delete(item.input);
+    const batchId = this.batch?.id ?? null;
+    try {
+      await this.backend.write(
+        `recording ${item.input}`,
+        (sql) => this.items.save(sql, id, item, batchId),
+        id,
+      );
+    } finally {
+      if (last && this.bound.get(item.input) !== id) this.items.unclaim(id);
+    }
+  }
+
+  /** Unbinds `input` from its row (and drops the row's claim). */
+  private release(input: string): void {
+    const id = this.bound.get(input);
+    if (id === undefined) return;
+    this.bound.delete(input);
+    this.items.unclaim(id);
+  }
+
+  /** The row `input` is bound to for save, or undefined. */
+  protected boundRow(input: string): number | undefined {
+    return this.bound.get(input);
+  }
+
+  /** How many inputs are bound to a row (the items this session may still save): bounded by those in flight. */
+  boundCount(): number {
+    return this.bound.size;
+  }
+
+  /** TEST ONLY: the inputs bound to a row for save (the items this session may still save). */
+  testOnlyBoundInputs(): string[] {
+    return [...this.bound.keys()];
+  }
+
+  /**
+   * The active row of a finished item saved again after its input was unbound (see save): the row
+   * holding the same work (the current step's request and generation ids), else undefined.
+   */
+  private async finishedRowOf(item: Item): Promise<number | undefined> {
+    if (!holdsServiceWork(item)) return undefined;
+    const row = await this.backend.read(`reading ${item.input}`, (sql) => this.items.active(sql, item.input));
+    const [was, now] = [row ? currentStep(row.item) : undefined, currentStep(item)];
+    if (!row || was?.requestId !== now?.requestId || was?.generationId !== now?.generationId)
+      return undefined;
+    return row.id;
+  }
+
+  /** A row for a stopped file never admitted, when its input has none (the next run continues it). */
+  private async noteStopped(item: Item): Promise<void> {
+    const batch = this.batch;
+    // Most such files have a row (a watch stopped with thousands of finished files queued): read first.
+    if (!batch) return;
+    if (await this.backend.read(`reading ${item.input}`, (sql) => this.items.active(sql, item.input))) return;
+    await this.backend.transaction(
+      `noting ${item.input} stopped`,
+      function* (this: StoreEngine, sql: Sql) {
+        if (this.backend.plans.admissionLock) yield* sql.run(this.backend.plans.admissionLock, [this.outDir]);
+        if (yield* this.items.active(sql, item.input)) return;
+        const noted: Item = { ...item, place: item.place ?? (yield* this.items.freePlace(sql, item.input)) };
+        yield* this.items.insert(sql, noted, { contentHash: UNHASHED, recipeHash: UNHASHED }, batch.id);
+      }.bind(this),
+    );
+  }
+
+  /** save for the moment the create is about to be sent (the item holds its new request id). */
+  async recordIntent(item: Item): Promise<void> {
+    if (!currentStep(item)?.requestId) {
+      throw new Error(`${this.backend.noun}: recordIntent(${item.input}) without a request id`);
+    }
+    await this.save(item);
+  }
+
+  /** save for the moment the 201 arrived (the item holds its generation id). */
+  async recordSubmitted(item: Item): Promise<void> {
+    if (!currentStep(item)?.generationId)
+      throw new Error(`${this.backend.noun}: recordSubmitted(${item.input}) without a generation id`);
+    await this.save(item);
+  }
+
+  // ---- reading --------------------------------------------------------------------------------
+
+  /**
+   * The inputs of this out dir whose work is finished — active row `reported`, or `failed` at the
+   * service — with the size and mtime their file had then.
+   */
+  async finishedFiles(): Promise<Map<string, FinishedFile>> {
+    this.assertOpen();
+    return this.backend.read('reading the finished files', (sql) => this.items.finished(sql));
+  }
+
+  /** The out dir's finished inputs as the reports tell them (finished-items.ts). */
+  async finishedItems(): Promise<Item[]> {
+    this.assertOpen();
+    return finishedItemsOf(
+      await this.backend.read('reading the finished files', (sql) => this.items.finishedAtPlaces(sql)),
+    );
+  }
+
+  /**
+   * Work the service did (or is doing) for inputs this session has not admitted: active rows in a
+   * VANISHED_TAKEN_PHASES phase whose input was not admitted (deleted or moved out of the input dir).
+   * Call after discovery. Each is resumed (bound for save, claimed where rows are), so a paid
+   * generation is still collected although its input is gone.
+   *
+   * @param skip - inputs to leave alone although unadmitted (see README.md)
+   */
+  async vanishedInFlight(skip?: (input: string) => boolean): Promise<StoreDecision[]> {
+    const batch = this.requireBatch();
+    this.assertWritable();
+    const out: StoreDecision[] = [];
+    for (const phase of VANISHED_TAKEN_PHASES) {
+      const rows = await this.backend.read('reading the work in flight', (sql) =>
+        this.items.inPhase(sql, phase),
+      );
+      for (const row of rows) {
+        if (this.bound.has(row.input) || skip?.(row.input)) continue;
+        const key = { contentHash: row.contentHash, recipeHash: row.recipeHash };
+        const outputs = phase === 'downloaded' ? this.outputsCheck(row) : null;
+        const decision = decide(decideInputOf(row, row.item, key, {}, this.now(), outputs));
+        if (decision.action !== 'resume') continue;
+        await this.backend.transaction(
+          `resuming ${row.input}`,
+          function* (this: StoreEngine, sql: Sql) {
+            yield* this.items.write(sql, row.id, decision.item, row, batch.id);
+            yield* this.items.claim(sql, row.id);
+          }.bind(this),
+        );
+        this.bound.set(row.input, row.id);
+        out.push({ action: decision.action, item: decision.item, reason: decision.reason });
+      }
+    }
+    return out;
+  }
+
+  // ---- shared references ----------------------------------------------------------------------
+
+  /**
+   * The file_id of an earlier upload of shared reference `name` with these bytes for the current
+   * batch's service, when recent enough to reuse; else null.
+   */
+  async reference(name: string, contentHash: string): Promise<string | null> {
+    this.assertOpen();
+    const notBefore = this.now() - JOURNAL_CHOICES.uploadReuseMaxAgeMs;
+    const key: [string, string, string] = [this.batch?.service ?? '', name, contentHash];
+    return this.backend.read('reading a shared reference', (sql) =>
+      tables.reference(sql, this.tables, key, notBefore),
+    );
+  }
+
+  /** Records the upload of shared reference `name` (durable on resolve). */
+  async saveReference(name: string, contentHash: string, fileId: string): Promise<void> {
+    this.assertWritable();
+    const params = [this.batch?.service ?? '', name, contentHash, fileId, this.now(), this.batch?.id ?? null];
+    await this.backend.write('recording a shared reference', (sql) =>
+      run(sql, this.tables.saveReference, params),
+    );
+  }
+
+  /** Forgets a recorded reference upload (the service no longer has the file). */
+  async forgetReference(name: string, contentHash: string): Promise<void> {
+    this.assertWritable();
+    const params = [this.batch?.service ?? '', name, contentHash];
+    await this.backend.write('forgetting a shared reference', (sql) =>
+      run(sql, this.tables.forgetReference, params),
+    );
+  }
+
+  // ---- quota state and job durations ------------------------------------------------------------
+
+  /** The quota state recorded for `service` and the key of `keyFingerprint`, or null. */
+  async quotaState(service: string, keyFingerprint: string): Promise<QuotaState | null> {
+    this.assertOpen();
+    return this.backend.read('reading the quota state', (sql) =>
+      tables.quotaState(sql, this.tables, service, keyFingerprint),
+    );
+  }
+
+  /** Records the quota state of `service` and the key of `keyFingerprint` (durable on resolve). */
+  async saveQuotaState(service: string, keyFingerprint: string, state: QuotaStateInput): Promise<void> {
+    this.assertWritable();
+    const now = this.now();
+    await this.backend.write('recording the quota state', (sql) =>
+      tables.saveQuotaState(sql, this.tables, [service, keyFingerprint], state, now),
+    );
+  }
+
+  /** The latest job duration samples recorded for `service`, by kind, oldest first. */
+  async jobDurations(service: string): Promise<Map<string, JobDurationSample[]>> {
+    this.assertOpen();
+    return this.backend.read('reading job durations', (sql) =>
+      tables.jobDurations(sql, this.tables, service),
+    );
+  }
+
+  /** Records one ended job's sample of `kind` at `service` (durable on resolve). */
+  async recordJobDuration(service: string, kind: string, sample: JobDurationSample): Promise<void> {
+    this.assertWritable();
+    const now = this.now();
+    await this.backend.write('recording a job duration', (sql) =>
+      tables.addJobDuration(sql, this.tables, [service, kind], sample, now),
+    );
+  }
+
+  // ---- the out dir's lock, closing --------------------------------------------------------------
+
+  /** Takes the out dir's lock; nothing when this store holds it already. */
+  async acquireLock(): Promise<void> {
+    this.assertOpen();
+    await this.backend.acquireLock();
+  }
+
+  /** Gives the out dir's lock back (nothing when not held). */
+  async releaseLock(): Promise<void> {
+    this.assertOpen();
+    await this.backend.releaseLock();
+  }
+
+  /** Who holds the out dir, as this store records it. */
+  async lockHolder(): Promise<LockHolder | null> {
+    this.assertOpen();
+    return this.backend.lockHolder();
+  }
+
+  /** Waits for the writes asked before it, releases the out dir, closes the database (again: nothing). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.backend.close();
+  }
+}
+
+/** Runs an insert answering the new row's `id`. */
+function* insertedId(sql: Sql, text: string, params: readonly unknown[]): Step<number> {
+  const [row] = yield* sql.all<{ id: number }>(text, params);
+  return Number(row!.id);
+}
+
+/** Runs one statement, as a Step answering nothing. */
+function* run(sql: Sql, text: string, params: readonly unknown[]): Step<void> {
+  yield* sql.run(text, params);
+}
+
+/** The key of a planned item for `service`, its files hashed by `hash`. */
+async function keyWith(
+  item: Item,
+  references: RecipeFiles['references'],
+  service: string | undefined,
+  hash: (path: string) => Promise<string>,
+  formers: readonly string[] = [],
+): Promise<JournalKey> {
+  const contentHash = await hash(item.absPath);
+  const refHashes: Record<string, string> = {};
+  for (const name of item.steps.flatMap((s) => referencesUsed(s.request))) {
+    const ref = references[name];
+    if (ref) refHashes[name] = await hash(ref.absPath);
+  }
+  const key: JournalKey = { contentHash, recipeHash: recipeHash(item, refHashes, service) };
+  if (formers.length > 0) key.formerRecipeHashes = formers.map((f) => recipeHash(item, refHashes, f));
+  return key;
+}
