@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
 import { newItem } from '../../src/pipeline/item.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
+import type { Queryable } from '../../src/pipeline/store-postgres/connection.ts';
 import { clientConfig } from '../../src/pipeline/store-postgres/connection.ts';
 import {
   openPostgresStore,
@@ -21,7 +22,6 @@ import {
   takeJobSlot,
   takeRequestSlot,
 } from '../../src/pipeline/store-postgres/index.ts';
-import type { Queryable } from '../../src/pipeline/store-postgres/pg-items.ts';
 import { KEY, startTestEmulator } from '../helpers/emulator.ts';
 import { patchItem } from '../helpers/item-patch.ts';
 import { usePostgres } from '../helpers/postgres.ts';

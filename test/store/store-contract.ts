@@ -253,6 +253,40 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    describe('bindings', () => {
+      it("releases an input's binding once its item is saved finished, one still in flight kept", async () => {
+        const s = await session();
+        const a = (await s.admit(planned('a.png'), NO_REFERENCES)).item;
+        const b = (await s.admit(planned('b.png'), NO_REFERENCES)).item;
+        const c = (await s.admit(planned('c.png'), NO_REFERENCES)).item;
+        expect(s.boundCount()).toBe(3);
+        const done = await finish(s, a);
+        await s.save({ ...c, state: 'failed', failedAt: 'check', reason: 'image is too large' });
+        await s.save(submitted(uploaded(b)));
+        expect(s.boundCount()).toBe(1);
+        // Saved again once finished, it still goes to its row (the same work), and binds nothing.
+        await s.save({ ...done, reason: 'again' });
+        expect(s.boundCount()).toBe(1);
+      });
+
+      it('keeps a bounded number of bindings in a session that admits 5,000 files', async () => {
+        const s = await session();
+        const files = 5_000;
+        const inFlight = 16;
+        let most = 0;
+        const one = async (n: number): Promise<void> => {
+          const it = (await s.admit(planned(`f${n}.png`, `bytes ${n}`), NO_REFERENCES)).item;
+          most = Math.max(most, s.boundCount());
+          await s.save({ ...it, state: 'failed', failedAt: 'check', reason: 'image is too large' });
+        };
+        for (let n = 0; n < files; n += inFlight) {
+          await Promise.all(Array.from({ length: Math.min(inFlight, files - n) }, (_, k) => one(n + k)));
+        }
+        expect(most).toBeLessThanOrEqual(inFlight);
+        expect(s.boundCount()).toBe(0);
+      }, 600_000);
+    });
+
     describe('batches', () => {
       it('records each batch with its options and how it ended', async () => {
         let s = await session();

@@ -167,6 +167,9 @@ export async function withPoolClient<T>(
   }
 }
 
+/** A connection or a transaction's client. */
+export type Queryable = Pick<pg.ClientBase, 'query'>;
+
 /** A pool of connections to the store (errors of idle connections are handed to `onError`). */
 export function openPool(url: string, schema: string, onError: (err: StoreConnectionError) => void): pg.Pool {
   const pool = new pg.Pool({ ...clientConfig(url, schema), max: 4, idleTimeoutMillis: 10_000 });

@@ -4,10 +4,10 @@
  * tests and the demo (embedded.ts, imported on its own: it hooks the process's signals).
  */
 export { redactUrl, StoreConnectionError, secretsOf } from './connection.ts';
-export type { ItemProgress } from './pg-items.ts';
 export { LOCK_HEARTBEAT_MS } from './pg-lock.ts';
 export { SCHEMA_VERSION } from './pg-plans.ts';
 export { StoreSchemaError } from './pg-schema.ts';
+export type { ItemProgress } from './postgres-store.ts';
 export {
   DEFAULT_STORE_SCHEMA,
   openPostgresStore,

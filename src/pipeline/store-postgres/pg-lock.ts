@@ -19,8 +19,8 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import { JournalLockedError, processStartTime } from '../journal/runner-lock.ts';
 import type { LockHolder } from '../store/store.ts';
+import type { Queryable } from './connection.ts';
 import { clientConfig, type StoreConnectionError, storeError } from './connection.ts';
-import type { Queryable } from './pg-items.ts';
 import { LOCK_SQL } from './pg-plans.ts';
 
 /** How often the holder renews its row's heartbeat. */

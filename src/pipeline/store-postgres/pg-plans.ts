@@ -6,8 +6,8 @@
  * (BIGINT, read as numbers). Statements name tables unqualified: the connection's search_path is the
  * store's schema.
  */
-import { FINISHED_ROW_SQL } from '../journal/finished-items.ts';
-import { PLACE_HOLDING_PHASES } from '../journal/item-place.ts';
+import type { DialectPlans } from '../store/backend.ts';
+import { statementsOf } from '../store/statements.ts';
 
 /**
  * The steps from one schema version to the next: MIGRATIONS[v] turns version v into v + 1 (version 0:
@@ -192,101 +192,29 @@ export const SCHEMA_SQL = {
    ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 } as const;
 
-/** holdsPlace (item-place.ts) as an SQL condition on the items table's `phase` and `generation_id`. */
-const HOLDS_PLACE = `(phase IN (${PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join(', ')}) OR (phase = 'failed' AND generation_id IS NOT NULL))`;
-
-const ITEM_COLUMNS =
-  'id, out_dir, input, place, content_hash, recipe_hash, live_state, phase, outcome_unknown, item, outputs, uploaded_at, batch_id, created_at, updated_at, superseded_at';
-
-/** The items table (pg-items.ts); $1 is always the out dir. */
-export const ITEM_SQL = {
+/** The PostgreSQL store's words and own statements around the shared ones (../store/statements.ts). */
+export const PG_PLANS: DialectPlans = {
+  statements: statementsOf({
+    jsonText: (column, field) => `${column}::json->>'${field}'`,
+    // The fence of distributed mode ($18: the claim this process holds, null: none; item-taken-over.ts).
+    claimFence: ' AND ($18::bigint IS NULL OR claim = $18)',
+  }),
+  insertBatch: `INSERT INTO batches (out_dir, started_at, input_dir, service, options, pid, host)
+   VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
   /**
    * Serializes the admissions of one out dir in the store's schema, whichever worker makes them (a
    * place is chosen among all of the out dir's rows).
    */
   admissionLock: `SELECT pg_advisory_xact_lock(hashtextextended('genpipe-admit:' || current_schema() || ':' || $1, 0))`,
-  active: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND input = $2 AND superseded_at IS NULL`,
-  byId: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND id = $2`,
-  allActive: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND superseded_at IS NULL ORDER BY input`,
+  /** Claims row $2 for the admitting worker: its new claim number. */
+  claim: 'UPDATE items SET claim = claim + 1 WHERE out_dir = $1 AND id = $2 RETURNING claim',
+};
+
+/** The items table's statements of the PostgreSQL store alone; $1 is the out dir. */
+export const ITEM_SQL = {
   /** Where each active row changed since $2 stands (a waiting run's progress): no item bodies read. */
   changedSince: `SELECT input, place, state, reason, item::json->>'step' AS step, item, updated_at FROM items
      WHERE out_dir = $1 AND superseded_at IS NULL AND updated_at >= $2`,
-  byPhase: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND phase = $2 AND superseded_at IS NULL ORDER BY input`,
-  finished: `SELECT input, item::json->>'size' AS size, item::json->>'mtimeMs' AS mtime_ms
-     FROM items WHERE out_dir = $1 AND phase IN ('reported', 'failed') AND superseded_at IS NULL`,
-  /** The newest row at each place of the out dir, when it finished (finished-items.ts). */
-  finishedAtPlaces: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1
-     AND id IN (SELECT MAX(id) FROM items WHERE out_dir = $1 GROUP BY place)
-     AND ${FINISHED_ROW_SQL} ORDER BY input, id`,
-  history: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND input = $2 ORDER BY id`,
-  earlier: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND input = $2 AND content_hash = $3 AND recipe_hash = $4
-     AND superseded_at IS NOT NULL AND ${HOLDS_PLACE} ORDER BY id DESC LIMIT 1`,
-  placeTaken: `SELECT 1 FROM items WHERE out_dir = $1 AND place = $2
-     AND (${HOLDS_PLACE} OR (superseded_at IS NULL AND input <> $3)) LIMIT 1`,
-  placeHeldByOther: `SELECT 1 FROM items WHERE out_dir = $1 AND place = $2 AND id <> $3 AND ${HOLDS_PLACE} LIMIT 1`,
-  insert: `INSERT INTO items (out_dir, input, place, content_hash, recipe_hash, batch_id, state, live_state, phase,
-     reason, failed_at, upload_file_id, generation_id, request_id, attempts, outcome_unknown, item, outputs,
-     uploaded_at, created_at, updated_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)
-   RETURNING id`,
-  update: `UPDATE items SET batch_id = $3, state = $4, live_state = $5, phase = $6, reason = $7, failed_at = $8,
-     upload_file_id = $9, generation_id = $10, request_id = $11, attempts = $12, outcome_unknown = $13,
-     item = $14, outputs = $15, uploaded_at = $16, updated_at = $17
-   WHERE out_dir = $1 AND id = $2 AND ($18::bigint IS NULL OR claim = $18)`,
-  /** Claims row $2 for the admitting worker: its new claim number. */
-  claim: 'UPDATE items SET claim = claim + 1 WHERE out_dir = $1 AND id = $2 RETURNING claim',
-  supersede: 'UPDATE items SET superseded_at = $3 WHERE out_dir = $1 AND id = $2',
-  setKey: 'UPDATE items SET content_hash = $3, recipe_hash = $4 WHERE out_dir = $1 AND id = $2',
-  reactivate: 'UPDATE items SET superseded_at = NULL WHERE out_dir = $1 AND id = $2',
-} as const;
-
-/** The batches table; $1 is the out dir. */
-export const BATCH_SQL = {
-  insert: `INSERT INTO batches (out_dir, started_at, input_dir, service, options, pid, host)
-   VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-  finish: 'UPDATE batches SET finished_at = $3, status = $4 WHERE out_dir = $1 AND id = $2',
-  list: 'SELECT * FROM batches WHERE out_dir = $1 ORDER BY id',
-} as const;
-
-/** The shared_references table. */
-export const REFERENCE_SQL = {
-  get: 'SELECT file_id, uploaded_at FROM shared_references WHERE service = $1 AND name = $2 AND content_hash = $3',
-  save: `INSERT INTO shared_references (service, name, content_hash, file_id, uploaded_at, batch_id)
-   VALUES ($1, $2, $3, $4, $5, $6)
-   ON CONFLICT (service, name, content_hash) DO UPDATE SET file_id = excluded.file_id,
-     uploaded_at = excluded.uploaded_at, batch_id = excluded.batch_id`,
-  forget: 'DELETE FROM shared_references WHERE service = $1 AND name = $2 AND content_hash = $3',
-} as const;
-
-/** The content_hashes table. */
-export const HASH_SQL = {
-  get: 'SELECT dev, ino, size, mtime_ns, ctime_ns, hash FROM content_hashes WHERE path = $1',
-  put: `INSERT INTO content_hashes (path, dev, ino, size, mtime_ns, ctime_ns, hash, hashed_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-   ON CONFLICT (path) DO UPDATE SET dev = excluded.dev, ino = excluded.ino, size = excluded.size,
-     mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, hash = excluded.hash,
-     hashed_at = excluded.hashed_at`,
-} as const;
-
-/** The quota_states table. */
-export const QUOTA_SQL = {
-  get: `SELECT job_ceiling, request_limit, window_ms, blocked_until, recent_requests, updated_at
-   FROM quota_states WHERE service = $1 AND key_fingerprint = $2`,
-  save: `INSERT INTO quota_states (service, key_fingerprint, job_ceiling, request_limit, window_ms, blocked_until,
-     recent_requests, updated_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-   ON CONFLICT (service, key_fingerprint) DO UPDATE SET job_ceiling = excluded.job_ceiling,
-     request_limit = excluded.request_limit, window_ms = excluded.window_ms, blocked_until = excluded.blocked_until,
-     recent_requests = excluded.recent_requests, updated_at = excluded.updated_at`,
-} as const;
-
-/** The job_durations table: the latest $3 rows of a service and kind are kept. */
-export const DURATION_SQL = {
-  ofService: 'SELECT kind, running_at_ms, done_by_ms FROM job_durations WHERE service = $1 ORDER BY id',
-  add: `INSERT INTO job_durations (service, kind, running_at_ms, done_by_ms, recorded_at)
-   VALUES ($1, $2, $3, $4, $5)`,
-  prune: `DELETE FROM job_durations WHERE service = $1 AND kind = $2 AND id NOT IN
-   (SELECT id FROM job_durations WHERE service = $1 AND kind = $2 ORDER BY id DESC LIMIT $3)`,
 } as const;
 
 /**

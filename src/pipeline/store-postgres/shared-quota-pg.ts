@@ -16,8 +16,8 @@ import {
 } from '../../client/index.ts';
 import { LIMITS } from '../../spec/index.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
+import type { Queryable } from './connection.ts';
 import { withPoolClient } from './connection.ts';
-import type { Queryable } from './pg-items.ts';
 import { LEDGER_SQL } from './pg-plans.ts';
 import {
   endReservation,

@@ -6,7 +6,7 @@
  * fingerprint, never the key. Times are the database's.
  */
 import { LIMITS } from '../../spec/index.ts';
-import type { Queryable } from './pg-items.ts';
+import type { Queryable } from './connection.ts';
 import { WORKERS_SQL } from './pg-plans.ts';
 import { SLOT_TIMES } from './shared-quota-pg.ts';
 

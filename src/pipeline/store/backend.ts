@@ -41,10 +41,12 @@ export interface StoreBackend {
    * `serial`: an item row's id, whose writes are made in the order asked.
    */
   transaction<T>(what: string, body: (sql: Sql) => Step<T>, serial?: number): Promise<T>;
+  /** A synchronous backend's transaction, done when it returns (absent: the backend is asynchronous). */
+  transactionNow?<T>(body: (sql: Sql) => Step<T>): T;
   /** A write on its own, durable when it resolves; `serial` as for transaction. */
   write(what: string, body: (sql: Sql) => Step<void>, serial?: number): Promise<void>;
   /** Made before a batch is recorded (the journal takes old credentials out of its rows). */
-  beforeBatch(): Promise<void>;
+  beforeBatch(): void;
   /** Refuses writes (throws) when they may not be made now: the lock this store held is lost. */
   assertWritable(): void;
   acquireLock(): Promise<void>;

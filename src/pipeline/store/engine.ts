@@ -129,13 +129,15 @@ export class StoreEngine implements Store {
   /** Records the start of a run (or watch session) and makes it the current batch; its id. */
   async startBatch(info: BatchInfo): Promise<number> {
     this.assertWritable();
-    await this.backend.beforeBatch();
+    this.backend.beforeBatch();
     const options = JSON.stringify(recordedOptions(info.options ?? {}));
     const params = [this.outDir, this.now(), realLocation(info.inputDir), info.service ?? null, options];
     const insert = this.backend.plans.insertBatch;
-    const id = await this.backend.transaction('recording the batch', (sql) =>
-      insertedId(sql, insert, [...params, process.pid, hostname()]),
-    );
+    const record = (sql: Sql) => insertedId(sql, insert, [...params, process.pid, hostname()]);
+    // A synchronous backend records it now: its batch is current when startBatch returns.
+    const id = this.backend.transactionNow
+      ? this.backend.transactionNow(record)
+      : await this.backend.transaction('recording the batch', record);
     this.batch = { id, service: info.service, formers: info.formerServices ?? [] };
     return id;
   }

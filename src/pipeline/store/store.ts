@@ -227,6 +227,13 @@ export interface Store {
   /** Records what one ended job of `kind` showed, dropping the kind's oldest beyond the bound. */
   recordJobDuration(service: string, kind: string, sample: JobDurationSample): Promise<void>;
 
+  /**
+   * How many inputs are bound to their row for save (admitted, or taken up by vanishedInFlight, and
+   * not yet saved finished): the items this session may still save. Bounded by those in flight, however
+   * many files a session admits.
+   */
+  boundCount(): number;
+
   /** Releases the lock and closes; later calls reject (close again: nothing). */
   close(): Promise<void>;
 }

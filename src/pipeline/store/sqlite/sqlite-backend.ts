@@ -73,7 +73,7 @@ export class SqliteBackend implements StoreBackend {
   }
 
   /** Takes the credentials out of the service of rows an earlier genpipe wrote with them (SCRUB_SERVICE_CREDENTIALS). */
-  async beforeBatch(): Promise<void> {
+  beforeBatch(): void {
     this.db.function('genpipe_service_identity', { deterministic: true }, (s: unknown) =>
       typeof s === 'string' ? serviceIdentity(s) : s,
     );
