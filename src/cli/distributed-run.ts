@@ -15,7 +15,9 @@ import {
   type ItemQueue,
   type OwnShare,
   openItemQueue,
+  sharedDatabaseOf,
   startDistributedBatch,
+  WORKER_HEARTBEAT_MS,
   WorkerHeartbeat,
 } from '../pipeline/distributed/index.ts';
 import {
@@ -25,12 +27,7 @@ import {
   journalDidAnything,
   serviceIdentity,
 } from '../pipeline/index.ts';
-import {
-  PostgresStore,
-  redactUrl,
-  StoreReachability,
-  WORKER_HEARTBEAT_MS,
-} from '../pipeline/store-postgres/index.ts';
+import { PostgresStore, redactUrl, StoreReachability } from '../pipeline/store-postgres/index.ts';
 import { plural } from '../spec/plural.ts';
 import type { BatchCommand, BatchSetup } from './batch-command.ts';
 import type { BatchFlags } from './batch-options.ts';
@@ -153,7 +150,7 @@ export function distributedRunCommand(
       const own = flags.work === false ? null : share(setup, common.metrics);
       // Among the store's workers while it runs (status tells a live run from one that died by it).
       heartbeat = new WorkerHeartbeat({
-        store: setup.journal,
+        store: sharedDatabaseOf(setup.journal),
         intervalMs: WORKER_HEARTBEAT_MS,
         inHand: () => own?.inHand ?? 0,
       });

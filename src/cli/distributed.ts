@@ -13,10 +13,13 @@ import {
   DistributedWorker,
   type OpenedSession,
   openItemQueue,
+  openSharedDatabase,
   type QueueConnection,
   queueOf,
   type SessionKey,
+  type SharedDatabase,
   startDistributedBatch,
+  WORKER_HEARTBEAT_MS,
   WorkerHeartbeat,
 } from '../pipeline/distributed/index.ts';
 import {
@@ -30,18 +33,13 @@ import {
   REPORT_HTML_FILE,
   serviceIdentity,
 } from '../pipeline/index.ts';
-import {
-  type PostgresStore,
-  redactUrl,
-  StoreReachability,
-  WORKER_HEARTBEAT_MS,
-} from '../pipeline/store-postgres/index.ts';
+import { type PostgresStore, redactUrl, StoreReachability } from '../pipeline/store-postgres/index.ts';
 import { plural } from '../spec/plural.ts';
 import { startBatchMetrics } from './batch-metrics.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import { EXIT } from './exit-codes.ts';
 import { resolveServiceConfig, type ServiceFlags } from './service-config.ts';
-import { clientOptionsForStore, openRunStore } from './store-option.ts';
+import { openRunStore, quotaKeyOf } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Flags a worker's client and sessions take. */
@@ -97,18 +95,18 @@ export async function workerClient(
   flags: WorkerFlags,
   note: (text: string) => void,
   hooks: Omit<ClientHooks, 'log'> = {},
-): Promise<BatchService & { quotaStore: PostgresStore; closeQuota: () => Promise<void> }> {
-  // A store of its own for the key's quota, shared by every process on the store (one request window,
-  // one job-slot count, one learned ceiling). Its out dir is none of the jobs': each create's intent is
-  // recorded by the job's own session store (under the item's claim) before the create is sent.
-  const quotaStore = await openRunStore({ url, outDir: resolve('/'), lock: false });
+): Promise<BatchService & { shared: SharedDatabase; closeQuota: () => Promise<void> }> {
+  // The key's quota, shared by every process on the store's database (one request window, one
+  // job-slot count, one learned ceiling), and the registry of workers: no out dir's. Each create's
+  // intent is recorded by the job's own session store (under the item's claim) before it is sent.
+  const shared = await openSharedDatabase(url);
   try {
-    const service = await connectService({ ...flags, emulator: false }, note, hooks, (connection) =>
-      clientOptionsForStore(quotaStore, connection),
-    );
-    return { ...service, quotaStore, closeQuota: () => quotaStore.close() };
+    const service = await connectService({ ...flags, emulator: false }, note, hooks, (connection) => ({
+      sharedQuota: shared.sharedQuota(quotaKeyOf(connection)),
+    }));
+    return { ...service, shared, closeQuota: () => shared.close() };
   } catch (err) {
-    await quotaStore.close();
+    await shared.close();
     throw err;
   }
 }
@@ -233,7 +231,7 @@ export async function executeWorker(
     log: say,
   });
   const heartbeat = new WorkerHeartbeat({
-    store: service.quotaStore,
+    store: service.shared,
     intervalMs: Math.round((flags.heartbeat ?? WORKER_HEARTBEAT_MS / 1000) * 1000),
     inHand: () => worker.inHand,
     onBeat: (problem) => metrics?.health.problem(problem === null ? null : `the store: ${problem}`),

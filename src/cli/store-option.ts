@@ -5,6 +5,8 @@
  * StoreConnectionError (exit 3, exit-codes.ts); a store whose out dir another runner holds, a usage error.
  */
 import type { ClientOptions } from '../client/index.ts';
+import type { QuotaKey } from '../pipeline/distributed/quota-ledger.ts';
+import { storeSharedQuota } from '../pipeline/distributed/shared-db.ts';
 import {
   JOURNAL_CHOICES,
   JournalLockedError,
@@ -95,10 +97,10 @@ export function clientOptionsForStore(
   connection: { apiKey: string; baseUrl: string },
 ): Partial<ClientOptions> {
   if (!(store instanceof PostgresStore)) return {};
-  return {
-    sharedQuota: store.sharedQuota({
-      service: serviceIdentity(connection.baseUrl),
-      keyFingerprint: keyFingerprint(connection.apiKey),
-    }),
-  };
+  return { sharedQuota: storeSharedQuota(store, quotaKeyOf(connection)) };
+}
+
+/** The key of the quota shared by the clients of one API key at one service (the key only hashed). */
+export function quotaKeyOf(connection: { apiKey: string; baseUrl: string }): QuotaKey {
+  return { service: serviceIdentity(connection.baseUrl), keyFingerprint: keyFingerprint(connection.apiKey) };
 }

@@ -10,18 +10,20 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
+import {
+  type QuotaKey,
+  releaseJobSlot,
+  type SlotAnswer,
+  storeSharedQuota,
+  takeJobSlot,
+  takeRequestSlot,
+  takeRequestSlotFor,
+} from '../../src/pipeline/distributed/index.ts';
 import { newItem } from '../../src/pipeline/item.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
 import type { Queryable } from '../../src/pipeline/store-postgres/connection.ts';
 import { clientConfig } from '../../src/pipeline/store-postgres/connection.ts';
-import {
-  openPostgresStore,
-  type QuotaKey,
-  releaseJobSlot,
-  type SlotAnswer,
-  takeJobSlot,
-  takeRequestSlot,
-} from '../../src/pipeline/store-postgres/index.ts';
+import { openPostgresStore } from '../../src/pipeline/store-postgres/index.ts';
 import { KEY, startTestEmulator } from '../helpers/emulator.ts';
 import { patchItem } from '../helpers/item-patch.ts';
 import { usePostgres } from '../helpers/postgres.ts';
@@ -202,8 +204,12 @@ describe('a request slot with the intent of its create', () => {
       };
       const key = keyNamed('sk-intent');
       const one = { windowMs: 60_000, limit: 1 };
-      expect(await store.takeRequestSlot(key, one, await ready('a.png'))).toMatchObject({ granted: true });
-      expect(await store.takeRequestSlot(key, one, await ready('b.png'))).toMatchObject({ granted: false });
+      expect(await takeRequestSlotFor(store, key, one, await ready('a.png'))).toMatchObject({
+        granted: true,
+      });
+      expect(await takeRequestSlotFor(store, key, one, await ready('b.png'))).toMatchObject({
+        granted: false,
+      });
       expect(await store.get('a.png')).toMatchObject({ phase: 'submitting', outcomeUnknown: true });
       expect(await store.get('b.png')).toMatchObject({ phase: 'uploaded', outcomeUnknown: false });
     } finally {
@@ -222,7 +228,7 @@ describe('a request slot with the intent of its create', () => {
       baseUrl: emu.url,
       rateWindowMs: 60_000,
       rateLimit: 10,
-      sharedQuota: store.sharedQuota({ service: emu.url, keyFingerprint: keyFingerprint(KEY) }),
+      sharedQuota: storeSharedQuota(store, { service: emu.url, keyFingerprint: keyFingerprint(KEY) }),
     });
     try {
       await store.startBatch({ inputDir: inDir, service: emu.url });

@@ -7,7 +7,13 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { type QueueCounts, queueCounts } from '../../pipeline/distributed/index.ts';
+import {
+  type KeyQuotaUse,
+  type QueueCounts,
+  queueCounts,
+  sharedDatabaseOf,
+  type WorkerRow,
+} from '../../pipeline/distributed/index.ts';
 import {
   defaultJournalPath,
   type Journal,
@@ -24,7 +30,7 @@ import {
 } from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
 import type { BatchRow } from '../../pipeline/store/index.ts';
-import type { KeyQuotaUse, PostgresStore, WorkerRow } from '../../pipeline/store-postgres/index.ts';
+import type { PostgresStore } from '../../pipeline/store-postgres/index.ts';
 import { plural } from '../../spec/plural.ts';
 import { openRunStore, STORE_HELP, storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
@@ -261,9 +267,9 @@ async function printStoreStatus(outDir: string, url: string, json: boolean): Pro
       );
     }
     const shared = {
-      workers: await store.workers(),
+      workers: await sharedDatabaseOf(store).workers(),
       queue: await queueCounts(url, outDir),
-      quota: await store.quotaUse(),
+      quota: await sharedDatabaseOf(store).quotaUse(),
     };
     // A distributed run holds no lock of the out dir: its heartbeat among the workers says it runs.
     const last = batches.at(-1);

@@ -23,5 +23,29 @@ export {
 } from './item-queue.ts';
 export type { SessionRunOptions } from './item-session.ts';
 export { type QueueCounts, queueCounts } from './queue-counts.ts';
+export {
+  type JobSlotAnswer,
+  type QuotaKey,
+  type RequestWindow,
+  releaseJobSlot,
+  type SlotAnswer,
+  takeJobSlot,
+  takeRequestSlot,
+} from './quota-ledger.ts';
+export {
+  openSharedDatabase,
+  SharedDatabase,
+  sharedDatabaseOf,
+  storeSharedQuota,
+  takeRequestSlotFor,
+} from './shared-db.ts';
+export { type PostgresSharedQuotaOptions, postgresSharedQuota, SLOT_TIMES } from './shared-quota-pg.ts';
 export { DistributedWorker, type OpenedSession, type SessionKey, type WorkerOptions } from './worker.ts';
 export { type HeartbeatStore, WorkerHeartbeat } from './worker-heartbeat.ts';
+export {
+  type KeyQuotaUse,
+  WORKER_GONE_BEATS,
+  WORKER_HEARTBEAT_MS,
+  type WorkerBeat,
+  type WorkerRow,
+} from './worker-registry.ts';

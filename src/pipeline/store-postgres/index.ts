@@ -14,25 +14,4 @@ export {
   PostgresStore,
   type PostgresStoreOptions,
 } from './postgres-store.ts';
-export {
-  type JobSlotAnswer,
-  type QuotaKey,
-  type RequestWindow,
-  releaseJobSlot,
-  type SlotAnswer,
-  takeJobSlot,
-  takeRequestSlot,
-} from './quota-ledger.ts';
 export { REACH_BACKOFF, StoreReachability } from './reachability.ts';
-export {
-  type PostgresSharedQuotaOptions,
-  postgresSharedQuota,
-  SLOT_TIMES,
-} from './shared-quota-pg.ts';
-export {
-  type KeyQuotaUse,
-  WORKER_GONE_BEATS,
-  WORKER_HEARTBEAT_MS,
-  type WorkerBeat,
-  type WorkerRow,
-} from './worker-registry.ts';

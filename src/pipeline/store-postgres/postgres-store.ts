@@ -12,8 +12,7 @@
  * await store.startBatch({ inputDir: 'in', service: baseUrl });
  */
 import type pg from 'pg';
-import type { SharedQuota } from '../../client/index.ts';
-import { currentStep, type Item, type ItemState } from '../item.ts';
+import type { Item, ItemState } from '../item.ts';
 import { itemFromJson } from '../journal/item-json.ts';
 import type { JournalRow } from '../journal/journal-row.ts';
 import { realLocation } from '../journal/local-disk.ts';
@@ -25,32 +24,13 @@ import {
   checkSchemaName,
   connectError,
   openPool,
+  type Queryable,
   redactUrl,
   type StoreConnectionError,
   withPoolClient,
 } from './connection.ts';
 import { ITEM_SQL } from './pg-plans.ts';
 import { migrateSchema } from './pg-schema.ts';
-import {
-  type JobSlotAnswer,
-  type QuotaKey,
-  type RequestWindow,
-  releaseJobSlot,
-  type SlotAnswer,
-  takeJobSlot,
-  takeRequestSlot,
-} from './quota-ledger.ts';
-import { type PostgresSharedQuotaOptions, postgresSharedQuota } from './shared-quota-pg.ts';
-import {
-  beatWorker,
-  forgetWorker,
-  type KeyQuotaUse,
-  keyQuotaUse,
-  listWorkers,
-  type WorkerBeat,
-  type WorkerRow,
-} from './worker-registry.ts';
-
 /** Where an input's active row stands (a waiting run's view of the work of others). */
 export interface ItemProgress {
   input: string;
@@ -116,6 +96,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
 /** See the module comment. One per process and out dir (it may share the database with others). */
 export class PostgresStore extends StoreEngine {
   private readonly pg: PgBackend;
+  private readonly url: string;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -129,6 +110,7 @@ export class PostgresStore extends StoreEngine {
     const backend = new PgBackend(pool, opts.url, schema, outDir, location, now);
     super(backend, outDir, now);
     this.pg = backend;
+    this.url = opts.url;
   }
 
   // ---- reading --------------------------------------------------------------------------------
@@ -172,96 +154,40 @@ export class PostgresStore extends StoreEngine {
     }));
   }
 
-  // ---- the quota shared by every worker of a key (quota-ledger.ts) -----------------------------
+  // ---- what distributed mode shares of its database (../distributed/shared-db.ts) ---------------
+
+  /** The store's connections and URL, for the tables distributed mode shares beside it (shared-db.ts). */
+  connection(): { pool: pg.Pool; url: string } {
+    return { pool: this.pool, url: this.url };
+  }
+
+  /** True when `intent` is an item this store admitted and still saves (its intent can be recorded here). */
+  holdsIntent(intent: Item): boolean {
+    return !this.closed && this.boundRow(intent.input) !== undefined;
+  }
 
   /**
-   * Intent before action, under the key's shared quota: when the key's request window has room, logs
-   * the request and records `intent` (an admitted item holding the request id of the create about to
-   * be sent, as recordIntent) in one transaction; else records nothing and says how long until a slot
-   * frees. Only once it resolves granted may the create be sent.
+   * Runs `fn` in one transaction that also records `intent` (an admitted item holding the request id of
+   * the create about to be sent, as recordIntent) when `fn` calls `record`: the quota ledger takes the
+   * create's request slot in it (shared-db.ts takeRequestSlotFor).
    *
-   * @throws Error when the item holds no request id or was not admitted
+   * @throws Error when the item was not admitted
    */
-  async takeRequestSlot(key: QuotaKey, window: RequestWindow, intent: Item): Promise<SlotAnswer> {
+  recordIntentWith<T>(
+    what: string,
+    intent: Item,
+    fn: (q: Queryable, record: (q: Queryable) => Promise<void>) => Promise<T>,
+  ): Promise<T> {
     this.assertWritable();
-    const requestId = currentStep(intent)?.requestId;
-    if (!requestId) throw new Error(`store: takeRequestSlot(${intent.input}) without a request id`);
     const id = this.boundRow(intent.input);
     if (id === undefined) throw new Error(JOURNAL_TEXTS.notPlanned(intent.input, intent.state));
     const batchId = this.batch?.id ?? null;
-    return this.pg.inTransaction(
-      `taking a request slot for ${intent.input}`,
-      (q) =>
-        takeRequestSlot(q, key, window, requestId, (tq) =>
-          runAsync(this.items.save(new PgSql(tq), id, intent, batchId)),
-        ),
-      id,
-    );
-  }
-
-  /**
-   * The client's SharedQuota of `key` on this store's database (shared-quota-pg.ts): the quota every
-   * worker of the key shares. Given an item of this store as a create's intent (CreateOptions.intent:
-   * an admitted item holding the create's request id), its request slot is taken in the transaction
-   * that records the intent (takeRequestSlot): a crash between the two cannot leave a request counted
-   * and its intent unrecorded.
-   */
-  sharedQuota(key: QuotaKey, options: Omit<PostgresSharedQuotaOptions, 'withIntent'> = {}): SharedQuota {
-    return postgresSharedQuota(this.pool, key, {
-      ...options,
-      withIntent: (requestId, window, intent) => {
-        if (!isItem(intent) || currentStep(intent)?.requestId !== requestId) return null;
-        if (this.closed || this.boundRow(intent.input) === undefined) return null;
-        return this.takeRequestSlot(key, window, intent);
-      },
-    });
-  }
-
-  /** Takes job slot `slotId` of `key` when fewer than `ceiling` are held by all workers. */
-  takeJobSlot(key: QuotaKey, ceiling: number, slotId: string): Promise<JobSlotAnswer> {
-    return this.pg.inTransaction('taking a job slot', (q) => takeJobSlot(q, key, ceiling, slotId));
-  }
-
-  /** Gives job slot `slotId` of `key` back (false: it was not held). */
-  releaseJobSlot(key: QuotaKey, slotId: string): Promise<boolean> {
-    return this.pg.inTransaction('releasing a job slot', (q) => releaseJobSlot(q, key, slotId));
-  }
-
-  // ---- the workers of distributed mode and the keys' quota in use (worker-registry.ts) ----------
-
-  /** Records or renews a worker's row (its heartbeat). */
-  async beatWorker(beat: WorkerBeat): Promise<void> {
-    this.assertOpen();
-    await this.pg.use("recording the worker's heartbeat", (q) => beatWorker(q, beat));
-  }
-
-  /** Removes a stopping worker's row. */
-  async forgetWorker(id: string): Promise<void> {
-    this.assertOpen();
-    await this.pg.use("removing the worker's row", (q) => forgetWorker(q, id));
-  }
-
-  /** The workers the store knows of, alive or gone. */
-  async workers(): Promise<WorkerRow[]> {
-    this.assertOpen();
-    return this.pg.use('reading the workers', (q) => listWorkers(q));
-  }
-
-  /** Each API key's quota in use (by fingerprint). */
-  async quotaUse(): Promise<KeyQuotaUse[]> {
-    this.assertOpen();
-    return this.pg.use('reading the shared quota', (q) => keyQuotaUse(q));
+    const record = (q: Queryable) => runAsync(this.items.save(new PgSql(q), id, intent, batchId));
+    return this.pg.inTransaction(what, (q) => fn(q, record), id);
   }
 
   /** The failure of an idle pooled connection, if any (the pool replaces it; for status). */
   connectionFailure(): StoreConnectionError | null {
     return this.poolFailure();
   }
-}
-
-/** An item of the pipeline (a create's intent), as far as the store can tell. */
-function isItem(value: unknown): value is Item {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Partial<Item>;
-  return typeof v.input === 'string' && typeof v.state === 'string' && Array.isArray(v.steps);
 }
