@@ -39,7 +39,6 @@ export { type JournalRunHooks, journalRunHooks } from './run-hooks.ts';
 export {
   JournalLockedError,
   type LockHolder,
-  lockHolder,
   runnerLockHeld,
   runnerLockPath,
 } from './runner-lock.ts';

@@ -26,9 +26,12 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { SqliteSql } from '../store/sqlite/sqlite-sql.ts';
+import { runNow } from '../store/step.ts';
 import type { LockHolder } from '../store/store.ts';
+import { lockHolder } from '../store/tables.ts';
 import { JournalFileError } from './schema.ts';
-import { LOCK_SQL, PRAGMAS } from './sqlite-plans.ts';
+import { LOCK_SQL, PRAGMAS, SQLITE_PLANS } from './sqlite-plans.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
 
 export type { LockHolder };
@@ -86,14 +89,6 @@ export interface RunnerLock {
   /** The connection whose open transaction holds the file lock. */
   file: Database.Database;
   /** Identifies this runner's `runner_locks` row. */
-  token: string;
-}
-
-interface LockRow {
-  pid: number;
-  proc_start: string | null;
-  host: string;
-  acquired_at: number;
   token: string;
 }
 
@@ -175,7 +170,11 @@ export function acquireRunnerLock(
     journal
       .transaction(() => {
         if (!tryLock(file, path)) {
-          throw new JournalLockedError(outDir, lockHolder(journal, outDir), journalPath);
+          throw new JournalLockedError(
+            outDir,
+            runNow(lockHolder(new SqliteSql(journal), SQLITE_PLANS.statements.table, outDir)),
+            journalPath,
+          );
         }
         upsert.run(outDir, process.pid, processStartTime(process.pid), hostname(), now, token);
       })
@@ -194,14 +193,6 @@ export function releaseRunnerLock(journal: Database.Database, outDir: string, lo
   } finally {
     lock.file.close();
   }
-}
-
-/** The holder of `outDir`'s lock as `journal` records it (a runner killed while holding it included), or null. */
-export function lockHolder(journal: Database.Database, outDir: string): LockHolder | null {
-  const row = journal.prepare<[string], LockRow>(LOCK_SQL.holder).get(outDir);
-  return row
-    ? { pid: row.pid, procStart: row.proc_start, host: row.host, acquiredAt: row.acquired_at }
-    : null;
 }
 
 /**

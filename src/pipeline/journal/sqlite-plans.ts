@@ -5,82 +5,21 @@
  * holds nothing but text. The statements both stores run are written once, in ../store/statements.ts.
  */
 import type { DialectPlans } from '../store/backend.ts';
-import { statementsOf } from '../store/statements.ts';
+import { sharedTables, statementsOf } from '../store/statements.ts';
+
+/** The tables the journal holds as the PostgreSQL store does (place: added by migration 1 → 2). */
+const TABLES = sharedTables({ serialId: 'INTEGER PRIMARY KEY', big: 'INTEGER', flag: 'INTEGER' }, '', {
+  batches: '',
+  runnerLocks: '',
+});
 
 /** The schema of version 1. */
 export const SCHEMA_V1 = `
-CREATE TABLE IF NOT EXISTS batches (
-  id INTEGER PRIMARY KEY,
-  started_at INTEGER NOT NULL,
-  finished_at INTEGER,
-  status TEXT NOT NULL DEFAULT 'running',
-  input_dir TEXT NOT NULL,
-  out_dir TEXT NOT NULL,
-  service TEXT,
-  options TEXT NOT NULL DEFAULT '{}',
-  pid INTEGER NOT NULL
-);
+${TABLES.batches.trimStart()}
+${TABLES.items.trimStart()}CREATE INDEX IF NOT EXISTS items_key ON items(content_hash, recipe_hash);
 
-CREATE TABLE IF NOT EXISTS items (
-  id INTEGER PRIMARY KEY,
-  out_dir TEXT NOT NULL,
-  input TEXT NOT NULL,
-  content_hash TEXT NOT NULL,
-  recipe_hash TEXT NOT NULL,
-  state TEXT NOT NULL,
-  live_state TEXT NOT NULL,
-  phase TEXT NOT NULL,
-  reason TEXT,
-  failed_at TEXT,
-  upload_file_id TEXT,
-  generation_id TEXT,
-  request_id TEXT,
-  attempts INTEGER NOT NULL DEFAULT 0,
-  outcome_unknown INTEGER NOT NULL DEFAULT 0,
-  item TEXT NOT NULL,
-  outputs TEXT,
-  uploaded_at INTEGER,
-  batch_id INTEGER REFERENCES batches(id),
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  superseded_at INTEGER
-);
-CREATE UNIQUE INDEX IF NOT EXISTS items_active ON items(out_dir, input) WHERE superseded_at IS NULL;
-CREATE INDEX IF NOT EXISTS items_key ON items(content_hash, recipe_hash);
-CREATE INDEX IF NOT EXISTS items_phase ON items(out_dir, phase) WHERE superseded_at IS NULL;
-CREATE INDEX IF NOT EXISTS items_generation ON items(generation_id) WHERE generation_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS items_request ON items(request_id) WHERE request_id IS NOT NULL;
-
-CREATE TABLE IF NOT EXISTS shared_references (
-  service TEXT NOT NULL,
-  name TEXT NOT NULL,
-  content_hash TEXT NOT NULL,
-  file_id TEXT NOT NULL,
-  uploaded_at INTEGER NOT NULL,
-  batch_id INTEGER REFERENCES batches(id),
-  PRIMARY KEY (service, name, content_hash)
-);
-
-CREATE TABLE IF NOT EXISTS content_hashes (
-  path TEXT PRIMARY KEY,
-  dev TEXT NOT NULL,
-  ino TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  mtime_ns TEXT NOT NULL,
-  ctime_ns TEXT NOT NULL,
-  hash TEXT NOT NULL,
-  hashed_at INTEGER NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS runner_locks (
-  out_dir TEXT PRIMARY KEY,
-  pid INTEGER NOT NULL,
-  proc_start TEXT,
-  host TEXT NOT NULL,
-  acquired_at INTEGER NOT NULL,
-  token TEXT NOT NULL
-);
-`;
+${TABLES.sharedReferences.trimStart()}${TABLES.contentHashes.trimStart()}
+${TABLES.runnerLocks.trimStart()}`;
 
 /**
  * The steps from one schema version to the next: MIGRATIONS[v] turns version v into v + 1.
@@ -96,29 +35,9 @@ UPDATE items SET place = input;
 CREATE INDEX IF NOT EXISTS items_place ON items(out_dir, place);
 `,
   2: `
-CREATE TABLE IF NOT EXISTS quota_states (
-  service TEXT NOT NULL,
-  key_fingerprint TEXT NOT NULL,
-  job_ceiling INTEGER,
-  request_limit INTEGER,
-  window_ms INTEGER,
-  blocked_until INTEGER,
-  recent_requests TEXT NOT NULL DEFAULT '[]',
-  updated_at INTEGER NOT NULL,
-  PRIMARY KEY (service, key_fingerprint)
-);
-`,
+${TABLES.quotaStates.trimStart()}`,
   3: `
-CREATE TABLE IF NOT EXISTS job_durations (
-  id INTEGER PRIMARY KEY,
-  service TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  running_at_ms INTEGER NOT NULL,
-  done_by_ms INTEGER NOT NULL,
-  recorded_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS job_durations_kind ON job_durations(service, kind, id);
-`,
+${TABLES.jobDurations.trimStart()}`,
 };
 
 /**
@@ -173,7 +92,6 @@ export const LOCK_SQL = {
    ON CONFLICT(out_dir) DO UPDATE SET pid = excluded.pid, proc_start = excluded.proc_start,
      host = excluded.host, acquired_at = excluded.acquired_at, token = excluded.token`,
   release: 'DELETE FROM runner_locks WHERE out_dir = ? AND token = ?',
-  holder: 'SELECT pid, proc_start, host, acquired_at, token FROM runner_locks WHERE out_dir = ?',
   /** A read of the (empty) lock file: it needs a shared lock, refused while a runner holds it. */
   probe: 'SELECT count(*) FROM sqlite_master',
 } as const;

@@ -18,32 +18,17 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { JournalLockedError, processStartTime } from '../journal/runner-lock.ts';
-import type { LockHolder } from '../store/store.ts';
-import type { Queryable } from './connection.ts';
+import { PgSql } from '../store/postgres/pg-sql.ts';
+import { runAsync } from '../store/step.ts';
+import { lockHolder } from '../store/tables.ts';
 import { clientConfig, type StoreConnectionError, storeError } from './connection.ts';
-import { LOCK_SQL } from './pg-plans.ts';
+import { LOCK_SQL, PG_PLANS } from './pg-plans.ts';
 
 /** How often the holder renews its row's heartbeat. */
 export const LOCK_HEARTBEAT_MS = 10_000;
 
 /** The server's TCP keepalive settings for the lock's session: a vanished holder is noticed in ~25 s. */
 const KEEPALIVES = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3';
-
-interface LockRow {
-  pid: number;
-  proc_start: string | null;
-  host: string;
-  acquired_at: number;
-}
-
-/** The holder of `outDir` as the store records it (a holder that died included), or null. */
-export async function lockHolderOf(q: Queryable, outDir: string): Promise<LockHolder | null> {
-  const { rows } = await q.query<LockRow>(LOCK_SQL.holder, [outDir]);
-  const row = rows[0];
-  return row
-    ? { pid: row.pid, procStart: row.proc_start, host: row.host, acquiredAt: row.acquired_at }
-    : null;
-}
 
 /** A held lock of an out dir (release it). */
 export class OutDirLock {
@@ -91,7 +76,11 @@ export class OutDirLock {
       await session.connect();
       const { rows } = await session.query<{ taken: boolean }>(LOCK_SQL.tryLock, [outDir]);
       if (!rows[0]?.taken)
-        throw new JournalLockedError(outDir, await lockHolderOf(session, outDir), location);
+        throw new JournalLockedError(
+          outDir,
+          await runAsync(lockHolder(new PgSql(session), PG_PLANS.statements.table, outDir)),
+          location,
+        );
       const token = randomUUID();
       await session.query(LOCK_SQL.upsert, [
         outDir,

@@ -7,7 +7,14 @@
  * store's schema.
  */
 import type { DialectPlans } from '../store/backend.ts';
-import { statementsOf } from '../store/statements.ts';
+import { sharedTables, statementsOf } from '../store/statements.ts';
+
+/** The tables the PostgreSQL store holds as the journal does (../store/statements.ts). */
+const TABLES = sharedTables(
+  { serialId: 'BIGSERIAL PRIMARY KEY', big: 'BIGINT', flag: 'SMALLINT' },
+  '\n  place TEXT NOT NULL,',
+  { batches: ',\n  host TEXT NOT NULL', runnerLocks: '\n  heartbeat_at BIGINT NOT NULL,' },
+);
 
 /**
  * The steps from one schema version to the next: MIGRATIONS[v] turns version v into v + 1 (version 0:
@@ -24,105 +31,16 @@ import { statementsOf } from '../store/statements.ts';
  */
 export const MIGRATIONS: readonly string[] = [
   `
-CREATE TABLE IF NOT EXISTS batches (
-  id BIGSERIAL PRIMARY KEY,
-  started_at BIGINT NOT NULL,
-  finished_at BIGINT,
-  status TEXT NOT NULL DEFAULT 'running',
-  input_dir TEXT NOT NULL,
-  out_dir TEXT NOT NULL,
-  service TEXT,
-  options TEXT NOT NULL DEFAULT '{}',
-  pid INTEGER NOT NULL,
-  host TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS batches_out_dir ON batches(out_dir, id);
+${TABLES.batches.trimStart()}CREATE INDEX IF NOT EXISTS batches_out_dir ON batches(out_dir, id);
 
-CREATE TABLE IF NOT EXISTS items (
-  id BIGSERIAL PRIMARY KEY,
-  out_dir TEXT NOT NULL,
-  input TEXT NOT NULL,
-  place TEXT NOT NULL,
-  content_hash TEXT NOT NULL,
-  recipe_hash TEXT NOT NULL,
-  state TEXT NOT NULL,
-  live_state TEXT NOT NULL,
-  phase TEXT NOT NULL,
-  reason TEXT,
-  failed_at TEXT,
-  upload_file_id TEXT,
-  generation_id TEXT,
-  request_id TEXT,
-  attempts INTEGER NOT NULL DEFAULT 0,
-  outcome_unknown SMALLINT NOT NULL DEFAULT 0,
-  item TEXT NOT NULL,
-  outputs TEXT,
-  uploaded_at BIGINT,
-  batch_id BIGINT REFERENCES batches(id),
-  created_at BIGINT NOT NULL,
-  updated_at BIGINT NOT NULL,
-  superseded_at BIGINT
-);
-CREATE UNIQUE INDEX IF NOT EXISTS items_active ON items(out_dir, input) WHERE superseded_at IS NULL;
-CREATE INDEX IF NOT EXISTS items_input ON items(out_dir, input, id);
-CREATE INDEX IF NOT EXISTS items_phase ON items(out_dir, phase) WHERE superseded_at IS NULL;
+${TABLES.items.trimStart()}CREATE INDEX IF NOT EXISTS items_input ON items(out_dir, input, id);
 CREATE INDEX IF NOT EXISTS items_place ON items(out_dir, place);
-CREATE INDEX IF NOT EXISTS items_generation ON items(generation_id) WHERE generation_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS items_request ON items(request_id) WHERE request_id IS NOT NULL;
 
-CREATE TABLE IF NOT EXISTS shared_references (
-  service TEXT NOT NULL,
-  name TEXT NOT NULL,
-  content_hash TEXT NOT NULL,
-  file_id TEXT NOT NULL,
-  uploaded_at BIGINT NOT NULL,
-  batch_id BIGINT REFERENCES batches(id),
-  PRIMARY KEY (service, name, content_hash)
-);
-
-CREATE TABLE IF NOT EXISTS content_hashes (
-  path TEXT PRIMARY KEY,
-  dev TEXT NOT NULL,
-  ino TEXT NOT NULL,
-  size BIGINT NOT NULL,
-  mtime_ns TEXT NOT NULL,
-  ctime_ns TEXT NOT NULL,
-  hash TEXT NOT NULL,
-  hashed_at BIGINT NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS runner_locks (
-  out_dir TEXT PRIMARY KEY,
-  pid INTEGER NOT NULL,
-  proc_start TEXT,
-  host TEXT NOT NULL,
-  acquired_at BIGINT NOT NULL,
-  heartbeat_at BIGINT NOT NULL,
-  token TEXT NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS quota_states (
-  service TEXT NOT NULL,
-  key_fingerprint TEXT NOT NULL,
-  job_ceiling INTEGER,
-  request_limit INTEGER,
-  window_ms BIGINT,
-  blocked_until BIGINT,
-  recent_requests TEXT NOT NULL DEFAULT '[]',
-  updated_at BIGINT NOT NULL,
-  PRIMARY KEY (service, key_fingerprint)
-);
-
-CREATE TABLE IF NOT EXISTS job_durations (
-  id BIGSERIAL PRIMARY KEY,
-  service TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  running_at_ms BIGINT NOT NULL,
-  done_by_ms BIGINT NOT NULL,
-  recorded_at BIGINT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS job_durations_kind ON job_durations(service, kind, id);
-`,
+${TABLES.sharedReferences.trimStart()}
+${TABLES.contentHashes.trimStart()}
+${TABLES.runnerLocks.trimStart()}
+${TABLES.quotaStates.trimStart()}
+${TABLES.jobDurations.trimStart()}`,
   `
 CREATE TABLE IF NOT EXISTS key_quotas (
   service TEXT NOT NULL,
@@ -230,7 +148,6 @@ export const LOCK_SQL = {
      acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at, token = excluded.token`,
   heartbeat: 'UPDATE runner_locks SET heartbeat_at = $3 WHERE out_dir = $1 AND token = $2',
   release: 'DELETE FROM runner_locks WHERE out_dir = $1 AND token = $2',
-  holder: 'SELECT pid, proc_start, host, acquired_at FROM runner_locks WHERE out_dir = $1',
 } as const;
 
 /**

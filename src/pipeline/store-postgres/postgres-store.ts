@@ -18,7 +18,8 @@ import type { JournalRow } from '../journal/journal-row.ts';
 import { realLocation } from '../journal/local-disk.ts';
 import { JOURNAL_TEXTS } from '../journal/texts.ts';
 import { StoreEngine } from '../store/engine.ts';
-import { PgBackend, PgSql } from '../store/postgres/pg-backend.ts';
+import { PgBackend } from '../store/postgres/pg-backend.ts';
+import { PgSql } from '../store/postgres/pg-sql.ts';
 import { runAsync } from '../store/step.ts';
 import {
   checkSchemaName,

@@ -8,7 +8,6 @@
 import type { Sql } from './sql.ts';
 import type { Statements } from './statements.ts';
 import type { Step } from './step.ts';
-import type { LockHolder } from './store.ts';
 
 /** The statements a dialect writes its own way; $1 is the out dir in each. */
 export interface DialectPlans {
@@ -51,7 +50,6 @@ export interface StoreBackend {
   assertWritable(): void;
   acquireLock(): Promise<void>;
   releaseLock(): Promise<void>;
-  lockHolder(): Promise<LockHolder | null>;
   /** Waits for the writes asked before it, releases the lock, closes the database. */
   close(): Promise<void>;
 }

@@ -606,7 +606,9 @@ export class StoreEngine implements Store {
   /** Who holds the out dir, as this store records it. */
   async lockHolder(): Promise<LockHolder | null> {
     this.assertOpen();
-    return this.backend.lockHolder();
+    return this.backend.read('reading the lock holder', (sql) =>
+      tables.lockHolder(sql, this.tables, this.outDir),
+    );
   }
 
   /** Waits for the writes asked before it, releases the out dir, closes the database (again: nothing). */

@@ -14,6 +14,126 @@ const HOLDS_PLACE = `(phase IN (${PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join
 const ITEM_COLUMNS =
   'id, out_dir, input, place, content_hash, recipe_hash, live_state, phase, outcome_unknown, item, outputs, uploaded_at, batch_id, created_at, updated_at, superseded_at';
 
+/** The words a dialect's tables are typed with (its schema, sqlite-plans.ts and pg-plans.ts). */
+export interface TypeWords {
+  /** A row id that numbers itself. */
+  serialId: string;
+  /** A time in ms since the epoch, a size, a row id referred to. */
+  big: string;
+  /** 0 or 1. */
+  flag: string;
+}
+
+/**
+ * The tables both stores hold alike, in a dialect's types: the batches and the runner locks (with
+ * the dialect's `own` columns), the items (`place`: its column, where the dialect's first version has
+ * it), shared references, the content-hash cache, quota state, job durations. A dialect's schema and migrations are made of these and of its own tables.
+ */
+export function sharedTables(w: TypeWords, place: string, own: { batches: string; runnerLocks: string }) {
+  return {
+    batches: `
+CREATE TABLE IF NOT EXISTS batches (
+  id ${w.serialId},
+  started_at ${w.big} NOT NULL,
+  finished_at ${w.big},
+  status TEXT NOT NULL DEFAULT 'running',
+  input_dir TEXT NOT NULL,
+  out_dir TEXT NOT NULL,
+  service TEXT,
+  options TEXT NOT NULL DEFAULT '{}',
+  pid INTEGER NOT NULL${own.batches}
+);
+`,
+    runnerLocks: `
+CREATE TABLE IF NOT EXISTS runner_locks (
+  out_dir TEXT PRIMARY KEY,
+  pid INTEGER NOT NULL,
+  proc_start TEXT,
+  host TEXT NOT NULL,
+  acquired_at ${w.big} NOT NULL,${own.runnerLocks}
+  token TEXT NOT NULL
+);
+`,
+    items: `
+CREATE TABLE IF NOT EXISTS items (
+  id ${w.serialId},
+  out_dir TEXT NOT NULL,
+  input TEXT NOT NULL,${place}
+  content_hash TEXT NOT NULL,
+  recipe_hash TEXT NOT NULL,
+  state TEXT NOT NULL,
+  live_state TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  reason TEXT,
+  failed_at TEXT,
+  upload_file_id TEXT,
+  generation_id TEXT,
+  request_id TEXT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  outcome_unknown ${w.flag} NOT NULL DEFAULT 0,
+  item TEXT NOT NULL,
+  outputs TEXT,
+  uploaded_at ${w.big},
+  batch_id ${w.big} REFERENCES batches(id),
+  created_at ${w.big} NOT NULL,
+  updated_at ${w.big} NOT NULL,
+  superseded_at ${w.big}
+);
+CREATE UNIQUE INDEX IF NOT EXISTS items_active ON items(out_dir, input) WHERE superseded_at IS NULL;
+CREATE INDEX IF NOT EXISTS items_phase ON items(out_dir, phase) WHERE superseded_at IS NULL;
+CREATE INDEX IF NOT EXISTS items_generation ON items(generation_id) WHERE generation_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_request ON items(request_id) WHERE request_id IS NOT NULL;
+`,
+    sharedReferences: `
+CREATE TABLE IF NOT EXISTS shared_references (
+  service TEXT NOT NULL,
+  name TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  file_id TEXT NOT NULL,
+  uploaded_at ${w.big} NOT NULL,
+  batch_id ${w.big} REFERENCES batches(id),
+  PRIMARY KEY (service, name, content_hash)
+);
+`,
+    contentHashes: `
+CREATE TABLE IF NOT EXISTS content_hashes (
+  path TEXT PRIMARY KEY,
+  dev TEXT NOT NULL,
+  ino TEXT NOT NULL,
+  size ${w.big} NOT NULL,
+  mtime_ns TEXT NOT NULL,
+  ctime_ns TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  hashed_at ${w.big} NOT NULL
+);
+`,
+    quotaStates: `
+CREATE TABLE IF NOT EXISTS quota_states (
+  service TEXT NOT NULL,
+  key_fingerprint TEXT NOT NULL,
+  job_ceiling INTEGER,
+  request_limit INTEGER,
+  window_ms ${w.big},
+  blocked_until ${w.big},
+  recent_requests TEXT NOT NULL DEFAULT '[]',
+  updated_at ${w.big} NOT NULL,
+  PRIMARY KEY (service, key_fingerprint)
+);
+`,
+    jobDurations: `
+CREATE TABLE IF NOT EXISTS job_durations (
+  id ${w.serialId},
+  service TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  running_at_ms ${w.big} NOT NULL,
+  done_by_ms ${w.big} NOT NULL,
+  recorded_at ${w.big} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_durations_kind ON job_durations(service, kind, id);
+`,
+  } as const;
+}
+
 /** The items table (item-rows.ts); $1 is always the out dir. */
 function itemStatements(d: DialectWords) {
   return {
@@ -52,6 +172,8 @@ function itemStatements(d: DialectWords) {
 
 /** The statements of the tables besides items (tables.ts). */
 const TABLE_STATEMENTS = {
+  /** The holder of an out dir's lock ($1) as recorded. */
+  lockHolder: 'SELECT pid, proc_start, host, acquired_at FROM runner_locks WHERE out_dir = $1',
   /** The batches of an out dir ($1), oldest first. */
   batches: 'SELECT * FROM batches WHERE out_dir = $1 ORDER BY id',
   finishBatch: 'UPDATE batches SET finished_at = $3, status = $4 WHERE out_dir = $1 AND id = $2',

@@ -9,7 +9,7 @@ import { sameIdentity } from '../journal/content-hash.ts';
 import { recordedOptions } from './recorded-options.ts';
 import type { Sql } from './sql.ts';
 import type { Statements } from './statements.ts';
-import type { BatchRow, FileIdentity, QuotaState, QuotaStateInput } from './store.ts';
+import type { BatchRow, FileIdentity, LockHolder, QuotaState, QuotaStateInput } from './store.ts';
 
 type Texts = Statements['table'];
 type S<T> = Generator<Promise<unknown>, T>;
@@ -24,6 +24,15 @@ interface BatchRowSql {
   service: string | null;
   options: string;
   pid: number;
+}
+
+/** Who holds `outDir`, as its runner_locks row records it (a holder that died included), or null. */
+export function* lockHolder(sql: Sql, t: Texts, outDir: string): S<LockHolder | null> {
+  type LockRow = { pid: number; proc_start: string | null; host: string; acquired_at: number };
+  const [row] = yield* sql.all<LockRow>(t.lockHolder, [outDir]);
+  return row
+    ? { pid: row.pid, procStart: row.proc_start, host: row.host, acquiredAt: row.acquired_at }
+    : null;
 }
 
 /** The batches of `outDir`, oldest first (a `running` one whose pid is gone was interrupted). */

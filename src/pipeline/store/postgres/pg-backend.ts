@@ -10,26 +10,13 @@
 import type pg from 'pg';
 import { JournalLockedError } from '../../journal/runner-lock.ts';
 import { type Queryable, storeError, withPoolClient } from '../../store-postgres/connection.ts';
-import { lockHolderOf, OutDirLock } from '../../store-postgres/pg-lock.ts';
+import { OutDirLock } from '../../store-postgres/pg-lock.ts';
 import { PG_PLANS } from '../../store-postgres/pg-plans.ts';
 import type { StoreBackend } from '../backend.ts';
 import { ItemTakenOverError } from '../item-taken-over.ts';
 import type { Sql } from '../sql.ts';
-import { runAsync, type Step, waitFor } from '../step.ts';
-import type { LockHolder } from '../store.ts';
-
-/** The store's statements run on a connection or a transaction's client. */
-export class PgSql implements Sql {
-  constructor(private readonly q: Queryable) {}
-
-  all<R>(text: string, params: readonly unknown[]): Step<R[]> {
-    return waitFor(this.q.query(text, [...params]).then((r) => r.rows as R[]));
-  }
-
-  run(text: string, params: readonly unknown[]): Step<number> {
-    return waitFor(this.q.query(text, [...params]).then((r) => r.rowCount ?? 0));
-  }
-}
+import { runAsync, type Step } from '../step.ts';
+import { PgSql } from './pg-sql.ts';
 
 /** Runs each task of a key after the earlier ones of that key have settled (an item row's writes). */
 class KeyedSerial {
@@ -134,10 +121,6 @@ export class PgBackend implements StoreBackend {
     const lock = this.lock;
     this.lock = null;
     await lock?.release();
-  }
-
-  lockHolder(): Promise<LockHolder | null> {
-    return this.use('reading the lock holder', (q) => lockHolderOf(q, this.outDir));
   }
 
   /** Waits for the writes asked before it, then releases the out dir and closes the connections. */

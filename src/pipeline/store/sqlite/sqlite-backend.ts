@@ -6,12 +6,7 @@
  * operating-system file lock (runner-lock.ts), so a killed runner holds nothing.
  */
 import type Database from 'better-sqlite3';
-import {
-  acquireRunnerLock,
-  lockHolder,
-  type RunnerLock,
-  releaseRunnerLock,
-} from '../../journal/runner-lock.ts';
+import { acquireRunnerLock, type RunnerLock, releaseRunnerLock } from '../../journal/runner-lock.ts';
 import { serviceIdentity } from '../../journal/service-identity.ts';
 import { SCRUB_SERVICE_CREDENTIALS, SQLITE_PLANS } from '../../journal/sqlite-plans.ts';
 import { WriteGroup } from '../../journal/write-group.ts';
@@ -19,7 +14,6 @@ import type { StoreBackend } from '../backend.ts';
 import { recordedOptions } from '../recorded-options.ts';
 import type { Sql } from '../sql.ts';
 import { runNow, type Step } from '../step.ts';
-import type { LockHolder } from '../store.ts';
 import { SqliteSql } from './sqlite-sql.ts';
 
 /** See the module comment. Not safe to share between threads; one per process and out dir. */
@@ -101,10 +95,6 @@ export class SqliteBackend implements StoreBackend {
     const lock = this.lock;
     this.lock = null;
     if (lock) releaseRunnerLock(this.db, this.outDir, lock);
-  }
-
-  async lockHolder(): Promise<LockHolder | null> {
-    return lockHolder(this.db, this.outDir);
   }
 
   /**
