@@ -10,16 +10,7 @@ import { isUtf8 } from 'node:buffer';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Item, newItem } from './item.ts';
-
-const STRICT = new TextDecoder('utf-8', { fatal: true });
-
-/** Bytes a UTF-8 sequence led by `lead` takes (1 for a byte that cannot lead one). */
-function sequenceLength(lead: number): number {
-  if (lead >= 0xf0 && lead <= 0xf4) return 4;
-  if (lead >= 0xe0) return lead <= 0xef ? 3 : 1;
-  if (lead >= 0xc2) return 2;
-  return 1;
-}
+import { validSequenceAt } from './utf8-text.ts';
 
 /**
  * The name as text: its valid UTF-8 kept, each byte that is not part of a valid sequence written
@@ -32,15 +23,11 @@ export function escapedName(raw: Uint8Array): string {
   let out = '';
   let i = 0;
   while (i < raw.length) {
-    const n = sequenceLength(raw[i] as number);
-    if (n > 1 && i + n <= raw.length) {
-      try {
-        out += STRICT.decode(raw.subarray(i, i + n));
-        i += n;
-        continue;
-      } catch {
-        // not a valid sequence: its first byte is escaped below
-      }
+    const n = validSequenceAt(raw, i);
+    if (n > 1) {
+      out += Buffer.from(raw.subarray(i, i + n)).toString('utf8');
+      i += n;
+      continue;
     }
     const b = raw[i] as number;
     out += b < 0x80 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
