@@ -5,7 +5,6 @@
  * listed in report.json with a result.json — never a file that silently vanishes. Names are made with
  * Buffer paths; `genpipe` runs as a child process against the test's emulator.
  */
-import { spawn } from 'node:child_process';
 import {
   mkdirSync,
   mkdtempSync,
@@ -23,7 +22,7 @@ import { startTestEmulator } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { type ChildEvent, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
-import { BIN, type CliResult, cliEnv, runCli } from './run-cli.ts';
+import { type CliResult, cliEnv, runCli } from './run-cli.ts';
 
 const promptFolder = usePromptFolders();
 const pg = usePostgres();
@@ -167,28 +166,9 @@ it('genpipe run tells such a file from files whose names print as its escaped na
   expect(readJson(join(out, failed.result))).toMatchObject({ status: 'failed', reason: FILE_REASON });
 }, 150_000);
 
-/**
- * `genpipe <args>` run by a shell in `cwd`, each `$(printf ...)` in `args` left to the shell: the way
- * a user hands over a name that is not valid UTF-8 (Node's own arguments are always UTF-8).
- */
+/** `genpipe <args>` run by a shell in `cwd` (see runCli), against the test's emulator. */
 function shellCli(args: string, cwd: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', `"$GENPIPE_NODE" "$GENPIPE_BIN" ${args}`], {
-      cwd,
-      env: { ...cliEnv(emu), GENPIPE_NODE: process.execPath, GENPIPE_BIN: BIN },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += String(d);
-    });
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCli(args, cliEnv(emu), 30_000, undefined, { cwd });
 }
 
 it('genpipe files upload, generate --source, run and watch name such a path, and a symbolic link loop as one', async () => {
