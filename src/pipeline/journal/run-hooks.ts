@@ -4,7 +4,7 @@
  * Every hook is asynchronous and the runner awaits each.
  */
 import type { Item } from '../item.ts';
-import { inputKey } from '../raw-names.ts';
+import { inputKey, placeInput } from '../raw-names.ts';
 import type { PlanOptions, RecipeFiles, Store, StoreDecision } from '../store/store.ts';
 import { hashWithCache } from './content-hash.ts';
 
@@ -57,7 +57,7 @@ export function journalRunHooks(store: Store, recipe: RecipeFiles, opts: PlanOpt
     persist: (item) => (item.rawInput === undefined ? store.save(item) : Promise.resolve()),
     admit: (item, signal) => store.admit(item, recipe, { ...opts, signal }),
     vanished: (skip) => store.vanishedInFlight(skip),
-    placeFor: (item) => store.placeFor(item.input, inputKey(item)),
+    placeFor: (item) => store.placeFor(placeInput(item), inputKey(item)),
     referenceFileId: async (name, signal) => {
       const hash = await refHash(name, signal);
       return hash === null ? null : store.reference(name, hash);
