@@ -6,7 +6,16 @@
  * written). The out dir is a small tmpfs mounted for the test: root only (CI runs as root).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -294,6 +303,34 @@ it.skipIf(!asRoot)(
     expect(r.stdout).toMatch(
       /a\.txt: not processed: the batch stopped early \(the out dir could not be written\)/,
     );
+  },
+  120_000,
+);
+
+/** The names under `dir` (its folders' too) ending `.tmp`: scratch files a write left behind. */
+function scratchLeft(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.tmp'));
+}
+
+it.skipIf(!asRoot)(
+  'a watch that fills its out dir leaves no scratch file of a report it could not write',
+  async () => {
+    const { input, out } = promptFolder({});
+    writeFileSync(join(input, 'noise.txt'), Buffer.from([0xff, 0xfe, 0x41])); // refused: unknown type
+    // Five pages free: the file's result.json and report.json fit, report.html does not.
+    mountTmpfs(out, '64k');
+    writeFileSync(join(out, 'filler'), Buffer.alloc(11 * 4096 - 100));
+    const journal = join(dirname(out), 'journal.db');
+    const args = ['watch', input, '--out', out, '--journal', journal, '--json', '--quiet-ms', '200'];
+    const child = spawnGenpipe([...args, '--rescan-ms', '300'], cliEnv(emu));
+    // A running rewrite put report.json in place, and found no room for report.html.
+    await child.until(() => existsSync(join(out, 'report.json')), 'report.json written', 60_000);
+    child.proc.kill('SIGINT');
+    await child.exited;
+    const stderr = child.stderr();
+    expect(stderr).toMatch(/genpipe: report not written: no space left on \/\S+/);
+    expect(stderr).not.toContain('internal error');
+    expect(scratchLeft(out)).toEqual([]);
   },
   120_000,
 );

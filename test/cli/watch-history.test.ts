@@ -36,17 +36,23 @@ function report(out: string): any {
 const statuses = (r: { items: Array<{ input: string; status: string }> }) =>
   Object.fromEntries(r.items.map((i) => [i.input, i.status]));
 
+/** A path beside the inbox (`processed/a.txt`), its bytes when its name is not valid UTF-8. */
+function beside(inbox: string, path: string | Buffer): string | Buffer {
+  if (typeof path === 'string') return join(inbox, '..', path);
+  return Buffer.concat([Buffer.from(`${join(inbox, '..')}/`), path]);
+}
+
 /**
  * One watch session over `inbox` until each of `filed` (paths beside the inbox: `processed/a.txt`) is
  * there, then SIGINT; its exit code.
  */
-async function session(inbox: string, out: string, filed: string[]): Promise<number | null> {
+async function session(inbox: string, out: string, filed: Array<string | Buffer>): Promise<number | null> {
   const child = spawnGenpipe(
     ['watch', inbox, '--out', out, '--json', '--on-done', 'move', '--quiet-ms', '200', '--rescan-ms', '300'],
     cliEnv(emu),
   );
   await child.until(
-    () => filed.every((path) => existsSync(join(inbox, '..', path))),
+    () => filed.every((path) => existsSync(beside(inbox, path))),
     `${filed.join(', ')} filed`,
     60_000,
   );
@@ -108,4 +114,45 @@ it('keeps the files that failed before anything was sent, and status says a move
   expect(status.stdout).toMatch(/ {2}no longer in the input folder \(1\): /);
   const asJson = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
   expect(asJson.byKind).toEqual({ done: 2, 'no longer in the input folder': 1 });
+}, 120_000);
+
+it('keeps the files refused before they were planned, a name that is not valid UTF-8 too', async () => {
+  const { input: inbox, out } = promptFolder({ 'ok.txt': 'a red fox' });
+  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  writeFileSync(join(inbox, 'junk.png'), 'not an image at all'); // refused at plan: wrong type
+  writeFileSync(join(inbox, 'bad.txt'), Buffer.from([0xff, 0xfe, 0x41])); // refused at plan: unknown type
+  const cafe = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x70, 0x6e, 0x67]); // caf\xe9.png (Latin-1)
+  writeFileSync(beside(inbox, Buffer.concat([Buffer.from('in/'), cafe])), 'x');
+  const filed = ['processed/ok.txt', 'failed/junk.png', 'failed/bad.txt'];
+  expect(await session(inbox, out, [...filed, Buffer.concat([Buffer.from('failed/'), cafe])])).toBe(0);
+  const first = statuses(report(out));
+  expect(first).toEqual({
+    'bad.txt': 'failed',
+    'caf\\xe9.png': 'failed',
+    'junk.png': 'failed',
+    'ok.txt': 'succeeded',
+  });
+
+  writeFileSync(join(inbox, 'c.txt'), 'a small cat');
+  expect(await session(inbox, out, ['processed/c.txt'])).toBe(0);
+  const r = report(out);
+  expect(statuses(r)).toEqual({ ...first, 'c.txt': 'succeeded' });
+  expect(r.totals).toMatchObject({ inputs: 5, succeeded: 2, failed: 3 });
+  const byInput = Object.fromEntries(r.items.map((i: { input: string }) => [i.input, i]));
+  expect(byInput['junk.png'].reason).toMatch(/^wrong type: /);
+  expect(byInput['bad.txt'].reason).toMatch(/^unknown type: /);
+  expect(byInput['caf\\xe9.png']).toMatchObject({
+    place: 'caf%5Cxe9.png',
+    reason: 'file name is not valid UTF-8: caf\\xe9.png; rename it',
+    journal: 'finished in an earlier session; not taken again in this one',
+  });
+
+  // status counts them, by the name they print as, and knows they left the inbox.
+  const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
+  expect(status.byKind).toEqual({ done: 2, 'no longer in the input folder': 3 });
+  expect(status.failures.map((f: { input: string }) => f.input).sort()).toEqual([
+    'bad.txt',
+    'caf\\xe9.png',
+    'junk.png',
+  ]);
 }, 120_000);

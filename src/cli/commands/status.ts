@@ -5,7 +5,7 @@
  * even an older genpipe's journal's upgrade (it reads a journal it may not write).
  */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { type QueueCounts, queueCounts } from '../../pipeline/distributed/index.ts';
 import {
@@ -23,6 +23,7 @@ import {
   statusSummary,
 } from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
+import { inputPathIn } from '../../pipeline/raw-names.ts';
 import type { BatchRow } from '../../pipeline/store/index.ts';
 import type { KeyQuotaUse, PostgresStore, WorkerRow } from '../../pipeline/store-postgres/index.ts';
 import { plural } from '../../spec/plural.ts';
@@ -80,9 +81,7 @@ export function statusLines(outDir: string, journalPath: string, summary: Status
     );
     lines.push(`  from ${b.inputDir}`);
   } else lines.push('no batch has run here yet');
-  lines.push(
-    `inputs in the journal: ${summary.inputs} (a file refused before it was planned — unreadable, empty, no rule — is only in the report)`,
-  );
+  lines.push(`inputs in the journal: ${summary.inputs}`);
   for (const kind of KIND_ORDER) {
     const n = summary.byKind[kind];
     if (n) lines.push(`  ${String(n).padStart(6)} ${kind}`);
@@ -111,7 +110,7 @@ export function statusLines(outDir: string, journalPath: string, summary: Status
  */
 function inputPresence(batch: BatchRow | undefined): Pick<StatusContext, 'present'> {
   if (!batch || !existsSync(batch.inputDir)) return {};
-  return { present: (input) => existsSync(join(batch.inputDir, input)) };
+  return { present: (item) => existsSync(inputPathIn(batch.inputDir, item)) };
 }
 
 export function registerStatus(program: Command): void {

@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { Item } from '../item.ts';
 import { folderPlace, isFolderPlace } from '../report/item-paths.ts';
+import { rowInputOf } from './admission.ts';
 import {
   changedText,
   type ItemRowSql,
@@ -175,12 +176,12 @@ export class ItemRows {
 
   // ---- writing (inside the journal's transactions)
 
-  /** A new row of `item` (its place set) with `key`; its id. */
+  /** A new row of `item` (its place set) with `key`, its input rowInputOf(item); its id. */
   insert(item: Item, key: JournalKey, batchId: number): number {
     const { columns, written } = this.columns(item, null, batchId);
     const result = this.sql.insert.run({
       out_dir: this.outDir,
-      input: item.input,
+      input: rowInputOf(item),
       place: item.place ?? folderPlace(item.input),
       content_hash: key.contentHash,
       recipe_hash: key.recipeHash,

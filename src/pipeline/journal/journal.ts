@@ -59,8 +59,12 @@ import {
   decideInputOf,
   holdsServiceWork,
   keyedBefore,
+  NOTED_KEY,
   needsOutputs,
+  refusedBeforeAdmission,
+  rowInputOf,
   rowWrites,
+  unadmittedWrites,
   VANISHED_TAKEN_PHASES,
   wantsEarlier,
 } from './admission.ts';
@@ -454,8 +458,9 @@ export class Journal implements Store {
 
   /**
    * The row a planned file's key leads to (its active row, or an earlier version's row that the same
-   * bytes and recipe bring back), and the decision for it. With `keyNoted`, the key of a row a stopped
-   * run noted without one (noteStopped) is recorded; without it nothing is written.
+   * bytes and recipe bring back), and the decision for it. With `keyNoted`, the key of a row noted
+   * without one (noteUnadmitted: stopped or refused before it was planned) is recorded; without it
+   * nothing is written.
    */
   private decideRow(
     item: Item,
@@ -464,8 +469,9 @@ export class Journal implements Store {
     keyNoted: boolean,
   ): { active: JournalRow | null; row: JournalRow | null; decision: RowDecision } {
     let active = this.items.active(item.input);
-    if (active && active.contentHash === UNHASHED) {
-      // Noted by a run that stopped before planning the file (noteStopped): this is its key.
+    const unhashed = active?.contentHash === UNHASHED;
+    if (active && unhashed) {
+      // Noted for a file never planned (stopped or refused before it was, see save): this is its key.
       if (keyNoted) this.items.setKey(active.id, key);
       active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
     } else if (active && keyedBefore(active, key)) {
@@ -473,7 +479,7 @@ export class Journal implements Store {
       if (keyNoted) this.items.setKey(active.id, key);
       active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
     }
-    const earlier = wantsEarlier(active, key, opts.force ?? false)
+    const earlier = wantsEarlier(active, key, opts.force ?? false, unhashed)
       ? this.items.earlier(item.input, key)
       : null;
     const row = earlier ?? active;
@@ -561,8 +567,8 @@ export class Journal implements Store {
 
   /**
    * Records the item's new state; committed and fsynced when it resolves. An item the journal has not
-   * planned is ignored while nothing was done for it at the service (discovered, sniffed, skipped or
-   * failed by plan: those are redone on every run anyway).
+   * planned is ignored while nothing was done for it at the service and it has not ended (discovered,
+   * sniffed: those are looked at again on every run anyway).
    *
    * A `stopped` item keeps the state it reached in the row (live_state), and a stop that came while its
    * create was being sent keeps the recorded request id (the create may have reached the service).
@@ -571,15 +577,18 @@ export class Journal implements Store {
    * again when it changed or came back): the input is unbound until it is planned again, so nothing of
    * the new look lands in the row an earlier look at the file left.
    *
-   * A file a stopped batch never planned (saved `stopped`, unbound) is noted when the journal has no row
-   * of its input yet, so that the next run continues it ("continued: …") rather than taking it for a
-   * file seen for the first time; the row gets its key when that run plans the file.
+   * An item never planned that ended is noted (admission.ts's unadmittedWrites): stopped, when the
+   * journal has no row of its input yet, so that the next run continues it ("continued: …") rather
+   * than taking it for a file seen for the first time; refused before it was planned (sniff, plan, its
+   * name) or skipped, as its input's row at its place, so that the out dir's history (finishedItems)
+   * tells it. Such a row has no key (NOTED_KEY) until the file is planned; a file whose name is not
+   * valid UTF-8 has its row by its bytes (rowInputOf).
    *
    * A save that changes nothing but the item's `journal` note (what this run decided, which every run
    * decides again) writes nothing: a restart over 10,000 finished files would otherwise make 10,000
    * durable writes just to note "already done".
    *
-   * An item saved finished (reported, skipped, or failed with nothing left to collect) unbinds its
+   * An item saved finished (reported, skipped, failed with nothing left to collect) unbinds its
    * input, so that a batch of any size keeps only its items in flight here: its row is final, a later
    * look at the file is planned again, and vanishedInFlight never takes a row in those phases. Saved
    * again all the same, it goes to its input's active row when that row holds the same work.
@@ -589,14 +598,15 @@ export class Journal implements Store {
    */
   async save(item: Item): Promise<void> {
     this.assertOpen();
-    if (item.state === 'discovered' || item.state === 'sniffed') this.bound.delete(item.input);
-    const id = this.bound.get(item.input) ?? (unbindsOnSave(item) ? this.finishedRowOf(item) : undefined);
+    const input = rowInputOf(item);
+    if (item.state === 'discovered' || item.state === 'sniffed') this.bound.delete(input);
+    const id = this.bound.get(input) ?? (unbindsOnSave(item) ? this.finishedRowOf(item) : undefined);
     if (id === undefined) {
       if (holdsServiceWork(item)) throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
-      if (item.state === 'stopped') this.noteStopped(item);
+      await this.noteUnadmitted(item);
       return;
     }
-    if (unbindsOnSave(item)) this.bound.delete(item.input);
+    if (unbindsOnSave(item)) this.bound.delete(input);
     await this.group.add(() => this.items.save(id, item, this.batch?.id ?? null));
   }
 
@@ -619,16 +629,27 @@ export class Journal implements Store {
     return [...this.bound.keys()];
   }
 
-  /** A row for a stopped file never planned, when its input has none (see save). */
-  private noteStopped(item: Item): void {
+  /** The row of an ended file never planned (see save and admission.ts's unadmittedWrites). */
+  private async noteUnadmitted(item: Item): Promise<void> {
     const batch = this.batch;
-    // Most such files have a row (a watch stopped with thousands of finished files queued): read first.
-    this.group.flush();
-    if (!batch || this.items.hasActive(item.input)) return;
-    this.tx(() => {
-      if (this.items.hasActive(item.input)) return;
-      const noted: Item = { ...item, place: item.place ?? this.items.freePlace(item.input) };
-      this.items.insert(noted, { contentHash: UNHASHED, recipeHash: UNHASHED }, batch.id);
+    if (!batch || (item.state !== 'stopped' && !refusedBeforeAdmission(item))) return;
+    const input = rowInputOf(item);
+    if (item.state === 'stopped') {
+      // A watch stopped with thousands of finished files queued: most have a row, nothing to write.
+      this.group.flush();
+      if (this.items.hasActive(input)) return;
+    }
+    await this.group.add(() => {
+      const active = this.items.active(input);
+      const w = unadmittedWrites(item, active);
+      if (w?.kind === 'update') {
+        if (active?.contentHash !== UNHASHED) this.items.setKey(w.id, NOTED_KEY);
+        this.items.save(w.id, item, batch.id);
+      } else if (w?.kind === 'insert') {
+        if (w.supersede !== null) this.items.supersede(w.supersede);
+        const noted: Item = { ...item, place: item.place ?? this.items.freePlace(item.input, input) };
+        this.items.insert(noted, NOTED_KEY, batch.id);
+      }
     });
   }
 

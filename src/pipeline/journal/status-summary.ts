@@ -3,6 +3,7 @@
  * read at the service): the inputs by where their work stands, the failures with their reasons, and
  * what the next run would do with each kind: resume-decision.ts's own decision, told in other words.
  */
+import type { Item } from '../item.ts';
 import type { BatchRow } from '../store/store.ts';
 import { VANISHED_TAKEN_PHASES } from './admission.ts';
 import { EMBEDDED_IDENTITY, redoneOnEmbedded } from './embedded-redo.ts';
@@ -65,11 +66,12 @@ export interface StatusContext {
    */
   embedded?: boolean;
   /**
-   * Whether an input is still in the input folder the re-run reads (the last batch's); absent when
-   * that is not known (the folder is not on this machine). A row whose input is gone is taken up only
-   * for the service's work on it (admission.ts's VANISHED_TAKEN_PHASES), as the run's vanishedInFlight.
+   * Whether a row's input (its item's path, or its bytes: raw-names.ts) is still in the input folder
+   * the re-run reads (the last batch's); absent when that is not known (the folder is not on this
+   * machine). A row whose input is gone is taken up only for the service's work on it (admission.ts's
+   * VANISHED_TAKEN_PHASES), as the run's vanishedInFlight.
    */
-  present?: (input: string) => boolean;
+  present?: (item: Pick<Item, 'input' | 'rawInput'>) => boolean;
 }
 
 /** The summary of an out dir's journal. */
@@ -110,7 +112,7 @@ export function statusKind(row: JournalRow, context: StatusContext = { live: nul
 export function rowStatus(row: JournalRow, context: StatusContext = { live: null }): RowStatus {
   const status = decidedStatus(row, context);
   // A finished input moved away is still done; any other one gone is taken up by nothing.
-  if (status.kind === 'done' || context.present?.(row.input) !== false) return status;
+  if (status.kind === 'done' || context.present?.(row.item) !== false) return status;
   if ((VANISHED_TAKEN_PHASES as readonly string[]).includes(row.phase)) return status;
   return { kind: 'no longer in the input folder', reason: row.item.reason };
 }
@@ -180,7 +182,7 @@ export function statusSummary(
       (kind === 'no longer in the input folder' && row.item.state === 'failed');
     if (failed) {
       failures.push({
-        input: row.input,
+        input: row.item.input, // a name that is not valid UTF-8 as the report prints it
         reason: reason ?? 'failed',
         retried: kind === 'failed, retried by a re-run',
       });

@@ -5,6 +5,7 @@
  */
 import type pg from 'pg';
 import type { Item, ItemState } from '../item.ts';
+import { rowInputOf } from '../journal/admission.ts';
 import {
   changedText,
   type ItemColumns,
@@ -168,13 +169,13 @@ export class PgItems {
 
   // ---- writing
 
-  /** A new row of `item` (its place set) with `key`; its id. */
+  /** A new row of `item` (its place set) with `key`, its input rowInputOf(item); its id. */
   async insert(q: Queryable, item: Item, key: JournalKey, batchId: number): Promise<number> {
     const now = this.now();
     const { columns, written } = itemColumns(this.outDir, item, null, batchId, now);
     const { rows } = await q.query<{ id: number }>(ITEM_SQL.insert, [
       this.outDir,
-      item.input,
+      rowInputOf(item),
       item.place ?? item.input,
       key.contentHash,
       key.recipeHash,

@@ -27,8 +27,12 @@ import {
   decideInputOf,
   holdsServiceWork,
   keyedBefore,
+  NOTED_KEY,
   needsOutputs,
+  refusedBeforeAdmission,
+  rowInputOf,
   rowWrites,
+  unadmittedWrites,
   VANISHED_TAKEN_PHASES,
   wantsEarlier,
 } from '../journal/admission.ts';
@@ -370,7 +374,8 @@ export class PostgresStore implements Store {
     return this.tx(`admitting ${item.input}`, async (q) => {
       await q.query(ITEM_SQL.admissionLock, [this.outDir]);
       let active = await this.items.active(q, item.input);
-      if (active && active.contentHash === UNHASHED) {
+      const unhashed = active?.contentHash === UNHASHED;
+      if (active && unhashed) {
         await this.items.setKey(q, active.id, key);
         active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
       } else if (active && keyedBefore(active, key)) {
@@ -378,7 +383,7 @@ export class PostgresStore implements Store {
         await this.items.setKey(q, active.id, key);
         active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
       }
-      const earlier = wantsEarlier(active, key, opts.force ?? false)
+      const earlier = wantsEarlier(active, key, opts.force ?? false, unhashed)
         ? await this.items.earlier(q, item.input, key)
         : null;
       const row = earlier ?? active;
@@ -430,11 +435,12 @@ export class PostgresStore implements Store {
 
   async save(item: Item): Promise<void> {
     this.assertWritable();
-    if (item.state === 'discovered' || item.state === 'sniffed') this.bound.delete(item.input);
-    const id = this.bound.get(item.input);
+    const input = rowInputOf(item);
+    if (item.state === 'discovered' || item.state === 'sniffed') this.bound.delete(input);
+    const id = this.bound.get(input);
     if (id === undefined) {
       if (holdsServiceWork(item)) throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
-      if (item.state === 'stopped') await this.noteStopped(item);
+      await this.noteUnadmitted(item);
       return;
     }
     const batchId = this.batch?.id ?? null;
@@ -446,15 +452,30 @@ export class PostgresStore implements Store {
     );
   }
 
-  /** A row for a stopped file never admitted, when its input has none (the next run continues it). */
-  private async noteStopped(item: Item): Promise<void> {
+  /**
+   * The row of an ended file never admitted (../journal/admission.ts's unadmittedWrites): stopped, when
+   * its input has none (the next run continues it); refused before it was planned, or skipped, as its
+   * input's row at its place (the out dir's history tells it).
+   */
+  private async noteUnadmitted(item: Item): Promise<void> {
     const batch = this.batch;
-    if (!batch) return;
-    await this.tx(`noting ${item.input} stopped`, async (q) => {
+    if (!batch || (item.state !== 'stopped' && !refusedBeforeAdmission(item))) return;
+    const input = rowInputOf(item);
+    await this.tx(`noting ${item.input} ${item.state}`, async (q) => {
       await q.query(ITEM_SQL.admissionLock, [this.outDir]);
-      if (await this.items.active(q, item.input)) return;
-      const noted: Item = { ...item, place: item.place ?? (await this.items.freePlace(q, item.input)) };
-      await this.items.insert(q, noted, { contentHash: UNHASHED, recipeHash: UNHASHED }, batch.id);
+      const active = await this.items.active(q, input);
+      const w = unadmittedWrites(item, active);
+      if (w?.kind === 'update') {
+        if (active?.contentHash !== UNHASHED) await this.items.setKey(q, w.id, NOTED_KEY);
+        await this.items.save(q, w.id, item, batch.id);
+      } else if (w?.kind === 'insert') {
+        if (w.supersede !== null) await this.items.supersede(q, w.supersede);
+        const noted: Item = {
+          ...item,
+          place: item.place ?? (await this.items.freePlace(q, item.input, input)),
+        };
+        await this.items.insert(q, noted, NOTED_KEY, batch.id);
+      }
     });
   }
 

@@ -164,7 +164,10 @@ export interface Store {
    * @throws Error when the item holds no request id
    */
   recordIntent(item: Item): Promise<void>;
-  /** Records an item's transition (durable on resolve); see README.md for unadmitted items. */
+  /**
+   * Records an item's transition (durable on resolve); an item never admitted is noted when it stopped,
+   * or was refused or skipped before it was planned (see README.md).
+   */
   save(item: Item): Promise<void>;
   /**
    * The out folder (relative to the out dir) for an item the store did not admit (skipped, or failed
