@@ -68,6 +68,10 @@ it('a restarted --on-done move watch reports the inputs earlier sessions moved a
   expect(b).toMatchObject({ place: 'b.txt', failure_code: 'content_moderated' });
   expect(b.journal).toBe('finished in an earlier session; not taken again in this one');
   expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('a.txt');
+  // status counts the failure the watch filed in failed/ as failed, as it counts the moved successes done.
+  const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
+  expect(status.byKind).toEqual({ done: 2, 'failed, moved away': 1 });
+  expect(status.failures).toEqual([expect.objectContaining({ input: 'b.txt', retried: false })]);
 
   // A new version of a name goes to a folder of its own: both versions stay in the history.
   writeFileSync(join(inbox, 'a.txt'), 'a red fox, again');
@@ -100,12 +104,16 @@ it('keeps the files that failed before anything was sent, and status says a move
   expect(h.reason).toMatch(/60000x60000px but each side must be <= 8000px/);
   expect(h.journal).toBe('finished in an earlier session; not taken again in this one');
 
-  // status tells h.png's failure, and that a re-run does not check it again: it is not in the inbox.
+  // status counts h.png as failed, as the successes the watch moved are done: the watch filed it away
+  // itself; a re-run does not check it again (it is not in the inbox).
   const status = await runCli(['status', out], cliEnv(emu));
   expect(status.code, status.stderr).toBe(0);
   expect(status.stdout).toMatch(/failed \(1\):\n {2}h\.png: .*60000x60000px/);
   expect(status.stdout).not.toContain('checks them again');
-  expect(status.stdout).toMatch(/ {2}no longer in the input folder \(1\): /);
+  expect(status.stdout).toMatch(/\n {7}1 failed, moved away\n/);
+  expect(status.stdout).toMatch(/ {2}failed, moved away \(1\): leaves them failed/);
+  expect(status.stdout).not.toContain('no longer in the input folder');
   const asJson = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
-  expect(asJson.byKind).toEqual({ done: 2, 'no longer in the input folder': 1 });
+  expect(asJson.byKind).toEqual({ done: 2, 'failed, moved away': 1 });
+  expect(asJson.failures).toEqual([expect.objectContaining({ input: 'h.png', retried: false })]);
 }, 120_000);
