@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { claimedSizeBytes } from '../media/claimed-size.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -116,4 +116,39 @@ it('keeps the files that failed before anything was sent, and status says a move
   const asJson = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
   expect(asJson.byKind).toEqual({ done: 2, 'failed, moved away': 1 });
   expect(asJson.failures).toEqual([expect.objectContaining({ input: 'h.png', retried: false })]);
+}, 120_000);
+
+it('a watch stopped by Ctrl-C says so of the files it left, in its lines, report.json and report.html', async () => {
+  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox', 'slow.txt': 'a held snail' });
+  // slow.txt's generation stays processing: the stop's grace runs out with it at the service.
+  const held = await hold(emu, { prompt: 'held snail' });
+  try {
+    const child = spawnGenpipe(
+      ['watch', inbox, '--out', out, '--quiet-ms', '200', '--rescan-ms', '300', '--poll-interval', '1'],
+      cliEnv(emu),
+    );
+    await child.until(() => existsSync(join(out, 'a.txt', 'result.json')), 'a.txt done', 60_000);
+    await heldGenerations(emu, 1);
+    child.proc.kill('SIGINT');
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    const words =
+      'not processed: the watch was stopped (Ctrl-C / SIGINT); it is picked up when the watch starts again';
+    expect(child.stdout()).toContain(`slow.txt: ${words}`);
+    expect(child.stdout() + child.stderr()).not.toContain('stopped early');
+
+    const r = report(out);
+    expect(r.stopped_early).toBeNull();
+    expect(r.stopped).toEqual({ reason: 'stopped by Ctrl-C / SIGINT', by: 'Ctrl-C / SIGINT' });
+    expect(statuses(r)).toEqual({ 'a.txt': 'succeeded', 'slow.txt': 'unprocessed' });
+    expect(r.items.find((i: { input: string }) => i.input === 'slow.txt').reason).toMatch(
+      new RegExp(`^${words.replace(/[()]/g, '\\$&')}`),
+    );
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(html).toContain(
+      'The watch was stopped (Ctrl-C / SIGINT). 1 file was not processed; it is picked up when the watch starts again.',
+    );
+    expect(html).not.toContain('stopped early');
+  } finally {
+    await unhold(emu, held);
+  }
 }, 120_000);

@@ -20,7 +20,6 @@ import {
   type ReportIgnored,
   type ReportJournalMeta,
   reportHead,
-  type StoppedEarly,
   writeReportFiles,
 } from '../report/index.ts';
 import { reasonOf } from '../runner-errors.ts';
@@ -112,12 +111,12 @@ export class ReportRefresher {
    */
   async finish(
     finishedAt: number,
-    stoppedEarly: StoppedEarly | null,
+    stop: Pick<ReportFilesMeta, 'stoppedEarly' | 'stopped'>,
     keepItems = false,
   ): Promise<{ report: ReportHead; items: Item[]; notWritten: string | null }> {
     this.halt();
     if (this.writing) await this.writing;
-    const at = { finishedAt, now: finishedAt, stoppedEarly };
+    const at = { finishedAt, now: finishedAt, ...stop };
     let report: ReportHead;
     let notWritten: string | null = null;
     try {
@@ -153,7 +152,7 @@ export class ReportRefresher {
 
   /** Writes both reports from a snapshot of the batch's entries and of what discovery left out. */
   private async write(
-    at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly'>,
+    at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly' | 'stopped'>,
     files = this.writes,
   ): Promise<ReportHead> {
     const { ignoredEntries, heldBack, ...fixed } = this.meta;
