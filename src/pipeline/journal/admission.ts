@@ -37,12 +37,7 @@ export function keyedBefore(row: JournalRow, key: JournalKey): boolean {
  */
 export const VANISHED_TAKEN_PHASES = ['submitted', 'downloaded'] as const satisfies readonly JournalPhase[];
 
-/** True when the item holds anything the service did for it (a save of it may not be dropped). */
-export function holdsServiceWork(item: Item): boolean {
-  return item.steps.some(
-    (s) => !!(s.upload?.fileId || s.requestId || s.generationId || s.outputs.length > 0),
-  );
-}
+export { holdsServiceWork } from './resume-decision.ts';
 
 /** Whether admit looks for an earlier row of the input with this key (step 2). */
 export function wantsEarlier(active: JournalRow | null, key: JournalKey, force: boolean): boolean {

@@ -448,6 +448,7 @@ export class Journal implements Store {
         item: next,
         reason: decision.reason,
         ...(decision.retried ? { retried: decision.retried } : {}),
+        ...(decision.nothingSent ? { nothingSent: decision.nothingSent } : {}),
       };
     });
   }
@@ -516,6 +517,7 @@ export class Journal implements Store {
       item: { ...decision.item, place },
       reason: decision.reason,
       ...(decision.retried ? { retried: decision.retried } : {}),
+      ...(decision.nothingSent ? { nothingSent: decision.nothingSent } : {}),
     };
   }
 
