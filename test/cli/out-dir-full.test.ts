@@ -22,7 +22,7 @@ import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { adminRows, heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
-import { cliEnv, runCli } from './run-cli.ts';
+import { cliEnv, jsonOut, runCli } from './run-cli.ts';
 
 const asRoot = process.getuid?.() === 0;
 const promptFolder = usePromptFolders();
@@ -235,14 +235,30 @@ it.skipIf(!asRoot)(
     // No file has a result.json: the summary says where what was generated is, and nothing else.
     expect(resultStatuses(out)).toEqual({});
     expect(r.stderr).not.toContain('result.json holds');
+    // The journal is said to keep what was generated only when something was.
+    const sent = (await adminRows(emu)).length - made;
     if (r.stderr.includes('report not written')) {
-      expect(r.stderr).toContain('the journal keeps what was generated; the next run collects it');
+      expect(r.stderr).toContain(
+        sent === 0
+          ? 'nothing was sent to the service; the next run processes the files'
+          : 'the journal keeps what was generated; the next run collects it',
+      );
     }
+    // What status calls not yet submitted, the next run does not call resumed.
+    const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
+    const notSent = status.byKind['not yet submitted'] ?? 0;
+    if (sent === 0) expect(notSent).toBe(status.inputs);
 
     // Room again: the next run does the rest, each file generated exactly once.
     execFileSync('mount', ['-o', 'remount,size=20m', disk]);
     const again = await runCli(args, cliEnv(emu), 120_000);
     expect(again.code, again.stderr).toBe(0);
+    const resumed = Number(/(\d+) resumed/.exec(again.stderr)?.[1] ?? 0);
+    expect(resumed).toBeLessThanOrEqual(status.inputs - notSent);
+    if (sent === 0) {
+      expect(again.stdout).not.toMatch(/: resumed/);
+      expect(again.stdout).toContain('continued: the earlier run stopped before this file was finished');
+    }
     expect(resultStatuses(out)).toEqual({ succeeded: 80 });
     expect((await adminRows(emu)).length - made).toBe(80);
   },

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { claimedSizeBytes } from '../media/claimed-size.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -74,6 +74,10 @@ it('a restarted --on-done move watch reports the inputs earlier sessions moved a
   expect(b).toMatchObject({ place: 'b.txt', failure_code: 'content_moderated' });
   expect(b.journal).toBe('finished in an earlier session; not taken again in this one');
   expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('a.txt');
+  // status counts the failure the watch filed in failed/ as failed, as it counts the moved successes done.
+  const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
+  expect(status.byKind).toEqual({ done: 2, 'failed, moved away': 1 });
+  expect(status.failures).toEqual([expect.objectContaining({ input: 'b.txt', retried: false })]);
 
   // A new version of a name goes to a folder of its own: both versions stay in the history.
   writeFileSync(join(inbox, 'a.txt'), 'a red fox, again');
@@ -106,14 +110,53 @@ it('keeps the files that failed before anything was sent, and status says a move
   expect(h.reason).toMatch(/60000x60000px but each side must be <= 8000px/);
   expect(h.journal).toBe('finished in an earlier session; not taken again in this one');
 
-  // status tells h.png's failure, and that a re-run does not check it again: it is not in the inbox.
+  // status counts h.png as failed, as the successes the watch moved are done: the watch filed it away
+  // itself; a re-run does not check it again (it is not in the inbox).
   const status = await runCli(['status', out], cliEnv(emu));
   expect(status.code, status.stderr).toBe(0);
   expect(status.stdout).toMatch(/failed \(1\):\n {2}h\.png: .*60000x60000px/);
   expect(status.stdout).not.toContain('checks them again');
-  expect(status.stdout).toMatch(/ {2}no longer in the input folder \(1\): /);
+  expect(status.stdout).toMatch(/\n {7}1 failed, moved away\n/);
+  expect(status.stdout).toMatch(/ {2}failed, moved away \(1\): leaves them failed/);
+  expect(status.stdout).not.toContain('no longer in the input folder');
   const asJson = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
-  expect(asJson.byKind).toEqual({ done: 2, 'no longer in the input folder': 1 });
+  expect(asJson.byKind).toEqual({ done: 2, 'failed, moved away': 1 });
+  expect(asJson.failures).toEqual([expect.objectContaining({ input: 'h.png', retried: false })]);
+}, 120_000);
+
+it('a watch stopped by Ctrl-C says so of the files it left, in its lines, report.json and report.html', async () => {
+  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox', 'slow.txt': 'a held snail' });
+  // slow.txt's generation stays processing: the stop's grace runs out with it at the service.
+  const held = await hold(emu, { prompt: 'held snail' });
+  try {
+    const child = spawnGenpipe(
+      ['watch', inbox, '--out', out, '--quiet-ms', '200', '--rescan-ms', '300', '--poll-interval', '1'],
+      cliEnv(emu),
+    );
+    await child.until(() => existsSync(join(out, 'a.txt', 'result.json')), 'a.txt done', 60_000);
+    await heldGenerations(emu, 1);
+    child.proc.kill('SIGINT');
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    const words =
+      'not processed: the watch was stopped (Ctrl-C / SIGINT); it is picked up when the watch starts again';
+    expect(child.stdout()).toContain(`slow.txt: ${words}`);
+    expect(child.stdout() + child.stderr()).not.toContain('stopped early');
+
+    const r = report(out);
+    expect(r.stopped_early).toBeNull();
+    expect(r.stopped).toEqual({ reason: 'stopped by Ctrl-C / SIGINT', by: 'Ctrl-C / SIGINT' });
+    expect(statuses(r)).toEqual({ 'a.txt': 'succeeded', 'slow.txt': 'unprocessed' });
+    expect(r.items.find((i: { input: string }) => i.input === 'slow.txt').reason).toMatch(
+      new RegExp(`^${words.replace(/[()]/g, '\\$&')}`),
+    );
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(html).toContain(
+      'The watch was stopped (Ctrl-C / SIGINT). 1 file was not processed; it is picked up when the watch starts again.',
+    );
+    expect(html).not.toContain('stopped early');
+  } finally {
+    await unhold(emu, held);
+  }
 }, 120_000);
 
 it('keeps the files refused before they were planned, a name that is not valid UTF-8 too', async () => {

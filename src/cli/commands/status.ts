@@ -46,6 +46,7 @@ const KIND_ORDER: readonly StatusKind[] = [
   'failed before the service',
   'skipped',
   'not yet submitted',
+  'failed, moved away',
   'no longer in the input folder',
 ];
 

@@ -22,7 +22,7 @@ import type { PlanOptions } from '../store/store.ts';
 import { FINISHED_LOCAL_STATES, FINISHED_PHASES } from './finished-items.ts';
 import { type JournalKey, type JournalPhase, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
-import type { DecideInput, RowDecision } from './resume-decision.ts';
+import { type DecideInput, holdsServiceWork, type RowDecision } from './resume-decision.ts';
 import { JOURNAL_CHOICES } from './texts.ts';
 
 /** True when the row is the work of this key. */
@@ -45,12 +45,7 @@ export function keyedBefore(row: JournalRow, key: JournalKey): boolean {
  */
 export const VANISHED_TAKEN_PHASES = ['submitted', 'downloaded'] as const satisfies readonly JournalPhase[];
 
-/** True when the item holds anything the service did for it (a save of it may not be dropped). */
-export function holdsServiceWork(item: Item): boolean {
-  return item.steps.some(
-    (s) => !!(s.upload?.fileId || s.requestId || s.generationId || s.outputs.length > 0),
-  );
-}
+export { holdsServiceWork } from './resume-decision.ts';
 
 /**
  * Whether admit looks for an earlier row of the input with this key (step 2): the active row has

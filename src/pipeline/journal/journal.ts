@@ -452,6 +452,7 @@ export class Journal implements Store {
         item: next,
         reason: decision.reason,
         ...(decision.retried ? { retried: decision.retried } : {}),
+        ...(decision.nothingSent ? { nothingSent: decision.nothingSent } : {}),
       };
     });
   }
@@ -522,6 +523,7 @@ export class Journal implements Store {
       item: { ...decision.item, place },
       reason: decision.reason,
       ...(decision.retried ? { retried: decision.retried } : {}),
+      ...(decision.nothingSent ? { nothingSent: decision.nothingSent } : {}),
     };
   }
 

@@ -409,6 +409,7 @@ export class PostgresStore implements Store {
         item: next,
         reason: decision.reason,
         ...(decision.retried ? { retried: decision.retried } : {}),
+        ...(decision.nothingSent ? { nothingSent: decision.nothingSent } : {}),
       };
     });
   }

@@ -28,6 +28,11 @@ export interface StoreDecision {
   reason: string | null;
   /** The item failed in an earlier run and is tried again (fresh or resume); absent otherwise. */
   retried?: true;
+  /**
+   * A resume of a file for which the earlier run sent nothing to the service (no upload, no create):
+   * continued, not resumed (resume-decision.ts); absent otherwise.
+   */
+  nothingSent?: true;
 }
 
 /** The crash policy flag, --retry-failed and --force. */
