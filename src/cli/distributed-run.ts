@@ -110,7 +110,10 @@ export function distributedRunCommand(
       return own.runOptions;
     },
     observe: (event) => {
-      if (event.type === 'batch_stopping') stopped = true;
+      // However the batch stops (a signal, the demo's stop), nothing more of the folder is enqueued.
+      if (event.type !== 'batch_stopping') return;
+      stopped = true;
+      distribution?.stopEnqueuing();
     },
     stopIntake: async () => {
       distribution?.stopEnqueuing();
