@@ -27,7 +27,6 @@ import {
   OVERLAP_WORDS,
   openLogFile,
   type PipelineEvent,
-  POLL_DEFAULTS,
   type ProgressDisplay,
   REPORT_HTML_FILE,
   type Redact,
@@ -57,6 +56,7 @@ import { growHeapBeforeMarking } from './heap-growth.ts';
 import { genpipeVersion } from './package-root.ts';
 import { printError } from './print-error.ts';
 import { RetryNotes } from './retry-notes.ts';
+import { runOptionsOf } from './run-options.ts';
 import { ENV } from './service-config.ts';
 import { type StopSignal, signalName, signalStopReason } from './signal-words.ts';
 import { clientOptionsForStore, openRunStore, storeUrlOf } from './store-option.ts';
@@ -105,10 +105,15 @@ export interface BatchCommand {
   /** @param verbose - plain lines for every state a file reaches, not only its outcome (-v) */
   createProgress(json: boolean, redact: Redact, verbose: boolean): ProgressDisplay;
   /**
-   * The runner options that say where the items come from and what happens to them, from those that
-   * wire the journal in.
+   * The runner options that say where the items come from and what happens to them (processed here,
+   * or handed to the store's workers), from those that wire the journal in; `metrics`: `--metrics-port`'s,
+   * when served.
    */
-  runOptions(setup: BatchSetup, journaling: Journaling): Partial<RunOptions> | Promise<Partial<RunOptions>>;
+  runOptions(
+    setup: BatchSetup,
+    journaling: Journaling,
+    metrics: GenpipeMetrics | null,
+  ): Partial<RunOptions> | Promise<Partial<RunOptions>>;
   /** Sees every event of the batch before the progress display. */
   observe?(event: PipelineEvent): void;
   /** Stops taking in new items (more calls: nothing): on the first signal, the batch's end, the teardown. */
@@ -123,26 +128,10 @@ export interface BatchCommand {
   exitCode(result: BatchResult, aborted: boolean): number;
   /**
    * A PostgreSQL store opened for this command takes the out dir's runner lock (default true); false
-   * for a run that only enqueues and follows the batch (distributed mode: many may follow one folder).
+   * for a run that hands its files to the workers and follows them (distributed mode: many may follow
+   * one folder).
    */
   readonly storeLock?: boolean;
-  /**
-   * Starts the batch its own way (distributed mode: enqueued for workers and followed) instead of the
-   * runner's; `common` holds what every batch takes from the body (its events' sink, the redactor, the
-   * signal that cancels everything).
-   */
-  start?(setup: BatchSetup, common: CommonBatchOptions): Batch | Promise<Batch>;
-}
-
-/** What executeBatch gives a command's own start (BatchCommand.start). */
-export interface CommonBatchOptions {
-  onEvent: RunOptions['onEvent'];
-  /** `--metrics-port`'s metrics, when served. */
-  metrics: GenpipeMetrics | null;
-  /** The report's word on the journal (its place, the crash policy). */
-  journal: RunOptions['journal'];
-  redact: Redact;
-  signal: AbortSignal;
 }
 
 /** What executeBatch runs. */
@@ -416,38 +405,28 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
   const progress = cmd.createProgress(s.json, redact, s.flags.verbose === true);
   const display = s.quiet && !s.json ? null : progress;
   const onEvent = batchSink(s, display);
-  s.batch = cmd.start
-    ? await cmd.start(setup, {
-        onEvent,
-        redact,
-        signal: s.controller.signal,
-        journal: journaling.journal,
-        metrics: s.metrics?.metrics ?? null,
-      })
-    : startBatch({
-        inputDir: setup.inputDir,
-        outDir: setup.outDir,
-        recipe: setup.recipe,
-        client: service.client,
-        concurrency: setup.concurrency,
-        pollIntervalMs: service.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
-        ...(flags.pollSchedule ? { pollSchedule: flags.pollSchedule } : {}),
-        ...(flags.maxReads !== undefined ? { maxGetsPerSecond: flags.maxReads } : {}),
-        ...(service.filePollIntervalMs !== undefined
-          ? { filePollIntervalMs: service.filePollIntervalMs }
-          : {}),
-        ...(setup.maxResubmits !== undefined ? { maxResubmits: setup.maxResubmits } : {}),
-        select: setup.select,
-        signal: s.controller.signal,
-        onEvent,
-        redact,
-        emulator: service.emulator !== null,
-        stopGraceMs: SIGNAL_CHOICES.graceMs,
-        ...(await cmd.runOptions(setup, journaling)),
-      });
-  if (s.stopReason !== null) s.batch.stop(s.stopReason);
   let result: BatchResult;
   try {
+    // The command's own options inside: what they start (distributed mode's queue and worker) is
+    // settled below whatever becomes of the batch.
+    const own = await cmd.runOptions(setup, journaling, metrics ?? null);
+    s.batch = startBatch(
+      runOptionsOf(
+        {
+          service,
+          settings: setup.settings,
+          inputDir: setup.inputDir,
+          outDir: setup.outDir,
+          recipe: setup.recipe,
+          concurrency: setup.concurrency,
+          redact,
+          onEvent,
+          signal: s.controller.signal,
+        },
+        { stopGraceMs: SIGNAL_CHOICES.graceMs, ...own },
+      ),
+    );
+    if (s.stopReason !== null) s.batch.stop(s.stopReason);
     result = await s.batch.done;
   } finally {
     progress.close();

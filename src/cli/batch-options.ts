@@ -17,6 +17,7 @@ import {
 } from '../pipeline/index.ts';
 import { checkBatchInputs, type JournalFlags } from './batch-setup.ts';
 import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from './make-client.ts';
+import type { RunSettings } from './run-options.ts';
 import type { ServiceFlags } from './service-config.ts';
 import { STORE_HELP } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
@@ -70,8 +71,8 @@ export interface BatchOptions {
   /** The loaded, validated recipe. */
   recipe: Recipe;
   concurrency: number;
-  /** Unset: the runner's default. */
-  maxResubmits: number | undefined;
+  /** How its runs poll and retry (runSettings). */
+  settings: RunSettings;
   /** The files to take (--include, --exclude, --max-files), globs checked, `./` dropped. */
   select: InputSelection;
 }
@@ -109,13 +110,13 @@ export async function resolveBatchOptions(
   const inputDir = resolve(inputDirArg);
   const outDir = resolve(flags.out);
   await checkInputDir(inputDir);
-  const recipe = await checkBatchInputs(inputDir, flags, command);
+  const { recipe, settings } = await checkBatchInputs(inputDir, flags, command);
   return {
     inputDir,
     outDir,
     recipe,
     concurrency: flags.concurrency ?? RUN_DEFAULTS.concurrency,
-    maxResubmits: flags.retries,
+    settings,
     select: {
       include: checkedGlobs('--include', flags.include, helpOf),
       exclude: checkedGlobs('--exclude', flags.exclude, helpOf),

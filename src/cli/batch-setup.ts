@@ -38,6 +38,7 @@ import {
 import { SIGNAL_EXIT } from './exit-codes.ts';
 import { makeClient } from './make-client.ts';
 import { checkOutDir } from './out-dir-check.ts';
+import { type RunSettingFlags, type RunSettings, runSettings } from './run-options.ts';
 import { resolveServiceConfig, type ServiceFlags } from './service-config.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -255,16 +256,14 @@ async function storedJobDurations(store: Store, service: string): Promise<JobDur
  * dir that is or can become a folder genpipe writes in (checkOutDir), an out dir and a journal apart
  * from the input tree (neither inside it nor equal to it, and the input dir
  * not inside the out dir, however spelled; with `--on-done move`, apart from processed/ and failed/
- * beside the inbox too), a poll interval the interface accepts, and a recipe that
- * loads. Each problem is a usage error (exit 2).
+ * beside the inbox too), the settings of its runs (runSettings: a poll interval the interface accepts),
+ * and a recipe that loads. Each problem is a usage error (exit 2).
  *
  * @param command - whose words the refusals use
  */
 export async function checkBatchInputs(
   inputDir: string,
-  flags: {
-    pollInterval?: number;
-    emulator?: boolean;
+  flags: RunSettingFlags & {
     recipe?: string;
     out?: string;
     journal?: string;
@@ -272,7 +271,7 @@ export async function checkBatchInputs(
     onDone?: string;
   },
   command: keyof typeof OVERLAP_WORDS = 'run',
-): Promise<Recipe> {
+): Promise<{ recipe: Recipe; settings: RunSettings }> {
   if (flags.out !== undefined) {
     await checkOutDir(flags.out);
     const refusal = await overlapRefusal({
@@ -284,14 +283,12 @@ export async function checkBatchInputs(
     });
     if (refusal !== null) throw new UsageError(refusal);
   }
-  if (flags.pollInterval !== undefined && flags.pollInterval < 1 && !flags.emulator) {
-    throw new UsageError(
-      '--poll-interval must be at least 1 second against the service (the interface accepts 1 to 5 s)',
-      { helpOf: `genpipe ${command}` },
-    );
-  }
+  const settings = runSettings(flags, command);
   try {
-    return await loadRecipe({ inputDir, ...(flags.recipe ? { recipePath: flags.recipe } : {}) });
+    return {
+      recipe: await loadRecipe({ inputDir, ...(flags.recipe ? { recipePath: flags.recipe } : {}) }),
+      settings,
+    };
   } catch (err) {
     if (isRecipeError(err)) throw new UsageError(err.lines);
     throw err;

@@ -3,118 +3,63 @@
  * for the store's workers, works on its share here like a worker (unless --no-work), follows the batch
  * to its end and writes report.json and report.html — through the same body as every run
  * (batch-command.ts: progress display, --json, --log-file, --metrics-port, signals, the closing
- * summary, exit codes), its batch started by startDistributedBatch instead of the runner. `--detach`
- * enqueues and returns (executeDetach).
+ * summary, exit codes) and the same runner, whose items are handed to the workers (distribution.ts)
+ * instead of processed here. `--detach` enqueues and returns (executeDetach). The demo's distributed
+ * run (`genpipe demo --workers`) is the same runner with plain progress lines (executeDistributedRun).
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import {
-  DistributedWorker,
   type Enqueued,
   enqueueFolder,
-  type ItemQueue,
-  type OwnShare,
   openItemQueue,
   sharedDatabaseOf,
-  startDistributedBatch,
   WORKER_HEARTBEAT_MS,
   WorkerHeartbeat,
 } from '../pipeline/distributed/index.ts';
 import {
   type BatchResult,
-  type GenpipeMetrics,
+  createProgress,
+  createRedactor,
+  isRecipeError,
   journalCountsText,
   journalDidAnything,
+  loadRecipe,
+  REPORT_HTML_FILE,
+  type Recipe,
   serviceIdentity,
+  startBatch,
 } from '../pipeline/index.ts';
-import { PostgresStore, redactUrl, StoreReachability } from '../pipeline/store-postgres/index.ts';
+import { type PostgresStore, redactUrl } from '../pipeline/store-postgres/index.ts';
 import { plural } from '../spec/plural.ts';
-import type { BatchCommand, BatchSetup } from './batch-command.ts';
+import type { BatchCommand } from './batch-command.ts';
 import type { BatchFlags } from './batch-options.ts';
 import { recordedFlags, resolveBatchOptions } from './batch-options.ts';
-import {
-  queueConnection,
-  sessionOpener,
-  WORKER_DEFAULT_CONCURRENCY,
-  type WorkerFlags,
-} from './distributed.ts';
+import { connectService } from './batch-setup.ts';
+import { queueConnection, type WorkerFlags } from './distributed.ts';
+import { type DistributeFlags, type Distribution, jobFlags, startDistribution } from './distribution.ts';
 import { EXIT } from './exit-codes.ts';
+import { runOptionsOf } from './run-options.ts';
 import { resolveServiceConfig } from './service-config.ts';
 import { signalStopReason } from './signal-words.ts';
 import { openRunStore } from './store-option.ts';
+import { UsageError } from './usage-error.ts';
 
-/** The flags of distributed mode on `genpipe run`. */
-export interface DistributeFlags {
-  /** false with --no-distribute: the folder is run here alone, the store as its journal. */
-  distribute?: boolean;
-  /** false with --no-work: only enqueue and wait. */
-  work?: boolean;
-  /** --detach: enqueue and return. */
-  detach?: boolean;
-}
-
-/** The flags a job carries from the run that enqueued it. */
-export function jobFlags(flags: BatchFlags) {
-  return {
-    ...(flags.force ? { force: true } : {}),
-    ...(flags.resubmitUnknown ? { resubmitUnknown: true } : {}),
-    ...(flags.retryFailed ? { retryFailed: true } : {}),
-  };
-}
+export type { DistributeFlags } from './distribution.ts';
 
 /** The line that says what was enqueued. */
 function enqueuedText(e: Enqueued, url: string): string {
-  const known = e.jobs.length - e.added - e.retried;
+  const known = e.files - e.added - e.retried;
   return (
-    `enqueued ${plural(e.jobs.length, 'file')} in the store's queue: ${e.added} new` +
+    `enqueued ${plural(e.files, 'file')} in the store's queue: ${e.added} new` +
     (e.retried > 0 ? `, ${e.retried} not finished before and put back` : '') +
     `, ${known} already queued or done (store ${redactUrl(url)})`
   );
 }
 
 /**
- * The share of a distributed run or watch: a worker of its own in this process, with the command's
- * client (the key's quota shared through the store); its per-file lines only with -v (the command's
- * display shows every file's states).
- */
-export function ownShare(
-  url: string,
-  setup: BatchSetup,
-  flags: BatchFlags & WorkerFlags,
-  /** The command's metrics: the share's creates are counted there. */
-  metrics: GenpipeMetrics | null = null,
-): OwnShare {
-  let worker: DistributedWorker | null = null;
-  return {
-    get inHand() {
-      return worker?.inHand ?? 0;
-    },
-    start: async () => {
-      worker = new DistributedWorker({
-        connection: queueConnection(url, flags),
-        concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
-        openSession: sessionOpener(
-          url,
-          setup.service,
-          { ...flags, verbose: false },
-          undefined,
-          metrics,
-          'creates',
-        ),
-        log: (line) => setup.note(line),
-        ...(flags.verbose ? {} : { trace: () => undefined }),
-      });
-      await worker.ready();
-    },
-    close: async (giveBack) => {
-      await worker?.close(giveBack);
-    },
-  };
-}
-
-/**
- * The BatchCommand of a distributed run: `run`'s own (its progress, its exit codes) but for how the
- * batch starts, what a signal says, and the closing lines.
+ * The BatchCommand of a distributed run: `run`'s own (its progress, its exit codes) but for where its
+ * items go (the workers, distribution.ts), what a signal says, and the closing lines.
  *
  * @param run - `genpipe run`'s command (run.ts)
  */
@@ -123,11 +68,10 @@ export function distributedRunCommand(
   url: string,
   flags: BatchFlags & DistributeFlags & WorkerFlags,
 ): BatchCommand {
-  let queue: ItemQueue | null = null;
-  let reach: StoreReachability | null = null;
+  let distribution: Distribution | null = null;
   let enqueued: Enqueued | null = null;
   let heartbeat: WorkerHeartbeat | null = null;
-  const share = (setup: BatchSetup, metrics: GenpipeMetrics | null) => ownShare(url, setup, flags, metrics);
+  let stopped = false;
   return {
     ...run,
     storeLock: false,
@@ -139,54 +83,49 @@ export function distributedRunCommand(
           : `${signalStopReason(signal)}: this run stops waiting and its own worker gives the files in its hands ` +
             'back to the queue; the workers go on with the batch (signal again to stop at once)',
     }),
-    async start(setup, common) {
-      if (!(setup.journal instanceof PostgresStore))
-        throw new Error('a distributed run needs a PostgreSQL store');
-      reach = new StoreReachability(url, setup.note, 'run');
-      const q = openItemQueue(queueConnection(url, flags));
-      queue = q;
-      q.on('error', (err) => void reach?.failed(err));
-      await q.waitUntilReady();
-      const own = flags.work === false ? null : share(setup, common.metrics);
+    async runOptions(setup, journaling, metrics) {
+      distribution = await startDistribution({
+        url,
+        setup,
+        flags,
+        command: 'run',
+        journaling,
+        metrics,
+        folder: {
+          onEnqueued: (e) => {
+            enqueued = e;
+            setup.note(enqueuedText(e, url));
+            if (flags.work === false && e.files > 0) {
+              setup.note("waiting for the store's workers (--no-work: none of the files is worked on here)");
+            }
+          },
+        },
+      });
+      const own = distribution;
       // Among the store's workers while it runs (status tells a live run from one that died by it).
       heartbeat = new WorkerHeartbeat({
-        store: sharedDatabaseOf(setup.journal),
+        store: sharedDatabaseOf(setup.journal as PostgresStore),
         intervalMs: WORKER_HEARTBEAT_MS,
-        inHand: () => own?.inHand ?? 0,
+        inHand: () => own.inHand,
       });
       await heartbeat.start();
-      return startDistributedBatch({
-        enqueue: {
-          queue: q,
-          hashes: setup.journal.hashCache(),
-          inputDir: setup.inputDir,
-          outDir: setup.outDir,
-          recipe: setup.recipe,
-          recipePath: flags.recipe ? resolve(flags.recipe) : null,
-          flags: jobFlags(flags),
-          batch: randomUUID(),
-          select: setup.select,
-        },
-        store: setup.journal,
-        share: own,
-        onEvent: common.onEvent,
-        redact: common.redact,
-        journal: common.journal ?? null,
-        signal: common.signal,
-        reach,
-        onEnqueued: (e) => {
-          enqueued = e;
-          setup.note(enqueuedText(e, url));
-          if (flags.work === false && e.jobs.length > 0) {
-            setup.note("waiting for the store's workers (--no-work: none of the files is worked on here)");
-          }
-        },
-      });
+      return own.runOptions;
+    },
+    observe: (event) => {
+      // However the batch stops (a signal, the demo's stop), nothing more of the folder is enqueued.
+      if (event.type !== 'batch_stopping') return;
+      stopped = true;
+      distribution?.stopEnqueuing();
+    },
+    stopIntake: async () => {
+      distribution?.stopEnqueuing();
     },
     settle: async () => {
-      reach?.close();
+      // Stopped: the own worker's files go back to the queue (the store keeps how far each got).
+      await distribution?.close(stopped);
+      distribution = null;
       await heartbeat?.stop();
-      await queue?.close();
+      heartbeat = null;
     },
     closingLines: (result: BatchResult) => {
       const lines: string[] = [];
@@ -200,7 +139,7 @@ export function distributedRunCommand(
             `${plural(left, 'file')} not finished here stay with the workers: run the same command again to wait for them (nothing is enqueued twice), or see genpipe status`,
           );
         }
-      } else if (enqueued && enqueued.jobs.length === 0) {
+      } else if (enqueued && enqueued.files === 0) {
         lines.push('nothing to enqueue: no input file found');
       }
       return lines;
@@ -245,7 +184,7 @@ export async function executeDetach(
     await store.finishBatch('finished');
     if (flags.json) {
       process.stdout.write(
-        `${JSON.stringify({ type: 'enqueued', batch, files: e.jobs.length, added: e.added, put_back: e.retried, out_dir: options.outDir })}\n`,
+        `${JSON.stringify({ type: 'enqueued', batch, files: e.files, added: e.added, put_back: e.retried, out_dir: options.outDir })}\n`,
       );
     }
     say(enqueuedText(e, url));
@@ -253,6 +192,78 @@ export async function executeDetach(
     return EXIT.ok;
   } finally {
     await queue.close();
+    await store.close();
+  }
+}
+
+/**
+ * The demo's distributed run (`genpipe demo --workers`): the runner hands `inputDir`'s files to the
+ * workers the demo started (distribution.ts, --no-work: none here), follows them with plain progress
+ * lines and writes the reports. `signal` stops the wait. Returns the exit code. (`genpipe run --store`
+ * goes through the batch body: distributed-run.ts.)
+ */
+export async function executeDistributedRun(
+  inputDir: string,
+  url: string,
+  flags: { out: string; baseUrl: string; apiKey: string },
+  say: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<number> {
+  const inDir = resolve(inputDir);
+  const outDir = resolve(flags.out);
+  let recipe: Recipe;
+  try {
+    recipe = await loadRecipe({ inputDir: inDir });
+  } catch (err) {
+    if (isRecipeError(err)) throw new UsageError(err.lines);
+    throw err;
+  }
+  const store: PostgresStore = await openRunStore({ url, outDir, lock: false });
+  // The runner's client: none of the files is worked on here, so it sends nothing.
+  const service = await connectService({ ...flags, emulator: false }, say);
+  const progress = createProgress({ json: false, isTTY: false });
+  const setup = {
+    inputDir: inDir,
+    outDir,
+    recipe,
+    select: {},
+    settings: {},
+    service,
+    journal: store,
+    note: say,
+  };
+  let distribution: Distribution | null = null;
+  try {
+    distribution = await startDistribution({
+      url,
+      setup,
+      flags: { ...flags, work: false },
+      command: 'run',
+      journaling: {},
+      metrics: null,
+      folder: { onEnqueued: () => undefined },
+    });
+    const batch = startBatch(
+      runOptionsOf(
+        { ...setup, redact: createRedactor([]), onEvent: progress.sink, ...(signal ? { signal } : {}) },
+        distribution.runOptions,
+      ),
+    );
+    if (signal?.aborted) batch.stop('the demo was stopped');
+    else signal?.addEventListener('abort', () => batch.stop('the demo was stopped'), { once: true });
+    const result = await batch.done;
+    progress.close();
+    const t = result.report.totals;
+    say(
+      `${plural(t.inputs, 'file')}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
+        (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : '') +
+        `; report: ${resolve(outDir, REPORT_HTML_FILE)}`,
+    );
+    signal?.throwIfAborted();
+    return t.failed > 0 ? EXIT.failed : EXIT.ok;
+  } finally {
+    await distribution?.close(true);
+    await service.client.close();
     await store.close();
   }
 }

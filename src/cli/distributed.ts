@@ -1,46 +1,33 @@
-/**
- * Distributed mode in the CLI: how a worker's session of one out dir is opened (the store, the recipe
- * and the client wired in as for `genpipe run`), `genpipe worker`'s body, and the demo's distributed
- * run (enqueue, follow, write the reports).
- *
- * The worker's client is made in one place (workerClient), with the API key's quota shared by every
- * process on the store. `genpipe run --store`'s own body is distributed-run.ts.
- */
-import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import type { ClientHooks } from '../client/index.ts';
 import {
   DistributedWorker,
   type OpenedSession,
-  openItemQueue,
   openSharedDatabase,
   type QueueConnection,
   queueOf,
   type SessionKey,
   type SharedDatabase,
-  startDistributedBatch,
   WORKER_HEARTBEAT_MS,
   WorkerHeartbeat,
 } from '../pipeline/distributed/index.ts';
 import {
-  createProgress,
   createRedactor,
   type GenpipeMetrics,
   isRecipeError,
   keyFingerprint,
   loadRecipe,
   type PipelineEvent,
-  REPORT_HTML_FILE,
+  type Recipe,
   serviceIdentity,
 } from '../pipeline/index.ts';
-import { type PostgresStore, redactUrl, StoreReachability } from '../pipeline/store-postgres/index.ts';
+import { redactUrl } from '../pipeline/store-postgres/index.ts';
 import { plural } from '../spec/plural.ts';
 import { startBatchMetrics } from './batch-metrics.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import { EXIT } from './exit-codes.ts';
+import { type RunSettings, runOptionsOf, runSettings } from './run-options.ts';
 import { resolveServiceConfig, type ServiceFlags } from './service-config.ts';
 import { openRunStore, quotaKeyOf } from './store-option.ts';
-import { UsageError } from './usage-error.ts';
 
 /** Flags a worker's client and sessions take. */
 export interface WorkerFlags extends ServiceFlags {
@@ -116,6 +103,8 @@ export function sessionOpener(
   url: string,
   service: BatchService,
   flags: WorkerFlags,
+  /** The worker's settings (runSettings of its flags, checked as it started). */
+  settings: RunSettings,
   say: (line: string) => void = () => undefined,
   metrics: GenpipeMetrics | null = null,
   /**
@@ -125,19 +114,11 @@ export function sessionOpener(
   fed: 'all' | 'creates' = 'all',
 ): (key: SessionKey) => Promise<OpenedSession> {
   const jobs = flags.maxJobs ?? flags.concurrency;
+  const onEvent = sessionSink(say, flags.verbose === true, metrics, fed);
   return async (key) => {
     const store = await openRunStore({ url, outDir: key.outDir, lock: false });
     try {
-      let recipe: Awaited<ReturnType<typeof loadRecipe>>;
-      try {
-        recipe = await loadRecipe({
-          inputDir: key.inputDir,
-          ...(key.recipe ? { recipePath: key.recipe } : {}),
-        });
-      } catch (err) {
-        if (isRecipeError(err)) throw new Error(err.lines.join('; '));
-        throw err;
-      }
+      const recipe = await sessionRecipe(key);
       const {
         vanished: _,
         jobDurations,
@@ -151,45 +132,21 @@ export function sessionOpener(
           ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
         },
       });
-      const redact = createRedactor(service.secrets);
-      const sinks = [
-        // A session's own batch events are not the worker's state (a worker runs on past them).
-        metrics
-          ? (e: PipelineEvent) => {
-              if (e.type.startsWith('batch_')) return;
-              if (
-                fed === 'all' ||
-                (e.type === 'item_state' && e.state === 'submitted' && e.stage === 'submit')
-              )
-                metrics.sink(e);
-            }
-          : null,
-        flags.verbose
-          ? (e: PipelineEvent) => {
-              if (e.type === 'item_state') say(`worker: ${e.input} ${e.state}`);
-            }
-          : null,
-      ].filter((f) => f !== null);
+      const base = {
+        service,
+        settings,
+        inputDir: key.inputDir,
+        outDir: key.outDir,
+        recipe,
+        redact: createRedactor(service.secrets),
+        ...(jobs !== undefined ? { concurrency: jobs } : {}),
+        ...(onEvent ? { onEvent } : {}),
+      };
       return {
-        options: {
-          inputDir: key.inputDir,
-          outDir: key.outDir,
-          recipe,
-          client: service.client,
-          redact,
-          ...(jobs !== undefined ? { concurrency: jobs } : {}),
-          ...(sinks.length > 0
-            ? {
-                onEvent: (e) => {
-                  for (const f of sinks) f(e);
-                },
-              }
-            : {}),
-          ...(service.pollIntervalMs !== undefined ? { pollIntervalMs: service.pollIntervalMs } : {}),
-          ...(flags.retries !== undefined ? { maxResubmits: flags.retries } : {}),
+        options: runOptionsOf(base, {
           ...journaling,
           ...(jobDurations ? { jobDurations: metrics?.observeDurations(jobDurations) ?? jobDurations } : {}),
-        },
+        }),
         close: async () => {
           await store.finishBatch().catch(() => undefined);
           await store.close();
@@ -199,6 +156,44 @@ export function sessionOpener(
       await store.close().catch(() => undefined);
       throw err;
     }
+  };
+}
+
+/** The recipe a job names (its input dir's genpipe.yaml unless --recipe was given), its problems in one line. */
+async function sessionRecipe(key: SessionKey): Promise<Recipe> {
+  try {
+    return await loadRecipe({ inputDir: key.inputDir, ...(key.recipe ? { recipePath: key.recipe } : {}) });
+  } catch (err) {
+    if (isRecipeError(err)) throw new Error(err.lines.join('; '));
+    throw err;
+  }
+}
+
+/** Where a worker's session events go: its metrics, its -v lines; undefined when nowhere. */
+function sessionSink(
+  say: (line: string) => void,
+  verbose: boolean,
+  metrics: GenpipeMetrics | null,
+  fed: 'all' | 'creates',
+): ((e: PipelineEvent) => void) | undefined {
+  const sinks = [
+    // A session's own batch events are not the worker's state (a worker runs on past them).
+    metrics
+      ? (e: PipelineEvent) => {
+          if (e.type.startsWith('batch_')) return;
+          if (fed === 'all' || (e.type === 'item_state' && e.state === 'submitted' && e.stage === 'submit'))
+            metrics.sink(e);
+        }
+      : null,
+    verbose
+      ? (e: PipelineEvent) => {
+          if (e.type === 'item_state') say(`worker: ${e.input} ${e.state}`);
+        }
+      : null,
+  ].filter((f) => f !== null);
+  if (sinks.length === 0) return undefined;
+  return (e) => {
+    for (const f of sinks) f(e);
   };
 }
 
@@ -214,6 +209,8 @@ export async function executeWorker(
   flags: WorkerOnlyFlags,
   say: (line: string) => void,
 ): Promise<number> {
+  // Checked before anything starts, as run and watch check theirs.
+  const settings = runSettings(flags, 'worker');
   const served = await startBatchMetrics(flags, 'worker', say);
   const metrics = served?.metrics ?? null;
   let service: Awaited<ReturnType<typeof workerClient>>;
@@ -227,7 +224,7 @@ export async function executeWorker(
   const worker = new DistributedWorker({
     connection: queueConnection(url, flags),
     concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
-    openSession: sessionOpener(url, service, flags, say, metrics),
+    openSession: sessionOpener(url, service, flags, settings, say, metrics),
     log: say,
   });
   const heartbeat = new WorkerHeartbeat({
@@ -263,70 +260,4 @@ export async function executeWorker(
     await served?.server.close();
   }
   return signalled === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted;
-}
-
-/**
- * The demo's distributed run (`genpipe demo --workers`): enqueues `inputDir` for the workers the demo
- * started, works on none of it, follows the batch with plain progress lines and writes the reports.
- * `signal` stops the wait. Returns the exit code. (`genpipe run --store` goes through the batch body
- * instead: distributed-run.ts.)
- */
-export async function executeDistributedRun(
-  inputDir: string,
-  url: string,
-  flags: { out: string; baseUrl: string; apiKey: string },
-  say: (line: string) => void,
-  signal?: AbortSignal,
-): Promise<number> {
-  const inDir = resolve(inputDir);
-  const outDir = resolve(flags.out);
-  let recipe: Awaited<ReturnType<typeof loadRecipe>>;
-  try {
-    recipe = await loadRecipe({ inputDir: inDir });
-  } catch (err) {
-    if (isRecipeError(err)) throw new UsageError(err.lines);
-    throw err;
-  }
-  const store: PostgresStore = await openRunStore({ url, outDir, lock: false });
-  const queue = openItemQueue(queueConnection(url, { baseUrl: flags.baseUrl, apiKey: flags.apiKey }));
-  const reach = new StoreReachability(url, say, 'run');
-  queue.on('error', (err) => void reach.failed(err));
-  const progress = createProgress({ json: false, isTTY: false });
-  try {
-    await queue.waitUntilReady();
-    const batch = startDistributedBatch({
-      enqueue: {
-        queue,
-        hashes: store.hashCache(),
-        inputDir: inDir,
-        outDir,
-        recipe,
-        recipePath: null,
-        flags: {},
-        batch: randomUUID(),
-      },
-      store,
-      share: null,
-      onEvent: progress.sink,
-      redact: createRedactor([]),
-      ...(signal ? { signal } : {}),
-      reach,
-    });
-    if (signal?.aborted) batch.stop('the demo was stopped');
-    else signal?.addEventListener('abort', () => batch.stop('the demo was stopped'), { once: true });
-    const result = await batch.done;
-    progress.close();
-    const t = result.report.totals;
-    say(
-      `${plural(t.inputs, 'file')}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
-        (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : '') +
-        `; report: ${resolve(outDir, REPORT_HTML_FILE)}`,
-    );
-    signal?.throwIfAborted();
-    return t.failed > 0 ? EXIT.failed : EXIT.ok;
-  } finally {
-    reach.close();
-    await queue.close();
-    await store.close();
-  }
 }

@@ -3,7 +3,9 @@
  * runs, a distributed run) stopped on one, which the report, the closing summary and every file left
  * unprocessed repeat (`not processed: the batch stopped early (stopped by Ctrl-C / SIGINT)`). A signal
  * is how a watch normally ends (BatchCommand.endsOnSignal): its progress says `stopping: Ctrl-C / SIGINT`
- * (signalName), a run's `stopping early: stopped by Ctrl-C / SIGINT`.
+ * (signalName), a run's `stopping early: stopped by Ctrl-C / SIGINT`; that `end` stays with the stop
+ * (runner/stop-control.ts's BatchStop.end), so the files it left and the reports say the watch was
+ * stopped (report-json.ts's unprocessedReason and reportStop), not that it stopped early.
  */
 
 /** A signal genpipe answers by stopping. */

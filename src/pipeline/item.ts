@@ -267,6 +267,8 @@ export interface ItemJournalNote {
   reason: string | null;
   /** The item had failed in an earlier run and is tried again in this one (absent otherwise). */
   retried?: true;
+  /** The earlier run sent nothing to the service for it: continued, not counted as resumed (absent otherwise). */
+  nothingSent?: true;
 }
 
 /** See Item.failure. */

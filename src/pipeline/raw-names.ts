@@ -1,50 +1,84 @@
 /**
- * Names on disk that are not valid UTF-8 (a Latin-1 `caf\xe9.jpg` from an old share). A JavaScript
+ * Names on disk that are not valid UTF-8 (a Latin-1 `caf<0xE9>.jpg` from an old share). A JavaScript
  * string cannot hold such a name in a way Node's fs turns back into the same bytes, so such a file
  * cannot be read, hashed, uploaded or moved through the path every stage uses. Discovery reads names
  * as bytes, and a file whose name (or a folder's above it) is not valid UTF-8 becomes an item failed
- * at once with a reason naming it, escaped: it is in the summary, the exit code and the reports, as
+ * at once with a reason naming it, escaped (`caf$'\xe9'.jpg`, escapedName): it is in the summary, the exit code and the reports, as
  * every file is, and nothing ever opens it by a wrong name.
  */
 import { isUtf8 } from 'node:buffer';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Item, newItem } from './item.ts';
-
-const STRICT = new TextDecoder('utf-8', { fatal: true });
-
-/** Bytes a UTF-8 sequence led by `lead` takes (1 for a byte that cannot lead one). */
-function sequenceLength(lead: number): number {
-  if (lead >= 0xf0 && lead <= 0xf4) return 4;
-  if (lead >= 0xe0) return lead <= 0xef ? 3 : 1;
-  if (lead >= 0xc2) return 2;
-  return 1;
-}
+import { validSequenceAt } from './utf8-text.ts';
 
 /**
- * The name as text: its valid UTF-8 kept, each byte that is not part of a valid sequence written
- * `\xNN` (as genpipe shows control characters).
+ * The name as text, told apart from every other name that is not valid UTF-8 and from the valid name
+ * its bytes look like: its valid UTF-8 kept, each run of bytes that are not part of a valid sequence
+ * written `$'\xNN…'` (bash's quoting of bytes, as `ls` shows them), and a `\` of the name written `\\`.
+ * A valid name is returned as it is. The shape of the name is kept (a leading `.`, its extension), so
+ * discovery's rules (hidden, temporary, sidecar, --include) read it as they read the bytes; and the
+ * text, given to a shell (in the common case of a name without spaces or quotes), is the name.
  *
- * @example escapedName(Buffer.from([0x63, 0x61, 0x66, 0xe9])) // 'caf\\xe9'
+ * @example escapedName(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x6a, 0x70, 0x67])) // "caf$'\\xe9'.jpg"
+ * @example escapedName(Buffer.from('caf\\xe9.jpg')) // 'caf\\xe9.jpg' (valid: as it is)
  */
 export function escapedName(raw: Uint8Array): string {
   if (isUtf8(raw)) return Buffer.from(raw).toString('utf8');
   let out = '';
+  let bad = ''; // the run of invalid bytes being escaped
   let i = 0;
   while (i < raw.length) {
-    const n = sequenceLength(raw[i] as number);
-    if (n > 1 && i + n <= raw.length) {
-      try {
-        out += STRICT.decode(raw.subarray(i, i + n));
-        i += n;
-        continue;
-      } catch {
-        // not a valid sequence: its first byte is escaped below
-      }
+    const n = validSequenceAt(raw, i);
+    if (n === 0) {
+      bad += `\\x${(raw[i] as number).toString(16).padStart(2, '0')}`;
+      i += 1;
+      continue;
     }
+    if (bad !== '') out += `$'${bad}'`;
+    bad = '';
+    const text = Buffer.from(raw.subarray(i, i + n)).toString('utf8');
+    out += text === '\\' ? '\\\\' : text;
+    i += n;
+  }
+  return bad === '' ? out : `${out}$'${bad}'`;
+}
+
+/**
+ * The top folder of the out dir that holds the places of inputs whose path is not valid UTF-8 (see
+ * placeInput). Its name begins with a dot, as no input's path does (discovery skips such names), so no
+ * other input's place is ever in it.
+ */
+export const NOT_UTF8_DIR = '.not-utf8';
+
+/**
+ * What an item's place is made from (report/item-paths.ts folderPlace): its input path; for a path
+ * that is not valid UTF-8, `.not-utf8/` and the path's bytes with each byte that is not part of a
+ * valid sequence written `%NN` (and a `%` of such a name `%25`), so that it never takes the folder of
+ * a valid name and two such paths never share one.
+ *
+ * @example placeInput({ input: "caf$'\\xe9'.jpg", rawInput: 'Y2Fm6S5qcGc=' }) // '.not-utf8/caf%E9.jpg'
+ */
+export function placeInput(item: Pick<Item, 'input' | 'rawInput'>): string {
+  if (item.rawInput === undefined) return item.input;
+  const segments = Buffer.from(item.rawInput, 'base64')
+    .toString('latin1')
+    .split('/')
+    .map((seg) => percentName(Buffer.from(seg, 'latin1')));
+  return [NOT_UTF8_DIR, ...segments].join('/');
+}
+
+/** A name's bytes as text: valid UTF-8 kept, other bytes `%NN`; `%` itself `%25` in a name not valid. */
+function percentName(raw: Buffer): string {
+  if (isUtf8(raw)) return raw.toString('utf8');
+  let out = '';
+  let i = 0;
+  while (i < raw.length) {
+    const n = validSequenceAt(raw, i);
     const b = raw[i] as number;
-    out += b < 0x80 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
-    i += 1;
+    if (n === 0 || b === 0x25) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+    else out += raw.subarray(i, i + n).toString('utf8');
+    i += Math.max(n, 1);
   }
   return out;
 }
@@ -87,7 +121,7 @@ export function unnamableItem(
 /**
  * What tells an item's input from every other: its path, or for a path that is not valid UTF-8 its
  * bytes (base64) behind a `/` — which no input path, relative to the input dir, begins with — so that
- * `caf\xe9.jpg` (Latin-1) and a file literally named `caf\xe9.jpg` are two inputs wherever inputs are
+ * two paths that are not valid UTF-8 yet print alike are two inputs wherever inputs are
  * told apart (places, the scheduler, watch). Text any store keeps (no NUL).
  *
  * @example inputKey({ input: 'a.jpg' }) // 'a.jpg'
@@ -118,7 +152,7 @@ export interface RawPathProblem {
  * as discovery names it. Null when
  * the path holds no U+FFFD or no such entry is found (the caller says the path does not exist).
  *
- * @example rawPathProblem('caf\uFFFD.jpg')?.reason // 'file name is not valid UTF-8: caf\\xe9.jpg; rename it'
+ * @example rawPathProblem('caf\uFFFD.jpg')?.reason // "file name is not valid UTF-8: caf$'\\xe9'.jpg; rename it"
  */
 export function rawPathProblem(path: string, last: 'file' | 'folder' = 'file'): RawPathProblem | null {
   if (!path.includes('\uFFFD')) return null;

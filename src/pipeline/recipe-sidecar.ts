@@ -13,6 +13,7 @@ import {
   resolveReferences,
 } from './recipe-request.ts';
 import { formatPath } from './recipe-yaml.ts';
+import { utf8Text } from './utf8-text.ts';
 
 /** What is appended to an input's name to name its sidecar. */
 export const SIDECAR_SUFFIX = '.json';
@@ -71,18 +72,18 @@ export async function readSidecar(
       reason: `sidecar ${name} is too large (${st.size} bytes; a sidecar holds request fields, at most ${SIDECAR_MAX_BYTES} bytes)`,
     };
   }
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(path));
+    bytes = await readFile(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
     return {
       ok: false,
-      reason: code
-        ? `sidecar ${name} could not be read (${code})`
-        : `sidecar ${name} is not valid UTF-8 text`,
+      reason: `sidecar ${name} could not be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
     };
   }
+  const decoded = utf8Text(bytes);
+  if (!decoded.ok) return { ok: false, reason: `sidecar ${name}: ${decoded.reason}` };
+  let text = decoded.text;
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {

@@ -55,6 +55,7 @@ import {
   withoutField,
 } from './recipe-request.ts';
 import { type FieldPath, formatPath, lineAt, type ParsedYaml, parsePath, parseYaml } from './recipe-yaml.ts';
+import { utf8Text } from './utf8-text.ts';
 
 export { isRecipeError, RecipeError, type RecipeProblem } from './recipe-error.ts';
 
@@ -179,13 +180,15 @@ export async function readRecipe(file: string, opts: { confineTo?: string } = {}
   if (st.size > RECIPE_MAX_BYTES) {
     throw whole(`the recipe is too large (${st.size} bytes; at most ${RECIPE_MAX_BYTES})`);
   }
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(abs));
+    bytes = await readFile(abs);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw whole(code ? `cannot read the recipe (${code})` : 'the recipe is not valid UTF-8 text');
+    throw whole(`cannot read the recipe (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+  const decoded = utf8Text(bytes);
+  if (!decoded.ok) throw whole(decoded.reason);
+  const { text } = decoded;
   const confineTo = opts.confineTo === undefined ? {} : { confineTo: await realpath(opts.confineTo) };
   return parseRecipe(text, { file: await realpath(abs), display: file, dir: dirname(abs), ...confineTo });
 }

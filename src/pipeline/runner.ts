@@ -52,7 +52,7 @@ import { GenerationPoller, RecentJobDurations } from './poller.ts';
 import { inputKey } from './raw-names.ts';
 import { recipeFiles } from './recipe.ts';
 import { SharedReferences } from './references.ts';
-import { IgnoredEntries, itemPlace, type ReportHead } from './report/index.ts';
+import { IgnoredEntries, itemPlace, type ReportHead, reportStop } from './report/index.ts';
 import type { RunContext } from './run-context.ts';
 import { BatchItems } from './runner/batch-items.ts';
 import { ItemDriver } from './runner/item-driver.ts';
@@ -182,13 +182,10 @@ export function startBatch(options: RunOptions): Batch {
       notWritten,
     } = await reports.finish(
       finishedAt,
-      stop
-        ? {
-            reason: stop.reason,
-            ...(notLookedAt.n > 0 ? { not_looked_at: notLookedAt.n } : {}),
-            ...(notLookedAt.n > 0 && notLookedAt.partial ? { not_looked_at_partial: true as const } : {}),
-          }
-        : null,
+      reportStop(stop, {
+        ...(notLookedAt.n > 0 ? { not_looked_at: notLookedAt.n } : {}),
+        ...(notLookedAt.n > 0 && notLookedAt.partial ? { not_looked_at_partial: true as const } : {}),
+      }),
       options.keepItems,
     );
     emit({

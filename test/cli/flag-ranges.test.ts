@@ -51,6 +51,16 @@ describe('absurd flag values', () => {
     );
   });
 
+  it('worker --poll-interval 0.5 against the service: refused as run refuses it, before the store is opened', async () => {
+    // A store nobody listens on: the refusal comes before any connection.
+    const store = 'postgres://genpipe:flag-ranges@127.0.0.1:9/db';
+    const r = await runCli(['worker', '--store', store, '--poll-interval', '0.5'], env);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(
+      "genpipe: --poll-interval must be at least 1 second against the service (the interface accepts 1 to 5 s)\nRun 'genpipe worker --help' for usage.\n",
+    );
+  });
+
   it('--max-reads 1e6 is a whole number', async () => {
     const r = await runCli(
       ['run', input, '--out', join(root, 'out'), '--max-reads', '1e6', '--dry-run'],

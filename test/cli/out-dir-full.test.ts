@@ -6,14 +6,23 @@
  * written). The out dir is a small tmpfs mounted for the test: root only (CI runs as root).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { adminRows, heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
-import { cliEnv, runCli } from './run-cli.ts';
+import { cliEnv, jsonOut, runCli } from './run-cli.ts';
 
 const asRoot = process.getuid?.() === 0;
 const promptFolder = usePromptFolders();
@@ -226,14 +235,30 @@ it.skipIf(!asRoot)(
     // No file has a result.json: the summary says where what was generated is, and nothing else.
     expect(resultStatuses(out)).toEqual({});
     expect(r.stderr).not.toContain('result.json holds');
+    // The journal is said to keep what was generated only when something was.
+    const sent = (await adminRows(emu)).length - made;
     if (r.stderr.includes('report not written')) {
-      expect(r.stderr).toContain('the journal keeps what was generated; the next run collects it');
+      expect(r.stderr).toContain(
+        sent === 0
+          ? 'nothing was sent to the service; the next run processes the files'
+          : 'the journal keeps what was generated; the next run collects it',
+      );
     }
+    // What status calls not yet submitted, the next run does not call resumed.
+    const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
+    const notSent = status.byKind['not yet submitted'] ?? 0;
+    if (sent === 0) expect(notSent).toBe(status.inputs);
 
     // Room again: the next run does the rest, each file generated exactly once.
     execFileSync('mount', ['-o', 'remount,size=20m', disk]);
     const again = await runCli(args, cliEnv(emu), 120_000);
     expect(again.code, again.stderr).toBe(0);
+    const resumed = Number(/(\d+) resumed/.exec(again.stderr)?.[1] ?? 0);
+    expect(resumed).toBeLessThanOrEqual(status.inputs - notSent);
+    if (sent === 0) {
+      expect(again.stdout).not.toMatch(/: resumed/);
+      expect(again.stdout).toContain('continued: the earlier run stopped before this file was finished');
+    }
     expect(resultStatuses(out)).toEqual({ succeeded: 80 });
     expect((await adminRows(emu)).length - made).toBe(80);
   },
@@ -294,6 +319,34 @@ it.skipIf(!asRoot)(
     expect(r.stdout).toMatch(
       /a\.txt: not processed: the batch stopped early \(the out dir could not be written\)/,
     );
+  },
+  120_000,
+);
+
+/** The names under `dir` (its folders' too) ending `.tmp`: scratch files a write left behind. */
+function scratchLeft(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.tmp'));
+}
+
+it.skipIf(!asRoot)(
+  'a watch that fills its out dir leaves no scratch file of a report it could not write',
+  async () => {
+    const { input, out } = promptFolder({});
+    writeFileSync(join(input, 'noise.txt'), Buffer.from([0xff, 0xfe, 0x41])); // refused: unknown type
+    // Five pages free: the file's result.json and report.json fit, report.html does not.
+    mountTmpfs(out, '64k');
+    writeFileSync(join(out, 'filler'), Buffer.alloc(11 * 4096 - 100));
+    const journal = join(dirname(out), 'journal.db');
+    const args = ['watch', input, '--out', out, '--journal', journal, '--json', '--quiet-ms', '200'];
+    const child = spawnGenpipe([...args, '--rescan-ms', '300'], cliEnv(emu));
+    // A running rewrite put report.json in place, and found no room for report.html.
+    await child.until(() => existsSync(join(out, 'report.json')), 'report.json written', 60_000);
+    child.proc.kill('SIGINT');
+    await child.exited;
+    const stderr = child.stderr();
+    expect(stderr).toMatch(/genpipe: report not written: no space left on \/\S+/);
+    expect(stderr).not.toContain('internal error');
+    expect(scratchLeft(out)).toEqual([]);
   },
   120_000,
 );

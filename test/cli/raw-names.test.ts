@@ -5,7 +5,6 @@
  * listed in report.json with a result.json — never a file that silently vanishes. Names are made with
  * Buffer paths; `genpipe` runs as a child process against the test's emulator.
  */
-import { spawn } from 'node:child_process';
 import {
   mkdirSync,
   mkdtempSync,
@@ -23,7 +22,7 @@ import { startTestEmulator } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { type ChildEvent, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
-import { BIN, type CliResult, cliEnv, runCli } from './run-cli.ts';
+import { type CliResult, cliEnv, runCli } from './run-cli.ts';
 
 const promptFolder = usePromptFolders();
 const pg = usePostgres();
@@ -37,10 +36,10 @@ afterAll(async () => {
   await emu?.close();
 });
 
-const FILE = 'caf\\xe9.txt';
-const FILE_REASON = 'file name is not valid UTF-8: caf\\xe9.txt; rename it';
-const IN_FOLDER = 'd\\xe8/x.txt';
-const FOLDER_REASON = 'folder name is not valid UTF-8: d\\xe8; rename it';
+const FILE = "caf$'\\xe9'.txt";
+const FILE_REASON = `file name is not valid UTF-8: ${FILE}; rename it`;
+const IN_FOLDER = "d$'\\xe8'/x.txt";
+const FOLDER_REASON = "folder name is not valid UTF-8: d$'\\xe8'; rename it";
 
 /** A prompt folder with `ok.txt`, `caf<0xe9>.txt` and `d<0xe8>/x.txt` (Latin-1 names). */
 function latin1Folder(): { input: string; out: string } {
@@ -150,8 +149,8 @@ it('genpipe run --store (distributed) fails each such file naming it, gives it n
 }, 150_000);
 
 it('genpipe run tells such a file from files whose names print as its escaped name: each its own place and result', async () => {
-  // `caf\xe9.txt` printed: the Latin-1 name escaped, and a file literally so named; `caf%5Cxe9.txt`
-  // is the place a literal `caf\xe9.txt` is given, here the name of a third file.
+  // A file literally named `caf\xe9.txt` (as the Latin-1 name's bytes read) and `caf%5Cxe9.txt`, the
+  // place a literal `caf\xe9.txt` is given, here the name of a third file.
   const { input, out } = promptFolder({ 'caf\\xe9.txt': 'a cafe', 'caf%5Cxe9.txt': 'a bar' });
   writeFileSync(Buffer.concat([Buffer.from(`${input}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]), 'x');
   const r = await runCli(['run', input, '--out', out, '--poll-interval', '1'], cliEnv(emu), 60_000);
@@ -167,28 +166,31 @@ it('genpipe run tells such a file from files whose names print as its escaped na
   expect(readJson(join(out, failed.result))).toMatchObject({ status: 'failed', reason: FILE_REASON });
 }, 150_000);
 
-/**
- * `genpipe <args>` run by a shell in `cwd`, each `$(printf ...)` in `args` left to the shell: the way
- * a user hands over a name that is not valid UTF-8 (Node's own arguments are always UTF-8).
- */
+it('genpipe run prints such a name unlike the valid name its bytes look like, which keeps its own folder', async () => {
+  // A file literally named `caf\xe9.txt` (a backslash, an x, an e and a 9) beside the Latin-1 `caf<E9>.txt`.
+  const { input, out } = promptFolder({ 'caf\\xe9.txt': 'a cafe' });
+  writeFileSync(Buffer.concat([Buffer.from(`${input}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]), 'x');
+  const r = await runCli(['run', input, '--out', out, '--poll-interval', '1'], cliEnv(emu), 60_000);
+  expect(r.code, r.stderr + r.stdout).toBe(1);
+  expect(r.stdout).toContain(`${FILE}: failed at sniff: ${FILE_REASON}`);
+  expect(r.stdout).toContain('caf\\xe9.txt: reported');
+  expect(r.stdout).not.toContain('caf\\xe9.txt: failed');
+  const report = readJson(join(out, 'report.json'));
+  const inputs = report.items.map((i: { input: string }) => i.input);
+  expect(new Set(inputs).size).toBe(2);
+  expect(inputs.sort()).toEqual([FILE, 'caf\\xe9.txt'].sort());
+  const real = report.items.find((i: { input: string }) => i.input === 'caf\\xe9.txt');
+  expect(real).toMatchObject({ status: 'succeeded', place: 'caf%5Cxe9.txt' });
+  const raw = report.items.find((i: { input: string }) => i.input === FILE);
+  expect(raw).toMatchObject({ status: 'failed', place: '.not-utf8/caf%E9.txt' });
+  expect(readJson(join(out, raw.result))).toMatchObject({ input: FILE, status: 'failed' });
+  const html = readFileSync(join(out, 'report.html'), 'utf8');
+  expect(html).toContain(JSON.stringify(FILE).slice(1, -1));
+}, 150_000);
+
+/** `genpipe <args>` run by a shell in `cwd` (see runCli), against the test's emulator. */
 function shellCli(args: string, cwd: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', `"$GENPIPE_NODE" "$GENPIPE_BIN" ${args}`], {
-      cwd,
-      env: { ...cliEnv(emu), GENPIPE_NODE: process.execPath, GENPIPE_BIN: BIN },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += String(d);
-    });
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCli(args, cliEnv(emu), 30_000, undefined, { cwd });
 }
 
 it('genpipe files upload, generate --source, run and watch name such a path, and a symbolic link loop as one', async () => {
@@ -206,16 +208,16 @@ it('genpipe files upload, generate --source, run and watch name such a path, and
     const before = await stats();
     const up = await shellCli(`files upload "$(printf 'caf\\351.png')"`, dir);
     expect(up.code, up.stderr).toBe(1);
-    expect(up.stderr).toContain('files upload: file name is not valid UTF-8: caf\\xe9.png; rename it');
+    expect(up.stderr).toContain("files upload: file name is not valid UTF-8: caf$'\\xe9'.png; rename it");
     const inFolder = await shellCli(`files upload "$(printf 'd\\350/x.png')"`, dir);
     expect(inFolder.code, inFolder.stderr).toBe(1);
-    expect(inFolder.stderr).toContain('files upload: folder name is not valid UTF-8: d\\xe8; rename it');
+    expect(inFolder.stderr).toContain("files upload: folder name is not valid UTF-8: d$'\\xe8'; rename it");
     const source = await shellCli(
       `generate --type image_edit --prompt x --source "$(printf 'caf\\351.png')"`,
       dir,
     );
     expect(source.code, source.stderr).toBe(1);
-    expect(source.stderr).toContain('--source: file name is not valid UTF-8: caf\\xe9.png; rename it');
+    expect(source.stderr).toContain("--source: file name is not valid UTF-8: caf$'\\xe9'.png; rename it");
     expect(await stats()).toBe(before); // nothing uploaded or sent
     const loop = await shellCli('files upload loop1', dir);
     expect(loop.code, loop.stderr).toBe(2);
@@ -226,7 +228,7 @@ it('genpipe files upload, generate --source, run and watch name such a path, and
     mkdirSync(Buffer.from(`${dir}/in\xe9`, 'latin1'));
     const run = await shellCli(`run "$(printf 'in\\351')" --out out`, dir);
     expect(run.code, run.stderr).toBe(2);
-    expect(run.stderr).toMatch(/input dir: folder name is not valid UTF-8: \S*in\\xe9; rename it/);
+    expect(run.stderr).toMatch(/input dir: folder name is not valid UTF-8: \S*in\$'\\xe9'; rename it/);
     const watchLoop = await shellCli('watch loop1 --out out', dir);
     expect(watchLoop.code, watchLoop.stderr).toBe(2);
     expect(watchLoop.stderr).toMatch(/input dir '\S*loop1' is a symbolic link loop/);
@@ -244,7 +246,7 @@ it('genpipe watch --on-done move files such a file in failed/ under its own byte
   );
   await child.until(failedWith(FILE, FILE_REASON), 'caf\\xe9.txt failed', 60_000);
   await child.until(
-    (es) => es.some((e) => e.input === FILE && e.state === 'reported'),
+    (es) => es.some((e) => e.input === 'caf\\xe9.txt' && e.state === 'reported'),
     'the look-alike reported',
     60_000,
   );
@@ -257,6 +259,6 @@ it('genpipe watch --on-done move files such a file in failed/ under its own byte
     Buffer.from('.txt'),
   ]);
   expect(readFileSync(failedRaw, 'utf8')).toBe('x');
-  expect(readFileSync(join(beside, 'processed', FILE), 'utf8')).toBe('a cafe');
+  expect(readFileSync(join(beside, 'processed', 'caf\\xe9.txt'), 'utf8')).toBe('a cafe');
   expect(readdirSync(input)).toEqual(['genpipe.yaml']);
 }, 90_000);

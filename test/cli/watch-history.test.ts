@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { claimedSizeBytes } from '../media/claimed-size.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -36,17 +36,23 @@ function report(out: string): any {
 const statuses = (r: { items: Array<{ input: string; status: string }> }) =>
   Object.fromEntries(r.items.map((i) => [i.input, i.status]));
 
+/** A path beside the inbox (`processed/a.txt`), its bytes when its name is not valid UTF-8. */
+function beside(inbox: string, path: string | Buffer): string | Buffer {
+  if (typeof path === 'string') return join(inbox, '..', path);
+  return Buffer.concat([Buffer.from(`${join(inbox, '..')}/`), path]);
+}
+
 /**
  * One watch session over `inbox` until each of `filed` (paths beside the inbox: `processed/a.txt`) is
  * there, then SIGINT; its exit code.
  */
-async function session(inbox: string, out: string, filed: string[]): Promise<number | null> {
+async function session(inbox: string, out: string, filed: Array<string | Buffer>): Promise<number | null> {
   const child = spawnGenpipe(
     ['watch', inbox, '--out', out, '--json', '--on-done', 'move', '--quiet-ms', '200', '--rescan-ms', '300'],
     cliEnv(emu),
   );
   await child.until(
-    () => filed.every((path) => existsSync(join(inbox, '..', path))),
+    () => filed.every((path) => existsSync(beside(inbox, path))),
     `${filed.join(', ')} filed`,
     60_000,
   );
@@ -68,6 +74,10 @@ it('a restarted --on-done move watch reports the inputs earlier sessions moved a
   expect(b).toMatchObject({ place: 'b.txt', failure_code: 'content_moderated' });
   expect(b.journal).toBe('finished in an earlier session; not taken again in this one');
   expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('a.txt');
+  // status counts the failure the watch filed in failed/ as failed, as it counts the moved successes done.
+  const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
+  expect(status.byKind).toEqual({ done: 2, 'failed, moved away': 1 });
+  expect(status.failures).toEqual([expect.objectContaining({ input: 'b.txt', retried: false })]);
 
   // A new version of a name goes to a folder of its own: both versions stay in the history.
   writeFileSync(join(inbox, 'a.txt'), 'a red fox, again');
@@ -100,12 +110,92 @@ it('keeps the files that failed before anything was sent, and status says a move
   expect(h.reason).toMatch(/60000x60000px but each side must be <= 8000px/);
   expect(h.journal).toBe('finished in an earlier session; not taken again in this one');
 
-  // status tells h.png's failure, and that a re-run does not check it again: it is not in the inbox.
+  // status counts h.png as failed, as the successes the watch moved are done: the watch filed it away
+  // itself; a re-run does not check it again (it is not in the inbox).
   const status = await runCli(['status', out], cliEnv(emu));
   expect(status.code, status.stderr).toBe(0);
   expect(status.stdout).toMatch(/failed \(1\):\n {2}h\.png: .*60000x60000px/);
   expect(status.stdout).not.toContain('checks them again');
-  expect(status.stdout).toMatch(/ {2}no longer in the input folder \(1\): /);
+  expect(status.stdout).toMatch(/\n {7}1 failed, moved away\n/);
+  expect(status.stdout).toMatch(/ {2}failed, moved away \(1\): leaves them failed/);
+  expect(status.stdout).not.toContain('no longer in the input folder');
   const asJson = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
-  expect(asJson.byKind).toEqual({ done: 2, 'no longer in the input folder': 1 });
+  expect(asJson.byKind).toEqual({ done: 2, 'failed, moved away': 1 });
+  expect(asJson.failures).toEqual([expect.objectContaining({ input: 'h.png', retried: false })]);
+}, 120_000);
+
+it('a watch stopped by Ctrl-C says so of the files it left, in its lines, report.json and report.html', async () => {
+  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox', 'slow.txt': 'a held snail' });
+  // slow.txt's generation stays processing: the stop's grace runs out with it at the service.
+  const held = await hold(emu, { prompt: 'held snail' });
+  try {
+    const child = spawnGenpipe(
+      ['watch', inbox, '--out', out, '--quiet-ms', '200', '--rescan-ms', '300', '--poll-interval', '1'],
+      cliEnv(emu),
+    );
+    await child.until(() => existsSync(join(out, 'a.txt', 'result.json')), 'a.txt done', 60_000);
+    await heldGenerations(emu, 1);
+    child.proc.kill('SIGINT');
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    const words =
+      'not processed: the watch was stopped (Ctrl-C / SIGINT); it is picked up when the watch starts again';
+    expect(child.stdout()).toContain(`slow.txt: ${words}`);
+    expect(child.stdout() + child.stderr()).not.toContain('stopped early');
+
+    const r = report(out);
+    expect(r.stopped_early).toBeNull();
+    expect(r.stopped).toEqual({ reason: 'stopped by Ctrl-C / SIGINT', by: 'Ctrl-C / SIGINT' });
+    expect(statuses(r)).toEqual({ 'a.txt': 'succeeded', 'slow.txt': 'unprocessed' });
+    expect(r.items.find((i: { input: string }) => i.input === 'slow.txt').reason).toMatch(
+      new RegExp(`^${words.replace(/[()]/g, '\\$&')}`),
+    );
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(html).toContain(
+      'The watch was stopped (Ctrl-C / SIGINT). 1 file was not processed; it is picked up when the watch starts again.',
+    );
+    expect(html).not.toContain('stopped early');
+  } finally {
+    await unhold(emu, held);
+  }
+}, 120_000);
+
+it('keeps the files refused before they were planned, a name that is not valid UTF-8 too', async () => {
+  const { input: inbox, out } = promptFolder({ 'ok.txt': 'a red fox' });
+  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  writeFileSync(join(inbox, 'junk.png'), 'not an image at all'); // refused at plan: wrong type
+  writeFileSync(join(inbox, 'bad.txt'), Buffer.from([0xff, 0xfe, 0x41])); // refused at plan: unknown type
+  const cafe = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x70, 0x6e, 0x67]); // caf\xe9.png (Latin-1)
+  writeFileSync(beside(inbox, Buffer.concat([Buffer.from('in/'), cafe])), 'x');
+  const filed = ['processed/ok.txt', 'failed/junk.png', 'failed/bad.txt'];
+  expect(await session(inbox, out, [...filed, Buffer.concat([Buffer.from('failed/'), cafe])])).toBe(0);
+  const first = statuses(report(out));
+  expect(first).toEqual({
+    'bad.txt': 'failed',
+    'caf\\xe9.png': 'failed',
+    'junk.png': 'failed',
+    'ok.txt': 'succeeded',
+  });
+
+  writeFileSync(join(inbox, 'c.txt'), 'a small cat');
+  expect(await session(inbox, out, ['processed/c.txt'])).toBe(0);
+  const r = report(out);
+  expect(statuses(r)).toEqual({ ...first, 'c.txt': 'succeeded' });
+  expect(r.totals).toMatchObject({ inputs: 5, succeeded: 2, failed: 3 });
+  const byInput = Object.fromEntries(r.items.map((i: { input: string }) => [i.input, i]));
+  expect(byInput['junk.png'].reason).toMatch(/^wrong type: /);
+  expect(byInput['bad.txt'].reason).toMatch(/^unknown type: /);
+  expect(byInput['caf\\xe9.png']).toMatchObject({
+    place: 'caf%5Cxe9.png',
+    reason: 'file name is not valid UTF-8: caf\\xe9.png; rename it',
+    journal: 'finished in an earlier session; not taken again in this one',
+  });
+
+  // status counts them, by the name they print as, and knows they left the inbox.
+  const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
+  expect(status.byKind).toEqual({ done: 2, 'no longer in the input folder': 3 });
+  expect(status.failures.map((f: { input: string }) => f.input).sort()).toEqual([
+    'bad.txt',
+    'caf\\xe9.png',
+    'junk.png',
+  ]);
 }, 120_000);

@@ -269,7 +269,9 @@ describe('resume decisions: an item that uploaded nothing', () => {
     const d = decideFor(row(prompt(), { uploadedAt: NOW - DAY_AND_HOUR }), { fresh: freshPrompt });
     expect(d.action).toBe('resume');
     expect(d.item.state).toBe('uploaded');
-    expect(d.reason).toBe(JOURNAL_TEXTS.resumeUploaded('prompt ready'));
+    // Nothing was sent for it: continued, not resumed (status calls it not yet submitted).
+    expect(d.reason).toBe('continued: prompt ready, submitting');
+    expect(d.nothingSent).toBe(true);
     expect(d.reason).not.toContain(JOURNAL_TEXTS.uploadTooOld);
   });
 

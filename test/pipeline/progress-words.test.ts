@@ -142,15 +142,16 @@ describe('a re-run says what it does with work the service already has', () => {
     expect(linesOf(second.child.stdout(), 'fox.txt').at(-1)).toBe('already done in an earlier run');
   }, 60_000);
 
-  it('a file resumed before its create is "already uploaded" only when something was uploaded', async () => {
+  it('a file taken up before its create is "already uploaded" only when something was uploaded', async () => {
     // One file a folder: its create is the first, refused with 402, and the batch stops with the file
-    // at `uploaded`; the next run (with a key that can pay) resumes it there.
+    // at `uploaded`; the next run (with a key that can pay) takes it up there: continued, not resumed,
+    // since nothing was sent to the service for it.
     const cases = [
-      { name: 'fox.txt', content: 'a red fox in the snow', said: 'resumed: prompt ready, submitting' },
+      { name: 'fox.txt', content: 'a red fox in the snow', said: 'continued: prompt ready, submitting' },
       {
         name: 'inline-a.png',
         content: await png('#c83c1e'),
-        said: 'resumed: inline (base64), submitting',
+        said: 'continued: inline (base64), submitting',
       },
     ];
     for (const c of cases) {

@@ -124,7 +124,9 @@ describe('genpipe watch', () => {
     );
     expect(await generationsOf(emu, 'move')).toHaveLength(3);
     const report = await reportOf(out);
-    expect(report.stopped_early).toEqual({ reason: 'stopped by Ctrl-C / SIGINT' });
+    // A signal is how a watch ends: it was stopped, not stopped early.
+    expect(report.stopped_early).toBeNull();
+    expect(report.stopped).toEqual({ reason: 'stopped by Ctrl-C / SIGINT', by: 'Ctrl-C / SIGINT' });
     expect(
       Object.fromEntries(report.items.map((i: { input: string; status: string }) => [i.input, i.status])),
     ).toEqual({

@@ -253,6 +253,79 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    describe('files refused before they were planned', () => {
+      /** `name` as a save of its refusal says it: failed at `at`, in the place placeFor gave it. */
+      const refused = async (s: Store, name: string, at: 'sniff' | 'plan', raw?: Buffer): Promise<Item> => {
+        const it: Item = {
+          ...newItem(name, join(inDir, name), 3, 1),
+          ...(raw ? { rawInput: raw.toString('base64') } : {}),
+          state: 'failed',
+          failedAt: at,
+          reason: `refused at ${at}`,
+        };
+        const place = await s.placeFor(name, raw ? `/${raw.toString('base64')}` : name);
+        await s.save({ ...it, place });
+        return { ...it, place };
+      };
+      const told = async (s: Store) =>
+        (await s.finishedItems()).map((i) => [i.input, i.place, i.state, i.reason, i.rawInput ?? null]);
+
+      it('keeps them in the history at their places, a name that is not valid UTF-8 by its bytes', async () => {
+        let s = await session();
+        await refused(s, 'notes.txt', 'plan');
+        // caf\xe9.png in Latin-1, and a valid file whose name prints as it does: two inputs.
+        const raw = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x70, 0x6e, 0x67]);
+        await refused(s, 'caf\\xe9.png', 'sniff', raw);
+        await refused(s, 'caf\\xe9.png', 'sniff');
+        const skipped = { ...newItem('x.md', join(inDir, 'x.md'), 1, 1), state: 'skipped' as const };
+        await s.save({ ...skipped, place: await s.placeFor('x.md'), reason: 'matches no recipe rule' });
+        s = await reopen(s);
+        const rawText = raw.toString('base64');
+        const history = [
+          ['caf\\xe9.png', 'caf%5Cxe9-1.png', 'failed', 'refused at sniff', null],
+          ['caf\\xe9.png', 'caf%5Cxe9.png', 'failed', 'refused at sniff', rawText],
+          ['notes.txt', 'notes.txt', 'failed', 'refused at plan', null],
+          ['x.md', 'x.md', 'skipped', 'matches no recipe rule', null],
+        ];
+        expect((await told(s)).sort()).toEqual(history);
+        // Refused again in a later session: each in its place again, one entry each.
+        await refused(s, 'caf\\xe9.png', 'sniff', raw);
+        await refused(s, 'notes.txt', 'sniff');
+        s = await reopen(s);
+        history[2] = ['notes.txt', 'notes.txt', 'failed', 'refused at sniff', null];
+        expect((await told(s)).sort()).toEqual(history);
+        // Fixed, the file is admitted and checked as any other, in its place.
+        const d = await s.admit(planned('notes.txt'), NO_REFERENCES);
+        expect(d).toMatchObject({ action: 'fresh', item: { place: 'notes.txt' } });
+      });
+
+      it('never pays twice: the finished version that comes back is done, and work in flight stays', async () => {
+        let s = await session();
+        await finish(s, (await s.admit(planned('a.png', 'good bytes'), NO_REFERENCES)).item);
+        const b = (await s.admit(planned('b.png'), NO_REFERENCES)).item;
+        await s.save(submitted(uploaded(b)));
+        s = await reopen(s);
+        // Replaced by bytes that are refused: a place of their own, both versions in the history.
+        writeFileSync(join(inDir, 'a.png'), 'garbage');
+        expect((await refused(s, 'a.png', 'plan')).place).toBe('a-1.png');
+        await refused(s, 'b.png', 'sniff');
+        s = await reopen(s);
+        expect((await told(s)).map((i) => i.slice(0, 3))).toEqual([
+          ['a.png', 'a.png', 'reported'],
+          ['a.png', 'a-1.png', 'failed'],
+        ]);
+        // b.png's generation is still collected, its input gone or not.
+        expect((await s.vanishedInFlight()).map((d) => [d.item.input, d.item.state])).toEqual([
+          ['b.png', 'submitted'],
+        ]);
+        // The good bytes come back: the earlier work, done, nothing created again.
+        expect(await s.admit(planned('a.png', 'good bytes'), NO_REFERENCES)).toMatchObject({
+          action: 'done',
+          item: { place: 'a.png', state: 'reported' },
+        });
+      });
+    });
+
     describe('bindings', () => {
       it("releases an input's binding once its item is saved finished, one still in flight kept", async () => {
         const s = await session();

@@ -17,7 +17,7 @@ import { createInterface } from 'node:readline';
 import { REPORT_HTML_FILE } from '../../pipeline/index.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../pipeline/store-postgres/embedded.ts';
 import { plural } from '../../spec/plural.ts';
-import { executeDistributedRun } from '../distributed.ts';
+import { executeDistributedRun } from '../distributed-run.ts';
 import { type EmbeddedEmulator, emulatorBanner, startEmbeddedEmulator } from '../embedded-emulator.ts';
 import { EXIT, SIGNAL_EXIT } from '../exit-codes.ts';
 import { packageRoot } from '../package-root.ts';

@@ -5,7 +5,7 @@
  * even an older genpipe's journal's upgrade (it reads a journal it may not write).
  */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
   type KeyQuotaUse,
@@ -29,6 +29,7 @@ import {
   statusSummary,
 } from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
+import { inputPathIn } from '../../pipeline/raw-names.ts';
 import type { BatchRow } from '../../pipeline/store/index.ts';
 import type { PostgresStore } from '../../pipeline/store-postgres/index.ts';
 import { plural } from '../../spec/plural.ts';
@@ -51,6 +52,7 @@ const KIND_ORDER: readonly StatusKind[] = [
   'failed before the service',
   'skipped',
   'not yet submitted',
+  'failed, moved away',
   'no longer in the input folder',
 ];
 
@@ -86,9 +88,7 @@ export function statusLines(outDir: string, journalPath: string, summary: Status
     );
     lines.push(`  from ${b.inputDir}`);
   } else lines.push('no batch has run here yet');
-  lines.push(
-    `inputs in the journal: ${summary.inputs} (a file refused before it was planned — unreadable, empty, no rule — is only in the report)`,
-  );
+  lines.push(`inputs in the journal: ${summary.inputs}`);
   for (const kind of KIND_ORDER) {
     const n = summary.byKind[kind];
     if (n) lines.push(`  ${String(n).padStart(6)} ${kind}`);
@@ -117,7 +117,7 @@ export function statusLines(outDir: string, journalPath: string, summary: Status
  */
 function inputPresence(batch: BatchRow | undefined): Pick<StatusContext, 'present'> {
   if (!batch || !existsSync(batch.inputDir)) return {};
-  return { present: (input) => existsSync(join(batch.inputDir, input)) };
+  return { present: (item) => existsSync(inputPathIn(batch.inputDir, item)) };
 }
 
 export function registerStatus(program: Command): void {

@@ -15,22 +15,16 @@
  * service stopped the session (authentication, suspended client, balance, unreachable), 130 / 143 when
  * a second SIGINT / SIGTERM cut the wind-down short.
  */
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { type Command, Option } from 'commander';
-import {
-  delegateToWorkers,
-  type ItemQueue,
-  type OwnShare,
-  openItemQueue,
-} from '../../pipeline/distributed/index.ts';
 import {
   applyEvent,
   type BatchResult,
   checkWatchFolders,
   createProgress,
   createReadyQueue,
+  type GenpipeMetrics,
   type Item,
   incompleteReason,
   newProgressState,
@@ -52,7 +46,6 @@ import {
   type Watcher,
 } from '../../pipeline/index.ts';
 import { inputPathIn } from '../../pipeline/raw-names.ts';
-import { PostgresStore, StoreReachability } from '../../pipeline/store-postgres/index.ts';
 import type { WatcherOptions } from '../../pipeline/watch/index.ts';
 import {
   type BatchCommand,
@@ -66,8 +59,8 @@ import {
 } from '../batch-command.ts';
 import { addSharedBatchOptions, type BatchFlags, positiveSeconds } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
-import { queueConnection, type WorkerFlags } from '../distributed.ts';
-import { jobFlags, ownShare } from '../distributed-run.ts';
+import type { WorkerFlags } from '../distributed.ts';
+import { type Distribution, startDistribution } from '../distribution.ts';
 import { EXIT } from '../exit-codes.ts';
 import { requireDir } from '../local-path.ts';
 import { intArg } from '../make-client.ts';
@@ -105,16 +98,6 @@ export interface WatchFlags extends BatchFlags {
   distribute?: boolean;
   /** false with --no-work: with a store, the files go to the workers and none is worked on here. */
   work?: boolean;
-}
-
-/** Files handed to the workers and followed at once by a distributed watch (its runner's slots). */
-const DELEGATED_AT_ONCE = 1_000;
-
-/** A distributed watch's queue, its own worker and the store's reachability, while it runs. */
-interface Distribution {
-  queue: ItemQueue;
-  reach: StoreReachability;
-  share: OwnShare | null;
 }
 
 /** How often report.json / report.html are rewritten while files finish (only when something changed). */
@@ -325,9 +308,13 @@ class WatchCommand implements BatchCommand {
     return createProgress({ json, isTTY: false, redact, stream, command: 'watch', verbose });
   }
 
-  async runOptions(setup: BatchSetup, journaling: Journaling): Promise<Partial<RunOptions>> {
+  async runOptions(
+    setup: BatchSetup,
+    journaling: Journaling,
+    metrics: GenpipeMetrics | null,
+  ): Promise<Partial<RunOptions>> {
     const options = this.storeUrl
-      ? await this.delegatedOptions(setup, this.storeUrl, journaling)
+      ? await this.delegatedOptions(setup, this.storeUrl, journaling, metrics)
       : await this.localOptions(setup, journaling);
     // The reports are the out dir's history: what earlier sessions finished, moved away or not.
     return {
@@ -345,37 +332,26 @@ class WatchCommand implements BatchCommand {
     setup: BatchSetup,
     url: string,
     journaling: Journaling,
+    metrics: GenpipeMetrics | null,
   ): Promise<Partial<RunOptions>> {
-    if (!(setup.journal instanceof PostgresStore))
-      throw new Error('a distributed watch needs a PostgreSQL store');
-    const reach = new StoreReachability(url, setup.note, 'watch');
-    const queue = openItemQueue(queueConnection(url, this.flags));
-    queue.on('error', (err) => void reach.failed(err));
-    const share = this.flags.work === false ? null : ownShare(url, setup, this.flags);
-    this.distribution = { queue, reach, share };
-    await queue.waitUntilReady();
-    await share?.start();
+    const distribution = await startDistribution({
+      url,
+      setup,
+      flags: this.flags,
+      command: 'watch',
+      journaling,
+      metrics,
+    });
+    this.distribution = distribution;
     this.tick = setInterval(() => this.summary.set(this.summaryText()), 1_000);
     this.tick.unref();
     return {
+      ...distribution.runOptions,
       source: this.queue,
-      concurrency: DELEGATED_AT_ONCE,
       reportIntervalMs: WATCH_REPORT_INTERVAL_MS,
       ignored: () => this.ignored,
       inputChanged: 'source',
       onItemDone: moveWhenDone(setup, this.started!, this.flags),
-      delegate: delegateToWorkers({
-        queue,
-        store: setup.journal,
-        inputDir: setup.inputDir,
-        outDir: setup.outDir,
-        recipe: setup.recipe,
-        recipePath: this.flags.recipe ? resolve(this.flags.recipe) : null,
-        flags: jobFlags(this.flags),
-        batch: randomUUID(),
-        reach,
-      }),
-      ...(journaling.journal ? { journal: journaling.journal } : {}),
     };
   }
 
@@ -424,11 +400,8 @@ class WatchCommand implements BatchCommand {
     await this.stopIntake();
     const d = this.distribution;
     this.distribution = null;
-    if (d) {
-      await d.share?.close(true);
-      d.reach.close();
-      await d.queue.close();
-    }
+    // The files in the own worker's hands go back to the queue (the store keeps how far each got).
+    await d?.close(true);
   }
 
   finishState(): 'stopped' {

@@ -40,7 +40,7 @@ export function registerWorker(program: Command): void {
     .option('-v, --verbose', 'a line for every stage each file reaches')
     .option(
       '--poll-interval <seconds>',
-      'longest time between two status reads of a job',
+      'longest time between two status reads of a job (default 2; at least 1, as the service accepts; at most 3600)',
       positiveSeconds(MAX_POLL_INTERVAL_S),
     )
     .option(

@@ -32,8 +32,8 @@ export interface EnqueueOptions extends JobTarget {
   signal?: AbortSignal;
   /** Told of each file discovery leaves out, with why. */
   onSkip?: (input: string, reason: string) => void;
-  /** Told of each file's job as it is enqueued (or found enqueued already). */
-  onJob?: (job: EnqueuedJob) => void;
+  /** Told of each file's job as it is enqueued (or found enqueued already), with the file as found. */
+  onJob?: (job: EnqueuedJob, found: Item) => void;
   /**
    * Told of each file discovery failed before any stage (a name that is not valid UTF-8, see
    * raw-names.ts): no worker could open it, so it gets no job.
@@ -41,18 +41,17 @@ export interface EnqueueOptions extends JobTarget {
   onFailed?: (item: Item) => void;
 }
 
-/** A file of the batch and its job. */
+/** A file's job. */
 export interface EnqueuedJob {
   id: string;
   input: string;
-  absPath: string;
-  size: number;
-  mtimeMs: number;
+  /** The job had ended before (and was not put back): the file was done in an earlier run. */
+  earlier: boolean;
 }
 
-/** The jobs of a batch: each file's job id, and how many were new. */
+/** How many files of a batch were enqueued, and how many of their jobs were new. */
 export interface Enqueued {
-  jobs: EnqueuedJob[];
+  files: number;
   added: number;
   /**
    * Jobs enqueued before whose file did not succeed, put back in the queue for the store to decide on
@@ -68,16 +67,21 @@ const CHUNK = 32;
 /** Files hashed at once within a chunk. */
 const HASHING = 4;
 
+/** The recipe's part of every job id: its files' hashes. */
+export async function recipeHashOf(recipe: Recipe): Promise<string> {
+  const hashes: string[] = [];
+  for (const f of recipeFiles(recipe)) hashes.push(await fileSha256(f));
+  return hashes.join(':');
+}
+
 /**
  * Discovers the input folder and adds a job per file (see the module comment), a chunk of files at a
  * time: a worker waiting for work gets the first files at once rather than one round trip apart each,
  * and a folder of many thousand files is enqueued in a few round trips per chunk.
  */
 export async function enqueueFolder(o: EnqueueOptions): Promise<Enqueued> {
-  const recipeHashes: string[] = [];
-  for (const f of recipeFiles(o.recipe)) recipeHashes.push(await fileSha256(f));
-  const recipeHash = recipeHashes.join(':');
-  const out: Enqueued = { jobs: [], added: 0, retried: 0 };
+  const recipeHash = await recipeHashOf(o.recipe);
+  const out: Enqueued = { files: 0, added: 0, retried: 0 };
   let chunk: Item[] = [];
   for await (const found of discover(o.inputDir, {
     outDir: o.outDir,
@@ -92,20 +96,23 @@ export async function enqueueFolder(o: EnqueueOptions): Promise<Enqueued> {
     }
     chunk.push(found);
     if (chunk.length < CHUNK) continue;
-    await enqueueChunk(o, chunk, recipeHash, out);
+    await enqueueFiles(o, chunk, recipeHash, out);
     chunk = [];
   }
-  if (chunk.length > 0) await enqueueChunk(o, chunk, recipeHash, out);
+  if (chunk.length > 0) await enqueueFiles(o, chunk, recipeHash, out);
   return out;
 }
 
-/** Hashes a chunk's files, adds those not enqueued yet in one round, puts back those that did not settle. */
-async function enqueueChunk(
-  o: EnqueueOptions,
+/**
+ * Hashes the files, adds those not enqueued yet in one round, puts back those that did not settle;
+ * counts them in `out` and tells onJob of each. Their jobs, in order.
+ */
+export async function enqueueFiles(
+  o: Omit<EnqueueOptions, 'select' | 'onSkip' | 'onFailed'>,
   files: Item[],
   recipeHash: string,
   out: Enqueued,
-): Promise<void> {
+): Promise<EnqueuedJob[]> {
   const hashing = pLimit(HASHING);
   const entries = await Promise.all(
     files.map((found) =>
@@ -119,27 +126,26 @@ async function enqueueChunk(
           flags: o.flags,
         };
         const contentHash = await hashWithCache(o.hashes, found.absPath, o.signal);
-        const job: EnqueuedJob = {
-          id: itemJobId(data, contentHash, recipeHash),
-          input: found.input,
-          absPath: found.absPath,
-          size: found.size,
-          mtimeMs: found.mtimeMs,
-        };
-        return { data, job, existing: await o.queue.getJob(job.id) };
+        const id = itemJobId(data, contentHash, recipeHash);
+        return { found, data, id, existing: await o.queue.getJob(id) };
       }),
     ),
   );
   const fresh = entries.filter((e) => !e.existing);
   if (fresh.length > 0) {
-    await o.queue.addBulk(fresh.map((e) => ({ name: 'item', data: e.data, opts: { jobId: e.job.id } })));
+    await o.queue.addBulk(fresh.map((e) => ({ name: 'item', data: e.data, opts: { jobId: e.id } })));
     out.added += fresh.length;
   }
+  const jobs: EnqueuedJob[] = [];
   for (const e of entries) {
-    if (e.existing && (await againIfUnfinished(e.existing, e.data))) out.retried++;
-    out.jobs.push(e.job);
-    o.onJob?.(e.job);
+    const was = e.existing ? await putBackIfUnfinished(e.existing, e.data) : 'open';
+    if (was === 'put back') out.retried++;
+    out.files++;
+    const job: EnqueuedJob = { id: e.id, input: e.found.input, earlier: was === 'ended' };
+    jobs.push(job);
+    o.onJob?.(job, e.found);
   }
+  return jobs;
 }
 
 /** File states a job may have ended with that a re-run does not look at again. */
@@ -149,20 +155,21 @@ const SETTLED = new Set(['reported', 'downloaded', 'skipped']);
  * Puts a job enqueued before back in the queue, with this run's batch and flags, when its file did not
  * settle: the job failed for good (no worker could process it), or its file ended failed or not
  * processed, which a re-run hands to the store's decision again (as a run re-run on the journal does).
- * True when it did; a job queued or in a worker's hands is left as it is.
+ * `put back` when it did; `ended` for a job whose file settled (done earlier); `open` for a job queued
+ * or in a worker's hands, left as it is.
  */
-export async function againIfUnfinished(job: ItemJob, data: ItemJobData): Promise<boolean> {
+async function putBackIfUnfinished(job: ItemJob, data: ItemJobData): Promise<'put back' | 'ended' | 'open'> {
   const state = await job.getState();
   if (state === 'failed' || (state === 'completed' && !SETTLED.has(job.returnvalue?.state ?? ''))) {
     try {
       await job.updateData(data);
       await job.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
-      return true;
+      return 'put back';
     } catch (err) {
       // Another run put it back first (two runs enqueuing the same folder at once).
-      if ((await job.getState()) !== state) return false;
+      if ((await job.getState()) !== state) return 'open';
       throw err;
     }
   }
-  return false;
+  return state === 'completed' ? 'ended' : 'open';
 }

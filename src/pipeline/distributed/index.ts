@@ -1,17 +1,13 @@
 /**
- * Distributed mode: the store's queue of items (item-queue.ts), the enqueuing side (enqueue.ts) and
- * the worker (worker.ts) that drives each item it takes through the stages in a session of the runner
- * (item-session.ts). What it guarantees, and how, is said in worker.ts and ../store/item-taken-over.ts.
+ * Distributed mode: the store's queue of items (item-queue.ts), the enqueuing side (enqueue.ts, and
+ * enqueue-ahead.ts for a run's folder), the runner's delegate that hands items to the workers and
+ * follows their jobs (delegate.ts, job-follower.ts), and the worker (worker.ts) that drives each item
+ * it takes through the stages in a session of the runner (item-session.ts). What it guarantees, and
+ * how, is said in worker.ts and ../store/item-taken-over.ts.
  */
-export { type FollowEnd, type FollowedJob, followBatch } from './batch-follower.ts';
 export { type DelegateOptions, delegateToWorkers } from './delegate.ts';
-export {
-  type DistributedBatchOptions,
-  NOT_WAITED_FOR,
-  type OwnShare,
-  startDistributedBatch,
-} from './distributed-batch.ts';
 export { type Enqueued, type EnqueuedJob, enqueueFolder } from './enqueue.ts';
+export { type Ahead, type AheadOptions, enqueueAhead } from './enqueue-ahead.ts';
 export {
   type ItemJobData,
   type ItemJobResult,
@@ -22,6 +18,7 @@ export {
   queueOf,
 } from './item-queue.ts';
 export type { SessionRunOptions } from './item-session.ts';
+export { type HandedJob, JobFollower, NOT_WAITED_FOR } from './job-follower.ts';
 export { type QueueCounts, queueCounts } from './queue-counts.ts';
 export {
   type JobSlotAnswer,

@@ -3,18 +3,26 @@
  * (resume-decision.ts), and what it then does to its rows. Every store runs the same steps in one
  * transaction of its own (the SQLite journal's plan, the PostgreSQL store's admit):
  *
- * 1. read the input's active row; a row noted unhashed by a stopped run gets the key (UNHASHED);
- * 2. when the active row has another key, look for an earlier row with this key that holds its place
- *    (wantsEarlier): the version of the file that comes back is that row again;
+ * 1. read the input's active row; a row noted unhashed (UNHASHED: by a stopped run, or for a file
+ *    refused before it was planned) gets the key;
+ * 2. when the active row has another key, or had none, look for an earlier row with this key that
+ *    holds its place (wantsEarlier): the version of the file that comes back is that row again;
  * 3. decide on that row (or the active one), checking its outputs on disk when needsOutputs;
  * 4. apply rowWrites: a new row (its place chosen after the active one is superseded) or the chosen
  *    row kept, reactivated when it is an earlier one, and written when its item changed.
+ *
+ * A file never admitted is kept too when a save says it ended (unadmittedWrites): stopped before it
+ * was planned, so the next run continues it, or refused before it was planned (sniff, plan, or its
+ * name at discovery) or skipped, so the out dir's history (finished-items.ts) still tells it.
  */
 import type { Item } from '../item.ts';
+import { inputKey } from '../raw-names.ts';
+import { itemPlace } from '../report/item-paths.ts';
 import type { PlanOptions } from '../store/store.ts';
-import type { JournalKey, JournalPhase, JournalRow } from './journal-row.ts';
+import { FINISHED_LOCAL_STATES, FINISHED_PHASES } from './finished-items.ts';
+import { type JournalKey, type JournalPhase, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
-import type { DecideInput, RowDecision } from './resume-decision.ts';
+import { type DecideInput, holdsServiceWork, type RowDecision } from './resume-decision.ts';
 import { JOURNAL_CHOICES } from './texts.ts';
 
 /** True when the row is the work of this key. */
@@ -37,16 +45,81 @@ export function keyedBefore(row: JournalRow, key: JournalKey): boolean {
  */
 export const VANISHED_TAKEN_PHASES = ['submitted', 'downloaded'] as const satisfies readonly JournalPhase[];
 
-/** True when the item holds anything the service did for it (a save of it may not be dropped). */
-export function holdsServiceWork(item: Item): boolean {
-  return item.steps.some(
-    (s) => !!(s.upload?.fileId || s.requestId || s.generationId || s.outputs.length > 0),
+export { holdsServiceWork } from './resume-decision.ts';
+
+/**
+ * Whether admit looks for an earlier row of the input with this key (step 2): the active row has
+ * another key, or was `unhashed` (noted with none, step 1) — a file refused before it was planned
+ * whose earlier version, finished at the service, comes back is that version again, never paid twice.
+ */
+export function wantsEarlier(
+  active: JournalRow | null,
+  key: JournalKey,
+  force: boolean,
+  unhashed = false,
+): boolean {
+  return active !== null && !force && (unhashed || !hasKey(active, key));
+}
+
+/** The key of a row noted for a file never planned (it was not hashed): admit gives it one (step 1). */
+export const NOTED_KEY: JournalKey = { contentHash: UNHASHED, recipeHash: UNHASHED };
+
+/**
+ * The text a row of `item` keeps as its input: raw-names.ts's inputKey, so that a file refused for a
+ * name that is not valid UTF-8 has a row of its own, never the row of a valid name that prints alike.
+ * An item's path otherwise.
+ */
+export const rowInputOf = inputKey;
+
+/**
+ * True when a save of `item`, never admitted, says it was refused before it was planned (sniff, plan,
+ * or its name at discovery) or skipped: nothing was sent for it, and it ended all the same.
+ */
+export function refusedBeforeAdmission(item: Item): boolean {
+  return (
+    (FINISHED_LOCAL_STATES as readonly string[]).includes(item.state) &&
+    !holdsServiceWork(item) &&
+    phaseOf(item, item.state) === 'local'
   );
 }
 
-/** Whether admit looks for an earlier row of the input with this key (step 2). */
-export function wantsEarlier(active: JournalRow | null, key: JournalKey, force: boolean): boolean {
-  return active !== null && !force && !hasKey(active, key);
+/** What a store does to its rows for the save of an item it never admitted (see unadmittedWrites). */
+export type UnadmittedWrites =
+  | {
+      kind: 'insert';
+      /** The input's active row to supersede first, or null. */
+      supersede: number | null;
+    }
+  | {
+      kind: 'update';
+      /** The input's active row, written over (its key forgotten: NOTED_KEY). */
+      id: number;
+    }
+  | null;
+
+/**
+ * The writes for the save of `item`, never admitted, its input's active row (rowInputOf) being
+ * `active`:
+ * - stopped: a row when the input has none, so the next run continues it ("continued: …");
+ * - refused before it was planned, or skipped (refusedBeforeAdmission): the input's row at the place
+ *   the item was given (placeFor), so the out dir's history tells it. The active row is written over
+ *   when nothing was sent for it (phase local) and it is at that place; a new row replaces it when it
+ *   is elsewhere, or finished (reported, failed: it keeps its place, and the same bytes coming back
+ *   take it again, wantsEarlier); nothing is written while the service's work on the input is still
+ *   to be collected (uploaded … downloaded): that row stays the input's, for the next run or
+ *   vanishedInFlight;
+ * - anything else: nothing (discovered, sniffed: the file is looked at again anyway).
+ *
+ * @example unadmittedWrites({ ...item, state: 'failed', failedAt: 'sniff' }, null) // { kind: 'insert', supersede: null }
+ */
+export function unadmittedWrites(item: Item, active: JournalRow | null): UnadmittedWrites {
+  if (item.state === 'stopped') return active ? null : { kind: 'insert', supersede: null };
+  if (!refusedBeforeAdmission(item)) return null;
+  if (!active) return { kind: 'insert', supersede: null };
+  if (active.phase === 'local' && active.place === itemPlace(item)) return { kind: 'update', id: active.id };
+  const ended =
+    active.phase === 'local' || (FINISHED_PHASES as readonly JournalPhase[]).includes(active.phase);
+  return ended ? { kind: 'insert', supersede: active.id } : null;
 }
 
 /** Whether decide needs the row's outputs checked on disk (step 3). */

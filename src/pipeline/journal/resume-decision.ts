@@ -9,11 +9,12 @@
  * | content hash differs                      | fresh (new row)                                           |
  * | recipe hash differs                       | fresh (new row)                                           |
  * | local, failed or skipped by a local stage | fresh (same row): checked again                           |
- * | local, an earlier run stopped or died     | resume from the start (same row): `continued`             |
- * |   before it was finished                  |                                                           |
+ * | local, an earlier run stopped or died     | resume from the start (same row): `continued`,            |
+ * |   before it was finished                  |   nothingSent                                             |
  * | uploaded                                  | resume at `uploaded` (submit), if the upload is recent    |
  * |                                           |   (a prompt file or a base64 image without uploaded       |
- * |                                           |   references: nothing was uploaded, nothing is too old)   |
+ * |                                           |   references: nothing was uploaded, nothing is too old:   |
+ * |                                           |   `continued: … submitting`, nothingSent)                 |
  * | submitting (outcome unknown)              | the crash policy: fail (default; action `fail`) or resubmit |
  * | submitted                                 | resume at `submitted`: poll, never submit again           |
  * | downloaded, outputs complete              | resume at `downloaded` (write result.json)                |
@@ -28,6 +29,10 @@
  * Whether a failure is retryable is recorded where the item failed (Item.failure, failure-class.ts);
  * a row saved without it is judged by its generation's failure_code, and is the file's own otherwise.
  * A create whose outcome is unknown is the crash policy's (`submitting`), never retried here.
+ *
+ * A resume of a row for which nothing was sent to the service (holdsServiceWork: no upload, no create)
+ * is marked `nothingSent`: the file is continued, not resumed — the report's journal counts do not call
+ * it resumed, as `genpipe status` calls it `not yet submitted`.
  */
 import { isChain } from '../chain.ts';
 import { failureOf } from '../failure-class.ts';
@@ -45,6 +50,13 @@ export type JournalAction = AdmitAction;
 
 /** The decision for one file (store/store.ts's StoreDecision). */
 export type JournalDecision = StoreDecision;
+
+/** True when the item holds anything the service did for it (a save of it may not be dropped). */
+export function holdsServiceWork(item: Item): boolean {
+  return item.steps.some(
+    (s) => !!(s.upload?.fileId || s.requestId || s.generationId || s.outputs.length > 0),
+  );
+}
 
 /** The decision plus what the journal does with the row. */
 export interface RowDecision extends JournalDecision {
@@ -251,15 +263,15 @@ export function decide(input: DecideInput): RowDecision {
       // Nothing at the service yet. A local failure or skip is simply checked again (its reason is
       // judged anew); a file the earlier run never finished is continued, which is a resume.
       if (row.item.state === 'failed' || row.item.state === 'skipped') return freshly(fresh, null, false);
-      return resume(fresh, JOURNAL_TEXTS.continued);
+      return { ...resume(fresh, JOURNAL_TEXTS.continued), nothingSent: true };
     case 'uploaded': {
       if (!uploadIsRecent(row, input.now, input.uploadReuseMaxAgeMs))
         return freshly(fresh, JOURNAL_TEXTS.uploadTooOld, false);
       const again = withStep(stored, { state: 'uploaded', requestId: null, generationId: null });
-      return resume(
-        { ...again, state: 'uploaded', reason: null, failedAt: null },
-        JOURNAL_TEXTS.resumeUploaded(uploadOutcome(stored)),
-      );
+      const item: Item = { ...again, state: 'uploaded', reason: null, failedAt: null };
+      const sent = holdsServiceWork(stored);
+      const decision = resume(item, JOURNAL_TEXTS.resumeUploaded(uploadOutcome(stored), sent));
+      return sent ? decision : { ...decision, nothingSent: true };
     }
     case 'submitting':
       return decideSubmitting(input, row, stored);

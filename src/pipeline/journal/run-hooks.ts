@@ -4,7 +4,7 @@
  * Every hook is asynchronous and the runner awaits each.
  */
 import type { Item } from '../item.ts';
-import { inputKey } from '../raw-names.ts';
+import { inputKey, placeInput } from '../raw-names.ts';
 import type { PlanOptions, RecipeFiles, Store, StoreDecision } from '../store/store.ts';
 import { hashWithCache } from './content-hash.ts';
 
@@ -52,12 +52,11 @@ export function journalRunHooks(store: Store, recipe: RecipeFiles, opts: PlanOpt
     return ref ? hashWithCache(store, ref.absPath, signal) : Promise.resolve(null);
   };
   return {
-    // A file whose name is not valid UTF-8 is kept in no row: its `input` is only the escaped text of
-    // its name, which a valid file's row may have (raw-names.ts); it fails again whenever it is found.
-    persist: (item) => (item.rawInput === undefined ? store.save(item) : Promise.resolve()),
+    // A file whose name is not valid UTF-8 has its row by its bytes (admission.ts's rowInputOf).
+    persist: (item) => store.save(item),
     admit: (item, signal) => store.admit(item, recipe, { ...opts, signal }),
     vanished: (skip) => store.vanishedInFlight(skip),
-    placeFor: (item) => store.placeFor(item.input, inputKey(item)),
+    placeFor: (item) => store.placeFor(placeInput(item), inputKey(item)),
     referenceFileId: async (name, signal) => {
       const hash = await refHash(name, signal);
       return hash === null ? null : store.reference(name, hash);

@@ -3,6 +3,7 @@
  * read at the service): the inputs by where their work stands, the failures with their reasons, and
  * what the next run would do with each kind: resume-decision.ts's own decision, told in other words.
  */
+import type { Item } from '../item.ts';
 import type { BatchRow } from '../store/store.ts';
 import { VANISHED_TAKEN_PHASES } from './admission.ts';
 import { EMBEDDED_IDENTITY, redoneOnEmbedded } from './embedded-redo.ts';
@@ -23,6 +24,7 @@ export type StatusKind =
   | 'failed before the service'
   | 'skipped'
   | 'not yet submitted'
+  | 'failed, moved away'
   | 'no longer in the input folder';
 
 /** What a re-run does with the inputs of each kind. */
@@ -41,6 +43,8 @@ export const RERUN_TEXTS: Record<StatusKind, string> = {
   'failed before the service': 'checks them again (nothing was sent for them)',
   skipped: 'checks them again against the recipe',
   'not yet submitted': 'checks and submits them',
+  'failed, moved away':
+    'leaves them failed: moved out of the input folder (a watch with --on-done move files its failures in failed/), they are not among the files it reads (a watch still reports them as they failed)',
   'no longer in the input folder':
     'takes nothing of them: moved away or deleted, they are not among the files it reads (a watch still reports those that finished as they finished)',
 };
@@ -65,11 +69,12 @@ export interface StatusContext {
    */
   embedded?: boolean;
   /**
-   * Whether an input is still in the input folder the re-run reads (the last batch's); absent when
-   * that is not known (the folder is not on this machine). A row whose input is gone is taken up only
-   * for the service's work on it (admission.ts's VANISHED_TAKEN_PHASES), as the run's vanishedInFlight.
+   * Whether a row's input (its item's path, or its bytes: raw-names.ts) is still in the input folder
+   * the re-run reads (the last batch's); absent when that is not known (the folder is not on this
+   * machine). A row whose input is gone is taken up only for the service's work on it (admission.ts's
+   * VANISHED_TAKEN_PHASES), as the run's vanishedInFlight.
    */
-  present?: (input: string) => boolean;
+  present?: (item: Pick<Item, 'input' | 'rawInput'>) => boolean;
 }
 
 /** The summary of an out dir's journal. */
@@ -109,9 +114,11 @@ export function statusKind(row: JournalRow, context: StatusContext = { live: nul
 /** statusKind with the reason (see RowStatus). */
 export function rowStatus(row: JournalRow, context: StatusContext = { live: null }): RowStatus {
   const status = decidedStatus(row, context);
-  // A finished input moved away is still done; any other one gone is taken up by nothing.
-  if (status.kind === 'done' || context.present?.(row.input) !== false) return status;
+  // A finished input moved away keeps how it finished (as a watch's --on-done move files successes and
+  // failures alike): done, or failed with its reason; any other one gone is taken up by nothing.
+  if (status.kind === 'done' || context.present?.(row.item) !== false) return status;
   if ((VANISHED_TAKEN_PHASES as readonly string[]).includes(row.phase)) return status;
+  if (row.item.state === 'failed') return { kind: 'failed, moved away', reason: row.item.reason };
   return { kind: 'no longer in the input folder', reason: row.item.reason };
 }
 
@@ -177,10 +184,10 @@ export function statusSummary(
       row.phase === 'failed' ||
       kind === 'outcome unknown' ||
       kind === 'failed before the service' ||
-      (kind === 'no longer in the input folder' && row.item.state === 'failed');
+      kind === 'failed, moved away';
     if (failed) {
       failures.push({
-        input: row.input,
+        input: row.item.input, // a name that is not valid UTF-8 as the report prints it
         reason: reason ?? 'failed',
         retried: kind === 'failed, retried by a re-run',
       });

@@ -168,10 +168,11 @@ export const JOURNAL_TEXTS = {
   continued: 'continued: the earlier run stopped before this file was finished',
   /**
    * An item resumed at submit: what its upload step did (upload-words.ts's uploadOutcome) — only a file
-   * upload is "already uploaded"; a prompt file's text and a base64 image go in the request.
+   * upload is "already uploaded"; a prompt file's text and a base64 image go in the request. With
+   * nothing sent to the service for it (`sent` false) it is continued, not resumed.
    */
-  resumeUploaded: (outcome: string): string =>
-    `resumed: ${outcome === 'uploaded' ? 'already uploaded' : outcome}, submitting`,
+  resumeUploaded: (outcome: string, sent = true): string =>
+    `${sent ? 'resumed' : 'continued'}: ${outcome === 'uploaded' ? 'already uploaded' : outcome}, submitting`,
   resumeSubmitted: (generationId: string): string =>
     `resumed: waiting for generation ${generationId}, submitted by an earlier run`,
   resumeRedownload: (generationId: string, problems: readonly string[]): string =>

@@ -68,9 +68,12 @@ export {
   reportItem,
   reportJsonPieces,
   reportJsonText,
+  reportStop,
+  type StoppedBy,
   type StoppedEarly,
   uniqueItems,
   unprocessedReason,
+  watchStoppedLater,
   writeReportJson,
   writeReportJsonEntries,
 } from './report-json.ts';

@@ -6,6 +6,7 @@
  */
 import { extname, join } from 'node:path';
 import type { Item } from '../item.ts';
+import { placeInput } from '../raw-names.ts';
 import { isOutDirOwnName } from './out-dir-names.ts';
 
 /** Name of the per-item result file inside the item's out folder. */
@@ -32,12 +33,12 @@ export function itemOutDir(outDir: string, input: string): string {
  *
  * @example itemPlace({ input: 'scan.png', place: 'scan-1.png' }) // 'scan-1.png'
  */
-export function itemPlace(item: Pick<Item, 'input' | 'place'>): string {
-  return item.place ?? folderPlace(item.input);
+export function itemPlace(item: Pick<Item, 'input' | 'place' | 'rawInput'>): string {
+  return item.place ?? folderPlace(placeInput(item));
 }
 
 /** `<out>/<place>/`: the folder of the item's outputs and result.json. */
-export function itemFolder(outDir: string, item: Pick<Item, 'input' | 'place'>): string {
+export function itemFolder(outDir: string, item: Pick<Item, 'input' | 'place' | 'rawInput'>): string {
   return itemOutDir(outDir, itemPlace(item));
 }
 

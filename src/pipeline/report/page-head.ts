@@ -11,7 +11,13 @@ import { esc } from './html-escape.ts';
 import { ignoredReasonsText, type ReportIgnored } from './ignored.ts';
 import { PAGE_SCRIPT_CSP } from './page-script.ts';
 import { PAGE_CSS } from './page-style.ts';
-import { journalCountsText, notLookedAtText, type ReportHead } from './report-json.ts';
+import {
+  journalCountsText,
+  notLookedAtText,
+  type ReportHead,
+  type StoppedBy,
+  watchStoppedLater,
+} from './report-json.ts';
 
 /** Seconds between reloads of the page while the batch runs (none once it finished). */
 export const REPORT_REFRESH_SECONDS = 5;
@@ -56,6 +62,22 @@ export function documentHead(report: ReportHead): string[] {
   ];
 }
 
+/**
+ * The banner's words of a watch stopped as it normally ends (report.json `stopped`): it was stopped, and
+ * the files it left are taken up by the next session.
+ *
+ * @example watchStoppedText({ reason: 'stopped by Ctrl-C / SIGINT', by: 'Ctrl-C / SIGINT' }, 1)
+ * // 'The watch was stopped (Ctrl-C / SIGINT). 1 file was not processed; it is picked up when the watch starts again.'
+ */
+export function watchStoppedText(stopped: StoppedBy, unprocessed: number): string {
+  const notLooked = notLookedAtText(stopped);
+  const left =
+    unprocessed === 0
+      ? ''
+      : ` ${plural(unprocessed, 'file was', 'files were')} not processed; ${watchStoppedLater(unprocessed)}${notLooked ? `; ${notLooked}` : ''}.`;
+  return `The watch was stopped (${stopped.by}).${left}`;
+}
+
 /** The title, times, input folder and banners. */
 export function pageHeader(
   report: ReportHead,
@@ -81,6 +103,8 @@ export function pageHeader(
     out.push(
       `<div class="banner stopped" role="alert">The batch stopped early: ${esc(report.stopped_early.reason)}. ${plural(t.unprocessed, 'file was', 'files were')} not processed${notLooked ? `; ${esc(notLooked)}` : ''}.</div>`,
     );
+  } else if (report.stopped) {
+    out.push(`<div class="banner ended">${esc(watchStoppedText(report.stopped, t.unprocessed))}</div>`);
   } else if (finishedAt === null) {
     const discovering = report.discovering
       ? ` Files are still being discovered: ${t.inputs} found so far, the totals count only those.`

@@ -11,6 +11,7 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .banner{margin:16px 0;padding:12px 16px;border-radius:8px;font-weight:600}
 .banner.stopped{background:#fdecea;border:1px solid #f5c2c0;color:var(--bad)}
 .banner.emulator{background:#fff4e0;border:1px solid #f3d19e;color:var(--warn)}
+.banner.ended{background:#f4f4f4;border:1px solid var(--line);color:#333}
 .banner.running{background:#e8f0fe;border:1px solid #c3d5f7;color:var(--run)}
 .banner.journal{background:#fff;border:1px solid var(--line);color:#333;font-weight:400}
 .totals{display:flex;flex-wrap:wrap;gap:10px;margin:16px 0}

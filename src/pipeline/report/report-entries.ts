@@ -27,7 +27,8 @@ export interface ReportEntry {
 export function journalCountOf(item: Pick<Item, 'journal' | 'state'>): JournalCount | null {
   const note = item.journal;
   if (note?.retried) return 'retried';
-  if (note?.action === 'resume') return 'resumed';
+  // A file the earlier run sent nothing for is continued, not resumed (resume-decision.ts's nothingSent).
+  if (note?.action === 'resume') return note.nothingSent ? null : 'resumed';
   if (note?.action === 'done') return item.state === 'failed' ? 'not_retried' : 'reused';
   if (note?.action === 'fail') return 'unknown_outcome';
   if (note?.action === 'fresh' && note.reason !== null) return 'redone';

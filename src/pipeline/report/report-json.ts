@@ -132,6 +132,12 @@ export interface BatchReport {
    */
   stopped_early: StoppedEarly | null;
   /**
+   * Set when the batch ended the normal way by being stopped — a watch, by a signal — instead of stopping
+   * early (`stopped_early` is then null): `reason`, `by` (`Ctrl-C / SIGINT`, `SIGTERM`), and
+   * `not_looked_at` as in `stopped_early`. Absent otherwise.
+   */
+  stopped?: StoppedBy;
+  /**
    * Present (true) while the batch runs and its walk of the input folder has not ended: `totals.inputs`
    * counts the files found so far, there are at least that many.
    */
@@ -164,6 +170,26 @@ export interface StoppedEarly {
   not_looked_at_partial?: true;
 }
 
+/** A batch stopped as it normally ends (a watch, by a signal): see BatchReport.stopped. */
+export interface StoppedBy extends StoppedEarly {
+  by: string;
+}
+
+/**
+ * How a stop is told in the reports (`reason`; `end` when the stop is the batch's normal end, as
+ * runner/stop-control.ts's BatchStop has it): `stopped_early`, or `stopped` for a normal end.
+ */
+export function reportStop(
+  stop: { reason: string; end?: string } | null,
+  notLookedAt: Omit<StoppedEarly, 'reason'> = {},
+): Pick<ReportMeta, 'stoppedEarly' | 'stopped'> {
+  if (!stop) return { stoppedEarly: null };
+  const told = { reason: stop.reason, ...notLookedAt };
+  return stop.end === undefined
+    ? { stoppedEarly: told }
+    : { stoppedEarly: null, stopped: { ...told, by: stop.end } };
+}
+
 /** "N more files were not looked at" of a stop, or '' when none. */
 export function notLookedAtText(stop: StoppedEarly | null | undefined): string {
   const n = stop?.not_looked_at ?? 0;
@@ -181,6 +207,8 @@ export interface ReportMeta {
   finishedAt?: number | null;
   /** The reason the batch stopped early (the `batch_stopping` event's reason). */
   stoppedEarly?: StoppedEarly | null;
+  /** How the batch was stopped when that is its normal end (report.json `stopped`; see reportStop). */
+  stopped?: StoppedBy | null;
   /** The batch runs and its walk of the input folder goes on (report.json `discovering`). */
   discovering?: boolean;
   /** Masks the secrets the runner knows (default: key- and bearer-shaped strings only). */
@@ -203,11 +231,20 @@ export function briefStopReason(reason: string): string {
   return brief.charAt(0).toLowerCase() + brief.slice(1);
 }
 
-/** Reason of an item left unprocessed without one of its own. */
-export function unprocessedReason(stoppedEarly: { reason: string } | null | undefined): string {
-  return stoppedEarly
-    ? `not processed: the batch stopped early (${briefStopReason(stoppedEarly.reason)})`
-    : 'not processed: the batch ended before this file was done';
+/** What becomes of the `files` a watch stopped as it normally ends left: the next session takes them. */
+export function watchStoppedLater(files = 1): string {
+  return `${files === 1 ? 'it is' : 'they are'} picked up when the watch starts again`;
+}
+
+/**
+ * Reason of an item left unprocessed without one of its own, following the stop's cause: a watch
+ * stopped by a signal (`by`: its normal end) was stopped; any other stop ended the batch early.
+ */
+export function unprocessedReason(stop: { reason: string; by?: string } | null | undefined): string {
+  if (!stop) return 'not processed: the batch ended before this file was done';
+  if (stop.by !== undefined)
+    return `not processed: the watch was stopped (${stop.by}); ${watchStoppedLater()}`;
+  return `not processed: the batch stopped early (${briefStopReason(stop.reason)})`;
 }
 
 /**
@@ -230,14 +267,18 @@ export function entryStatus(
  * An item's line in the report. Once the batch has finished, an item that never reached a final
  * state is reported as unprocessed.
  */
-export function reportItem(item: Item, meta: Pick<ReportMeta, 'finishedAt' | 'stoppedEarly'>): ReportItem {
+export function reportItem(
+  item: Item,
+  meta: Pick<ReportMeta, 'finishedAt' | 'stoppedEarly' | 'stopped'>,
+): ReportItem {
   const step = currentStep(item);
   let status = itemStatus(item);
   if (status === 'pending' && meta.finishedAt != null) status = 'unprocessed';
   let reason: string | null = null;
   if (status === 'failed') reason = item.reason ?? step?.generation?.failure_reason ?? 'failed';
   else if (status === 'skipped') reason = item.reason ?? 'skipped';
-  else if (status === 'unprocessed') reason = item.reason ?? unprocessedReason(meta.stoppedEarly);
+  else if (status === 'unprocessed')
+    reason = item.reason ?? unprocessedReason(meta.stoppedEarly ?? meta.stopped);
   const hasResult = status === 'succeeded' || status === 'failed' || status === 'skipped';
   const place = itemPlace(item);
   const line: ReportItem = {
@@ -332,6 +373,7 @@ export function reportHead(entries: readonly ReportEntry[], meta: ReportMeta): R
     started_at: new Date(meta.startedAt).toISOString(),
     finished_at: meta.finishedAt == null ? null : new Date(meta.finishedAt).toISOString(),
     stopped_early: meta.stoppedEarly ? { ...meta.stoppedEarly } : null,
+    ...(meta.stopped ? { stopped: { ...meta.stopped } } : {}),
     ...(meta.discovering && meta.finishedAt == null ? { discovering: true as const } : {}),
     ...(meta.journal ? { journal: journalSection(entries, meta.journal) } : {}),
     totals,

@@ -44,14 +44,22 @@ export class AtomicFile {
     if (this.chars >= WRITE_CHARS) await this.flush();
   }
 
-  /** Writes the rest and renames the scratch file onto the path. */
+  /**
+   * Writes the rest and renames the scratch file onto the path; when that fails (a full disk refuses
+   * the rest), the scratch file is removed (abort) before the error is thrown: no caller leaves one.
+   */
   async commit(): Promise<void> {
-    await this.flush();
-    await this.handle.close();
-    await rename(this.tmp, this.path);
+    try {
+      await this.flush();
+      await this.handle.close();
+      await rename(this.tmp, this.path);
+    } catch (err) {
+      await this.abort();
+      throw err;
+    }
   }
 
-  /** Gives up: closes and removes the scratch file (the old file, if any, stays). */
+  /** Gives up: closes and removes the scratch file (the old file, if any, stays); again: nothing more. */
   async abort(): Promise<void> {
     this.buf = [];
     await this.handle.close().catch(() => undefined);

@@ -103,8 +103,10 @@ export class ItemDriver implements StepEnv {
   /** The item ended not processed, with the batch's stop reason. */
   stoppedItem(item: Item): Item {
     const stop = this.stops.stop;
-    const base = unprocessedReason(stop ? { reason: stop.reason } : null);
-    const later = this.run.options.admit ? '; the next run continues it from the journal' : '';
+    const base = unprocessedReason(stop ? { reason: stop.reason, by: stop.end } : null);
+    // A watch stopped as it normally ends said already that the next session takes the file up.
+    const later =
+      this.run.options.admit && stop?.end === undefined ? '; the next run continues it from the journal' : '';
     const generationId = currentStep(item)?.generationId;
     const reason =
       generationId && item.state !== 'failed'

@@ -183,6 +183,8 @@ export interface AdmitDecision {
   reason: string | null;
   /** The item failed in an earlier run and is tried again (fresh or resumed). */
   retried?: boolean;
+  /** A resume of a file the earlier run sent nothing for: continued, not counted as resumed. */
+  nothingSent?: boolean;
 }
 
 /** A run's settings with every default applied (see resolveRunOptions). */

@@ -10,8 +10,10 @@ import { join } from 'node:path';
 import { LocalWriteError } from '../../client/index.ts';
 import { plural } from '../../spec/plural.ts';
 import type { Item } from '../item.ts';
+import { holdsServiceWork } from '../journal/resume-decision.ts';
 import type { Redact } from '../progress/redact.ts';
 import {
+  entryStatus,
   type HeldBackFile,
   REPORT_HTML_FILE,
   REPORT_JSON_FILE,
@@ -20,7 +22,6 @@ import {
   type ReportIgnored,
   type ReportJournalMeta,
   reportHead,
-  type StoppedEarly,
   writeReportFiles,
 } from '../report/index.ts';
 import { reasonOf } from '../runner-errors.ts';
@@ -112,12 +113,12 @@ export class ReportRefresher {
    */
   async finish(
     finishedAt: number,
-    stoppedEarly: StoppedEarly | null,
+    stop: Pick<ReportFilesMeta, 'stoppedEarly' | 'stopped'>,
     keepItems = false,
   ): Promise<{ report: ReportHead; items: Item[]; notWritten: string | null }> {
     this.halt();
     if (this.writing) await this.writing;
-    const at = { finishedAt, now: finishedAt, stoppedEarly };
+    const at = { finishedAt, now: finishedAt, ...stop };
     let report: ReportHead;
     let notWritten: string | null = null;
     try {
@@ -127,9 +128,20 @@ export class ReportRefresher {
       const why = LocalWriteError.from(err, this.outDir)?.message ?? reasonOf(err);
       const stale = await this.dropStale();
       report = await this.write(at, false);
-      notWritten = [why, stale, whereResultsAre(report.totals)].filter((t) => t !== '').join('; ');
+      const where = whereResultsAre(report.totals, this.leftWorkAtService(at));
+      notWritten = [why, stale, where].filter((t) => t !== '').join('; ');
     }
     return { report, items: keepItems ? this.items.reportItems() : [], notWritten };
+  }
+
+  /** True when a file left not processed holds work at the service (an upload, a create): the journal keeps it. */
+  private leftWorkAtService(at: Pick<ReportFilesMeta, 'finishedAt'>): boolean {
+    const snapshot = this.items.reportEntries();
+    try {
+      return snapshot.entries.some((e) => entryStatus(e, at) === 'unprocessed' && holdsServiceWork(e.item()));
+    } finally {
+      snapshot.release();
+    }
   }
 
   /**
@@ -153,7 +165,7 @@ export class ReportRefresher {
 
   /** Writes both reports from a snapshot of the batch's entries and of what discovery left out. */
   private async write(
-    at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly'>,
+    at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly' | 'stopped'>,
     files = this.writes,
   ): Promise<ReportHead> {
     const { ignoredEntries, heldBack, ...fixed } = this.meta;
@@ -176,12 +188,17 @@ export class ReportRefresher {
 
 /**
  * Where a batch's results are when its reports could not be written: the result.json of each file that
- * ended (succeeded, failed, skipped), and the journal for the files not processed.
+ * ended (succeeded, failed, skipped), and the journal for the files not processed — when something was
+ * sent to the service for them (`leftAtService`); else that nothing was.
  */
-function whereResultsAre(t: ReportHead['totals']): string {
+function whereResultsAre(t: ReportHead['totals'], leftAtService: boolean): string {
   const ended = t.succeeded + t.failed + t.skipped;
-  const rest = 'the journal keeps what was generated; the next run collects it';
-  if (ended === 0) return rest;
+  const rest = leftAtService
+    ? 'the journal keeps what was generated; the next run collects it'
+    : 'nothing was sent to the service for them; the next run processes them';
+  if (ended === 0) {
+    return leftAtService ? rest : 'nothing was sent to the service; the next run processes the files';
+  }
   if (t.unprocessed === 0) return "each file's result.json holds what it got";
   return `the result.json of each file that ended holds what it got; for the ${plural(t.unprocessed, 'file')} not processed, ${rest}`;
 }

@@ -188,6 +188,7 @@ async function admitted(item: Item, env: StepEnv): Promise<Settled> {
     action: decision.action,
     reason: decision.reason,
     ...(decision.retried ? { retried: true } : {}),
+    ...(decision.nothingSent ? { nothingSent: true } : {}),
   };
   if (decision.action !== 'fresh') {
     await sweepItemScratch(env.run.outDir, itemPlace(decision.item)).catch(() => 0);

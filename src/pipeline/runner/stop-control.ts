@@ -38,6 +38,11 @@ export interface BatchStop {
    * not be written (full, read-only, forbidden).
    */
   cause: 'service' | 'interrupted' | 'aborted' | 'input' | 'journal' | 'output';
+  /**
+   * Set when the stop is how the batch normally ends (a watch stopped by a signal), in those words
+   * (`Ctrl-C / SIGINT`): the batch did not stop early, and its reports say it was stopped.
+   */
+  end?: string;
 }
 
 /** A batch's stop state: its two signals and why it stopped. */
@@ -82,7 +87,7 @@ export class StopControl {
   /** The batch stops taking new work (the first reason wins). */
   trigger(reason: string, cause: BatchStop['cause'], end?: string): void {
     if (this.why) return;
-    this.why = { reason, cause };
+    this.why = { reason, cause, ...(end === undefined ? {} : { end }) };
     this.onStopping(reason, end);
     this.stopping.abort(new Error(reason));
   }

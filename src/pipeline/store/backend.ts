@@ -44,6 +44,11 @@ export interface StoreBackend {
   transactionNow?<T>(body: (sql: Sql) => Step<T>): T;
   /** A write on its own, durable when it resolves; `serial` as for transaction. */
   write(what: string, body: (sql: Sql) => Step<void>, serial?: number): Promise<void>;
+  /**
+   * A write of several statements made together, durable when it resolves (the journal groups it with
+   * the writes asked for about then; PostgreSQL runs it in a transaction of its own).
+   */
+  atomicWrite(what: string, body: (sql: Sql) => Step<void>): Promise<void>;
   /** Made before a batch is recorded (the journal takes old credentials out of its rows). */
   beforeBatch(): void;
   /** Refuses writes (throws) when they may not be made now: the lock this store held is lost. */

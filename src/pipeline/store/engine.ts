@@ -17,8 +17,12 @@ import {
   decideInputOf,
   holdsServiceWork,
   keyedBefore,
+  NOTED_KEY,
   needsOutputs,
+  refusedBeforeAdmission,
+  rowInputOf,
   rowWrites,
+  unadmittedWrites,
   VANISHED_TAKEN_PHASES,
   wantsEarlier,
 } from '../journal/admission.ts';
@@ -238,12 +242,17 @@ export class StoreEngine implements Store {
     write: boolean,
   ): Step<{ active: JournalRow | null; row: JournalRow | null; decision: RowDecision }> {
     let active = yield* this.items.active(sql, item.input);
-    if (active && (active.contentHash === UNHASHED || keyedBefore(active, key))) {
+    // Noted for a file never planned (stopped or refused before it was, see save): this is its key;
+    // or keyed under a former identity of the service (its URL with the password): the same work.
+    const unhashed = active?.contentHash === UNHASHED;
+    if (active && (unhashed || keyedBefore(active, key))) {
       if (write) yield* this.items.setKey(sql, active.id, key);
       active = { ...active, contentHash: key.contentHash, recipeHash: key.recipeHash };
     }
     const force = opts.force ?? false;
-    const earlier = wantsEarlier(active, key, force) ? yield* this.items.earlier(sql, item.input, key) : null;
+    const earlier = wantsEarlier(active, key, force, unhashed)
+      ? yield* this.items.earlier(sql, item.input, key)
+      : null;
     const row = earlier ?? active;
     const outputs = needsOutputs(row, key) ? this.outputsCheck(row) : null;
     const input = decideInputOf(row, item, key, opts, this.now(), outputs, this.batch?.id ?? null);
@@ -282,8 +291,7 @@ export class StoreEngine implements Store {
       if (write) yield* this.items.write(sql, id, next, write === 'fresh' ? null : row, batch.id);
     }
     yield* this.items.claim(sql, id);
-    const { action, reason, retried } = decision;
-    return { id, decision: { action, item: next, reason, ...(retried ? { retried } : {}) } };
+    return { id, decision: decisionOf(decision, next) };
   }
 
   /** Binds the input of an admitted file to its row, for save; the decision. */
@@ -341,8 +349,7 @@ export class StoreEngine implements Store {
           !row || decision.supersede
             ? yield* this.items.freePlace(sql, item.input)
             : yield* this.items.placeOf(sql, row, false);
-        const { action, reason, retried } = decision;
-        return { action, item: { ...decision.item, place }, reason, ...(retried ? { retried } : {}) };
+        return decisionOf(decision, { ...decision.item, place });
       }.bind(this),
     );
   }
@@ -376,15 +383,16 @@ export class StoreEngine implements Store {
    */
   async save(item: Item): Promise<void> {
     this.assertWritable();
-    if (item.state === 'discovered' || item.state === 'sniffed') this.release(item.input);
+    const input = rowInputOf(item);
+    if (item.state === 'discovered' || item.state === 'sniffed') this.release(input);
     const last = unbindsOnSave(item);
-    const id = this.bound.get(item.input) ?? (last ? await this.finishedRowOf(item) : undefined);
+    const id = this.bound.get(input) ?? (last ? await this.finishedRowOf(item) : undefined);
     if (id === undefined) {
       if (holdsServiceWork(item)) throw new Error(JOURNAL_TEXTS.notPlanned(item.input, item.state));
-      if (item.state === 'stopped') await this.noteStopped(item);
+      await this.noteUnadmitted(item);
       return;
     }
-    if (last) this.bound.delete(item.input);
+    if (last) this.bound.delete(input);
     const batchId = this.batch?.id ?? null;
     try {
       await this.backend.write(
@@ -393,7 +401,7 @@ export class StoreEngine implements Store {
         id,
       );
     } finally {
-      if (last && this.bound.get(item.input) !== id) this.items.unclaim(id);
+      if (last && this.bound.get(input) !== id) this.items.unclaim(id);
     }
   }
 
@@ -433,21 +441,41 @@ export class StoreEngine implements Store {
     return row.id;
   }
 
-  /** A row for a stopped file never admitted, when its input has none (the next run continues it). */
-  private async noteStopped(item: Item): Promise<void> {
+  /**
+   * The row of an ended file never admitted (admission.ts's unadmittedWrites): stopped, when its input
+   * has none (the next run continues it); refused before it was planned (sniff, plan, its name), or
+   * skipped, as its input's row at its place (the out dir's history tells it). Such a row has no key
+   * (NOTED_KEY) until the file is admitted; a file whose name is not valid UTF-8 has its row by its
+   * bytes (rowInputOf).
+   */
+  private async noteUnadmitted(item: Item): Promise<void> {
     const batch = this.batch;
-    // Most such files have a row (a watch stopped with thousands of finished files queued): read first.
-    if (!batch) return;
-    if (await this.backend.read(`reading ${item.input}`, (sql) => this.items.active(sql, item.input))) return;
-    await this.backend.transaction(
-      `noting ${item.input} stopped`,
-      function* (this: StoreEngine, sql: Sql) {
-        if (this.backend.plans.admissionLock) yield* sql.run(this.backend.plans.admissionLock, [this.outDir]);
-        if (yield* this.items.active(sql, item.input)) return;
-        const noted: Item = { ...item, place: item.place ?? (yield* this.items.freePlace(sql, item.input)) };
-        yield* this.items.insert(sql, noted, { contentHash: UNHASHED, recipeHash: UNHASHED }, batch.id);
-      }.bind(this),
+    if (!batch || (item.state !== 'stopped' && !refusedBeforeAdmission(item))) return;
+    const input = rowInputOf(item);
+    // A watch stopped with thousands of finished files queued: most have a row, nothing to write.
+    if (item.state === 'stopped') {
+      if (await this.backend.read(`reading ${item.input}`, (sql) => this.items.active(sql, input))) return;
+    }
+    await this.backend.atomicWrite(`noting ${item.input} ${item.state}`, (sql) =>
+      this.noteRow(sql, item, input, batch.id),
     );
+  }
+
+  private *noteRow(sql: Sql, item: Item, input: string, batchId: number): Step<void> {
+    if (this.backend.plans.admissionLock) yield* sql.run(this.backend.plans.admissionLock, [this.outDir]);
+    const active = yield* this.items.active(sql, input);
+    const w = unadmittedWrites(item, active);
+    if (w?.kind === 'update') {
+      if (active?.contentHash !== UNHASHED) yield* this.items.setKey(sql, w.id, NOTED_KEY);
+      yield* this.items.save(sql, w.id, item, batchId);
+    } else if (w?.kind === 'insert') {
+      if (w.supersede !== null) yield* this.items.supersede(sql, w.supersede);
+      const noted: Item = {
+        ...item,
+        place: item.place ?? (yield* this.items.freePlace(sql, item.input, input)),
+      };
+      yield* this.items.insert(sql, noted, NOTED_KEY, batchId);
+    }
   }
 
   /** save for the moment the create is about to be sent (the item holds its new request id). */
@@ -617,6 +645,12 @@ export class StoreEngine implements Store {
     this.closed = true;
     await this.backend.close();
   }
+}
+
+/** The decision told for `item`: the rule's words and marks. */
+function decisionOf(d: RowDecision, item: Item): StoreDecision {
+  const { action, reason, retried, nothingSent } = d;
+  return { action, item, reason, ...(retried ? { retried } : {}), ...(nothingSent ? { nothingSent } : {}) };
 }
 
 /** Runs an insert answering the new row's `id`. */

@@ -5,6 +5,7 @@
  * synchronous transactions and the PostgreSQL store awaits it.
  */
 import type { Item } from '../item.ts';
+import { rowInputOf } from '../journal/admission.ts';
 import {
   changedText,
   type ItemColumns,
@@ -160,13 +161,13 @@ export class ItemRows {
 
   // ---- writing
 
-  /** A new row of `item` (its place set) with `key`; its id. */
+  /** A new row of `item` (its place set) with `key`, its input rowInputOf(item); its id. */
   *insert(sql: Sql, item: Item, key: JournalKey, batchId: number): Generator<Promise<unknown>, number> {
     const now = this.now();
     const { columns, written } = itemColumns(this.outDir, item, null, batchId, now);
     const place = item.place ?? folderPlace(item.input);
     const [row] = yield* sql.all<{ id: number }>(this.sqlOf.insert, [
-      ...[this.outDir, item.input, place, key.contentHash, key.recipeHash, batchId],
+      ...[this.outDir, rowInputOf(item), place, key.contentHash, key.recipeHash, batchId],
       ...columnValues(columns),
       now,
     ]);

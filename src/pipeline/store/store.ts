@@ -28,6 +28,11 @@ export interface StoreDecision {
   reason: string | null;
   /** The item failed in an earlier run and is tried again (fresh or resume); absent otherwise. */
   retried?: true;
+  /**
+   * A resume of a file for which the earlier run sent nothing to the service (no upload, no create):
+   * continued, not resumed (resume-decision.ts); absent otherwise.
+   */
+  nothingSent?: true;
 }
 
 /** The crash policy flag, --retry-failed and --force. */
@@ -164,7 +169,10 @@ export interface Store {
    * @throws Error when the item holds no request id
    */
   recordIntent(item: Item): Promise<void>;
-  /** Records an item's transition (durable on resolve); see README.md for unadmitted items. */
+  /**
+   * Records an item's transition (durable on resolve); an item never admitted is noted when it stopped,
+   * or was refused or skipped before it was planned (see README.md).
+   */
   save(item: Item): Promise<void>;
   /**
    * The out folder (relative to the out dir) for an item the store did not admit (skipped, or failed

@@ -102,6 +102,10 @@ export class PgBackend implements StoreBackend {
     return this.serial.run(serial, () => this.read(what, body));
   }
 
+  atomicWrite(what: string, body: (sql: Sql) => Step<void>): Promise<void> {
+    return this.transaction(what, body);
+  }
+
   beforeBatch(): void {}
 
   /** Refuses writes once the held lock was lost (another runner may hold the out dir). */

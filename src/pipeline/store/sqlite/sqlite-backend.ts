@@ -66,6 +66,10 @@ export class SqliteBackend implements StoreBackend {
     return this.group.add(() => runNow(body(this.sql)));
   }
 
+  atomicWrite(what: string, body: (sql: Sql) => Step<void>): Promise<void> {
+    return this.write(what, body);
+  }
+
   /** Takes the credentials out of the service of rows an earlier genpipe wrote with them (SCRUB_SERVICE_CREDENTIALS). */
   beforeBatch(): void {
     this.db.function('genpipe_service_identity', { deterministic: true }, (s: unknown) =>
