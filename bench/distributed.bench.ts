@@ -24,7 +24,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/pipeline/store-postgres/embedded.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/pipeline/store/postgres/embedded.ts';
 import { type BenchRow, ROOT, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 import { idealScheduleMs } from './pipeline-schedule.bench.ts';
 

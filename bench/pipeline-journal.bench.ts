@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Item, newItem } from '../src/pipeline/item.ts';
-import { type Journal, openJournal, type SynchronousMode } from '../src/pipeline/journal/index.ts';
+import { type Journal, openJournal, type SynchronousMode } from '../src/pipeline/store/sqlite/index.ts';
 import { patchItem } from '../test/helpers/item-patch.ts';
 import type { BenchRow } from './lib.ts';
 

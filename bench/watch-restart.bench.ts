@@ -40,8 +40,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { type Item, stepOf } from '../src/pipeline/item.ts';
-import { openJournal } from '../src/pipeline/journal/index.ts';
 import { writeReports } from '../src/pipeline/report/index.ts';
+import { openJournal } from '../src/pipeline/store/sqlite/index.ts';
 import { patchItem } from '../test/helpers/item-patch.ts';
 import { type BenchRow, ROOT, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 

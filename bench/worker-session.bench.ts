@@ -16,7 +16,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres } from '../src/pipeline/store-postgres/embedded.ts';
+import { startEmbeddedPostgres } from '../src/pipeline/store/postgres/embedded.ts';
 import { type BenchRow, ROOT, sampleRss, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 
 const KEY = 'svc-api-bench-worker-session';

@@ -35,7 +35,7 @@ import {
   startBatch,
 } from '../pipeline/index.ts';
 import { printable } from '../pipeline/progress/index.ts';
-import { secretsOf } from '../pipeline/store-postgres/index.ts';
+import { secretsOf } from '../pipeline/store/postgres/index.ts';
 import { plural } from '../spec/plural.ts';
 import { type BatchMetrics, startBatchMetrics } from './batch-metrics.ts';
 import { type BatchFlags, recordedFlags, resolveBatchOptions } from './batch-options.ts';

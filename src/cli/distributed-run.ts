@@ -30,7 +30,7 @@ import {
   serviceIdentity,
   startBatch,
 } from '../pipeline/index.ts';
-import { type PostgresStore, redactUrl } from '../pipeline/store-postgres/index.ts';
+import { type PostgresStore, redactUrl } from '../pipeline/store/postgres/index.ts';
 import { plural } from '../spec/plural.ts';
 import type { BatchCommand } from './batch-command.ts';
 import type { BatchFlags } from './batch-options.ts';

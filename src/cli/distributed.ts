@@ -20,7 +20,7 @@ import {
   type Recipe,
   serviceIdentity,
 } from '../pipeline/index.ts';
-import { redactUrl } from '../pipeline/store-postgres/index.ts';
+import { redactUrl } from '../pipeline/store/postgres/index.ts';
 import { plural } from '../spec/plural.ts';
 import { startBatchMetrics } from './batch-metrics.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';

@@ -16,7 +16,7 @@ import {
   openItemQueue,
 } from '../pipeline/distributed/index.ts';
 import type { GenpipeMetrics, RunOptions } from '../pipeline/index.ts';
-import { PostgresStore, StoreReachability } from '../pipeline/store-postgres/index.ts';
+import { PostgresStore, StoreReachability } from '../pipeline/store/postgres/index.ts';
 import type { BatchSetup, Journaling } from './batch-command.ts';
 import type { BatchFlags } from './batch-options.ts';
 import {

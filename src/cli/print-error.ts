@@ -17,7 +17,7 @@ import {
 } from '../client/index.ts';
 import { printable } from '../pipeline/progress/index.ts';
 import { isRecipeError } from '../pipeline/recipe-error.ts';
-import { StoreConnectionError } from '../pipeline/store-postgres/index.ts';
+import { StoreConnectionError } from '../pipeline/store/postgres/index.ts';
 import { EXIT } from './exit-codes.ts';
 import { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
 import { UsageError } from './usage-error.ts';

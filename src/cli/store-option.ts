@@ -14,7 +14,7 @@ import {
   type Store,
   serviceIdentity,
 } from '../pipeline/index.ts';
-import { openPostgresStore, PostgresStore, redactUrl } from '../pipeline/store-postgres/index.ts';
+import { openPostgresStore, PostgresStore, redactUrl } from '../pipeline/store/postgres/index.ts';
 import { ENV } from './service-config.ts';
 import { UsageError } from './usage-error.ts';
 

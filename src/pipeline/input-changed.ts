@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Item } from './item.ts';
-import { sha256File } from './journal/content-hash.ts';
+import { sha256File } from './store/content-hash.ts';
 
 /** The texts of a file that changed while it was processed. */
 export const INPUT_CHANGED_TEXTS = {

@@ -12,7 +12,7 @@ import {
   type StepRecord,
   withStep,
 } from '../../src/pipeline/item.ts';
-import type { FlatStepFields } from '../../src/pipeline/journal/item-json.ts';
+import type { FlatStepFields } from '../../src/pipeline/store/item-json.ts';
 
 const STEP_KEYS = new Set<string>([
   'request',

@@ -23,7 +23,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
 import { afterAll } from 'vitest';
-import { linkTree } from '../../src/pipeline/store-postgres/embedded-binaries.ts';
+import { linkTree } from '../../src/pipeline/store/postgres/embedded-binaries.ts';
 
 export { linkTree };
 

@@ -1,5 +1,5 @@
 /**
- * A real PostgreSQL for a test file: one embedded server (src/pipeline/store-postgres/embedded.ts) per
+ * A real PostgreSQL for a test file: one embedded server (src/pipeline/store/postgres/embedded.ts) per
  * file that asks for it, started before its tests and stopped after them, each on its own port and in
  * its own folder (so files running at the same time in vitest's workers never meet), with a fresh
  * database for the file. Tests that need more separation make a database each (freshDatabase).
@@ -9,7 +9,7 @@
  * it('…', async () => { const store = await openPostgresStore({ url: pg.url(), outDir }); … });
  */
 import { afterAll, beforeAll } from 'vitest';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/pipeline/store-postgres/embedded.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/pipeline/store/postgres/embedded.ts';
 
 /** The file's server, once started. */
 export interface TestPostgres {

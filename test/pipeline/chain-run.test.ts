@@ -10,7 +10,7 @@ import { stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
+import { JOURNAL_TEXTS } from '../../src/pipeline/store/sqlite/index.ts';
 import { call, hold, unhold, until } from '../helpers/emulator.ts';
 import { recipeFolder, runArgs, useChildRunBed } from './child-run.ts';
 import {

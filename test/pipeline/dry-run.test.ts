@@ -16,10 +16,10 @@ import {
   PriceListError,
   parsePriceList,
 } from '../../src/pipeline/dry-run/index.ts';
-import { openJournal } from '../../src/pipeline/journal/index.ts';
 import { loadRecipe } from '../../src/pipeline/recipe.ts';
 import { plan } from '../../src/pipeline/stages/plan.ts';
 import { sniff } from '../../src/pipeline/stages/sniff.ts';
+import { openJournal } from '../../src/pipeline/store/sqlite/index.ts';
 import { writePng } from '../client/client-helpers.ts';
 import { contextFor, itemFor, put } from './stage-helpers.ts';
 

@@ -4,10 +4,10 @@
  * marked; reasons of other causes (another stage, failure_code, HTTP status, state) stay apart.
  */
 import { describe, expect, it } from 'vitest';
-import { JOURNAL_TEXTS } from '../../src/pipeline/journal/texts.ts';
 import { lostAnswerReason } from '../../src/pipeline/outcome-texts.ts';
 import { FailureGroups } from '../../src/pipeline/report/index.ts';
 import { reasonShape } from '../../src/pipeline/report/reason-shape.ts';
+import { JOURNAL_TEXTS } from '../../src/pipeline/store/texts.ts';
 import {
   fetchFailedDetail,
   fileNotReadyDetail,

@@ -3,8 +3,8 @@
  * have, inside the out dir, at most 255 bytes a segment, and two inputs never share one.
  */
 import { expect, it } from 'vitest';
-import { choosePlace } from '../../src/pipeline/journal/item-place.ts';
 import { folderPlace, isFolderPlace, itemOutDir } from '../../src/pipeline/report/item-paths.ts';
+import { choosePlace } from '../../src/pipeline/store/item-place.ts';
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 

@@ -11,13 +11,13 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stepOf } from '../../src/pipeline/item.ts';
-import { JournalLockedError, openJournal } from '../../src/pipeline/journal/index.ts';
+import { JournalLockedError, openJournal } from '../../src/pipeline/store/sqlite/index.ts';
 import { CHECKOUT, otherUserCheckout, UNPRIVILEGED } from '../helpers/other-user.ts';
 import { killToZombie, underNonReapingParent } from '../helpers/processes.ts';
 
 /** Where a child finds the modules it imports, from checkout `root`. */
 const modulesIn = (root: string) => ({
-  JOURNAL_MODULE: pathToFileURL(join(root, 'src/pipeline/journal/index.ts')).href,
+  JOURNAL_MODULE: pathToFileURL(join(root, 'src/pipeline/store/sqlite/index.ts')).href,
   ITEM_MODULE: pathToFileURL(join(root, 'src/pipeline/item.ts')).href,
   PATCH_MODULE: pathToFileURL(join(root, 'test/helpers/item-patch.ts')).href,
 });

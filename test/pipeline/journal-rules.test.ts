@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type Item, newItem, stepOf, withStep } from '../../src/pipeline/item.ts';
+import { lostAnswerReason } from '../../src/pipeline/stages/submit.ts';
 import {
   canonicalJson,
   decide,
@@ -17,9 +18,8 @@ import {
   phaseOf,
   recipeHash,
   unknownSubmissionPolicy,
-} from '../../src/pipeline/journal/index.ts';
-import { statusKind } from '../../src/pipeline/journal/status-summary.ts';
-import { lostAnswerReason } from '../../src/pipeline/stages/submit.ts';
+} from '../../src/pipeline/store/sqlite/index.ts';
+import { statusKind } from '../../src/pipeline/store/status-summary.ts';
 import { flatView, type ItemPatch, patchItem } from '../helpers/item-patch.ts';
 
 const NOW = 1_800_000_000_000;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WriteGroup } from '../../src/pipeline/journal/write-group.ts';
+import { WriteGroup } from '../../src/pipeline/store/sqlite/write-group.ts';
 
 let dir: string;
 let db: Database.Database;

@@ -31,7 +31,7 @@ import {
   NetworkFilesystemError,
   openJournal,
   serviceIdentity,
-} from '../../src/pipeline/journal/index.ts';
+} from '../../src/pipeline/store/sqlite/index.ts';
 import { flatView, patchItem, withFlatItem } from '../helpers/item-patch.ts';
 
 let dir: string;

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
+import { JOURNAL_TEXTS } from '../../src/pipeline/store/sqlite/index.ts';
 import { call } from '../helpers/emulator.ts';
 import { makeImage } from '../media/fixtures.ts';
 import { EDIT_OR_PROMPT_RECIPE, runArgs, useChildRunBed } from './child-run.ts';

@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
+import { JOURNAL_TEXTS } from '../../src/pipeline/store/sqlite/index.ts';
 import { call } from '../helpers/emulator.ts';
 import { runArgs, useChildRunBed } from './child-run.ts';
 import { envFor, generationsOf, runToEnd } from './resume-helpers.ts';

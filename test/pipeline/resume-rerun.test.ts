@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openRunJournal } from '../../src/cli/batch-setup.ts';
 import { UsageError } from '../../src/cli/usage-error.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { JOURNAL_TEXTS, NetworkFilesystemError, openJournal } from '../../src/pipeline/journal/index.ts';
+import { JOURNAL_TEXTS, NetworkFilesystemError, openJournal } from '../../src/pipeline/store/sqlite/index.ts';
 import { call } from '../helpers/emulator.ts';
 import { makeImage } from '../media/fixtures.ts';
 import { runArgs, useChildRunBed } from './child-run.ts';

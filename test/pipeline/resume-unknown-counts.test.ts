@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
+import { JOURNAL_TEXTS } from '../../src/pipeline/store/sqlite/index.ts';
 import { call } from '../helpers/emulator.ts';
 import { killWhileCreateHeld, runArgs, useChildRunBed } from './child-run.ts';
 import { envFor, generationsOf, runToEnd, type SlowProxy } from './resume-helpers.ts';

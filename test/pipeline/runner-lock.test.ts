@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { defaultJournalPath, openJournal } from '../../src/pipeline/journal/index.ts';
+import { defaultJournalPath, openJournal } from '../../src/pipeline/store/sqlite/index.ts';
 import { killToZombie, processState } from '../helpers/processes.ts';
 import { recipeFolder, runArgs, useChildRunBed } from './child-run.ts';
 import {

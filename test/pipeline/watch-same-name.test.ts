@@ -13,7 +13,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { JOURNAL_TEXTS } from '../../src/pipeline/journal/index.ts';
+import { JOURNAL_TEXTS } from '../../src/pipeline/store/sqlite/index.ts';
 import { call, until } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE, runArgs, useChildRunBed } from './child-run.ts';
 import { envFor, type GenpipeChild, generationsOf, runToEnd, spawnGenpipe } from './resume-helpers.ts';

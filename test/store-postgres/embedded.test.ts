@@ -19,13 +19,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { startEmbeddedPostgres } from '../../src/pipeline/store-postgres/embedded.ts';
+import { startEmbeddedPostgres } from '../../src/pipeline/store/postgres/embedded.ts';
 import { linkTree } from '../helpers/other-user.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const file = usePostgres();
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const EMBEDDED_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/store-postgres/embedded.ts')).href;
+const EMBEDDED_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/store/postgres/embedded.ts')).href;
 
 /** Child: starts a server, prints its folder, and lives until killed. */
 const OWNER = `
@@ -145,7 +145,7 @@ describe('embedded PostgreSQL', () => {
             cwd: checkout,
             env: {
               ...process.env,
-              EMBEDDED_MODULE: pathToFileURL(join(checkout, 'src/pipeline/store-postgres/embedded.ts')).href,
+              EMBEDDED_MODULE: pathToFileURL(join(checkout, 'src/pipeline/store/postgres/embedded.ts')).href,
             },
             encoding: 'utf8',
             timeout: 120_000,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { currentStep, newItem } from '../../src/pipeline/item.ts';
 import { ItemTakenOverError } from '../../src/pipeline/store/index.ts';
-import { openPostgresStore, type PostgresStore } from '../../src/pipeline/store-postgres/index.ts';
+import { openPostgresStore, type PostgresStore } from '../../src/pipeline/store/postgres/index.ts';
 import { patchItem } from '../helpers/item-patch.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPool, withPoolClient } from '../../src/pipeline/store-postgres/connection.ts';
+import { openPool, withPoolClient } from '../../src/pipeline/store/postgres/connection.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const db = usePostgres();

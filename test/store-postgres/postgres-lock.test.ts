@@ -10,12 +10,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fileIdentity } from '../../src/pipeline/journal/content-hash.ts';
-import { openPostgresStore, type PostgresStore } from '../../src/pipeline/store-postgres/index.ts';
+import { fileIdentity } from '../../src/pipeline/store/content-hash.ts';
+import { openPostgresStore, type PostgresStore } from '../../src/pipeline/store/postgres/index.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const STORE_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/store-postgres/index.ts')).href;
+const STORE_MODULE = pathToFileURL(join(ROOT, 'src/pipeline/store/postgres/index.ts')).href;
 
 /** Child: opens the store of OUT holding its lock, prints `locked`, and lives until killed. */
 const HOLDER = `

@@ -21,9 +21,9 @@ import {
 } from '../../src/pipeline/distributed/index.ts';
 import { newItem } from '../../src/pipeline/item.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
-import type { Queryable } from '../../src/pipeline/store-postgres/connection.ts';
-import { clientConfig } from '../../src/pipeline/store-postgres/connection.ts';
-import { openPostgresStore } from '../../src/pipeline/store-postgres/index.ts';
+import type { Queryable } from '../../src/pipeline/store/postgres/connection.ts';
+import { clientConfig } from '../../src/pipeline/store/postgres/connection.ts';
+import { openPostgresStore } from '../../src/pipeline/store/postgres/index.ts';
 import { KEY, startTestEmulator } from '../helpers/emulator.ts';
 import { patchItem } from '../helpers/item-patch.ts';
 import { usePostgres } from '../helpers/postgres.ts';

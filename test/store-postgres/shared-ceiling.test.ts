@@ -14,8 +14,8 @@ import type { GenpipeClient } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { postgresSharedQuota } from '../../src/pipeline/distributed/index.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
-import { openPool } from '../../src/pipeline/store-postgres/connection.ts';
-import { openPostgresStore } from '../../src/pipeline/store-postgres/index.ts';
+import { openPool } from '../../src/pipeline/store/postgres/connection.ts';
+import { openPostgresStore } from '../../src/pipeline/store/postgres/index.ts';
 import { clientFor, KEY, startTestEmulator, stats } from '../client/client-helpers.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 

@@ -15,8 +15,8 @@ import { postgresSharedQuota } from '../../src/pipeline/distributed/index.ts';
 import { loadRecipe } from '../../src/pipeline/recipe.ts';
 import { startBatch } from '../../src/pipeline/runner.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
-import { openPool } from '../../src/pipeline/store-postgres/connection.ts';
-import { openPostgresStore } from '../../src/pipeline/store-postgres/index.ts';
+import { openPool } from '../../src/pipeline/store/postgres/connection.ts';
+import { openPostgresStore } from '../../src/pipeline/store/postgres/index.ts';
 import { adminRows, clientFor, KEY, startTestEmulator, stats, until } from '../client/client-helpers.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 

@@ -15,8 +15,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { postgresSharedQuota } from '../../src/pipeline/distributed/index.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
-import { openPool } from '../../src/pipeline/store-postgres/connection.ts';
-import { openPostgresStore } from '../../src/pipeline/store-postgres/index.ts';
+import { openPool } from '../../src/pipeline/store/postgres/connection.ts';
+import { openPostgresStore } from '../../src/pipeline/store/postgres/index.ts';
 import { clientFor, KEY, stats } from '../client/client-helpers.ts';
 import { adminRows, hold, startTestEmulator, unhold, until } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
@@ -29,7 +29,7 @@ const JOB = { type: 'image', prompt: 'a recovered triangle', aspect_ratio: '1:1'
 /** Creates CEILING + 1 jobs on the shared quota, then waits (the test kills it). */
 const CHILD = `
 import { createClient } from '${ROOT}/src/client/index.ts';
-import { openPool } from '${ROOT}/src/pipeline/store-postgres/connection.ts';
+import { openPool } from '${ROOT}/src/pipeline/store/postgres/connection.ts';
 import { postgresSharedQuota } from '${ROOT}/src/pipeline/distributed/shared-quota-pg.ts';
 const pool = openPool(process.env.STORE_URL, '${SCHEMA}', () => undefined);
 const client = createClient({

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newItem } from '../../src/pipeline/item.ts';
-import { openPostgresStore, redactUrl } from '../../src/pipeline/store-postgres/index.ts';
+import { openPostgresStore, redactUrl } from '../../src/pipeline/store/postgres/index.ts';
 import { patchItem, withFlatItem } from '../helpers/item-patch.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { defineStoreContract } from './store-contract.ts';

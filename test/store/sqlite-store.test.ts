@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { defaultJournalPath, openJournal } from '../../src/pipeline/journal/index.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
+import { defaultJournalPath, openJournal } from '../../src/pipeline/store/sqlite/index.ts';
 import { defineStoreContract } from './store-contract.ts';
 
 defineStoreContract('SQLite journal', {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JOB_DURATIONS_KEPT, RecentJobDurations } from '../../src/client/index.ts';
 import { type Item, newItem, stepOf } from '../../src/pipeline/item.ts';
-import { fileIdentity } from '../../src/pipeline/journal/content-hash.ts';
+import { fileIdentity } from '../../src/pipeline/store/content-hash.ts';
 import { keyFingerprint } from '../../src/pipeline/store/key-fingerprint.ts';
 import type { Store } from '../../src/pipeline/store/store.ts';
 import { patchItem, withFlatItem } from '../helpers/item-patch.ts';

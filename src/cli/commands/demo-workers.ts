@@ -15,7 +15,7 @@ import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPORT_HTML_FILE } from '../../pipeline/index.ts';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../pipeline/store-postgres/embedded.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../pipeline/store/postgres/embedded.ts';
 import { plural } from '../../spec/plural.ts';
 import { executeDistributedRun } from '../distributed-run.ts';
 import { type EmbeddedEmulator, emulatorBanner, startEmbeddedEmulator } from '../embedded-emulator.ts';

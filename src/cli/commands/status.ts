@@ -31,7 +31,7 @@ import {
 import { printable } from '../../pipeline/progress/index.ts';
 import { inputPathIn } from '../../pipeline/raw-names.ts';
 import type { BatchRow } from '../../pipeline/store/index.ts';
-import type { PostgresStore } from '../../pipeline/store-postgres/index.ts';
+import type { PostgresStore } from '../../pipeline/store/postgres/index.ts';
 import { plural } from '../../spec/plural.ts';
 import { openRunStore, STORE_HELP, storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';

@@ -9,7 +9,7 @@
 
 import { unprocessedReason } from '../report/index.ts';
 import type { RunOptions } from '../runner.ts';
-import type { PostgresStore, StoreReachability } from '../store-postgres/index.ts';
+import type { PostgresStore, StoreReachability } from '../store/postgres/index.ts';
 import { type Enqueued, enqueueFiles, type JobTarget, recipeHashOf } from './enqueue.ts';
 import { type HandedJob, JobFollower } from './job-follower.ts';
 

@@ -8,8 +8,8 @@ import pLimit from 'p-limit';
 import { discover } from '../discover.ts';
 import type { InputSelection } from '../input-selection.ts';
 import type { Item } from '../item.ts';
-import { type HashCache, hashWithCache } from '../journal/content-hash.ts';
 import { type Recipe, recipeFiles } from '../recipe.ts';
+import { type HashCache, hashWithCache } from '../store/content-hash.ts';
 import { fileSha256, type ItemJob, type ItemJobData, type ItemQueue, itemJobId } from './item-queue.ts';
 
 /** Where a run's jobs go and what they carry: the queue, the folders, the recipe, the flags, the batch. */

@@ -20,8 +20,8 @@
 
 import { itemStatus } from '../events.ts';
 import { FINAL_ITEM_STATES, type Item, newItem } from '../item.ts';
-import { JOURNAL_TEXTS } from '../journal/texts.ts';
-import type { ItemProgress, StoreReachability } from '../store-postgres/index.ts';
+import type { ItemProgress, StoreReachability } from '../store/postgres/index.ts';
+import { JOURNAL_TEXTS } from '../store/texts.ts';
 import type { ItemJobResult, ItemQueue } from './item-queue.ts';
 import { pause, storeBack } from './pause.ts';
 

@@ -1,4 +1,4 @@
-import type { StoreReachability } from '../store-postgres/index.ts';
+import type { StoreReachability } from '../store/postgres/index.ts';
 
 /**
  * After a failed read of the store: true once the store is reachable again (the read is to be made

@@ -11,8 +11,8 @@
  * logged; one more is allowed while fewer than `limit` count. The service counts a request when it
  * arrives, a little after it was logged here: `marginMs` is added to the window to cover that.
  */
-import type { Queryable } from '../store-postgres/connection.ts';
-import { LEDGER_SQL } from '../store-postgres/pg-plans.ts';
+import type { Queryable } from '../store/postgres/connection.ts';
+import { LEDGER_SQL } from '../store/postgres/pg-plans.ts';
 
 /** Whose quota: a service and an API key's fingerprint (store/key-fingerprint.ts; never the key). */
 export interface QuotaKey {

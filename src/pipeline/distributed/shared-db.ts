@@ -17,9 +17,9 @@ import {
   type Queryable,
   storeError,
   withPoolClient,
-} from '../store-postgres/connection.ts';
-import { migrateSchema } from '../store-postgres/pg-schema.ts';
-import { DEFAULT_STORE_SCHEMA, type PostgresStore } from '../store-postgres/postgres-store.ts';
+} from '../store/postgres/connection.ts';
+import { migrateSchema } from '../store/postgres/pg-schema.ts';
+import { DEFAULT_STORE_SCHEMA, type PostgresStore } from '../store/postgres/postgres-store.ts';
 import {
   type JobSlotAnswer,
   type QuotaKey,

@@ -16,9 +16,9 @@ import {
 } from '../../client/index.ts';
 import { LIMITS } from '../../spec/index.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
-import type { Queryable } from '../store-postgres/connection.ts';
-import { withPoolClient } from '../store-postgres/connection.ts';
-import { LEDGER_SQL } from '../store-postgres/pg-plans.ts';
+import type { Queryable } from '../store/postgres/connection.ts';
+import { withPoolClient } from '../store/postgres/connection.ts';
+import { LEDGER_SQL } from '../store/postgres/pg-plans.ts';
 import {
   endReservation,
   type QuotaKey,

@@ -6,8 +6,8 @@
  * fingerprint, never the key. Times are the database's.
  */
 import { LIMITS } from '../../spec/index.ts';
-import type { Queryable } from '../store-postgres/connection.ts';
-import { WORKERS_SQL } from '../store-postgres/pg-plans.ts';
+import type { Queryable } from '../store/postgres/connection.ts';
+import { WORKERS_SQL } from '../store/postgres/pg-plans.ts';
 import { SLOT_TIMES } from './shared-quota-pg.ts';
 
 /** Heartbeats a worker may miss before it counts as gone. */

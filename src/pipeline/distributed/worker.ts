@@ -19,7 +19,7 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newItem } from '../item.ts';
 import { itemPlace } from '../report/index.ts';
-import { StoreReachability } from '../store-postgres/index.ts';
+import { StoreReachability } from '../store/postgres/index.ts';
 import {
   type ItemJob,
   type ItemJobData,

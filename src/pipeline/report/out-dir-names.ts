@@ -5,7 +5,7 @@
  * `report.json`, an earlier export's `report.html`) gets another place, as a second version of a
  * name does, so the batch's own files can always be written.
  */
-import { JOURNAL_CHOICES } from '../journal/texts.ts';
+import { JOURNAL_CHOICES } from '../store/texts.ts';
 
 /** File name of the batch report, at the top of the out dir. */
 export const REPORT_JSON_FILE = 'report.json';

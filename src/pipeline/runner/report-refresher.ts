@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { LocalWriteError } from '../../client/index.ts';
 import { plural } from '../../spec/plural.ts';
 import type { Item } from '../item.ts';
-import { holdsServiceWork } from '../journal/resume-decision.ts';
 import type { Redact } from '../progress/redact.ts';
 import {
   entryStatus,
@@ -25,6 +24,7 @@ import {
   writeReportFiles,
 } from '../report/index.ts';
 import { reasonOf } from '../runner-errors.ts';
+import { holdsServiceWork } from '../store/resume-decision.ts';
 import type { BatchItems } from './batch-items.ts';
 
 /** What every report of the batch says besides its items. */

@@ -10,11 +10,11 @@
 import { CreateNotSentError, type GenpipeClient, GenpipeError } from '../../client/index.ts';
 import { isRetryableFailureCode } from '../failure-class.ts';
 import { currentStep, type Item, type ItemJournalNote, stepOf, withStep } from '../item.ts';
-import { sha256File } from '../journal/content-hash.ts';
-import { JOURNAL_TEXTS } from '../journal/texts.ts';
 import { itemPlace } from '../report/index.ts';
 import { isAbort } from '../runner-errors.ts';
 import { failItem } from '../stage.ts';
+import { sha256File } from '../store/content-hash.ts';
+import { JOURNAL_TEXTS } from '../store/texts.ts';
 import { uploadsGone } from '../uploads-gone.ts';
 import type { AdmitDecision, ResolvedRun, RunOptions } from './options.ts';
 import { sweepItemScratch } from './scratch-sweep.ts';

@@ -25,18 +25,17 @@ import {
   unadmittedWrites,
   VANISHED_TAKEN_PHASES,
   wantsEarlier,
-} from '../journal/admission.ts';
-import { type HashCache, hashWithCache } from '../journal/content-hash.ts';
-import { finishedItemsOf } from '../journal/finished-items.ts';
-import { type JournalKey, type JournalRow, phaseOf, UNHASHED } from '../journal/journal-row.ts';
-import { realLocation } from '../journal/local-disk.ts';
-import { checkOutputs, type OutputCheck } from '../journal/outputs-check.ts';
-import { recipeHash, referencesUsed } from '../journal/recipe-hash.ts';
-import { decide, type RowDecision } from '../journal/resume-decision.ts';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../journal/texts.ts';
+} from './admission.ts';
 import type { StoreBackend } from './backend.ts';
+import { type HashCache, hashWithCache } from './content-hash.ts';
+import { finishedItemsOf } from './finished-items.ts';
 import { ItemRows } from './item-rows.ts';
+import { type JournalKey, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
+import { realLocation } from './local-disk.ts';
+import { checkOutputs, type OutputCheck } from './outputs-check.ts';
+import { recipeHash, referencesUsed } from './recipe-hash.ts';
 import { recordedOptions } from './recorded-options.ts';
+import { decide, type RowDecision } from './resume-decision.ts';
 import type { Sql } from './sql.ts';
 import type { Step } from './step.ts';
 import type {
@@ -54,6 +53,7 @@ import type {
   StoreDecision,
 } from './store.ts';
 import * as tables from './tables.ts';
+import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
 
 /** The current batch: its row, its service (part of every key) and the service's former identities. */
 interface CurrentBatch {

@@ -5,7 +5,8 @@
  * synchronous transactions and the PostgreSQL store awaits it.
  */
 import type { Item } from '../item.ts';
-import { rowInputOf } from '../journal/admission.ts';
+import { folderPlace, isFolderPlace } from '../report/item-paths.ts';
+import { rowInputOf } from './admission.ts';
 import {
   changedText,
   type ItemColumns,
@@ -17,12 +18,11 @@ import {
   sameButNote,
   WRITTEN_ROWS_KEPT,
   WrittenRows,
-} from '../journal/item-columns.ts';
-import { itemFromJson } from '../journal/item-json.ts';
-import { folderInUse, GivenPlaces } from '../journal/item-place.ts';
-import type { JournalKey, JournalPhase, JournalRow } from '../journal/journal-row.ts';
-import { folderPlace, isFolderPlace } from '../report/item-paths.ts';
+} from './item-columns.ts';
+import { itemFromJson } from './item-json.ts';
+import { folderInUse, GivenPlaces } from './item-place.ts';
 import { ItemTakenOverError } from './item-taken-over.ts';
+import type { JournalKey, JournalPhase, JournalRow } from './journal-row.ts';
 import type { Sql } from './sql.ts';
 import type { Statements } from './statements.ts';
 

@@ -4,8 +4,8 @@
  * migrations, its lock, its batch row, the PostgreSQL claim and admission lock — are in its plans
  * (sqlite/sqlite-plans.ts, postgres/pg-plans.ts). This module holds nothing but text.
  */
-import { FINISHED_ROW_SQL } from '../journal/finished-items.ts';
-import { PLACE_HOLDING_PHASES } from '../journal/item-place.ts';
+import { FINISHED_ROW_SQL } from './finished-items.ts';
+import { PLACE_HOLDING_PHASES } from './item-place.ts';
 import type { DialectWords } from './sql.ts';
 
 /** holdsPlace (item-place.ts) as an SQL condition on the items table's `phase` and `generation_id`. */

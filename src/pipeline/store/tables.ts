@@ -5,7 +5,7 @@
  */
 import type { JobDurationSample } from '../../client/index.ts';
 import { JOB_DURATIONS_KEPT } from '../../client/index.ts';
-import { sameIdentity } from '../journal/content-hash.ts';
+import { sameIdentity } from './content-hash.ts';
 import { recordedOptions } from './recorded-options.ts';
 import type { Sql } from './sql.ts';
 import type { Statements } from './statements.ts';

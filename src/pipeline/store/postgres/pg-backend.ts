@@ -8,14 +8,14 @@
  * (connection.ts): the store's password never appears in one.
  */
 import type pg from 'pg';
-import { JournalLockedError } from '../../journal/runner-lock.ts';
-import { type Queryable, storeError, withPoolClient } from '../../store-postgres/connection.ts';
-import { OutDirLock } from '../../store-postgres/pg-lock.ts';
-import { PG_PLANS } from '../../store-postgres/pg-plans.ts';
 import type { StoreBackend } from '../backend.ts';
 import { ItemTakenOverError } from '../item-taken-over.ts';
 import type { Sql } from '../sql.ts';
+import { JournalLockedError } from '../sqlite/runner-lock.ts';
 import { runAsync, type Step } from '../step.ts';
+import { type Queryable, storeError, withPoolClient } from './connection.ts';
+import { OutDirLock } from './pg-lock.ts';
+import { PG_PLANS } from './pg-plans.ts';
 import { PgSql } from './pg-sql.ts';
 
 /** Runs each task of a key after the earlier ones of that key have settled (an item row's writes). */

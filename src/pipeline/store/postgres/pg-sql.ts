@@ -1,7 +1,8 @@
 /** The store's statements (../sql.ts) run on a PostgreSQL connection or a transaction's client. */
-import type { Queryable } from '../../store-postgres/connection.ts';
+
 import type { Sql } from '../sql.ts';
 import { type Step, waitFor } from '../step.ts';
+import type { Queryable } from './connection.ts';
 
 /** The store's statements run on a connection or a transaction's client. */
 export class PgSql implements Sql {

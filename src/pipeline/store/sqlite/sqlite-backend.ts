@@ -6,15 +6,15 @@
  * operating-system file lock (runner-lock.ts), so a killed runner holds nothing.
  */
 import type Database from 'better-sqlite3';
-import { acquireRunnerLock, type RunnerLock, releaseRunnerLock } from '../../journal/runner-lock.ts';
-import { serviceIdentity } from '../../journal/service-identity.ts';
-import { SCRUB_SERVICE_CREDENTIALS, SQLITE_PLANS } from '../../journal/sqlite-plans.ts';
-import { WriteGroup } from '../../journal/write-group.ts';
 import type { StoreBackend } from '../backend.ts';
 import { recordedOptions } from '../recorded-options.ts';
+import { serviceIdentity } from '../service-identity.ts';
 import type { Sql } from '../sql.ts';
 import { runNow, type Step } from '../step.ts';
+import { acquireRunnerLock, type RunnerLock, releaseRunnerLock } from './runner-lock.ts';
+import { SCRUB_SERVICE_CREDENTIALS, SQLITE_PLANS } from './sqlite-plans.ts';
 import { SqliteSql } from './sqlite-sql.ts';
+import { WriteGroup } from './write-group.ts';
 
 /** See the module comment. Not safe to share between threads; one per process and out dir. */
 export class SqliteBackend implements StoreBackend {

@@ -5,8 +5,8 @@
  */
 import type { Item } from '../item.ts';
 import { inputKey, placeInput } from '../raw-names.ts';
-import type { PlanOptions, RecipeFiles, Store, StoreDecision } from '../store/store.ts';
 import { hashWithCache } from './content-hash.ts';
+import type { PlanOptions, RecipeFiles, Store, StoreDecision } from './store.ts';
 
 /** What a runner calls (see journalRunHooks). */
 export interface JournalRunHooks {

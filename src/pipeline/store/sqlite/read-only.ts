@@ -15,9 +15,9 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../texts.ts';
 import { migrate } from './schema.ts';
 import { PRAGMAS } from './sqlite-plans.ts';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
 
 /** A journal opened to be read, and what its reader should be told about it. */
 export interface ReadOnlyJournal {

@@ -5,7 +5,7 @@
  * one. Connections are pooled; BIGINT columns (ms since the epoch, ids) are read as numbers.
  */
 import pg from 'pg';
-import { MIN_SECRET_LENGTH, maskUrlPassword, urlPasswordSpan } from '../../client/index.ts';
+import { MIN_SECRET_LENGTH, maskUrlPassword, urlPasswordSpan } from '../../../client/index.ts';
 
 /** A failure to reach or use the store; its message never holds the password. */
 export class StoreConnectionError extends Error {

@@ -41,16 +41,16 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Item } from '../item.ts';
-import { StoreEngine } from '../store/engine.ts';
-import { SqliteBackend } from '../store/sqlite/sqlite-backend.ts';
-import type { BatchInfo, BatchRow, PlanOptions, RecipeFiles } from '../store/store.ts';
-import type { JournalKey, JournalPhase, JournalRow } from './journal-row.ts';
-import { assertLocalDisk, realLocation } from './local-disk.ts';
+import type { Item } from '../../item.ts';
+import { StoreEngine } from '../engine.ts';
+import type { JournalKey, JournalPhase, JournalRow } from '../journal-row.ts';
+import { assertLocalDisk, realLocation } from '../local-disk.ts';
+import type { JournalDecision } from '../resume-decision.ts';
+import type { BatchInfo, BatchRow, PlanOptions, RecipeFiles } from '../store.ts';
+import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../texts.ts';
 import { openReadOnly } from './read-only.ts';
-import type { JournalDecision } from './resume-decision.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
+import { SqliteBackend } from './sqlite-backend.ts';
 
 export type { BatchInfo, BatchRow, PlanOptions, RecipeFiles };
 

@@ -18,11 +18,11 @@
 import type { Item } from '../item.ts';
 import { inputKey } from '../raw-names.ts';
 import { itemPlace } from '../report/item-paths.ts';
-import type { PlanOptions } from '../store/store.ts';
 import { FINISHED_LOCAL_STATES, FINISHED_PHASES } from './finished-items.ts';
 import { type JournalKey, type JournalPhase, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
 import { type DecideInput, holdsServiceWork, type RowDecision } from './resume-decision.ts';
+import type { PlanOptions } from './store.ts';
 import { JOURNAL_CHOICES } from './texts.ts';
 
 /** True when the row is the work of this key. */

@@ -20,9 +20,9 @@
 import { nextOrEnd, parentFailedReason } from '../chain.ts';
 import type { Item, ItemAttempt, StepRecord } from '../item.ts';
 import { lostAnswerReason } from '../outcome-texts.ts';
-import type { StoreDecision } from '../store/store.ts';
 import type { JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
+import type { StoreDecision } from './store.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
 
 /** What a chain decision reads (resume-decision.ts's DecideInput). */

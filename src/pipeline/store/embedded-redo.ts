@@ -5,7 +5,7 @@
  * The one rule: the run's admission, its dry run and `genpipe status` each apply it.
  */
 import type { Item } from '../item.ts';
-import type { StoreDecision } from '../store/store.ts';
+import type { StoreDecision } from './store.ts';
 
 /** The journal's name for the embedded emulator's results (a batch's service). */
 export const EMBEDDED_IDENTITY = 'embedded-emulator';

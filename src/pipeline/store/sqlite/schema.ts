@@ -27,8 +27,8 @@
  * power cut, not only a killed process).
  */
 import type Database from 'better-sqlite3';
+import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../texts.ts';
 import { MIGRATIONS, PRAGMAS, SCHEMA_V1 } from './sqlite-plans.ts';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
 
 /** The journal file cannot be used (not WAL-capable, or written by a newer genpipe). */
 export class JournalFileError extends Error {

@@ -6,8 +6,8 @@
  * (BIGINT, read as numbers). Statements name tables unqualified: the connection's search_path is the
  * store's schema.
  */
-import type { DialectPlans } from '../store/backend.ts';
-import { sharedTables, statementsOf } from '../store/statements.ts';
+import type { DialectPlans } from '../backend.ts';
+import { sharedTables, statementsOf } from '../statements.ts';
 
 /** The tables the PostgreSQL store holds as the journal does (../store/statements.ts). */
 const TABLES = sharedTables(

@@ -17,12 +17,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { JournalLockedError, processStartTime } from '../journal/runner-lock.ts';
-import { PgSql } from '../store/postgres/pg-sql.ts';
-import { runAsync } from '../store/step.ts';
-import { lockHolder } from '../store/tables.ts';
+import { JournalLockedError, processStartTime } from '../sqlite/runner-lock.ts';
+import { runAsync } from '../step.ts';
+import { lockHolder } from '../tables.ts';
 import { clientConfig, type StoreConnectionError, storeError } from './connection.ts';
 import { LOCK_SQL, PG_PLANS } from './pg-plans.ts';
+import { PgSql } from './pg-sql.ts';
 
 /** How often the holder renews its row's heartbeat. */
 export const LOCK_HEARTBEAT_MS = 10_000;

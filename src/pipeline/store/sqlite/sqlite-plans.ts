@@ -4,8 +4,8 @@
  * content-hash cache, quota state, the runner lock). The parts hold no SQL of their own; this module
  * holds nothing but text. The statements both stores run are written once, in ../store/statements.ts.
  */
-import type { DialectPlans } from '../store/backend.ts';
-import { sharedTables, statementsOf } from '../store/statements.ts';
+import type { DialectPlans } from '../backend.ts';
+import { sharedTables, statementsOf } from '../statements.ts';
 
 /** The tables the journal holds as the PostgreSQL store does (place: added by migration 1 → 2). */
 const TABLES = sharedTables({ serialId: 'INTEGER PRIMARY KEY', big: 'INTEGER', flag: 'INTEGER' }, '', {

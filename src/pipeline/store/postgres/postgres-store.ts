@@ -12,15 +12,13 @@
  * await store.startBatch({ inputDir: 'in', service: baseUrl });
  */
 import type pg from 'pg';
-import type { Item, ItemState } from '../item.ts';
-import { itemFromJson } from '../journal/item-json.ts';
-import type { JournalRow } from '../journal/journal-row.ts';
-import { realLocation } from '../journal/local-disk.ts';
-import { JOURNAL_TEXTS } from '../journal/texts.ts';
-import { StoreEngine } from '../store/engine.ts';
-import { PgBackend } from '../store/postgres/pg-backend.ts';
-import { PgSql } from '../store/postgres/pg-sql.ts';
-import { runAsync } from '../store/step.ts';
+import type { Item, ItemState } from '../../item.ts';
+import { StoreEngine } from '../engine.ts';
+import { itemFromJson } from '../item-json.ts';
+import type { JournalRow } from '../journal-row.ts';
+import { realLocation } from '../local-disk.ts';
+import { runAsync } from '../step.ts';
+import { JOURNAL_TEXTS } from '../texts.ts';
 import {
   checkSchemaName,
   connectError,
@@ -30,8 +28,10 @@ import {
   type StoreConnectionError,
   withPoolClient,
 } from './connection.ts';
+import { PgBackend } from './pg-backend.ts';
 import { ITEM_SQL } from './pg-plans.ts';
 import { migrateSchema } from './pg-schema.ts';
+import { PgSql } from './pg-sql.ts';
 /** Where an input's active row stands (a waiting run's view of the work of others). */
 export interface ItemProgress {
   input: string;

@@ -26,13 +26,13 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteSql } from '../store/sqlite/sqlite-sql.ts';
-import { runNow } from '../store/step.ts';
-import type { LockHolder } from '../store/store.ts';
-import { lockHolder } from '../store/tables.ts';
+import { runNow } from '../step.ts';
+import type { LockHolder } from '../store.ts';
+import { lockHolder } from '../tables.ts';
+import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../texts.ts';
 import { JournalFileError } from './schema.ts';
 import { LOCK_SQL, PRAGMAS, SQLITE_PLANS } from './sqlite-plans.ts';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
+import { SqliteSql } from './sqlite-sql.ts';
 
 export type { LockHolder };
 

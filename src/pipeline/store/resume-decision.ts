@@ -37,12 +37,12 @@
 import { isChain } from '../chain.ts';
 import { failureOf } from '../failure-class.ts';
 import { currentStep, type Item, type ItemAttempt, withStep } from '../item.ts';
-import type { AdmitAction, StoreDecision } from '../store/store.ts';
 import { uploadOutcome } from '../upload-words.ts';
 import { decideChain } from './chain-decision.ts';
 import { unknownSubmissionPolicy } from './crash-policy.ts';
 import type { JournalKey, JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
+import type { AdmitAction, StoreDecision } from './store.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
 
 /** The actions of a decision (see store/store.ts's AdmitAction). */

@@ -4,12 +4,12 @@
  * what the next run would do with each kind: resume-decision.ts's own decision, told in other words.
  */
 import type { Item } from '../item.ts';
-import type { BatchRow } from '../store/store.ts';
 import { VANISHED_TAKEN_PHASES } from './admission.ts';
 import { EMBEDDED_IDENTITY, redoneOnEmbedded } from './embedded-redo.ts';
 import type { JournalRow } from './journal-row.ts';
 import type { OutputCheck } from './outputs-check.ts';
 import { decide } from './resume-decision.ts';
+import type { BatchRow } from './store.ts';
 
 /** Where an input's work stands. */
 export type StatusKind =

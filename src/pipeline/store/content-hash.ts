@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type { FileIdentity } from '../store/store.ts';
+import type { FileIdentity } from './store.ts';
 import { JOURNAL_CHOICES } from './texts.ts';
 
 /**
