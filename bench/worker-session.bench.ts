@@ -7,16 +7,25 @@
  * the peak from the first phase to the second, per extra file. Target: at most 2 KB per file (a store
  * that keeps something of every file it admitted grows with every one).
  *
+ * Beside it, the store alone, in this process: one PostgreSQL store session admits MORE files and
+ * saves each finished (as a worker's sessions do), and the heap it keeps after a full GC is measured
+ * per file, with the inputs it still binds for save — a figure the RSS's noise (tens of MB between
+ * samples) cannot hide.
+ *
  * Environment: GENPIPE_BENCH_WS_FIRST (default 1000) and GENPIPE_BENCH_WS_MORE (default 5000) for a
  * quick run; GENPIPE_BENCH_WS_ROOT: the genpipe checkout whose bin/genpipe.js runs the worker and the
- * runs (default: this one), to measure another version (e.g. main's) with the same bench.
+ * runs (default: this one), to measure another version (e.g. main's) with the same bench;
+ * GENPIPE_BENCH_WS_ONLY=store: the store session alone.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres } from '../src/pipeline/store/postgres/embedded.ts';
+import { pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/pipeline/store/postgres/embedded.ts';
 import { type BenchRow, ROOT, sampleRss, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 
 const KEY = 'svc-api-bench-worker-session';
@@ -80,12 +89,96 @@ async function phase(root: string, workerPid: number, args: string[]): Promise<{
   return { peak, ms: Date.now() - started };
 }
 
+/** The heap kept per file by one PostgreSQL store session of checkout `root` that admits `files` files. */
+async function storeSession(root: string, pg: EmbeddedPostgres, dir: string, files: number) {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  const modulePath = ['src/pipeline/store/postgres/index.ts', 'src/pipeline/store-postgres/index.ts']
+    .map((p) => join(root, p))
+    .find((p) => existsSync(p))!;
+  const { openPostgresStore } = (await import(pathToFileURL(modulePath).href)) as {
+    openPostgresStore(o: { url: string; outDir: string }): Promise<Record<string, unknown> & BenchStore>;
+  };
+  const [input, out] = [join(dir, 'store-in'), join(dir, 'store-out')];
+  await addPrompts(input, 0, 0);
+  await mkdir(out, { recursive: true });
+  const store = await openPostgresStore({
+    url: await pg.createDatabase(`bench_ss_${Date.now()}`),
+    outDir: out,
+  });
+  try {
+    await store.startBatch({ inputDir: input, service: 'http://bench.invalid' });
+    const one = async (n: number): Promise<void> => {
+      const name = `f${n}.txt`;
+      writeFileSync(join(input, name), `store session ${n}`);
+      const planned = {
+        input: name,
+        absPath: join(input, name),
+        size: 1,
+        mtimeMs: 1,
+        state: 'planned',
+        rule: { index: 0, match: '*' },
+        inputAs: 'prompt',
+        steps: [{ name: null, request: { type: 'image', prompt: `p ${n}` }, outputs: [], attempts: 0 }],
+      };
+      const { item } = await store.admit(planned, { references: {} });
+      await store.save({ ...item, state: 'failed', failedAt: 'check', reason: 'bench' });
+    };
+    const run = async (from: number, to: number): Promise<void> => {
+      for (let n = from; n < to; n += 16)
+        await Promise.all(Array.from({ length: Math.min(16, to - n) }, (_, k) => one(n + k)));
+    };
+    await run(0, 200); // warm-up: every statement prepared, every module loaded
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    await run(200, 200 + files);
+    gc();
+    const after = process.memoryUsage().heapUsed;
+    const bound =
+      typeof store.boundCount === 'function' ? store.boundCount() : (store.bound as Map<string, number>).size;
+    return { perFileBytes: (after - before) / files, bound };
+  } finally {
+    await store.close();
+  }
+}
+
+interface BenchStore {
+  startBatch(info: { inputDir: string; service: string }): Promise<number>;
+  admit(item: object, recipe: { references: object }): Promise<{ item: object }>;
+  save(item: object): Promise<void>;
+  boundCount?: () => number;
+  close(): Promise<void>;
+}
+
 export async function benchWorkerSession(): Promise<{ rows: BenchRow[]; data: unknown }> {
   const first = count('GENPIPE_BENCH_WS_FIRST', 1000);
   const more = count('GENPIPE_BENCH_WS_MORE', 5000);
   const root = process.env.GENPIPE_BENCH_WS_ROOT ?? ROOT;
   const dir = mkdtempSync(join(tmpdir(), 'genpipe-bench-worker-session-'));
   const pg = await startEmbeddedPostgres({ volatile: true });
+  if (process.env.GENPIPE_BENCH_WS_ONLY === 'store') {
+    try {
+      const session = await storeSession(root, pg, dir, more);
+      const rows: BenchRow[] = [
+        {
+          bench: 'worker-session',
+          metric: `store session: heap kept per file (${more} files)`,
+          value: session.perFileBytes,
+          unit: 'B',
+        },
+        {
+          bench: 'worker-session',
+          metric: 'store session: inputs still bound at the end',
+          value: session.bound,
+          unit: 'count',
+        },
+      ];
+      return { rows, data: { more, root, session } };
+    } finally {
+      await pg.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
   try {
     const configPath = writeEmulatorConfig(
       dir,
@@ -114,6 +207,8 @@ export async function benchWorkerSession(): Promise<{ rows: BenchRow[]; data: un
       process.stderr.write(`  then ${more} more...\n`);
       const two = await phase(root, pid, [input, '--out', out, '--store', url, ...service]);
       const done = resultCount(out);
+      process.stderr.write(`  one store session admitting ${more} files...\n`);
+      const session = await storeSession(root, pg, dir, more);
       const perFile = (two.peak - one.peak) / more;
       const bench = 'worker-session';
       const rows: BenchRow[] = [
@@ -130,8 +225,21 @@ export async function benchWorkerSession(): Promise<{ rows: BenchRow[]; data: un
         { bench, metric: `wall time, ${first} files`, value: one.ms / 1000, unit: 's' },
         { bench, metric: `wall time, ${more} more`, value: two.ms / 1000, unit: 's' },
         { bench, metric: 'files with a result', value: done, unit: 'count' },
+        {
+          bench,
+          metric: `store session: heap kept per file (${more} files)`,
+          value: session.perFileBytes,
+          unit: 'B',
+        },
+        {
+          bench,
+          metric: 'store session: inputs still bound at the end',
+          value: session.bound,
+          unit: 'count',
+        },
       ];
-      return { rows, data: { first, more, root, peaks: [one.peak, two.peak], perFileBytes: perFile, done } };
+      const data = { first, more, root, peaks: [one.peak, two.peak], perFileBytes: perFile, done, session };
+      return { rows, data };
     } finally {
       worker.proc.kill('SIGTERM');
       await worker.exited;
