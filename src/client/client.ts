@@ -42,7 +42,7 @@ export interface ClientOptions {
   maxConcurrentJobs?: number;
   /**
    * A quota shared with other processes on the same API key (e.g. the PostgreSQL one of
-   * pipeline/store-postgres/shared-quota-pg.ts); without it the client paces by what it learns alone.
+   * pipeline/distributed/shared-quota-pg.ts); without it the client paces by what it learns alone.
    */
   sharedQuota?: SharedQuota;
   /** On a 503 for a create with url media, fetch the media and resend it as base64 (default false). */

@@ -8,7 +8,7 @@
  *   413 or 422 answer, a file it marked failed — or what its rules refuse before sending is the file's
  *   own. Anything else may pass: 429s that outlast every retry, 5xx, connection failures, timeouts, an
  *   upload whose answer was lost (an upload costs nothing), a 404 or 409 about an id, a 403 of a signed
- *   URL. (A create whose answer was lost is the crash policy's: journal/crash-policy.ts.)
+ *   URL. (A create whose answer was lost is the crash policy's: store/crash-policy.ts.)
  */
 import {
   BadRequestError,

@@ -94,7 +94,7 @@ export interface Item {
    * The item's out folder, relative to the out dir, '/'-separated: where its outputs and result.json
    * go, and what tells two items of the same input apart in the reports. The journal sets it when it
    * admits the item: `input` itself, unless an earlier version of the file left work of the service
-   * there (then `<stem>-<n><ext>`, see journal/item-place.ts). Absent means `input` (no journal, or
+   * there (then `<stem>-<n><ext>`, see store/item-place.ts). Absent means `input` (no journal, or
    * not admitted yet); read it with itemPlace().
    */
   place?: string;

@@ -1,6 +1,6 @@
 /**
  * Words about a create whose outcome is unknown, shared by the stage that meets it (stages/submit.ts)
- * and the journal that recognises it later (journal/journal-row.ts): both import this module, neither
+ * and the journal that recognises it later (store/journal-row.ts): both import this module, neither
  * imports the other.
  */
 

@@ -1,6 +1,6 @@
 /**
  * How an item's own media travels, in words: shared by the upload step's progress (stage-list.ts) and
- * the journal's reason for an item resumed before its create (journal/resume-decision.ts), so that
+ * the journal's reason for an item resumed before its create (store/resume-decision.ts), so that
  * neither says "uploaded" of an item nothing was uploaded for. Both import this module, neither
  * imports the other.
  */

@@ -80,7 +80,7 @@ function fitName(stem: string, tail: string): string {
 }
 
 /**
- * The n-th candidate place of `input` (n = 0 first; see choosePlace in journal/item-place.ts): every
+ * The n-th candidate place of `input` (n = 0 first; see choosePlace in store/item-place.ts): every
  * segment escaped (`\` → `%5C`; a `.` or `..` segment → `%2E`, `%2E%2E`), the n-th suffix before the
  * extension as suffixedName puts it, and a name longer than NAME_MAX_BYTES cut at the end of its stem,
  * keeping the suffix and an extension of up to 32 bytes. A path whose first segment is one of the names

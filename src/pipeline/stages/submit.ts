@@ -19,7 +19,7 @@
  * the client waits to retry it; the retry, with the same request id, records it again. A lost answer
  * fails the item with that id and is never resent on its own: the job may exist (the service cannot be
  * asked by request id), and a second create would be paid twice; the next run applies the crash policy
- * to it (journal/crash-policy.ts).
+ * to it (store/crash-policy.ts).
  * A request the service would refuse (the client's preflight with src/spec) fails the item with the
  * service's exact detail, and nothing is sent.
  *
@@ -111,7 +111,7 @@ async function withParentUrls(item: Item, request: Json, ctx: RunContext): Promi
  * Sends the item's create and advances it to `submitted` with `generationId`, `requestId` and
  * `attempts` set. Fails it on a preflight rejection (nothing sent), a 4xx answer (the service's
  * detail), a lost answer (see lostAnswerReason) or 429s that outlast every retry, with `failure` saying
- * whether a later run may retry it (a lost answer is the crash policy's: journal/crash-policy.ts). Rethrows aborts and
+ * whether a later run may retry it (a lost answer is the crash policy's: store/crash-policy.ts). Rethrows aborts and
  * batch-stopping errors (401, 402, 403 client state, unreachable) for the runner.
  *
  * @example const next = await submit(uploadedItem, ctx); // next.generationId → '…'

@@ -1,6 +1,6 @@
 /**
  * The store: everything the pipeline keeps across runs, behind one fully asynchronous interface, so the
- * SQLite journal of one machine (src/pipeline/journal) and a database shared by workers can stand in
+ * SQLite journal of one machine (sqlite/) and a database shared by workers (postgres/) can stand in
  * for each other. The contract each method keeps is in README.md next to this file; the contract test
  * suite (test/store/store-contract.ts) checks it for every implementation.
  */
@@ -189,7 +189,7 @@ export interface Store {
   /** Inputs whose work is finished (reported, or failed at the service), with their size and mtime then. */
   finishedFiles(): Promise<Map<string, FinishedFile>>;
   /**
-   * The out dir's history as the reports tell it (journal/finished-items.ts): at each place, the item
+   * The out dir's history as the reports tell it (finished-items.ts): at each place, the item
    * of the newest row there when it finished (reported, failed, or skipped), noted done in an earlier session.
    */
   finishedItems(): Promise<Item[]>;

@@ -1,6 +1,6 @@
 /**
  * Every SQL text of the PostgreSQL store, in one place: the schema and its migrations, and each
- * statement its parts run. The tables are the SQLite journal's (../journal/sqlite-plans.ts), with
+ * statement its parts run. The tables are the SQLite journal's (../sqlite/sqlite-plans.ts), with
  * PostgreSQL's types, plus what a database shared by several workers needs: the out dir's lock is a
  * session advisory lock with a row naming its holder (pg-lock.ts). Times are ms since the epoch
  * (BIGINT, read as numbers). Statements name tables unqualified: the connection's search_path is the

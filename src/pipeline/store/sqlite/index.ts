@@ -1,7 +1,7 @@
 /**
- * The journal: the crash-safe record of every item's progress, the SQLite implementation of the Store
- * (../store; see journal.ts for how a run uses it, resume-decision.ts for what a re-run does with each file, crash-policy.ts for a create
- * whose outcome is unknown).
+ * The journal: the crash-safe record of every item's progress, the SQLite adapter of the store engine
+ * (see journal.ts for how a run uses it), and the store's rules it is used with (../resume-decision.ts
+ * for what a re-run does with each file, ../crash-policy.ts for a create whose outcome is unknown).
  */
 export { fileIdentity, type HashCache, hashWithCache, sha256File } from '../content-hash.ts';
 export { type UnknownSubmissionOutcome, unknownSubmissionPolicy } from '../crash-policy.ts';
