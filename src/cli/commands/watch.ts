@@ -31,6 +31,7 @@ import {
   checkWatchFolders,
   createProgress,
   createReadyQueue,
+  fileLeftSidecars,
   type Item,
   incompleteReason,
   newProgressState,
@@ -247,8 +248,21 @@ class WatchCommand implements BatchCommand {
     }
   }
 
+  /**
+   * Under --on-done move, files away first the sidecars an earlier session's crash left behind
+   * (fileLeftSidecars), then starts the watcher.
+   */
+  async open(setup: BatchSetup): Promise<void> {
+    if (this.flags.onDone === 'move') {
+      for (const to of await fileLeftSidecars(setup.inputDir, await setup.journal.finishedItems())) {
+        setup.note(ON_DONE_TEXTS.sidecarFiled(to));
+      }
+    }
+    await this.startIntake(setup);
+  }
+
   /** Starts the watcher (its refusals are usage errors); closed again at once after an early signal. */
-  async open(setup: IntakeSetup): Promise<void> {
+  private async startIntake(setup: IntakeSetup): Promise<void> {
     this.dir = setup.inputDir;
     try {
       this.started = await startWatcher(await this.watcherOptions(setup));
@@ -264,7 +278,7 @@ class WatchCommand implements BatchCommand {
    * never became complete fails at check with its reason.
    */
   async dryRunIntake(setup: IntakeSetup): Promise<DryRunIntake> {
-    await this.open(setup);
+    await this.startIntake(setup);
     return {
       source: this.queue,
       failAtCheck: (item) => this.incomplete.get(item.input) ?? null,
