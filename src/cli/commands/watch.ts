@@ -136,7 +136,7 @@ function asUsageError(err: unknown): UsageError {
 
 /**
  * The runner's onItemDone under `--on-done move`: a final input goes to processed/ or failed/ beside
- * the inbox (the watcher forgets it); a skipped or already gone input stays, and so does a file that is
+ * the inbox (the watcher forgets it), its sidecar with it; a skipped or already gone input stays, and so does a file that is
  * no longer the version of this item (a newer one, which the watcher hands over and which is moved
  * when it is done), with a note. A failed move is a note. With --delete-empty-src-dirs, the folders the
  * move left empty go too.
@@ -152,7 +152,7 @@ function moveWhenDone(
     if (onDone !== 'move' || outcome === null || outcome === 'skipped') return undefined;
     if (!existsSync(inputPathIn(setup.inputDir, item))) return undefined; // gone already (vanished input)
     try {
-      const { movedTo, changed } = await settleInput({
+      const { movedTo, changed, sidecarProblem } = await settleInput({
         mode: onDone,
         inboxDir: setup.inputDir,
         input: item.input,
@@ -165,6 +165,7 @@ function moveWhenDone(
         setup.note(ON_DONE_TEXTS.leftChanged(item.input));
         return undefined;
       }
+      if (sidecarProblem) setup.note(`moved ${item.input}; ${sidecarProblem}`);
       // A name that is not valid UTF-8 is not in the watcher's tracker (it was handed over failed).
       if (item.rawInput === undefined) watcher.forget(item.input);
       return movedTo ? { ...item, absPath: movedTo } : undefined;

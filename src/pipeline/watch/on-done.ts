@@ -61,6 +61,8 @@ export interface SettleResult {
   movedTo: string | null;
   /** Where its sidecar went with it, when it had one. */
   sidecarTo?: string;
+  /** Why its sidecar could not follow it (the input moved all the same). */
+  sidecarProblem?: string;
   /** True when the move crossed filesystems (copied, then the original unlinked). */
   copied: boolean;
   /** Set when the file stayed because it is not the version `SettleOptions.version` any more. */
@@ -290,9 +292,16 @@ export async function settleInput(opts: SettleOptions): Promise<SettleResult> {
   }
   const dst = inputPathIn(target, opts);
   const { to, copied } = await moveBytes(byteString(src), byteString(dst));
-  const sidecarTo = await moveSidecar(byteString(src), to);
+  const moved: SettleResult = { movedTo: shownPath(to), copied };
+  try {
+    const sidecarTo = await moveSidecar(byteString(src), to);
+    if (sidecarTo !== null) moved.sidecarTo = sidecarTo;
+  } catch (err) {
+    // The input is moved: that stands. The sidecar left is filed at the next start (fileLeftSidecars).
+    moved.sidecarProblem = `its sidecar stays in the inbox until the next watch files it: ${err instanceof Error ? err.message : String(err)}`;
+  }
   if (opts.deleteEmptyDirs) await removeEmptiedDirs(inbox, opts.input);
-  return { movedTo: shownPath(to), copied, ...(sidecarTo !== null ? { sidecarTo } : {}) };
+  return moved;
 }
 
 /**
