@@ -255,7 +255,7 @@ describe('genpipe watch --on-done move with sidecars', () => {
     ]);
     expect(again.events.filter((e) => e.input?.endsWith('.json'))).toEqual([]);
     const early = await readJson(join(out, 'early-1.png', 'result.json'));
-    expect(JSON.stringify(early)).toContain('watercolor');
-    expect(JSON.stringify(early)).not.toContain('ink');
+    expect(JSON.stringify(early)).toMatch(/\bwatercolor\b/);
+    expect(JSON.stringify(early)).not.toMatch(/\bink\b/);
   }, 120_000);
 });
