@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Item } from '../item.ts';
-import { folderPlace, isFolderPlace } from '../report/item-paths.ts';
+import { isFolderPlace, itemPlace } from '../report/item-paths.ts';
 import { rowInputOf } from './admission.ts';
 import {
   changedText,
@@ -182,7 +182,7 @@ export class ItemRows {
     const result = this.sql.insert.run({
       out_dir: this.outDir,
       input: rowInputOf(item),
-      place: item.place ?? folderPlace(item.input),
+      place: itemPlace(item),
       content_hash: key.contentHash,
       recipe_hash: key.recipeHash,
       batch_id: batchId,

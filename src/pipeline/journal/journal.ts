@@ -37,10 +37,12 @@
  * that uses it; outputs are recorded with their sizes when the item reaches `downloaded`. A row found
  * with a request id and no generation id after a crash goes through the crash policy (crash-policy.ts).
  */
+
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { currentStep, type Item } from '../item.ts';
+import { placeInput } from '../raw-names.ts';
 import { recordedOptions } from '../store/recorded-options.ts';
 import type {
   BatchInfo,
@@ -649,7 +651,7 @@ export class Journal implements Store {
         this.items.save(w.id, item, batch.id);
       } else if (w?.kind === 'insert') {
         if (w.supersede !== null) this.items.supersede(w.supersede);
-        const noted: Item = { ...item, place: item.place ?? this.items.freePlace(item.input, input) };
+        const noted: Item = { ...item, place: item.place ?? this.items.freePlace(placeInput(item), input) };
         this.items.insert(noted, NOTED_KEY, batch.id);
       }
     });

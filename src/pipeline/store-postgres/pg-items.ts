@@ -3,6 +3,7 @@
  * written from an Item with the columns every store derives the same way (../journal/item-columns.ts).
  * Each method runs on the connection it is given (the store's pool, or one transaction's client).
  */
+
 import type pg from 'pg';
 import type { Item, ItemState } from '../item.ts';
 import { rowInputOf } from '../journal/admission.ts';
@@ -21,6 +22,7 @@ import {
 import { itemFromJson } from '../journal/item-json.ts';
 import { choosePlaceAsync, folderInUse, GivenPlaces } from '../journal/item-place.ts';
 import type { JournalKey, JournalPhase, JournalRow } from '../journal/journal-row.ts';
+import { itemPlace } from '../report/item-paths.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import { ITEM_SQL } from './pg-plans.ts';
 
@@ -176,7 +178,7 @@ export class PgItems {
     const { rows } = await q.query<{ id: number }>(ITEM_SQL.insert, [
       this.outDir,
       rowInputOf(item),
-      item.place ?? item.input,
+      itemPlace(item),
       key.contentHash,
       key.recipeHash,
       batchId,

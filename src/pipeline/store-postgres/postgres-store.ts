@@ -18,6 +18,7 @@
  * const store = await openPostgresStore({ url: process.env.GENPIPE_STORE_URL!, outDir: 'out' });
  * await store.startBatch({ inputDir: 'in', service: baseUrl });
  */
+
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { JobDurationSample, SharedQuota } from '../../client/index.ts';
@@ -45,6 +46,7 @@ import { recipeHash, referencesUsed } from '../journal/recipe-hash.ts';
 import { decide } from '../journal/resume-decision.ts';
 import { JournalLockedError } from '../journal/runner-lock.ts';
 import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../journal/texts.ts';
+import { placeInput } from '../raw-names.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import { recordedOptions } from '../store/recorded-options.ts';
 import type {
@@ -473,7 +475,7 @@ export class PostgresStore implements Store {
         if (w.supersede !== null) await this.items.supersede(q, w.supersede);
         const noted: Item = {
           ...item,
-          place: item.place ?? (await this.items.freePlace(q, item.input, input)),
+          place: item.place ?? (await this.items.freePlace(q, placeInput(item), input)),
         };
         await this.items.insert(q, noted, NOTED_KEY, batch.id);
       }
