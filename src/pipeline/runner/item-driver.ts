@@ -46,7 +46,10 @@ class JobSlot {
   }
 }
 
-/** What a pass of the step loop runs its stages with: its job slot, and the context and policy env that journal through its track. */
+/**
+ * What a pass of the step loop runs its stages with: its job slot, and the stage context and policy env
+ * that journal through its track.
+ */
 interface StepRun {
   job: JobSlot;
   ctx: RunContext;
