@@ -2,14 +2,13 @@
  * Chains: an item whose rule has `steps` is a small graph of generations, each step waiting on the
  * steps its request names with `{ from: <step> }` (StepRecord.after). Each step runs through the same
  * stages as a single request (upload → submit → wait → download), so each is journaled, paced and
- * counted against the job ceiling like any generation. The runner starts every step whose parents are
- * done in a lane of its own (runner/item-driver.ts driveLanes: siblings at once); the item's state
- * follows the step that last moved (Item.step).
+ * counted against the job ceiling like any generation, by the same step loop (runner/item-driver.ts).
+ * The runner starts every step whose parents are done in a lane of its own (runner/tracks.ts
+ * driveLanes: siblings at once); the item's state follows the step that last moved (Item.step).
  *
- * A step that failed at the service fails its dependants, with a reason naming it (failWithDependants),
- * and the other steps go on. The item ends `downloaded` (then reported) when every step is, or `failed`
- * with the first failed step's reason when any step failed (nextOrEnd). settleChain does the same one
- * step at a time, for an item moved outside the lanes.
+ * A step that failed at the service fails its dependants, with a reason naming it (failWithDependants,
+ * through mergeStep), and the other steps go on. The item ends `downloaded` (then reported) when every
+ * step is, or `failed` with the first failed step's reason when any step failed (nextOrEnd).
  *
  * Pure functions: no I/O.
  */
@@ -76,9 +75,11 @@ export function isChain(item: Pick<Item, 'steps'>): boolean {
   return item.steps.some((s) => s.after !== undefined);
 }
 
-/** Stages whose failure is a step's, not the input's (a local stage fails the whole input). */
-const STEP_STAGES: ReadonlySet<StageName> = new Set(['upload', 'submit', 'wait', 'download']);
-const FINAL_STATES: ReadonlySet<string> = new Set(['reported', 'skipped', 'failed', 'stopped', 'downloaded']);
+/**
+ * The stages each step goes through at the service (a chain's step in a lane of its own): a failure
+ * there is the step's, not the input's (a local stage fails the whole input).
+ */
+export const STEP_STAGES: ReadonlySet<StageName> = new Set(['upload', 'submit', 'wait', 'download']);
 
 /**
  * The first step that can run now: neither downloaded nor failed, every parent downloaded (planned, or
@@ -190,26 +191,6 @@ export function nextOrEnd(item: Item): Item {
 }
 
 /**
- * A chain item after a stage ran on it (see the module comment); any other item, and a chain item the
- * stage neither finished nor failed at the service, is returned as it is.
- */
-export function settleChain(item: Item): Item {
-  if (!isChain(item)) return item;
-  if (item.state === 'downloaded') return nextOrEnd(item);
-  if (item.state !== 'failed' || item.failedAt === null || !STEP_STAGES.has(item.failedAt)) return item;
-  const step = item.steps.find((s) => s.name === item.step);
-  if (!step || (step.state === 'failed' && step.reason !== undefined && step.reason !== null)) return item;
-  const steps = failWithDependants(
-    item.steps,
-    step.name,
-    item.reason ?? 'failed',
-    item.failure ?? null,
-    item.failedAt,
-  );
-  return nextOrEnd({ ...item, steps });
-}
-
-/**
  * A copy of `request` with each parent-output placeholder of `channel` replaced by what `fill` gives
  * for the parent's name (undefined: kept as it is).
  *
@@ -242,20 +223,6 @@ export function stepOutputsIn(request: Record<string, unknown>, channel: 'genera
     return undefined;
   });
   return [...names];
-}
-
-/**
- * What progress says of a chain item that `settleChain` moved from `before` to `after` another step:
- * `step 'a' done; next: step 'b'`, or `step 'a' failed: …; next: step 'c'`; null when it did not move.
- */
-export function chainWords(before: Item, after: Item): string | null {
-  if (!isChain(after) || before.step === after.step || FINAL_STATES.has(after.state)) return null;
-  const was = before.steps.find((s) => s.name === before.step);
-  const done =
-    was && before.state === 'failed'
-      ? `step '${was.name}' failed: ${before.reason}`
-      : `step '${before.step}' done`;
-  return `${done}; next: step '${after.step}'`;
 }
 
 /** Every step that can run now (see runnableStep), parents first. */

@@ -156,6 +156,7 @@ export {
 export {
   checkWatchFolders,
   createReadyQueue,
+  fileLeftSidecars,
   incompleteReason,
   ON_DONE_MODES,
   ON_DONE_TEXTS,

@@ -135,7 +135,7 @@ async function expectSameSay(
   expect(Object.keys(storeTypes.files).sort()).toEqual([
     'a.txt',
     'b.txt',
-    'caf\\xe9.txt',
+    "caf$'\\xe9'.txt",
     'empty.txt',
     'notes.md',
     'photo.png',

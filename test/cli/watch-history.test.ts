@@ -164,6 +164,7 @@ it('keeps the files refused before they were planned, a name that is not valid U
   writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
   writeFileSync(join(inbox, 'junk.png'), 'not an image at all'); // refused at plan: wrong type
   writeFileSync(join(inbox, 'bad.txt'), Buffer.from([0xff, 0xfe, 0x41])); // refused at plan: unknown type
+  const SHOWN = "caf$'\\xe9'.png"; // how such a name prints
   const cafe = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x70, 0x6e, 0x67]); // caf\xe9.png (Latin-1)
   writeFileSync(beside(inbox, Buffer.concat([Buffer.from('in/'), cafe])), 'x');
   const filed = ['processed/ok.txt', 'failed/junk.png', 'failed/bad.txt'];
@@ -171,7 +172,7 @@ it('keeps the files refused before they were planned, a name that is not valid U
   const first = statuses(report(out));
   expect(first).toEqual({
     'bad.txt': 'failed',
-    'caf\\xe9.png': 'failed',
+    [SHOWN]: 'failed',
     'junk.png': 'failed',
     'ok.txt': 'succeeded',
   });
@@ -184,18 +185,18 @@ it('keeps the files refused before they were planned, a name that is not valid U
   const byInput = Object.fromEntries(r.items.map((i: { input: string }) => [i.input, i]));
   expect(byInput['junk.png'].reason).toMatch(/^wrong type: /);
   expect(byInput['bad.txt'].reason).toMatch(/^unknown type: /);
-  expect(byInput['caf\\xe9.png']).toMatchObject({
-    place: 'caf%5Cxe9.png',
-    reason: 'file name is not valid UTF-8: caf\\xe9.png; rename it',
+  expect(byInput[SHOWN]).toMatchObject({
+    place: '.not-utf8/caf%E9.png',
+    reason: `file name is not valid UTF-8: ${SHOWN}; rename it`,
     journal: 'finished in an earlier session; not taken again in this one',
   });
 
   // status counts them, by the name they print as, and knows they left the inbox.
   const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
-  expect(status.byKind).toEqual({ done: 2, 'no longer in the input folder': 3 });
+  expect(status.byKind).toEqual({ done: 2, 'failed, moved away': 3 });
   expect(status.failures.map((f: { input: string }) => f.input).sort()).toEqual([
     'bad.txt',
-    'caf\\xe9.png',
+    SHOWN,
     'junk.png',
   ]);
 }, 120_000);

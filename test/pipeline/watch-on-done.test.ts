@@ -1,12 +1,29 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
 import type { CheckedVersion } from '../../src/pipeline/input-changed.ts';
 import { moveNoClobber, onDoneDirs, settleInput } from '../../src/pipeline/watch/index.ts';
-import { suffixedName } from '../../src/pipeline/watch/on-done.ts';
+import { ON_DONE_TEXTS, suffixedName } from '../../src/pipeline/watch/on-done.ts';
+import { until } from '../helpers/emulator.ts';
 import { tempDir } from '../media/fixtures.ts';
-import { bufferHash } from './watch-helpers.ts';
+import { useChildRunBed } from './child-run.ts';
+import { envFor, spawnGenpipe } from './resume-helpers.ts';
+import { readJson } from './run-fixtures.ts';
+import { put } from './stage-helpers.ts';
+import { bufferHash, noisePng } from './watch-helpers.ts';
 
 let base: string;
 let remove: () => Promise<void>;
@@ -131,4 +148,114 @@ describe('--on-done', () => {
       await rm(shm, { recursive: true, force: true });
     }
   });
+});
+
+const SIDECAR_KEY = 'svc-api-on-done-sidecar';
+let emu: RunningEmulator;
+let bedRoot: string;
+useChildRunBed(
+  {
+    name: 'on-done-sidecar',
+    clients: ['sidecar'],
+    keyOf: () => SIDECAR_KEY,
+    config: { queue_ms: 20, processing_ms: { image: 100, video: 200 } },
+  },
+  (bed) => ({ emu, root: bedRoot } = bed),
+);
+
+/** A rule claiming every other file (a .json left alone in the inbox included). */
+const CLAIM_ALL_RECIPE = `rules:
+  - match: "**/*.png"
+    input_as: source
+    request: { type: image_edit, model: uni-1, prompt: "watercolor" }
+  - match: "**/*"
+    input_as: prompt
+    request: { type: image, model: uni-1 }
+`;
+
+/** Every file under `dir`, relative, sorted ([] when it is gone). */
+const filesUnder = async (dir: string) =>
+  existsSync(dir)
+    ? (await readdir(dir, { recursive: true, withFileTypes: true }))
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+        .sort()
+    : [];
+
+describe('genpipe watch --on-done move with sidecars', () => {
+  it('moves each sidecar beside its input, to processed/ or failed/, and files one an interrupted move left', async () => {
+    const base = join(bedRoot, 'sidecars');
+    const inbox = join(base, 'inbox');
+    const out = join(base, 'out');
+    await put(inbox, 'genpipe.yaml', CLAIM_ALL_RECIPE);
+    await writeFile(join(inbox, 'early.png'), await noisePng(48, 48));
+    await put(inbox, 'early.png.json', '{ "prompt": "ink" }');
+    const args = ['watch', inbox, '--out', out, '--json', '--on-done', 'move', '--delete-empty-src-dirs'];
+    const timing = ['--quiet-ms', '300', '--rescan-ms', '400', '--poll-interval', '1'];
+    const watch = () => spawnGenpipe([...args, ...timing], envFor(emu.url, SIDECAR_KEY));
+    const child = watch();
+    await until(async () => child.stderr().includes('watching'), 15_000);
+    // A folder of inputs with their sidecars arrives at once (renamed in).
+    const trip = join(base, 'scratch', 'trip');
+    await put(trip, 'side.png.json', '{ "prompt": "charcoal" }');
+    await put(trip, 'bad.png.json', '{ "prompt": null }');
+    await writeFile(join(trip, 'side.png'), await noisePng(64, 64));
+    await writeFile(join(trip, 'bad.png'), await noisePng(40, 40));
+    await rename(trip, join(inbox, 'trip'));
+    const processed = join(base, 'processed');
+    const failed = join(base, 'failed');
+    await until(
+      async () =>
+        (await filesUnder(processed)).includes(join('trip', 'side.png')) &&
+        (await filesUnder(failed)).includes(join('trip', 'bad.png')),
+      30_000,
+    ).catch(async (err) => {
+      throw new Error(
+        `${err}: ${child.stderr()} ${(await filesUnder(base)).join(' ')} ${JSON.stringify(child.events.filter((e) => e.state === 'failed'))}`,
+      );
+    });
+    await child.until(
+      (events) => events.filter((e) => e.state === 'reported' || e.state === 'failed').length >= 3,
+      'three files final',
+    );
+    // Each sidecar went with its input; the inbox holds the recipe alone, its emptied folder removed.
+    expect(await filesUnder(processed)).toEqual([
+      'early.png',
+      'early.png.json',
+      'trip/side.png',
+      'trip/side.png.json',
+    ]);
+    expect(await filesUnder(failed)).toEqual(['trip/bad.png', 'trip/bad.png.json']);
+    expect(await readdir(inbox)).toEqual(['genpipe.yaml']);
+    child.proc.kill('SIGINT');
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    const report = await readJson(join(out, 'report.json'));
+    expect(
+      Object.fromEntries(report.items.map((i: { input: string; status: string }) => [i.input, i.status])),
+    ).toEqual({ 'early.png': 'succeeded', 'trip/side.png': 'succeeded', 'trip/bad.png': 'failed' });
+    expect(report.totals).toMatchObject({ succeeded: 2, failed: 1 });
+
+    // A crash between the input's move and its sidecar's: the sidecar is back in the inbox, alone.
+    await rename(join(processed, 'early.png.json'), join(inbox, 'early.png.json'));
+    const again = watch();
+    await until(async () => again.stderr().includes('watching'), 15_000);
+    expect(again.stderr()).toContain(ON_DONE_TEXTS.sidecarFiled(join(processed, 'early.png.json')));
+    expect(await readdir(inbox)).toEqual(['genpipe.yaml']);
+    // A new early.png later is its own file: no stale sidecar applies to it (the rule's prompt).
+    await writeFile(join(inbox, 'early.png'), await noisePng(56, 56));
+    await until(async () => (await filesUnder(processed)).includes('early-1.png'), 30_000);
+    again.proc.kill('SIGINT');
+    expect((await again.exited).code, again.stderr()).toBe(0);
+    expect(await filesUnder(processed)).toEqual([
+      'early-1.png',
+      'early.png',
+      'early.png.json',
+      'trip/side.png',
+      'trip/side.png.json',
+    ]);
+    expect(again.events.filter((e) => e.input?.endsWith('.json'))).toEqual([]);
+    const early = await readJson(join(out, 'early-1.png', 'result.json'));
+    expect(JSON.stringify(early)).toMatch(/\bwatercolor\b/);
+    expect(JSON.stringify(early)).not.toMatch(/\bink\b/);
+  }, 120_000);
 });

@@ -24,6 +24,7 @@ import {
   checkWatchFolders,
   createProgress,
   createReadyQueue,
+  fileLeftSidecars,
   type GenpipeMetrics,
   type Item,
   incompleteReason,
@@ -118,7 +119,7 @@ function asUsageError(err: unknown): UsageError {
 
 /**
  * The runner's onItemDone under `--on-done move`: a final input goes to processed/ or failed/ beside
- * the inbox (the watcher forgets it); a skipped or already gone input stays, and so does a file that is
+ * the inbox (the watcher forgets it), its sidecar with it; a skipped or already gone input stays, and so does a file that is
  * no longer the version of this item (a newer one, which the watcher hands over and which is moved
  * when it is done), with a note. A failed move is a note. With --delete-empty-src-dirs, the folders the
  * move left empty go too.
@@ -134,7 +135,7 @@ function moveWhenDone(
     if (onDone !== 'move' || outcome === null || outcome === 'skipped') return undefined;
     if (!existsSync(inputPathIn(setup.inputDir, item))) return undefined; // gone already (vanished input)
     try {
-      const { movedTo, changed } = await settleInput({
+      const { movedTo, changed, sidecarProblem } = await settleInput({
         mode: onDone,
         inboxDir: setup.inputDir,
         input: item.input,
@@ -147,6 +148,7 @@ function moveWhenDone(
         setup.note(ON_DONE_TEXTS.leftChanged(item.input));
         return undefined;
       }
+      if (sidecarProblem) setup.note(`moved ${item.input}; ${sidecarProblem}`);
       // A name that is not valid UTF-8 is not in the watcher's tracker (it was handed over failed).
       if (item.rawInput === undefined) watcher.forget(item.input);
       return movedTo ? { ...item, absPath: movedTo } : undefined;
@@ -230,8 +232,21 @@ class WatchCommand implements BatchCommand {
     }
   }
 
+  /**
+   * Under --on-done move, files away first the sidecars an earlier session's crash left behind
+   * (fileLeftSidecars), then starts the watcher.
+   */
+  async open(setup: BatchSetup): Promise<void> {
+    if (this.flags.onDone === 'move') {
+      for (const to of await fileLeftSidecars(setup.inputDir, await setup.journal.finishedItems())) {
+        setup.note(ON_DONE_TEXTS.sidecarFiled(to));
+      }
+    }
+    await this.startIntake(setup);
+  }
+
   /** Starts the watcher (its refusals are usage errors); closed again at once after an early signal. */
-  async open(setup: IntakeSetup): Promise<void> {
+  private async startIntake(setup: IntakeSetup): Promise<void> {
     this.dir = setup.inputDir;
     try {
       this.started = await startWatcher(await this.watcherOptions(setup));
@@ -247,7 +262,7 @@ class WatchCommand implements BatchCommand {
    * never became complete fails at check with its reason.
    */
   async dryRunIntake(setup: IntakeSetup): Promise<DryRunIntake> {
-    await this.open(setup);
+    await this.startIntake(setup);
     return {
       source: this.queue,
       failAtCheck: (item) => this.incomplete.get(item.input) ?? null,

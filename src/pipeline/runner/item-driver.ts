@@ -1,23 +1,14 @@
 /**
  * The item driver: takes one item from its state to a final one, step by step as stage-list.ts orders
- * them, each step in its pool; keeps, journals and announces every transition; applies each stage's
- * policy (step-policy.ts); holds the item's job slot from submit until its job ends; starts an item
- * whose file changed since its check again (or ends it, per `inputChanged`).
+ * them, through one step loop for every rule (`steps`): each step in its pool; every transition kept,
+ * journaled and announced, told as transition-words.ts says; each stage's policy applied
+ * (step-policy.ts); the job slot held from submit until the job ends; a file changed since its check
+ * started again (or ended, per `inputChanged`). The loop moves a track (tracks.ts): the item itself
+ * (a single-request rule's item is a chain of one step: its step runs so), or a chain step in a lane
+ * of its own.
  */
 import { stat } from 'node:fs/promises';
-import { type GenpipeClient, sleep } from '../../client/index.ts';
-import {
-  chainWords,
-  isChain,
-  laneRecordState,
-  laneStartState,
-  mergeStep,
-  nextOrEnd,
-  runnableSteps,
-  STEP_MOMENTS,
-  settleChain,
-  stepMomentWords,
-} from '../chain.ts';
+import { sleep } from '../../client/index.ts';
 import type { PipelineEvent } from '../events.ts';
 import { INPUT_CHANGED_TEXTS, InputChangedError } from '../input-changed.ts';
 import { currentStep, FINAL_ITEM_STATES, type Item, newItem, type StageName } from '../item.ts';
@@ -26,27 +17,16 @@ import { writeResultJson } from '../report/result-json.ts';
 import type { RunContext } from '../run-context.ts';
 import { batchStopReason, isAbort, outDirWriteError } from '../runner-errors.ts';
 import { failItem } from '../stage.ts';
-import { reachedBy, type StageStep, saidOf, stepFor } from '../stage-list.ts';
+import { reachedBy, type StageStep } from '../stage-list.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import type { BatchItems } from './batch-items.ts';
 import type { ResolvedRun } from './options.ts';
 import type { Pools } from './pools.ts';
 import type { Release } from './slots.ts';
-import type { DriveState, StepEnv } from './step-policy.ts';
+import type { DriveState, Settled, StepEnv } from './step-policy.ts';
 import { JournalWriteError, type StopControl } from './stop-control.ts';
-
-/** The stages a chain's step runs in a lane of its own. */
-const LANE_STAGES: ReadonlySet<StageName> = new Set(['upload', 'submit', 'wait', 'download']);
-
-/** What the lanes of one chain item share (see ItemDriver.driveLanes). */
-interface Lane {
-  /** The item as every lane has left it so far. */
-  get(): Item;
-  /** Takes step `name` from a lane's item; the shared item after. */
-  put(it: Item, name: string): Item;
-  /** A lane was stopped: no new lane starts, and the item ends so. */
-  stop(it: Item): void;
-}
+import { driveLanes, itemTrack, type Persist, type Track } from './tracks.ts';
+import { transitionTold } from './transition-words.ts';
 
 /** One item's job slot (--concurrency): taken for submit, or for the wait of a resumed generation. */
 class JobSlot {
@@ -66,9 +46,18 @@ class JobSlot {
   }
 }
 
-export class ItemDriver implements StepEnv {
-  readonly client: GenpipeClient;
-  readonly signal: AbortSignal;
+/**
+ * What a pass of the step loop runs its stages with: its job slot, and the stage context and policy env
+ * that journal through its track.
+ */
+interface StepRun {
+  job: JobSlot;
+  ctx: RunContext;
+  env: StepEnv;
+}
+
+export class ItemDriver {
+  private readonly signal: AbortSignal;
   /** Entries whose item another worker took over (a write refused): their drive ends, untouched. */
   private readonly takenOver = new Map<number, ItemTakenOverError>();
 
@@ -80,7 +69,6 @@ export class ItemDriver implements StepEnv {
     private readonly items: BatchItems,
     private readonly emit: (event: PipelineEvent) => void,
   ) {
-    this.client = run.options.client;
     this.signal = stops.abort.signal;
   }
 
@@ -88,16 +76,8 @@ export class ItemDriver implements StepEnv {
     return this.stops.stop !== null;
   }
 
-  local<T>(fn: () => Promise<T>): Promise<T> {
-    return this.pools.local(fn);
-  }
-
   persist(item: Item): Promise<void> {
     return this.ctx.persist(item);
-  }
-
-  journalFailed(err: unknown): void {
-    this.stops.journalFailed(err);
   }
 
   /** The item ended not processed, with the batch's stop reason. */
@@ -174,70 +154,92 @@ export class ItemDriver implements StepEnv {
       await this.done(entry, final);
       return final;
     }
-    let item = first;
-    const job = new JobSlot();
-    const state: DriveState = { resubmits: new Map() };
-    /** Times the item's file was found changed since its check (see afterChange). */
-    let changes = 0;
+    const track = itemTrack(
+      first,
+      (it) => this.ctx.persist(it),
+      (it) => this.placed(it),
+    );
+    let item: Item;
     try {
-      for (let step = stepFor(item.state); step; step = stepFor(item.state)) {
-        const lost = this.takenOver.get(entry);
-        if (lost) {
-          item = { ...item, state: 'stopped', reason: lost.message };
-          break;
-        }
-        if (isChain(item) && LANE_STAGES.has(step.name)) {
-          try {
-            item = await this.placed(await this.driveLanes(entry, item, state));
-          } catch (err) {
-            if (!(err instanceof InputChangedError)) throw err;
-            item = await this.afterChange(item, step, ++changes);
-            const why = item.state === 'discovered' ? INPUT_CHANGED_TEXTS.again : item.reason;
-            await this.record(entry, item, step.name, why);
-            continue;
-          }
-          if (item.state !== 'downloaded') await this.record(entry, item, null, item.reason);
-          continue;
-        }
-        let next: Item;
-        try {
-          next = await this.runInPool(step, item, job);
-        } catch (err) {
-          if (!(err instanceof InputChangedError)) throw err;
-          job.free(); // nothing was created from the changed bytes
-          item = await this.afterChange(item, step, ++changes);
-          await this.record(
-            entry,
-            item,
-            step.name,
-            item.state === 'discovered' ? INPUT_CHANGED_TEXTS.again : item.reason,
-          );
-          continue;
-        }
-        if (next.state !== 'submitted') job.free();
-        const settled = (await step.policy?.after?.(next, this, state)) ?? { item: next };
-        // A chain item goes on to its next step (or ends) once a step is downloaded or failed.
-        const chained = settleChain(settled.item);
-        item = await this.placed(chained);
-        // A policy's words, else the chain's, else the item's reason, else what the stage did when its
-        // state's name would not say it (a prompt file is not "uploaded"). A stopped item says why it
-        // stopped, whatever stopped it.
-        const reason =
-          item.state === 'stopped'
-            ? item.reason
-            : settled.reason !== undefined
-              ? settled.reason
-              : (chainWords(settled.item, chained) ?? item.reason ?? saidOf(step, item));
-        await this.record(entry, item, item.state === 'stopped' ? null : step.name, reason);
-        if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
-      }
+      await this.steps(entry, track, { resubmits: new Map() });
+      item = track.current();
       if (item.state === 'failed' || item.state === 'skipped') await this.writeResult(item);
     } finally {
-      job.free();
       this.takenOver.delete(entry);
     }
     await this.done(entry, item);
     return item;
+  }
+
+  /**
+   * THE step loop, for every rule: moves `track` (tracks.ts: the item itself, or a chain step's lane)
+   * stage by stage until its stages are over — each stage in its pool, the job slot freed once its job
+   * ends, the stage's policy, the transition kept, journaled and told (transitionTold), the policy's
+   * pause. A chain item at the service fans out into a lane per step, each moved by this same loop; a
+   * changed input (InputChangedError) starts the item again, from wherever a lane found it.
+   */
+  private async steps(entry: number, track: Track, drive: DriveState): Promise<void> {
+    const run: StepRun = {
+      job: new JobSlot(),
+      ctx: { ...this.ctx, persist: track.persist },
+      env: this.envWith(track.persist),
+    };
+    /** Times the item's file was found changed since its check (see afterChange). */
+    let changes = 0;
+    try {
+      for (let step = track.next(); step; step = track.next()) {
+        const lost = this.takenOver.get(entry);
+        if (lost) return track.end(lost.message);
+        const fanned = track.fansOut(step);
+        let settled: Settled;
+        try {
+          settled = fanned
+            ? { item: await driveLanes(track.current(), track.persist, (l) => this.steps(entry, l, drive)) }
+            : await this.settled(step, track.current(), run, drive);
+        } catch (err) {
+          if (!(err instanceof InputChangedError) || track.lane !== null) throw err;
+          run.job.free(); // nothing was created from the changed bytes
+          const again = await track.take(await this.afterChange(track.current(), step, ++changes));
+          const why = again.state === 'discovered' ? INPUT_CHANGED_TEXTS.again : again.reason;
+          await this.record(entry, again, step.name, why);
+          continue;
+        }
+        const recorded = await track.take(settled.item);
+        // Each lane told its step's end: a chain item done at the service is told by its report.
+        if (fanned && recorded.state === 'downloaded') continue;
+        const told = transitionTold(step, settled, track.lane);
+        await this.record(entry, recorded, told.stage, told.reason, told.moment);
+        if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
+      }
+    } finally {
+      run.job.free();
+    }
+  }
+
+  /** `step` run on `item` in its pool, the job slot freed unless a job goes on, then the stage's policy. */
+  private async settled(step: StageStep, item: Item, run: StepRun, drive: DriveState): Promise<Settled> {
+    const next = await this.runInPool(step, item, run);
+    if (next.state !== 'submitted') run.job.free();
+    return (await step.policy?.after?.(next, run.env, drive)) ?? { item: next };
+  }
+
+  /** What a stage's policy may use of the batch, journaling through `persist` (a lane's: the shared item). */
+  private envWith(persist: Persist): StepEnv {
+    const { stops, pools } = this;
+    return {
+      run: this.run,
+      client: this.run.options.client,
+      signal: this.signal,
+      get stopped() {
+        return stops.stop !== null;
+      },
+      local: (fn) => pools.local(fn),
+      stoppedItem: (item) => this.stoppedItem(item),
+      journalFailed: (err) => {
+        stops.journalFailed(err);
+      },
+      persist,
+    };
   }
 
   /**
@@ -301,95 +303,18 @@ export class ItemDriver implements StepEnv {
   }
 
   /**
-   * A chain item's steps, each that can run in a lane of its own (siblings at once, each with its own
-   * job slot), until none can: then the item at its end (chain.ts nextOrEnd), or stopped. Every write of
-   * the journal — the runner's and a stage's own (submit's intent) — goes through the item all lanes
-   * share, so no lane writes another's step as it was when it began.
-   */
-  private async driveLanes(entry: number, first: Item, drive: DriveState): Promise<Item> {
-    let shared = first;
-    const lanes = new Map<string, Promise<void>>();
-    let changed: unknown = null;
-    let stopped: Item | null = null;
-    const lane: Lane = {
-      get: () => shared,
-      put: (it, name) => {
-        shared = mergeStep(shared, it, name);
-        return shared;
-      },
-      stop: (it) => {
-        stopped ??= it;
-      },
-    };
-    for (;;) {
-      if (stopped === null && changed === null) {
-        for (const step of runnableSteps(shared.steps)) {
-          if (lanes.has(step.name)) continue;
-          const start = step.name === first.step ? first.state : laneStartState(step);
-          const task = this.runLane(entry, step.name, start, lane, drive)
-            .catch((err: unknown) => {
-              changed ??= err;
-            })
-            .finally(() => lanes.delete(step.name));
-          lanes.set(step.name, task);
-        }
-      }
-      if (lanes.size === 0) break;
-      await Promise.race(lanes.values());
-    }
-    if (changed !== null) throw changed;
-    // Stopped: the item as every lane left it (a lane that went on after the stop, such as a wait,
-    // keeps what it learned), at the step that stopped first.
-    const stop = stopped as Item | null;
-    return stop ? { ...shared, state: 'stopped', step: stop.step, reason: stop.reason } : nextOrEnd(shared);
-  }
-
-  /** One step of a chain item through upload, submit, wait and download (see driveLanes). */
-  private async runLane(entry: number, name: string, start: Item['state'], lane: Lane, drive: DriveState) {
-    const job = new JobSlot();
-    const view = (it: Item, state: Item['state']): Item => ({ ...it, step: name, state });
-    const persist = (it: Item) => this.ctx.persist(view(lane.put(it, name), laneRecordState(it.state)));
-    const ctx: RunContext = { ...this.ctx, persist };
-    const env: StepEnv = Object.assign(Object.create(this) as ItemDriver, { persist });
-    let state = start;
-    try {
-      for (let step = stepFor(state); step && LANE_STAGES.has(step.name); step = stepFor(state)) {
-        const next = await this.runInPool(step, view(lane.get(), state), job, ctx);
-        if (next.state !== 'submitted') job.free();
-        const settled = (await step.policy?.after?.(next, env, drive)) ?? { item: next };
-        state = settled.item.state;
-        // A stopped lane's item is its step as it began: the shared step keeps what was journaled since
-        // (a create's request id), so the next run knows the create may have been sent.
-        const shared = state === 'stopped' ? lane.get() : lane.put(settled.item, name);
-        if (state === 'stopped') lane.stop({ ...view(shared, 'stopped'), reason: settled.item.reason });
-        const moment = settled.reason === undefined ? STEP_MOMENTS[state] : undefined;
-        const said =
-          settled.reason !== undefined
-            ? settled.reason
-            : moment !== undefined
-              ? stepMomentWords(name, moment, settled.item.reason)
-              : (settled.item.reason ?? saidOf(step, settled.item));
-        await this.record(entry, view(shared, laneRecordState(state)), step.name, said, moment);
-        if (state === 'stopped' || state === 'failed' || state === 'downloaded') return;
-        if (settled.pauseMs) await sleep(settled.pauseMs, this.stops.stopping.signal).catch(() => {});
-      }
-    } finally {
-      job.free();
-    }
-  }
-
-  /**
    * Runs `step` on the item in the step's pool: `jobs` takes a job slot first (held until the job
    * ends), `poll` takes one for a generation resumed from the journal, a pool name runs it in that pool.
    */
-  private async runInPool(step: StageStep, item: Item, job: JobSlot, ctx = this.ctx): Promise<Item> {
+  private async runInPool(step: StageStep, item: Item, run: StepRun): Promise<Item> {
+    const { job } = run;
     if (this.stopped && !step.whileStopping) return this.stoppedItem(item);
-    const instead = step.policy?.before?.(item, this);
+    const instead = step.policy?.before?.(item, run.env);
     if (instead) return instead;
     if (step.pool === 'jobs') {
       try {
         job.take(await this.pools.jobs.acquire(this.stops.stopping.signal));
-        return await this.runStep(step, item, ctx);
+        return await this.runStep(step, item, run);
       } catch (err) {
         if (err instanceof InputChangedError) throw err;
         return this.stopped ? this.stoppedItem(item) : this.afterThrow(item, step, err);
@@ -402,22 +327,22 @@ export class ItemDriver implements StepEnv {
         const release = await this.pools.jobs.acquire(this.stops.stopping.signal).catch(() => null);
         if (release) job.take(release);
       }
-      return this.runStep(step, item, ctx);
+      return this.runStep(step, item, run);
     }
-    return this.pools.limits[step.pool](() => this.runStep(step, item, ctx));
+    return this.pools.limits[step.pool](() => this.runStep(step, item, run));
   }
 
   /** Runs one stage with its timing; an error that escapes it ends the item (see afterThrow). */
-  private async runStep(step: StageStep, item: Item, ctx = this.ctx): Promise<Item> {
+  private async runStep(step: StageStep, item: Item, run: StepRun): Promise<Item> {
     if (this.stopped && !step.whileStopping) return this.stoppedItem(item);
     const started = Date.now();
     const begun: Item = { ...item, timings: { ...item.timings, [step.name]: { started_at: started } } };
     let next: Item;
     try {
-      next = await step.run(begun, ctx);
+      next = await step.run(begun, run.ctx);
     } catch (err) {
-      if (err instanceof InputChangedError) throw err; // drive's to handle
-      await step.policy?.onThrow?.(begun, err, this);
+      if (err instanceof InputChangedError) throw err; // the step loop's to handle
+      await step.policy?.onThrow?.(begun, err, run.env);
       next = this.afterThrow(begun, step, err);
     }
     const timing = { started_at: started, finished_at: Date.now() };

@@ -13,6 +13,7 @@
  */
 import { hostname } from 'node:os';
 import { currentStep, type Item } from '../item.ts';
+import { placeInput } from '../raw-names.ts';
 import {
   decideInputOf,
   holdsServiceWork,
@@ -401,7 +402,7 @@ export class StoreEngine implements Store {
         id,
       );
     } finally {
-      if (last && this.bound.get(input) !== id) this.items.unclaim(id);
+      if (last && this.bound.get(input) !== id) this.items.release(id);
     }
   }
 
@@ -410,7 +411,7 @@ export class StoreEngine implements Store {
     const id = this.bound.get(input);
     if (id === undefined) return;
     this.bound.delete(input);
-    this.items.unclaim(id);
+    this.items.release(id);
   }
 
   /** The row `input` is bound to for save, or undefined. */
@@ -472,7 +473,7 @@ export class StoreEngine implements Store {
       if (w.supersede !== null) yield* this.items.supersede(sql, w.supersede);
       const noted: Item = {
         ...item,
-        place: item.place ?? (yield* this.items.freePlace(sql, item.input, input)),
+        place: item.place ?? (yield* this.items.freePlace(sql, placeInput(item), input)),
       };
       yield* this.items.insert(sql, noted, NOTED_KEY, batchId);
     }

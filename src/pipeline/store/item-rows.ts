@@ -5,7 +5,7 @@
  * synchronous transactions and the PostgreSQL store awaits it.
  */
 import type { Item } from '../item.ts';
-import { folderPlace, isFolderPlace } from '../report/item-paths.ts';
+import { folderPlace, isFolderPlace, itemPlace } from '../report/item-paths.ts';
 import { rowInputOf } from './admission.ts';
 import {
   changedText,
@@ -165,9 +165,8 @@ export class ItemRows {
   *insert(sql: Sql, item: Item, key: JournalKey, batchId: number): Generator<Promise<unknown>, number> {
     const now = this.now();
     const { columns, written } = itemColumns(this.outDir, item, null, batchId, now);
-    const place = item.place ?? folderPlace(item.input);
     const [row] = yield* sql.all<{ id: number }>(this.sqlOf.insert, [
-      ...[this.outDir, rowInputOf(item), place, key.contentHash, key.recipeHash, batchId],
+      ...[this.outDir, rowInputOf(item), itemPlace(item), key.contentHash, key.recipeHash, batchId],
       ...columnValues(columns),
       now,
     ]);
@@ -229,9 +228,14 @@ export class ItemRows {
     if (row) this.claims.set(id, Number(row.claim));
   }
 
-  /** Forgets the claim on row `id` (this process saves it no more). */
-  unclaim(id: number): void {
+  /**
+   * Forgets what this process keeps of row `id` — its claim, its last write — once it saves the row no
+   * more (its item was saved finished, or its input is looked at again): a session of any length keeps
+   * only its rows in flight.
+   */
+  release(id: number): void {
     this.claims.delete(id);
+    this.written.forget(id);
   }
 
   /** How many rows this process holds a claim on (tests: it stays bounded). */

@@ -7,6 +7,7 @@ export { containerVerdict } from './container-complete.ts';
 export { WATCH_DEFAULTS, WATCH_TEXTS } from './defaults.ts';
 export { checkWatchFolders } from './folders.ts';
 export {
+  fileLeftSidecars,
   type InputOutcome,
   moveNoClobber,
   ON_DONE_FOLDERS,

@@ -10,6 +10,13 @@
  * and other bytes (a newer version, written while the earlier one was processed) stays where it is, to
  * be processed and filed in its turn (see isCheckedVersion).
  *
+ * An input's sidecar (`photo.png.json`) goes with it, after it, beside it under its new name
+ * (`processed/photo-1.png.json` beside `processed/photo-1.png`), so it stays that input's sidecar and
+ * is never left in the inbox to become an input of its own or the sidecar of a later file of that
+ * name. The input moves first: a crash between the two moves leaves a sidecar in the inbox whose
+ * input is gone and finished in the journal; the next watch files it beside that input before it
+ * watches (fileLeftSidecars), so it is never taken as an input nor applied to a later file.
+ *
  * With `deleteEmptyDirs` (`--delete-empty-src-dirs`, rclone's name), the folders of the inbox that a
  * move left empty are removed, deepest first, never the inbox itself (removeEmptiedDirs).
  *
@@ -26,6 +33,7 @@ import { basename, dirname, join, resolve, sep } from 'node:path';
 import { futureRealpath } from '../discover.ts';
 import { type CheckedVersion, isCheckedVersion } from '../input-changed.ts';
 import { escapedName, inputPathIn } from '../raw-names.ts';
+import { SIDECAR_SUFFIX } from '../recipe-sidecar.ts';
 import { suffixedName } from '../report/item-paths.ts';
 
 export const ON_DONE_MODES = ['keep', 'move'] as const;
@@ -40,6 +48,9 @@ export const ON_DONE_TEXTS = {
   leftChanged: (input: string) =>
     `${input} stays in the inbox: it changed after the version just done was checked; ` +
     'the new version is moved when it is done',
+  /** The note of a sidecar an interrupted move left in the inbox, filed beside its input at start. */
+  sidecarFiled: (to: string) =>
+    `a sidecar left in the inbox by an interrupted move was filed beside its input: ${to}`,
 } as const;
 
 /** Names of the folders beside the inbox. */
@@ -48,6 +59,10 @@ export const ON_DONE_FOLDERS = { succeeded: 'processed', failed: 'failed' } as c
 export interface SettleResult {
   /** Where the input went; null when it stayed (keep, skipped, a symbolic link). */
   movedTo: string | null;
+  /** Where its sidecar went with it, when it had one. */
+  sidecarTo?: string;
+  /** Why its sidecar could not follow it (the input moved all the same). */
+  sidecarProblem?: string;
   /** True when the move crossed filesystems (copied, then the original unlinked). */
   copied: boolean;
   /** Set when the file stayed because it is not the version `SettleOptions.version` any more. */
@@ -275,7 +290,75 @@ export async function settleInput(opts: SettleOptions): Promise<SettleResult> {
   if (opts.version && !(await isCheckedVersion(src, opts.version))) {
     return { movedTo: null, copied: false, changed: true };
   }
-  const { to, copied } = await moveNoClobber(src, inputPathIn(target, opts));
+  const dst = inputPathIn(target, opts);
+  const { to, copied } = await moveBytes(byteString(src), byteString(dst));
+  const moved: SettleResult = { movedTo: shownPath(to), copied };
+  try {
+    const sidecarTo = await moveSidecar(byteString(src), to);
+    if (sidecarTo !== null) moved.sidecarTo = sidecarTo;
+  } catch (err) {
+    // The input is moved: that stands. The sidecar left is filed at the next start (fileLeftSidecars).
+    moved.sidecarProblem = `its sidecar stays in the inbox until the next watch files it: ${err instanceof Error ? err.message : String(err)}`;
+  }
   if (opts.deleteEmptyDirs) await removeEmptiedDirs(inbox, opts.input);
-  return { movedTo: to, copied };
+  return moved;
+}
+
+/**
+ * Moves the sidecar of the input that was at `src` (byte string) beside it at `to`, when it has one
+ * (a regular file; a symbolic link or a folder of that name is not a sidecar and stays).
+ *
+ * @returns where the sidecar went, or null when there was none
+ */
+async function moveSidecar(src: string, to: string): Promise<string | null> {
+  const sidecar = src + SIDECAR_SUFFIX;
+  const st = await lstat(fsPath(sidecar)).catch(() => null);
+  if (!st?.isFile()) return null;
+  return shownPath((await moveBytes(sidecar, to + SIDECAR_SUFFIX)).to);
+}
+
+const SUCCEEDED_STATES = new Set(['reported', 'downloaded']);
+
+/** A finished input of an earlier session, as the journal keeps it (finishedItems). */
+export interface FinishedInput {
+  input: string;
+  rawInput?: string;
+  /** Where the input is now: its moved path when --on-done move filed it away. */
+  absPath: string;
+  state: string;
+}
+
+/**
+ * Recovers from a crash between an input's move and its sidecar's (settleInput): each sidecar left in
+ * the inbox whose input is gone from it and finished in the journal (succeeded or failed) is filed
+ * beside that input — at its moved path when the journal recorded it, else at the input's mirrored
+ * path in processed/ or failed/ — never overwriting. Run before watching, so such a sidecar is never
+ * taken as an input of its own nor applied to a later file of its input's name.
+ *
+ * @returns where each sidecar went
+ * @example await fileLeftSidecars('inbox', await journal.finishedItems()) // ['/…/processed/trip/a.png.json']
+ */
+export async function fileLeftSidecars(
+  inboxDir: string,
+  finished: readonly FinishedInput[],
+): Promise<string[]> {
+  const inbox = await realpath(resolve(inboxDir));
+  const dirs = onDoneDirs(inbox);
+  const moved: string[] = [];
+  for (const item of finished) {
+    // A name that is not valid UTF-8 fails at once, its sidecar unread: such a sidecar is no input's.
+    if (item.rawInput !== undefined) continue;
+    const outcome =
+      item.state === 'failed' ? 'failed' : SUCCEEDED_STATES.has(item.state) ? 'succeeded' : null;
+    if (outcome === null) continue;
+    const src = byteString(inputPathIn(inbox, item));
+    if ((await lstat(fsPath(src)).catch(() => null)) !== null) continue; // the input is here: its sidecar is its own
+    const sidecar = src + SIDECAR_SUFFIX;
+    if (!(await lstat(fsPath(sidecar)).catch(() => null))?.isFile()) continue;
+    const target = outcome === 'succeeded' ? dirs.processed : dirs.failed;
+    const movedAway = !byteString(resolve(item.absPath)).startsWith(byteString(inbox + sep));
+    const beside = movedAway ? byteString(item.absPath) : byteString(inputPathIn(target, item));
+    moved.push(shownPath((await moveBytes(sidecar, beside + SIDECAR_SUFFIX)).to));
+  }
+  return moved;
 }
