@@ -10,15 +10,8 @@
 import type pg from 'pg';
 import type { SharedQuota } from '../../client/index.ts';
 import { currentStep, type Item } from '../item.ts';
-import {
-  checkSchemaName,
-  connectError,
-  openPool,
-  type Queryable,
-  storeError,
-  withPoolClient,
-} from '../store/postgres/connection.ts';
-import { migrateSchema } from '../store/postgres/pg-schema.ts';
+import { checkSchemaName, type Queryable, storeError, withPoolClient } from '../store/postgres/connection.ts';
+import { openSchemaPool } from '../store/postgres/pg-schema.ts';
 import { DEFAULT_STORE_SCHEMA, type PostgresStore } from '../store/postgres/postgres-store.ts';
 import {
   type JobSlotAnswer,
@@ -110,14 +103,7 @@ export async function openSharedDatabase(
   url: string,
   schema = DEFAULT_STORE_SCHEMA,
 ): Promise<SharedDatabase> {
-  const checked = checkSchemaName(schema);
-  const pool = openPool(url, checked, () => undefined);
-  try {
-    await withPoolClient(pool, (client) => migrateSchema(client, checked), { transaction: false });
-  } catch (err) {
-    await pool.end().catch(() => undefined);
-    throw connectError(err, url);
-  }
+  const pool = await openSchemaPool(url, checkSchemaName(schema), () => undefined);
   return new SharedDatabase(pool, url, true);
 }
 

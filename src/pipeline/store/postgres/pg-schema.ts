@@ -3,6 +3,7 @@
  * advisory lock, so that workers starting together migrate once; refuses a schema a newer genpipe made.
  */
 import type pg from 'pg';
+import { connectError, openPool, type StoreConnectionError, withPoolClient } from './connection.ts';
 import { MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION } from './pg-plans.ts';
 
 /** The schema was made by a newer genpipe. */
@@ -31,4 +32,25 @@ export async function migrateSchema(client: pg.ClientBase, schema: string): Prom
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * A pool of connections to the database at `url` with `schema` brought up to date (created when
+ * missing): what the store of an out dir and distributed mode's shared tables open.
+ *
+ * @throws StoreConnectionError when the database cannot be reached or used (its message holds no password)
+ */
+export async function openSchemaPool(
+  url: string,
+  schema: string,
+  onError: (err: StoreConnectionError) => void,
+): Promise<pg.Pool> {
+  const pool = openPool(url, schema, onError);
+  try {
+    await withPoolClient(pool, (client) => migrateSchema(client, schema), { transaction: false });
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw connectError(err, url);
+  }
+  return pool;
 }

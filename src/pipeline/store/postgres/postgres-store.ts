@@ -19,18 +19,10 @@ import type { JournalRow } from '../journal-row.ts';
 import { realLocation } from '../local-disk.ts';
 import { runAsync } from '../step.ts';
 import { JOURNAL_TEXTS } from '../texts.ts';
-import {
-  checkSchemaName,
-  connectError,
-  openPool,
-  type Queryable,
-  redactUrl,
-  type StoreConnectionError,
-  withPoolClient,
-} from './connection.ts';
+import { checkSchemaName, type Queryable, redactUrl, type StoreConnectionError } from './connection.ts';
 import { PgBackend } from './pg-backend.ts';
 import { ITEM_SQL } from './pg-plans.ts';
-import { migrateSchema } from './pg-schema.ts';
+import { openSchemaPool } from './pg-schema.ts';
 import { PgSql } from './pg-sql.ts';
 /** Where an input's active row stands (a waiting run's view of the work of others). */
 export interface ItemProgress {
@@ -73,15 +65,9 @@ export const DEFAULT_STORE_SCHEMA = 'genpipe';
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
   const schema = checkSchemaName(opts.schema ?? DEFAULT_STORE_SCHEMA);
   let failure: StoreConnectionError | null = null;
-  const pool = openPool(opts.url, schema, (err) => {
+  const pool = await openSchemaPool(opts.url, schema, (err) => {
     failure ??= err;
   });
-  try {
-    await withPoolClient(pool, (client) => migrateSchema(client, schema), { transaction: false });
-  } catch (err) {
-    await pool.end().catch(() => undefined);
-    throw connectError(err, opts.url);
-  }
   const store = new PostgresStore(pool, opts, schema, () => failure);
   if (opts.lock !== false) {
     try {
