@@ -91,6 +91,7 @@ export {
   type ProgressState,
   progressCounts,
   type Redact,
+  seedEarlier,
 } from './progress/index.ts';
 export {
   isRecipeError,
