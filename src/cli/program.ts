@@ -6,6 +6,7 @@
 import { Command } from 'commander';
 import { printable } from '../pipeline/progress/format.ts';
 import { configureOptionHelp } from './option-help.ts';
+import { checkPathArgs } from './path-args.ts';
 
 type Register = (program: Command) => void;
 
@@ -43,7 +44,9 @@ export async function buildProgram(argv: readonly string[] = process.argv): Prom
     // Set before the commands are added: they inherit it. A usage error reads like genpipe's others,
     // and with --json it is one JSON line, as printError writes every other error then.
     .configureOutput({ outputError: (text, write) => write(json ? jsonUsageError(text) : plainError(text)) })
-    .exitOverride();
+    .exitOverride()
+    // Every command's path-valued options and arguments, checked alike before it runs (path-args.ts).
+    .hook('preAction', (_program, action) => checkPathArgs(action));
   configureOptionHelp(program);
   const named = COMMANDS.find(([name]) => name === argv[2]);
   for (const [, load] of named ? [named] : COMMANDS) (await load())(program);

@@ -2,7 +2,7 @@
  * Where the service is and how to authenticate: from flags first, then the environment.
  * The only place that reads GENPIPE_* connection variables.
  */
-import { maskUrlPassword } from '../client/index.ts';
+import { credentialUrlProblem, maskUrlPassword } from '../client/index.ts';
 import { API_KEY_PREFIX } from '../spec/index.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -49,7 +49,9 @@ function clean(v: string | undefined): string | undefined {
  * position (maskUrlPassword), since a URL that does not parse — given without a scheme — cannot be
  * masked by parsing it.
  *
- * @throws UsageError `--base-url / GENPIPE_BASE_URL must be an http(s) URL, got 'alice:[redacted]@host'`
+ * @throws UsageError `--base-url / GENPIPE_BASE_URL must be an http(s) URL, got 'alice:[redacted]@host'`;
+ *   also for one whose password a raw `#`, `/`, `?` or `@` splits, or with a #fragment
+ *   (credentialUrlProblem), not naming it
  */
 function checkHttpUrl(url: string, given: string): void {
   let protocol = '';
@@ -61,6 +63,8 @@ function checkHttpUrl(url: string, given: string): void {
   if (protocol !== 'http:' && protocol !== 'https:') {
     throw new UsageError(`${given} must be an http(s) URL, got '${maskUrlPassword(url)}'`);
   }
+  const split = credentialUrlProblem(url);
+  if (split !== null) throw new UsageError(`${given}: the URL ${split}`);
 }
 
 /**

@@ -4,7 +4,7 @@
  * to reach the store names it redacted. A store that cannot be reached or refuses the login is a
  * StoreConnectionError (exit 3, exit-codes.ts); a store whose out dir another runner holds, a usage error.
  */
-import type { ClientOptions } from '../client/index.ts';
+import { type ClientOptions, credentialUrlProblem } from '../client/index.ts';
 import type { QuotaKey } from '../pipeline/distributed/quota-ledger.ts';
 import { storeSharedQuota } from '../pipeline/distributed/shared-db.ts';
 import {
@@ -55,6 +55,8 @@ export function storeUrlOf(
           : '; use a postgres:// or postgresql:// URL (user, password, host, port and database)'),
     );
   }
+  const split = credentialUrlProblem(url);
+  if (split !== null) throw new UsageError(`${given}: the URL ${split}`);
   if (!(STORE_SCHEMES as readonly string[]).includes(protocol)) {
     throw new UsageError(
       `${given} ${redactUrl(url)}: not a store URL genpipe knows; use a postgres:// or postgresql:// URL (user, password, host, port and database)`,

@@ -87,6 +87,7 @@ export {
 export { preflightGeneration, preflightModify } from './preflight.ts';
 export {
   createRedactor,
+  credentialUrlProblem,
   MIN_SECRET_LENGTH,
   maskUrlPassword,
   REDACTED,

@@ -83,15 +83,79 @@ export function urlPasswordSpan(url: string): { start: number; end: number } | n
   return { start: from + colon + 1, end: at };
 }
 
+/** The schemes whose authority a `\` ends as a `/` does (WHATWG URL's special schemes). */
+const SPECIAL_SCHEME = /^(https?|wss?|ftp|file):/i;
+
+type Span = { start: number; end: number };
+
 /**
- * The URL `url` as it may be shown: its password (urlPasswordSpan) replaced by `mask`, the rest as
- * written — for a URL given to genpipe (a base URL, a store URL), whether or not it parses.
+ * Where the password of `url` stands as the WHATWG URL parser reads it — the reading of fetch and of
+ * pg alike: within the authority (from the scheme's `//` to the first `/`, `?` or `#`), up to its last
+ * `@`, after the first `:`. Undefined when the URL does not parse (or has no authority); null when it
+ * holds no password.
+ */
+function parsedPasswordSpan(url: string): Span | null | undefined {
+  try {
+    new URL(url);
+  } catch {
+    return undefined;
+  }
+  // A special scheme's authority follows any run of slashes; another's, `//` (else it has none, and
+  // the text is read by position as a URL given without a scheme).
+  const special = SPECIAL_SCHEME.test(url);
+  const scheme = (special ? /^[a-z]+:[/\\]*/i : /^[a-z][a-z0-9+.-]*:\/\//i).exec(url);
+  if (!scheme) return undefined;
+  const from = scheme[0].length;
+  const rest = url.slice(from);
+  const end = rest.search(special ? /[/?#\\]/ : /[/?#]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  const at = authority.lastIndexOf('@');
+  const colon = authority.indexOf(':');
+  if (at < 0 || colon < 0 || colon > at) return null;
+  return { start: from + colon + 1, end: from + at };
+}
+
+function sameSpan(a: Span | null, b: Span | null): boolean {
+  return a === b || (a !== null && b !== null && a.start === b.start && a.end === b.end);
+}
+
+/**
+ * Why a URL that may hold a user and password (a base URL, a store URL) cannot be used as written, or
+ * null: one that a raw `#`, `?`, `/` or an extra `@` splits — where the URL parser (fetch, pg) finds
+ * another password and host than the text seems to hold (`postgres://bob:pa@SECRET#x@db/jobs` reaches
+ * the host `SECRET`) — or that has a `#` fragment at all. The reason shows no part of the URL. A URL
+ * that does not parse is left to the caller's own check.
+ */
+export function credentialUrlProblem(url: string): string | null {
+  const parsed = parsedPasswordSpan(url);
+  if (parsed === undefined) return null;
+  const userinfo = parsed ? url.slice(0, parsed.end).replace(/^[a-z][a-z0-9+.-]*:\/\//i, '') : '';
+  if (!url.includes('#') && !userinfo.includes('@') && sameSpan(parsed, urlPasswordSpan(url))) return null;
+  return (
+    "has a raw '#', '?', '/' or an extra '@' in its user name or password, or a #fragment, so it does not " +
+    'read as the host and password it seems to (not shown: part of the password may stand anywhere in it); ' +
+    'percent-encode those characters in the user name and password (@ as %40, # as %23, ? as %3F, ' +
+    '/ as %2F, : as %3A, % as %25) and give no #fragment'
+  );
+}
+
+/**
+ * The URL `url` as it may be shown: its password replaced by `mask`, the rest as written — for a URL
+ * given to genpipe (a base URL, a store URL), whether or not it parses. A URL that parses is masked
+ * where the parser (fetch, pg) finds its password; one that does not, where urlPasswordSpan finds it.
+ * When the two readings differ (a raw `#`, `/`, `?` or `@` in the password: credentialUrlProblem), all
+ * that follows the password's start is masked, so that no host is shown other than the one used.
  *
  * @example maskUrlPassword('alice:Hunter 2@127.0.0.1:4010') // 'alice:[redacted]@127.0.0.1:4010'
  */
 export function maskUrlPassword(url: string, mask: string = REDACTED): string {
-  const span = urlPasswordSpan(url);
-  return span ? `${url.slice(0, span.start)}${mask}${url.slice(span.end)}` : url;
+  const naive = urlPasswordSpan(url);
+  const parsed = parsedPasswordSpan(url);
+  if (parsed === undefined || sameSpan(parsed, naive)) {
+    return naive ? `${url.slice(0, naive.start)}${mask}${url.slice(naive.end)}` : url;
+  }
+  const start = Math.min(naive?.start ?? url.length, parsed?.start ?? url.length);
+  return `${url.slice(0, start)}${mask}`;
 }
 
 /** Stands for a kept text while the shapes are masked (no shape matches it). */

@@ -68,6 +68,7 @@ export {
   type ProgressState,
   progressCounts,
   type Redact,
+  seedEarlier,
 } from './progress/index.ts';
 export {
   isRecipeError,

@@ -228,7 +228,9 @@ it('genpipe files upload, generate --source, run and watch name such a path, and
     mkdirSync(Buffer.from(`${dir}/in\xe9`, 'latin1'));
     const run = await shellCli(`run "$(printf 'in\\351')" --out out`, dir);
     expect(run.code, run.stderr).toBe(2);
-    expect(run.stderr).toMatch(/input dir: folder name is not valid UTF-8: \S*in\$'\\xe9'; rename it/);
+    expect(run.stderr).toMatch(
+      /input dir: the path holds a byte sequence that is not valid UTF-8 \(or U\+FFFD\).*: folder name is not valid UTF-8: \S*in\$'\\xe9'; rename it/,
+    );
     const watchLoop = await shellCli('watch loop1 --out out', dir);
     expect(watchLoop.code, watchLoop.stderr).toBe(2);
     expect(watchLoop.stderr).toMatch(/input dir '\S*loop1' is a symbolic link loop/);

@@ -163,3 +163,50 @@ describe('a store URL with an unencoded / or a space in its password', () => {
     }
   }, 60_000);
 });
+
+describe('a URL whose password a raw # ? / or @ would split (or with a #fragment)', () => {
+  // `#` starts the fragment: a URL reader takes `SECRETpart` for the host, where the text seems to say
+  // 127.0.0.1 — refused before anything is looked up or sent, and no part of the password printed.
+  const cases: Array<[string, string[], Record<string, string>]> = [
+    ['status --store', ['status', 'OUT', '--store', 'postgres://bob:pa@SECRETpart#x@127.0.0.1:1/db'], {}],
+    [
+      'run --store',
+      ['run', 'IN', '--out', 'OUT', '--store', 'postgres://bob:pa@SECRETpart#x@127.0.0.1:1/db'],
+      {},
+    ],
+    ['run --base-url', ['run', 'IN', '--out', 'OUT', '--base-url', 'http://alice:pa@SECRETpart#x@HOST'], {}],
+    [
+      'GENPIPE_BASE_URL',
+      ['generations', 'get', GEN_ID],
+      { GENPIPE_BASE_URL: 'http://alice:pa@SECRETpart#x@HOST' },
+    ],
+    [
+      '--legacy-base-url',
+      ['legacy', 'get', GEN_ID, '--legacy-base-url', 'http://bob:pa@SECRETpart#x@HOST/dream-machine/v1'],
+      {},
+    ],
+    [
+      'a / in the password',
+      ['run', 'IN', '--out', 'OUT', '--base-url', 'http://alice:pa@SECRETpart/x@HOST'],
+      {},
+    ],
+    ['an extra @', ['run', 'IN', '--out', 'OUT', '--base-url', 'http://alice:pa@SECRETpart@HOST'], {}],
+    ['a fragment', ['run', 'IN', '--out', 'OUT', '--base-url', 'http://alice:SECRETpart@HOST/#frag'], {}],
+  ];
+  for (const [name, args, env] of cases) {
+    it(`${name}: refused (exit 2), saying to percent-encode, no part of the password shown, nothing looked up`, async () => {
+      const { input, out } = promptFolder({ 'a.txt': 'a small fox' });
+      const argv = args.map((a) => a.replace('HOST', host).replace(/^IN$/, input).replace(/^OUT$/, out));
+      const envWith = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.replace('HOST', host)]));
+      const before = (await (await fetch(`${emu.url}/_emulator/stats`)).json()).responses;
+      const r = await runCli(argv, cliEnv(emu, envWith));
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain('percent-encode');
+      expect(r.stderr).toContain('# as %23');
+      expect(r.stderr).not.toContain('ENOTFOUND');
+      expectNoPassword(r, 'SECRETpart');
+      const after = (await (await fetch(`${emu.url}/_emulator/stats`)).json()).responses;
+      expect(after).toEqual({ ...before, 200: (before['200'] ?? 0) + 1 });
+    }, 60_000);
+  }
+});

@@ -46,7 +46,12 @@ function beside(inbox: string, path: string | Buffer): string | Buffer {
  * One watch session over `inbox` until each of `filed` (paths beside the inbox: `processed/a.txt`) is
  * there, then SIGINT; its exit code.
  */
-async function session(inbox: string, out: string, filed: Array<string | Buffer>): Promise<number | null> {
+async function session(
+  inbox: string,
+  out: string,
+  filed: Array<string | Buffer>,
+  seen: { stderr?: string } = {},
+): Promise<number | null> {
   const child = spawnGenpipe(
     ['watch', inbox, '--out', out, '--json', '--on-done', 'move', '--quiet-ms', '200', '--rescan-ms', '300'],
     cliEnv(emu),
@@ -57,7 +62,9 @@ async function session(inbox: string, out: string, filed: Array<string | Buffer>
     60_000,
   );
   child.proc.kill('SIGINT');
-  return (await child.exited).code;
+  const { code } = await child.exited;
+  seen.stderr = child.stderr();
+  return code;
 }
 
 it('a restarted --on-done move watch reports the inputs earlier sessions moved away', async () => {
@@ -66,9 +73,16 @@ it('a restarted --on-done move watch reports the inputs earlier sessions moved a
   expect(statuses(report(out))).toEqual({ 'a.txt': 'succeeded', 'b.txt': 'failed' });
 
   writeFileSync(join(inbox, 'c.txt'), 'a small cat');
-  expect(await session(inbox, out, ['processed/c.txt'])).toBe(0);
+  const seen: { stderr?: string } = {};
+  expect(await session(inbox, out, ['processed/c.txt'], seen)).toBe(0);
   const r = report(out);
   expect(statuses(r)).toEqual({ 'a.txt': 'succeeded', 'b.txt': 'failed', 'c.txt': 'succeeded' });
+  // The running line counts what report.json lists and the closing line counts: earlier sessions too.
+  expect(seen.stderr).toContain('genpipe: 3 files: 2 succeeded, 1 failed');
+  const running = seen.stderr!.split('\n').filter((l) => l.startsWith('watching '));
+  expect(running.at(-1), seen.stderr).toMatch(
+    /: 3 done \(2 succeeded, 1 failed, 0 skipped\) · 0 in progress/,
+  );
   expect(r.totals).toMatchObject({ inputs: 3, succeeded: 2, failed: 1 });
   const b = r.items.find((i: { input: string }) => i.input === 'b.txt');
   expect(b).toMatchObject({ place: 'b.txt', failure_code: 'content_moderated' });

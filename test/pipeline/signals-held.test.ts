@@ -110,10 +110,10 @@ async function rerun(stopped: Awaited<ReturnType<typeof stopWhileHeld>>): Promis
   expect(report.totals).toMatchObject({ inputs: 4, succeeded: 4, failed: 0 });
   expect(report.journal.unknown_outcome).toBe(0);
   for (const name of FILES.filter((f) => f !== ran)) {
-    const resumed = second.child.events.find(
-      (e) => e.type === 'item_state' && e.input === name && String(e.reason).startsWith('resumed:'),
+    const continued = second.child.events.find(
+      (e) => e.type === 'item_state' && e.input === name && String(e.reason).startsWith('continued:'),
     );
-    expect(resumed?.reason).toBe('resumed: prompt ready, submitting');
+    expect(continued?.reason).toBe('continued: prompt ready, submitting');
   }
   const all = (await generationsOf(emu, CLIENT)).slice(before);
   expect(all).toHaveLength(FILES.length);

@@ -4,7 +4,7 @@
  * new file while its input was processed stays. Without the flag the inbox's folders stay, as before;
  * the flag without `--on-done move` is refused.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -34,7 +34,7 @@ useChildRunBed(
   (bed) => ({ emu, root } = bed),
 );
 
-const exists = (p: string) =>
+const exists = (p: string | Buffer) =>
   stat(p).then(
     () => true,
     () => false,
@@ -113,6 +113,34 @@ describe('genpipe watch --delete-empty-src-dirs', () => {
     expect((await child.exited).code, child.stderr()).toBe(0);
     expect(await tree(inbox)).toEqual([]);
     expect((await stat(inbox)).isDirectory()).toBe(true);
+  }, 60_000);
+
+  it('removes an emptied folder whose name is not valid UTF-8', async () => {
+    const base = join(root, 'raw');
+    const inbox = join(base, 'inbox');
+    const recipe = await put(base, 'genpipe.yaml', RECIPE);
+    await mkdir(inbox, { recursive: true });
+    // dir\xe9/p.txt (Latin-1): refused at once, moved to failed/ under its own bytes.
+    const dir = Buffer.concat([Buffer.from(`${inbox}/dir`), Buffer.from([0xe9])]);
+    await mkdir(dir);
+    await writeFile(Buffer.concat([dir, Buffer.from('/p.txt')]), 'a blue whale');
+    const filed = Buffer.concat([
+      Buffer.from(`${base}/failed/dir`),
+      Buffer.from([0xe9, 0x2f]),
+      Buffer.from('p.txt'),
+    ]);
+    const child = spawnGenpipe(
+      [
+        ...['watch', inbox, '--out', join(base, 'out'), '--recipe', recipe, '--json', '--quiet-ms', '200'],
+        ...['--rescan-ms', '300', '--poll-interval', '1', '--on-done', 'move', '--delete-empty-src-dirs'],
+      ],
+      envFor(emu.url, KEY),
+    );
+    await until(async () => exists(filed));
+    await child.until((events) => [...lastStates(events).values()].includes('failed'), 'p.txt failed');
+    child.proc.kill('SIGINT');
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    expect(await readdir(inbox)).toEqual([]);
   }, 60_000);
 
   it('without --on-done move, the flag is refused (exit 2)', async () => {

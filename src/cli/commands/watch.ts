@@ -41,6 +41,7 @@ import {
   readyItem,
   recipeFiles,
   sameSignature,
+  seedEarlier,
   settleInput,
   startWatcher,
   WATCH_DEFAULTS,
@@ -334,7 +335,12 @@ class WatchCommand implements BatchCommand {
     // The reports are the out dir's history: what earlier sessions finished, moved away or not.
     return {
       ...options,
-      earlier: () => setup.journal.finishedItems(),
+      // The running line counts them too, as the reports and the closing line do.
+      earlier: async () => {
+        const items = await setup.journal.finishedItems();
+        seedEarlier(this.counts, items);
+        return items;
+      },
       heldBack: () => this.started?.stats().heldBack ?? [],
     };
   }

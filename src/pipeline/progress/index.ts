@@ -20,6 +20,7 @@ export {
   type ProgressCounts,
   type ProgressState,
   progressCounts,
+  seedEarlier,
   throughputPerMinute,
 } from './progress-state.ts';
 export { createRedactor, REDACTED, type Redact, redactDeep, redactShapes } from './redact.ts';

@@ -127,6 +127,25 @@ export function applyEvent(state: ProgressState, event: PipelineEvent): void {
 }
 
 /**
+ * Counts the finished items of earlier batches a batch reports (RunOptions.earlier, BatchItems.seed), at
+ * their places, so that the running counts are those of report.json and the closing summary — the out
+ * dir's history, not one session's. A later item at a place replaces the earlier one, as in the report.
+ * An earlier item whose outputs were downloaded counts as succeeded, as the report lists it.
+ *
+ * @example seedEarlier(state, await journal.finishedItems())
+ */
+export function seedEarlier(
+  state: ProgressState,
+  items: Iterable<{ input: string; place?: string; state: ItemState }>,
+): void {
+  for (const item of items) {
+    const place = item.place ?? item.input;
+    if (state.items.has(place)) continue;
+    state.items.set(place, item.state === 'downloaded' ? 'reported' : item.state);
+  }
+}
+
+/**
  * The words of a batch that starts stopping: `stopping early: <reason>`, or `stopping: <end>` when the
  * stop is how the batch normally ends (a watch's signal).
  *

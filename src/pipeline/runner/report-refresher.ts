@@ -134,11 +134,13 @@ export class ReportRefresher {
     return { report, items: keepItems ? this.items.reportItems() : [], notWritten };
   }
 
-  /** True when a file left not processed holds work at the service (an upload, a create): the journal keeps it. */
-  private leftWorkAtService(at: Pick<ReportFilesMeta, 'finishedAt'>): boolean {
+  /** How many files left not processed hold work at the service (an upload, a create): the journal keeps them. */
+  private leftWorkAtService(at: Pick<ReportFilesMeta, 'finishedAt'>): number {
     const snapshot = this.items.reportEntries();
     try {
-      return snapshot.entries.some((e) => entryStatus(e, at) === 'unprocessed' && holdsServiceWork(e.item()));
+      return snapshot.entries.filter(
+        (e) => entryStatus(e, at) === 'unprocessed' && holdsServiceWork(e.item()),
+      ).length;
     } finally {
       snapshot.release();
     }
@@ -188,17 +190,39 @@ export class ReportRefresher {
 
 /**
  * Where a batch's results are when its reports could not be written: the result.json of each file that
- * ended (succeeded, failed, skipped), and the journal for the files not processed — when something was
- * sent to the service for them (`leftAtService`); else that nothing was.
+ * ended (succeeded, failed, skipped), and for the files not processed the journal — counting those for
+ * which something was sent to the service (`atService`, holdsServiceWork), which the next run collects,
+ * apart from those for which nothing was, which it processes.
+ *
+ * @example whereResultsAre({ succeeded: 3, failed: 0, skipped: 0, unprocessed: 26 }, 4) // '…; of the 26 files not processed, 4 are at the service and the journal keeps them (the next run collects them); 22 were not sent (the next run processes them)'
  */
-function whereResultsAre(t: ReportHead['totals'], leftAtService: boolean): string {
+function whereResultsAre(
+  t: Pick<ReportHead['totals'], 'succeeded' | 'failed' | 'skipped' | 'unprocessed'>,
+  atService: number,
+): string {
   const ended = t.succeeded + t.failed + t.skipped;
-  const rest = leftAtService
-    ? 'the journal keeps what was generated; the next run collects it'
-    : 'nothing was sent to the service for them; the next run processes them';
-  if (ended === 0) {
-    return leftAtService ? rest : 'nothing was sent to the service; the next run processes the files';
+  if (ended > 0 && t.unprocessed === 0) return "each file's result.json holds what it got";
+  const rest = leftWords(t.unprocessed, Math.min(atService, t.unprocessed), ended === 0);
+  return ended === 0 ? rest : `the result.json of each file that ended holds what it got; ${rest}`;
+}
+
+/** What whereResultsAre says of the `left` files not processed, `atService` of them with work at the service. */
+function leftWords(left: number, atService: number, alone: boolean): string {
+  const files = `the ${plural(left, 'file')} not processed`;
+  if (atService === 0) {
+    return alone
+      ? 'nothing was sent to the service; the next run processes the files'
+      : `for ${files}, nothing was sent to the service for them; the next run processes them`;
   }
-  if (t.unprocessed === 0) return "each file's result.json holds what it got";
-  return `the result.json of each file that ended holds what it got; for the ${plural(t.unprocessed, 'file')} not processed, ${rest}`;
+  if (atService === left) {
+    const kept = 'the journal keeps what was generated; the next run collects it';
+    return alone ? kept : `for ${files}, ${kept}`;
+  }
+  const notSent = left - atService;
+  const them = atService === 1 ? 'it' : 'them';
+  return (
+    `of ${files}, ${atService} ${atService === 1 ? 'is' : 'are'} at the service and the journal keeps ${them} ` +
+    `(the next run collects ${them}); ${notSent} ${notSent === 1 ? 'was' : 'were'} not sent ` +
+    `(the next run processes ${notSent === 1 ? 'it' : 'them'})`
+  );
 }

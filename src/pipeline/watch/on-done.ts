@@ -246,19 +246,28 @@ export interface SettleOptions {
  * once: a folder that holds anything — a file that arrived while its input was processed included —
  * stays, and so does every folder above it.
  *
+ * Works on the path's bytes (byteString), so a folder whose name is not valid UTF-8 (Item.rawInput) is
+ * removed like any other.
+ *
  * @param inbox - the inbox's real path
- * @param input - the moved input's path relative to the inbox, '/'-separated
- * @returns the folders removed
- * @example await removeEmptiedDirs('/in', 'trip/day1/a.jpg') // ['/in/trip/day1', '/in/trip'] when both were left empty
+ * @param item - the moved input: its path relative to the inbox, '/'-separated, and its bytes (base64)
+ *   when they are not valid UTF-8
+ * @returns the folders removed, as text (shownPath)
+ * @example await removeEmptiedDirs('/in', { input: 'trip/day1/a.jpg' }) // ['/in/trip/day1', '/in/trip'] when both were left empty
  */
-export async function removeEmptiedDirs(inbox: string, input: string): Promise<string[]> {
-  const folders = input.split('/').slice(0, -1);
+export async function removeEmptiedDirs(
+  inbox: string,
+  item: Pick<SettleOptions, 'input' | 'rawInput'>,
+): Promise<string[]> {
+  const rel = item.rawInput === undefined ? Buffer.from(item.input) : Buffer.from(item.rawInput, 'base64');
+  const root = byteString(inbox);
+  const folders = byteString(rel).split('/').slice(0, -1);
   const removed: string[] = [];
   for (let depth = folders.length; depth > 0; depth--) {
-    const dir = join(inbox, ...folders.slice(0, depth));
+    const dir = join(root, ...folders.slice(0, depth));
     try {
-      await rmdir(dir);
-      removed.push(dir);
+      await rmdir(fsPath(dir));
+      removed.push(shownPath(dir));
     } catch (err) {
       // Gone already (another move emptied and removed it): the one above may be empty now.
       if (errCode(err) !== 'ENOENT') break;
@@ -300,7 +309,7 @@ export async function settleInput(opts: SettleOptions): Promise<SettleResult> {
     // The input is moved: that stands. The sidecar left is filed at the next start (fileLeftSidecars).
     moved.sidecarProblem = `its sidecar stays in the inbox until the next watch files it: ${err instanceof Error ? err.message : String(err)}`;
   }
-  if (opts.deleteEmptyDirs) await removeEmptiedDirs(inbox, opts.input);
+  if (opts.deleteEmptyDirs) await removeEmptiedDirs(inbox, opts);
   return moved;
 }
 
