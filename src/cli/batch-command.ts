@@ -423,7 +423,7 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
           onEvent,
           signal: s.controller.signal,
         },
-        { stopGraceMs: SIGNAL_CHOICES.graceMs, ...own },
+        { stopGraceMs: SIGNAL_CHOICES.graceMs, select: setup.select, ...own },
       ),
     );
     if (s.stopReason !== null) s.batch.stop(s.stopReason);
