@@ -106,6 +106,7 @@ export {
   writeReports,
 } from './report/index.ts';
 export type { RunContext, RunSettings, RunStage } from './run-context.ts';
+export { RUN_FLAGS } from './run-flags.ts';
 export { isScratchName, sweepBatchScratch, sweepItemScratch } from './runner/scratch-sweep.ts';
 export {
   type AdmitDecision,
@@ -135,7 +136,7 @@ export {
   EMBEDDED_IDENTITY,
   EMBEDDED_REDO_REASON,
   formerServiceIdentities,
-  JOURNAL_CHOICES,
+  JOURNAL_FILE,
   JOURNAL_TEXTS,
   type Journal,
   JournalFileError,
