@@ -69,10 +69,10 @@ export type Journaling = JournalRunOptions;
 
 export type { DryRunIntake, IntakeSetup };
 
-/** What a command's hooks get once the service is connected and the journal open. */
+/** What a command's hooks get once the service is connected and the store open. */
 export interface BatchSetup extends IntakeSetup {
   service: BatchService;
-  journal: Store;
+  store: Store;
 }
 
 /** What one batch command does its own way; one per execution (it may hold the execution's state). */
@@ -152,7 +152,7 @@ interface Session {
   /** Never printed: the key, once the service is connected its secrets. */
   secrets: string[];
   service: BatchService | null;
-  journal: Store | null;
+  store: Store | null;
   batch: Batch | null;
   /** Set by the first signal. */
   stopReason: string | null;
@@ -195,7 +195,7 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
     controller: new AbortController(),
     secrets: [flags.apiKey ?? ''].filter(Boolean),
     service: null,
-    journal: null,
+    store: null,
     batch: null,
     stopReason: null,
     log: null,
@@ -244,7 +244,7 @@ function dryRunSession(s: Session, request: BatchRequest): DryRunSession {
     note: s.note,
     opened: ({ secrets, journal }) => {
       if (secrets) s.secrets = [...s.secrets, ...secrets];
-      if (journal) s.journal = journal;
+      if (journal) s.store = journal;
     },
   };
 }
@@ -272,7 +272,7 @@ function wireSignals(s: Session): SignalWatch {
     // The journal's close is done when called (its promise only reports it): nothing is lost by the exit.
     beforeHardExit: () => {
       s.log?.flush();
-      void s.journal?.close();
+      void s.store?.close();
     },
   });
 }
@@ -348,15 +348,15 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   });
   const clientHooks = s.metrics?.metrics.clientHooks;
   const clientNote = (text: string) => (s.json ? s.record(text) : notes ? notes.note(text) : s.note(text));
-  let journal: Store;
+  let store: Store;
   let service: BatchService;
   if (storeUrl !== null) {
     // The store first: the client shares the API key's quota with every process on it.
     await cmd.checkFolders?.(options.inputDir, options.outDir);
-    journal = await openRunStore({ url: storeUrl, outDir: options.outDir, lock: cmd.storeLock !== false });
-    s.journal = journal;
+    store = await openRunStore({ url: storeUrl, outDir: options.outDir, lock: cmd.storeLock !== false });
+    s.store = store;
     service = await connectService(flags, clientNote, clientHooks, (connection) =>
-      clientOptionsForStore(journal, connection),
+      clientOptionsForStore(store, connection),
     );
     s.service = service;
     s.secrets = [...s.secrets, ...service.secrets];
@@ -367,14 +367,14 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     s.secrets = [...s.secrets, ...service.secrets];
     s.log?.setRedact(createRedactor(s.secrets));
     await cmd.checkFolders?.(options.inputDir, options.outDir);
-    journal = openRunJournal({
+    store = openRunJournal({
       outDir: options.outDir,
       ...(flags.journal ? { path: flags.journal } : {}),
     });
-    s.journal = journal;
+    s.store = store;
   }
   s.metrics?.metrics.watchClient(service.client);
-  const setup: BatchSetup = { ...options, service, journal, note: s.note };
+  const setup: BatchSetup = { ...options, service, store, note: s.note };
   await cmd.open?.(setup);
   // Said loudly, and only now: a usage error (a refused journal, watch's refusals) comes before anything else.
   if (service.emulator) {
@@ -388,8 +388,8 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
 async function runBatch(s: Session, request: BatchRequest): Promise<number> {
   const { cmd, flags } = s;
   const setup = await setUp(s, request.inputDir);
-  const { service, journal } = setup;
-  const journaling = await journalRunOptions(journal, setup.recipe, flags, {
+  const { service, store } = setup;
+  const journaling = await journalRunOptions(store, setup.recipe, flags, {
     inputDir: setup.inputDir,
     service: service.identity,
     formerServices: service.formerIdentities,
@@ -434,9 +434,9 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
     await cmd.settle?.();
   }
   // The batch's end not recorded (the store went away) loses a line of status, not the batch's answer.
-  await journal.finishBatch(cmd.finishState(result)).catch((err: unknown) => {
+  await store.finishBatch(cmd.finishState(result)).catch((err: unknown) => {
     if (result.stop?.cause !== 'journal') {
-      s.note(`the journal could not record the batch's end: ${journalErrorWords(err, journal.location)}`);
+      s.note(`the journal could not record the batch's end: ${journalErrorWords(err, store.location)}`);
     }
   });
   s.stopCause = result.stop?.cause ?? null;
@@ -504,11 +504,11 @@ async function tearDown(s: Session, signals: SignalWatch): Promise<boolean> {
   s.retryNotes?.close();
   await s.cmd.stopIntake?.();
   let closed = true;
-  const journal = s.journal;
-  await journal?.close().catch((err: unknown) => {
+  const store = s.store;
+  await store?.close().catch((err: unknown) => {
     closed = false;
     if (s.stopCause === 'journal') return; // the stop's own reason, said already
-    const text = `the journal could not be written as it was closed (${journalErrorWords(err, journal.location)})`;
+    const text = `the journal could not be written as it was closed (${journalErrorWords(err, store.location)})`;
     s.record(text);
     process.stderr.write(`genpipe: ${printable(createRedactor(s.secrets)(text))}\n`);
   });

@@ -7,11 +7,12 @@ import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
   type InputSelection,
-  JOURNAL_CHOICES,
+  JOURNAL_FILE,
   type OVERLAP_WORDS,
   POLL_DEFAULTS,
   type Recipe,
   RUN_DEFAULTS,
+  RUN_FLAGS,
   recordedOptions,
   relativeGlobProblem,
 } from '../pipeline/index.ts';
@@ -231,20 +232,20 @@ export function addSharedBatchOptions(cmd: Command): Command {
       intArg(0),
     )
     .option(
-      `${JOURNAL_CHOICES.journalFlag} <path>`,
-      `the journal file, on a local disk (default <out-dir>/${JOURNAL_CHOICES.dirName}/${JOURNAL_CHOICES.fileName})`,
+      `${RUN_FLAGS.journalFlag} <path>`,
+      `the journal file, on a local disk (default <out-dir>/${JOURNAL_FILE.dirName}/${JOURNAL_FILE.fileName})`,
     )
     .option('--store <url>', STORE_HELP)
     .option(
-      JOURNAL_CHOICES.forceFlag,
+      RUN_FLAGS.forceFlag,
       'redo every file, even those an earlier run finished (shared references are uploaded again too)',
     )
     .option(
-      JOURNAL_CHOICES.retryFailedFlag,
+      RUN_FLAGS.retryFailedFlag,
       "retry every file that failed at the service in an earlier run, also those whose failure is the file's own (default: only failures that may pass now)",
     )
     .option(
-      JOURNAL_CHOICES.resubmitUnknownFlag,
+      RUN_FLAGS.resubmitUnknownFlag,
       'submit again the files whose create may have reached the service before an interruption (default: fail them, never pay twice)',
     )
     .option(

@@ -104,7 +104,7 @@ export function distributedRunCommand(
       const own = distribution;
       // Among the store's workers while it runs (status tells a live run from one that died by it).
       heartbeat = new WorkerHeartbeat({
-        store: sharedDatabaseOf(setup.journal as PostgresStore),
+        store: sharedDatabaseOf(setup.store as PostgresStore),
         intervalMs: WORKER_HEARTBEAT_MS,
         inHand: () => own.inHand,
       });
@@ -229,7 +229,7 @@ export async function executeDistributedRun(
     select: {},
     settings: {},
     service,
-    journal: store,
+    store,
     note: say,
   };
   let distribution: Distribution | null = null;

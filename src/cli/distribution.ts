@@ -69,7 +69,7 @@ export interface Distribution {
 /** What distribution takes of a batch command's setup (BatchSetup). */
 export type DistributionSetup = Pick<
   BatchSetup,
-  'inputDir' | 'outDir' | 'recipe' | 'select' | 'settings' | 'service' | 'journal' | 'note'
+  'inputDir' | 'outDir' | 'recipe' | 'select' | 'settings' | 'service' | 'store' | 'note'
 >;
 
 export interface DistributionOptions {
@@ -89,7 +89,7 @@ export interface DistributionOptions {
 /** Starts handing a batch command's items to the workers (see the module comment). */
 export async function startDistribution(o: DistributionOptions): Promise<Distribution> {
   const { setup, flags } = o;
-  const store = setup.journal;
+  const { store } = setup;
   if (!(store instanceof PostgresStore))
     throw new Error(`a distributed ${o.command} needs a PostgreSQL store`);
   const reach = new StoreReachability(o.url, setup.note, o.command);

@@ -51,8 +51,8 @@ export const COSTS_TIMEOUT_MS = 5_000;
 
 /** What a command's source of items needs: the options, the journal's finished files, notes. */
 export interface IntakeSetup extends BatchOptions {
-  /** The journal (a dry run's is read only, and null when there is none yet). */
-  journal: Pick<Store, 'finishedFiles'> | null;
+  /** The store (a dry run's is the journal read only, and null when there is none yet). */
+  store: Pick<Store, 'finishedFiles'> | null;
   /** Prints a note on stderr, secrets masked (nothing with --quiet). */
   note(text: string): void;
 }
@@ -254,7 +254,7 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
   const journal = readJournal(options.outDir, flags.journal);
   if (journal) s.opened({ journal });
   if (journal?.readNote) s.note(journal.readNote);
-  const setup: IntakeSetup = { ...options, journal, note: s.note };
+  const setup: IntakeSetup = { ...options, store: journal, note: s.note };
   const intake = (await cmd.dryRunIntake?.(setup)) ?? null;
   const redact = createRedactor(service.secrets);
   const out = writers(s, redact);

@@ -8,9 +8,9 @@ import { type ClientOptions, credentialUrlProblem } from '../client/index.ts';
 import type { QuotaKey } from '../pipeline/distributed/quota-ledger.ts';
 import { storeSharedQuota } from '../pipeline/distributed/shared-db.ts';
 import {
-  JOURNAL_CHOICES,
   JournalLockedError,
   keyFingerprint,
+  RUN_FLAGS,
   type Store,
   serviceIdentity,
 } from '../pipeline/index.ts';
@@ -39,7 +39,7 @@ export function storeUrlOf(
   const given = fromFlag !== undefined ? '--store' : ENV.store;
   if (flags.journal !== undefined) {
     throw new UsageError(
-      `${JOURNAL_CHOICES.journalFlag} and ${given} both say where the journal is: give one (${JOURNAL_CHOICES.journalFlag} <path> for a journal file, ${given} for a PostgreSQL store)`,
+      `${RUN_FLAGS.journalFlag} and ${given} both say where the journal is: give one (${RUN_FLAGS.journalFlag} <path> for a journal file, ${given} for a PostgreSQL store)`,
     );
   }
   let protocol: string;

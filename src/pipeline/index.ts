@@ -1,8 +1,9 @@
 /**
  * genpipe's pipeline: a folder in, finished media out. The per-file state machine (item.ts), the
  * stages (stages/*, in the order of stage-list.ts), the runner that schedules them (runner.ts), the
- * recipe, discovery, progress displays and reports. The CLI imports most of it from here; the store's
- * adapters (store/sqlite, store/postgres) and distributed mode it imports from their own index files.
+ * recipe, discovery, progress displays and reports. This file gathers what a command needs to run a
+ * batch, a dry run, a status or a report. It is not the only way in: the CLI also imports the index
+ * files of progress/, watch/, store/, store/postgres/ and distributed/, and a few single modules.
  */
 export { logFileRefusal, OVERLAP_WORDS, type OverlapWords, overlapRefusal } from './batch-paths.ts';
 export { type DiscoverOptions, discover, SKIP_REASONS } from './discover.ts';
@@ -106,6 +107,7 @@ export {
   writeReports,
 } from './report/index.ts';
 export type { RunContext, RunSettings, RunStage } from './run-context.ts';
+export { RUN_FLAGS } from './run-flags.ts';
 export { isScratchName, sweepBatchScratch, sweepItemScratch } from './runner/scratch-sweep.ts';
 export {
   type AdmitDecision,
@@ -135,7 +137,7 @@ export {
   EMBEDDED_IDENTITY,
   EMBEDDED_REDO_REASON,
   formerServiceIdentities,
-  JOURNAL_CHOICES,
+  JOURNAL_FILE,
   JOURNAL_TEXTS,
   type Journal,
   JournalFileError,

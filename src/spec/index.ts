@@ -2,6 +2,7 @@ export * from './choices.ts';
 export * from './details.ts';
 export * from './enums.ts';
 export * from './files.ts';
+export * from './generation-request.ts';
 export * from './legacy.ts';
 export * from './limits.ts';
 export * from './plural.ts';

@@ -239,7 +239,7 @@ class WatchCommand implements BatchCommand {
    */
   async open(setup: BatchSetup): Promise<void> {
     if (this.flags.onDone === 'move') {
-      for (const to of await fileLeftSidecars(setup.inputDir, await setup.journal.finishedItems())) {
+      for (const to of await fileLeftSidecars(setup.inputDir, await setup.store.finishedItems())) {
         setup.note(ON_DONE_TEXTS.sidecarFiled(to));
       }
     }
@@ -275,9 +275,9 @@ class WatchCommand implements BatchCommand {
     const { flags, queue, incomplete } = this;
     // Files finished in an earlier session: found unchanged, they need no quiet period and no check.
     const finished =
-      flags.force || flags.recheckFinished || !setup.journal
+      flags.force || flags.recheckFinished || !setup.store
         ? new Map<string, { size: number; mtimeMs: number }>()
-        : await setup.journal.finishedFiles();
+        : await setup.store.finishedFiles();
     // The files an earlier watch held back: one still so, unchanged, is held back since then.
     const heldEarlier = new Map<string, number>();
     for (const h of readReportHead(setup.outDir)?.held_back ?? [])
@@ -337,7 +337,7 @@ class WatchCommand implements BatchCommand {
       ...options,
       // The running line counts them too, as the reports and the closing line do.
       earlier: async () => {
-        const items = await setup.journal.finishedItems();
+        const items = await setup.store.finishedItems();
         seedEarlier(this.counts, items);
         return items;
       },

@@ -5,7 +5,7 @@
  * `report.json`, an earlier export's `report.html`) gets another place, as a second version of a
  * name does, so the batch's own files can always be written.
  */
-import { JOURNAL_CHOICES } from '../store/texts.ts';
+import { JOURNAL_FILE } from '../store/sqlite/journal-file.ts';
 
 /** File name of the batch report, at the top of the out dir. */
 export const REPORT_JSON_FILE = 'report.json';
@@ -21,7 +21,7 @@ export const OUT_DIR_OWN_NAMES: readonly string[] = [
   REPORT_JSON_FILE,
   REPORT_HTML_FILE,
   THUMBS_DIR,
-  JOURNAL_CHOICES.dirName,
+  JOURNAL_FILE.dirName,
 ];
 
 const OWN = new Set(OUT_DIR_OWN_NAMES.map((n) => n.toLowerCase()));

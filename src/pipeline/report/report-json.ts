@@ -12,7 +12,7 @@ import { isChain } from '../chain.ts';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import { currentStep, type Item, type ItemAttempt, type StageName } from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
-import { JOURNAL_CHOICES } from '../store/texts.ts';
+import { RUN_FLAGS } from '../run-flags.ts';
 import { type HeldBackFile, heldBackJson, type ReportHeldBack } from './held-back.ts';
 import type { ReportIgnored } from './ignored.ts';
 import { itemPlace, RESULT_FILE } from './item-paths.ts';
@@ -339,7 +339,7 @@ export function journalCountsText(j: ReportJournal): string {
   if (j.not_retried > 0) parts.push(`${j.not_retried} failed in an earlier run and not retried`);
   if (j.unknown_outcome > 0) {
     parts.push(
-      `${j.unknown_outcome} failed with an unknown submission outcome (${JOURNAL_CHOICES.resubmitUnknownFlag} submits again)`,
+      `${j.unknown_outcome} failed with an unknown submission outcome (${RUN_FLAGS.resubmitUnknownFlag} submits again)`,
     );
   }
   return parts.join(', ');

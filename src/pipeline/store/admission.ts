@@ -23,7 +23,13 @@ import { type JournalKey, type JournalPhase, type JournalRow, phaseOf, UNHASHED 
 import type { OutputCheck } from './outputs-check.ts';
 import { type DecideInput, holdsServiceWork, type RowDecision } from './resume-decision.ts';
 import type { PlanOptions } from './store.ts';
-import { JOURNAL_CHOICES } from './texts.ts';
+
+/**
+ * An item's own upload and the batch's shared reference uploads are reused by a later run only when
+ * younger than this; older ones are uploaded again (the service may delete files; its retention is
+ * not shown).
+ */
+export const UPLOAD_REUSE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 /** True when the row is the work of this key. */
 export function hasKey(row: JournalRow, key: JournalKey): boolean {
@@ -146,7 +152,7 @@ export function decideInputOf(
     resubmitUnknown: opts.resubmitUnknown ?? false,
     retryFailed: opts.retryFailed ?? false,
     now,
-    uploadReuseMaxAgeMs: JOURNAL_CHOICES.uploadReuseMaxAgeMs,
+    uploadReuseMaxAgeMs: UPLOAD_REUSE_MAX_AGE_MS,
     outputs,
   };
 }

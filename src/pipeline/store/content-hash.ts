@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FileIdentity } from './store.ts';
-import { JOURNAL_CHOICES } from './texts.ts';
+
+/** Chunk size of the streaming content hash. */
+const HASH_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * The sha256 (hex) of the file at `path`, streamed.
@@ -18,7 +20,7 @@ import { JOURNAL_CHOICES } from './texts.ts';
 export async function sha256File(path: string | Buffer, signal?: AbortSignal): Promise<string> {
   signal?.throwIfAborted();
   const hash = createHash('sha256');
-  const stream = createReadStream(path, { highWaterMark: JOURNAL_CHOICES.hashChunkBytes, signal });
+  const stream = createReadStream(path, { highWaterMark: HASH_CHUNK_BYTES, signal });
   for await (const chunk of stream) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }

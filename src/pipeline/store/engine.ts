@@ -23,6 +23,7 @@ import {
   refusedBeforeAdmission,
   rowInputOf,
   rowWrites,
+  UPLOAD_REUSE_MAX_AGE_MS,
   unadmittedWrites,
   VANISHED_TAKEN_PHASES,
   wantsEarlier,
@@ -54,7 +55,7 @@ import type {
   StoreDecision,
 } from './store.ts';
 import * as tables from './tables.ts';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from './texts.ts';
+import { JOURNAL_TEXTS } from './texts.ts';
 
 /** The current batch: its row, its service (part of every key) and the service's former identities. */
 interface CurrentBatch {
@@ -557,7 +558,7 @@ export class StoreEngine implements Store {
    */
   async reference(name: string, contentHash: string): Promise<string | null> {
     this.assertOpen();
-    const notBefore = this.now() - JOURNAL_CHOICES.uploadReuseMaxAgeMs;
+    const notBefore = this.now() - UPLOAD_REUSE_MAX_AGE_MS;
     const key: [string, string, string] = [this.batch?.service ?? '', name, contentHash];
     return this.backend.read('reading a shared reference', (sql) =>
       tables.reference(sql, this.tables, key, notBefore),

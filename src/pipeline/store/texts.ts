@@ -1,37 +1,10 @@
 /**
- * Every fixed value and user-facing text of the journal, in one place (listed in the README's
- * "Choices"). None of them is part of the service's contract, so they live here rather than in src/spec.
+ * The store's user-facing texts and the journal's refused filesystems, in one place. None of them is
+ * part of the service's contract, so they live here rather than in src/spec. The journal file's names
+ * and schema are in sqlite/journal-file.ts; the flags the texts name are in run-flags.ts.
  */
-
-/** The journal's fixed values. */
-export const JOURNAL_CHOICES = {
-  /** Folder of genpipe's own state inside the out dir. */
-  dirName: '.genpipe',
-  /** Default journal file inside that folder: `<out>/.genpipe/journal.db`. */
-  fileName: 'journal.db',
-  /** The out dir's runner lock inside that folder, wherever the journal is: `<out>/.genpipe/runner.lock`. */
-  lockFileName: 'runner.lock',
-  /** Schema version kept in `PRAGMA user_version` (see sqlite-plans.ts's MIGRATIONS). */
-  schemaVersion: 4,
-  /** How long a write waits for another process's write on the same journal file. */
-  busyTimeoutMs: 10_000,
-  /**
-   * An item's own upload and the batch's shared reference uploads are reused by a later run only when
-   * younger than this; older ones are uploaded again (the service may delete files; its retention is
-   * not shown).
-   */
-  uploadReuseMaxAgeMs: 24 * 60 * 60 * 1000,
-  /** Chunk size of the streaming content hash. */
-  hashChunkBytes: 1024 * 1024,
-  /** The flag that resubmits items whose submission outcome is unknown (the policy's other choice). */
-  resubmitUnknownFlag: '--resubmit-unknown',
-  /** The flag that redoes every item. */
-  forceFlag: '--force',
-  /** The flag that retries every failed item, also those whose failure is the file's own. */
-  retryFailedFlag: '--retry-failed',
-  /** The flag that puts the journal somewhere else. */
-  journalFlag: '--journal',
-} as const;
+import { RUN_FLAGS } from '../run-flags.ts';
+import { JOURNAL_FILE } from './sqlite/journal-file.ts';
 
 /**
  * Filesystem types on which the journal is refused: network and cluster filesystems, and the shared
@@ -88,14 +61,14 @@ export const JOURNAL_TEXTS = {
     `the journal ${journalPath} would be on a network filesystem (${fsType} mounted at ${mountPoint}). ` +
     `The journal is a SQLite database in WAL mode, which needs shared memory and reliable file locks that ` +
     `network filesystems do not give: a crash or a second machine could corrupt it, and genpipe would then ` +
-    `pay for work twice. Put the journal on a local disk with ${JOURNAL_CHOICES.journalFlag} PATH ` +
-    `(for example ${JOURNAL_CHOICES.journalFlag} ~/.local/state/genpipe/my-batch.db); the out dir itself can stay where it is`,
+    `pay for work twice. Put the journal on a local disk with ${RUN_FLAGS.journalFlag} PATH ` +
+    `(for example ${RUN_FLAGS.journalFlag} ~/.local/state/genpipe/my-batch.db); the out dir itself can stay where it is`,
   notWal: (journalPath: string, mode: string): string =>
     `the journal ${journalPath} could not be switched to WAL mode (SQLite answered '${mode}'); ` +
-    `put it on a local disk with ${JOURNAL_CHOICES.journalFlag} PATH`,
+    `put it on a local disk with ${RUN_FLAGS.journalFlag} PATH`,
   newerSchema: (journalPath: string, version: number): string =>
     `the journal ${journalPath} was written by a newer genpipe (schema ${version}; this one knows ` +
-    `${JOURNAL_CHOICES.schemaVersion}); upgrade genpipe or choose another ${JOURNAL_CHOICES.journalFlag} PATH`,
+    `${JOURNAL_FILE.schemaVersion}); upgrade genpipe or choose another ${RUN_FLAGS.journalFlag} PATH`,
   /** The journal exists but this user may not write it (or its folder): never a reason to remove it. */
   cannotWrite: (journalPath: string, why: string): string =>
     `the journal ${journalPath} cannot be written (${why}): a run records each step there before it takes ` +
@@ -110,7 +83,7 @@ export const JOURNAL_TEXTS = {
     `the journal's latest commits are in ${journalPath}-wal, which this user cannot read without writing ` +
     `beside it (no ${journalPath}-shm, and its folder cannot be written): what follows may be stale`,
   notAJournal: (journalPath: string, why: string): string =>
-    `${journalPath} cannot be opened as a genpipe journal (${why}); remove it or choose another ${JOURNAL_CHOICES.journalFlag} PATH`,
+    `${journalPath} cannot be opened as a genpipe journal (${why}); remove it or choose another ${RUN_FLAGS.journalFlag} PATH`,
   /** `host` only when it is not this machine (another container on the same volume, say). */
   locked: (outDir: string, pid: number, since: string, host: string | null = null): string =>
     `another genpipe (pid ${pid}${host ? ` on host ${host}` : ''}, running since ${since}) is already ` +
@@ -136,12 +109,12 @@ export const JOURNAL_TEXTS = {
   unknownOutcome: (requestId: string): string =>
     `submission outcome unknown (request id ${requestId}): the create may have reached the service — the ` +
     `run sending it was interrupted, or its answer was lost — so it was not sent again, which could pay ` +
-    `twice. Rerun with ${JOURNAL_CHOICES.resubmitUnknownFlag} to submit it again`,
+    `twice. Rerun with ${RUN_FLAGS.resubmitUnknownFlag} to submit it again`,
   /** failure_reason kept in earlierAttempts when such an item is resubmitted. */
-  resubmittedUnknown: `submission outcome unknown; resubmitted (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
+  resubmittedUnknown: `submission outcome unknown; resubmitted (${RUN_FLAGS.resubmitUnknownFlag})`,
 
   // Why a decision was taken (events and logs).
-  forced: `redone (${JOURNAL_CHOICES.forceFlag})`,
+  forced: `redone (${RUN_FLAGS.forceFlag})`,
   contentChanged: 'the file changed since the last run: processed again',
   /** The same, of a file this run (or watch) already took, changed since. */
   contentChangedInRun: 'the file changed during this run: processed again',
@@ -153,14 +126,14 @@ export const JOURNAL_TEXTS = {
    * or --retry-failed asked for it (`flag`). `kind` is what failed (Item.failure), null when unknown.
    */
   retried: (kind: string | null, why: 'retryable' | 'flag'): string =>
-    `retried: ${kind ?? 'a failure'} in the earlier run (${why === 'retryable' ? 'retryable' : JOURNAL_CHOICES.retryFailedFlag})`,
+    `retried: ${kind ?? 'a failure'} in the earlier run (${why === 'retryable' ? 'retryable' : RUN_FLAGS.retryFailedFlag})`,
   /** An item that failed in an earlier run for its own reasons, reported as it was. */
   failedNotRetried: (kind: string | null): string =>
     kind === null
       ? `failed in an earlier run, not retried: whether retrying could help was not recorded. Rerun with ` +
-        `${JOURNAL_CHOICES.retryFailedFlag} to retry it, or change the file or the recipe`
+        `${RUN_FLAGS.retryFailedFlag} to retry it, or change the file or the recipe`
       : `failed in an earlier run (${kind}), not retried: the failure is the file's own, so sending it again ` +
-        `would fail the same way. Change the file or the recipe, or rerun with ${JOURNAL_CHOICES.retryFailedFlag} to retry it`,
+        `would fail the same way. Change the file or the recipe, or rerun with ${RUN_FLAGS.retryFailedFlag} to retry it`,
   /**
    * A file an earlier run saw but did not finish, with nothing at the service for it yet: that run
    * stopped early (a signal, a batch-stopping error) or died first. Processed from the start.
@@ -182,15 +155,15 @@ export const JOURNAL_TEXTS = {
   /** A finished input of the out dir a watch session reports although it did not take it (finished-items.ts). */
   earlierSession: 'finished in an earlier session; not taken again in this one',
   resubmitUnknown: (requestId: string): string =>
-    `submission outcome unknown (request id ${requestId}): submitting again (${JOURNAL_CHOICES.resubmitUnknownFlag})`,
+    `submission outcome unknown (request id ${requestId}): submitting again (${RUN_FLAGS.resubmitUnknownFlag})`,
   /** The crash policy in force, in words (report.json / report.html). */
   policyFail:
     `a create that may have reached the service without its answer being recorded (the run was killed ` +
     `or stopped mid-create, or the answer was lost on the network) is not sent again, so nothing is paid ` +
     `twice: the item fails, naming its request id. ` +
-    `Rerun with ${JOURNAL_CHOICES.resubmitUnknownFlag} to submit such items again`,
+    `Rerun with ${RUN_FLAGS.resubmitUnknownFlag} to submit such items again`,
   policyResubmit:
-    `${JOURNAL_CHOICES.resubmitUnknownFlag}: a create that may have reached the service without its answer ` +
+    `${RUN_FLAGS.resubmitUnknownFlag}: a create that may have reached the service without its answer ` +
     `being recorded is submitted again with a new request id; if the first one did reach the service, ` +
     `that item is paid twice`,
   /**
@@ -202,7 +175,7 @@ export const JOURNAL_TEXTS = {
       `It was not resubmitted: look it up by X-Request-Id ${requestId} before running this file again`,
     `submission outcome unknown after an interruption (request id ${requestId}): the create may have ` +
       `reached the service, so it was not sent again, which could pay twice. Rerun with ` +
-      `${JOURNAL_CHOICES.resubmitUnknownFlag} to submit it again`,
+      `${RUN_FLAGS.resubmitUnknownFlag} to submit it again`,
   ],
   outputMissing: (path: string): string => `${path} is missing`,
   outputSize: (path: string, expected: number, actual: number): string =>

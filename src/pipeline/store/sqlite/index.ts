@@ -35,7 +35,7 @@ export {
   type StatusSummary,
   statusSummary,
 } from '../status-summary.ts';
-export { JOURNAL_CHOICES, JOURNAL_TEXTS, NETWORK_FS_TYPES } from '../texts.ts';
+export { JOURNAL_TEXTS, NETWORK_FS_TYPES } from '../texts.ts';
 export {
   type BatchInfo,
   type BatchRow,
@@ -46,6 +46,7 @@ export {
   type PlanOptions,
   type RecipeFiles,
 } from './journal.ts';
+export { JOURNAL_FILE } from './journal-file.ts';
 export {
   JournalLockedError,
   type LockHolder,

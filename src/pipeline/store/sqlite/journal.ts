@@ -47,7 +47,8 @@ import type { JournalKey, JournalPhase, JournalRow } from '../journal-row.ts';
 import { assertLocalDisk, realLocation } from '../local-disk.ts';
 import type { JournalDecision } from '../resume-decision.ts';
 import type { BatchInfo, BatchRow, PlanOptions, RecipeFiles } from '../store.ts';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../texts.ts';
+import { JOURNAL_TEXTS } from '../texts.ts';
+import { JOURNAL_FILE } from './journal-file.ts';
 import { openReadOnly } from './read-only.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
 import { SqliteBackend } from './sqlite-backend.ts';
@@ -81,7 +82,7 @@ export interface OpenJournalOptions {
 
 /** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
 export function defaultJournalPath(outDir: string): string {
-  return join(outDir, JOURNAL_CHOICES.dirName, JOURNAL_CHOICES.fileName);
+  return join(outDir, JOURNAL_FILE.dirName, JOURNAL_FILE.fileName);
 }
 
 /**

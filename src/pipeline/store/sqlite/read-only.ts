@@ -15,7 +15,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../texts.ts';
+import { JOURNAL_TEXTS } from '../texts.ts';
+import { JOURNAL_FILE } from './journal-file.ts';
 import { migrate } from './schema.ts';
 import { PRAGMAS } from './sqlite-plans.ts';
 
@@ -48,8 +49,8 @@ function inMemory(bytes: Buffer): Database.Database {
 function throughSqlite(path: string): Database.Database {
   const live = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    live.pragma(PRAGMAS.busyTimeout(JOURNAL_CHOICES.busyTimeoutMs));
-    if (Number(live.pragma(PRAGMAS.userVersion, { simple: true })) === JOURNAL_CHOICES.schemaVersion)
+    live.pragma(PRAGMAS.busyTimeout(JOURNAL_FILE.busyTimeoutMs));
+    if (Number(live.pragma(PRAGMAS.userVersion, { simple: true })) === JOURNAL_FILE.schemaVersion)
       return live;
     const copy = inMemory(live.serialize());
     live.close();

@@ -29,7 +29,8 @@ import Database from 'better-sqlite3';
 import { runNow } from '../step.ts';
 import type { LockHolder } from '../store.ts';
 import { lockHolder } from '../tables.ts';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../texts.ts';
+import { JOURNAL_TEXTS } from '../texts.ts';
+import { JOURNAL_FILE } from './journal-file.ts';
 import { JournalFileError } from './schema.ts';
 import { LOCK_SQL, PRAGMAS, SQLITE_PLANS } from './sqlite-plans.ts';
 import { SqliteSql } from './sqlite-sql.ts';
@@ -79,7 +80,7 @@ export function processStartTime(pid: number): string | null {
 
 /** The runner lock file of an out dir: `<out>/.genpipe/runner.lock`. */
 export function runnerLockPath(outDir: string): string {
-  return join(outDir, JOURNAL_CHOICES.dirName, JOURNAL_CHOICES.lockFileName);
+  return join(outDir, JOURNAL_FILE.dirName, JOURNAL_FILE.lockFileName);
 }
 
 /** A held runner lock (give it back to releaseRunnerLock). */

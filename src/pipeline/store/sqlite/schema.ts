@@ -27,7 +27,8 @@
  * power cut, not only a killed process).
  */
 import type Database from 'better-sqlite3';
-import { JOURNAL_CHOICES, JOURNAL_TEXTS } from '../texts.ts';
+import { JOURNAL_TEXTS } from '../texts.ts';
+import { JOURNAL_FILE } from './journal-file.ts';
 import { MIGRATIONS, PRAGMAS, SCHEMA_V1 } from './sqlite-plans.ts';
 
 /** The journal file cannot be used (not WAL-capable, or written by a newer genpipe). */
@@ -49,7 +50,7 @@ export function applyPragmas(
   path: string,
   synchronous: SynchronousMode = 'FULL',
 ): void {
-  db.pragma(PRAGMAS.busyTimeout(JOURNAL_CHOICES.busyTimeoutMs));
+  db.pragma(PRAGMAS.busyTimeout(JOURNAL_FILE.busyTimeoutMs));
   const mode = String(db.pragma(PRAGMAS.wal, { simple: true }));
   if (mode.toLowerCase() !== 'wal') throw new JournalFileError(JOURNAL_TEXTS.notWal(path, mode));
   db.pragma(PRAGMAS.synchronous(synchronous));
@@ -64,20 +65,20 @@ export function applyPragmas(
  */
 export function migrate(db: Database.Database, path: string): void {
   const versionNow = (): number => Number(db.pragma(PRAGMAS.userVersion, { simple: true }));
-  if (versionNow() === JOURNAL_CHOICES.schemaVersion) return;
+  if (versionNow() === JOURNAL_FILE.schemaVersion) return;
   // Read again under the write lock: two processes opening a new (or older) journal at the same moment
   // must not both run the same migration.
   db.transaction(() => {
     const version = versionNow();
-    if (version > JOURNAL_CHOICES.schemaVersion)
+    if (version > JOURNAL_FILE.schemaVersion)
       throw new JournalFileError(JOURNAL_TEXTS.newerSchema(path, version));
-    if (version === JOURNAL_CHOICES.schemaVersion) return;
+    if (version === JOURNAL_FILE.schemaVersion) return;
     if (version === 0) db.exec(SCHEMA_V1);
-    for (let v = Math.max(1, version); v < JOURNAL_CHOICES.schemaVersion; v++) {
+    for (let v = Math.max(1, version); v < JOURNAL_FILE.schemaVersion; v++) {
       const step = MIGRATIONS[v];
       if (step === undefined) throw new Error(`no migration of the journal from version ${v}`);
       db.exec(step);
     }
-    db.pragma(PRAGMAS.setUserVersion(JOURNAL_CHOICES.schemaVersion));
+    db.pragma(PRAGMAS.setUserVersion(JOURNAL_FILE.schemaVersion));
   }).immediate();
 }

@@ -1,0 +1,18 @@
+/**
+ * Where the journal file is and how it is opened: the SQLite adapter's fixed values. The folder is
+ * also where the out dir's runner lock lives, wherever the journal is.
+ */
+
+/** The journal file's names, schema version and write timeout. */
+export const JOURNAL_FILE = {
+  /** Folder of genpipe's own state inside the out dir. */
+  dirName: '.genpipe',
+  /** Default journal file inside that folder: `<out>/.genpipe/journal.db`. */
+  fileName: 'journal.db',
+  /** The out dir's runner lock inside that folder, wherever the journal is: `<out>/.genpipe/runner.lock`. */
+  lockFileName: 'runner.lock',
+  /** Schema version kept in `PRAGMA user_version` (see sqlite-plans.ts's MIGRATIONS). */
+  schemaVersion: 4,
+  /** How long a write waits for another process's write on the same journal file. */
+  busyTimeoutMs: 10_000,
+} as const;
