@@ -206,8 +206,9 @@ describe('genpipe watch --on-done move with sidecars', () => {
     const failed = join(base, 'failed');
     await until(
       async () =>
-        (await filesUnder(processed)).includes(join('trip', 'side.png')) &&
-        (await filesUnder(failed)).includes(join('trip', 'bad.png')),
+        // Each sidecar is moved after its input: wait for both (a loaded machine may look between).
+        (await filesUnder(processed)).includes(join('trip', 'side.png.json')) &&
+        (await filesUnder(failed)).includes(join('trip', 'bad.png.json')),
       30_000,
     ).catch(async (err) => {
       throw new Error(

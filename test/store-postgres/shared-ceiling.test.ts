@@ -83,7 +83,11 @@ describe('a job ceiling shared in PostgreSQL', () => {
         [key.keyFingerprint],
       );
       expect(rows[0]!.job_ceiling).toBeGreaterThanOrEqual(CEILING);
-      for (const c of clients) expect(c.governor.ceiling).toBeGreaterThanOrEqual(CEILING);
+      // A client that made its last create before the key's ceiling was learned (on a loaded machine
+      // one may finish first) has not heard of it: none knows it too low, and one at least knows it.
+      const known = clients.map((c) => c.governor.ceiling).filter((n): n is number => n !== null);
+      expect(known.length).toBeGreaterThan(0);
+      for (const n of known) expect(n).toBeGreaterThanOrEqual(CEILING);
     } finally {
       for (const c of clients) await c.close();
       await emu.close();
