@@ -175,6 +175,8 @@ class WatchCommand implements BatchCommand {
   private dir = '';
   /** The watcher once started (kept for its stats after it closed). */
   private started: Watcher | null = null;
+  /** The store's finished items, read once a session: the sidecar filing and the reports share them. */
+  private finished: ReturnType<BatchSetup['store']['finishedItems']> | null = null;
   /** The watcher while it runs. */
   private watcher: Watcher | null = null;
   private stopping = false;
@@ -239,11 +241,17 @@ class WatchCommand implements BatchCommand {
    */
   async open(setup: BatchSetup): Promise<void> {
     if (this.flags.onDone === 'move') {
-      for (const to of await fileLeftSidecars(setup.inputDir, await setup.store.finishedItems())) {
+      for (const to of await fileLeftSidecars(setup.inputDir, await this.finishedItems(setup))) {
         setup.note(ON_DONE_TEXTS.sidecarFiled(to));
       }
     }
     await this.startIntake(setup);
+  }
+
+  /** The store's finished items (Store.finishedItems), read at the first call of the session. */
+  private finishedItems(setup: BatchSetup): ReturnType<BatchSetup['store']['finishedItems']> {
+    this.finished ??= setup.store.finishedItems();
+    return this.finished;
   }
 
   /** Starts the watcher (its refusals are usage errors); closed again at once after an early signal. */
@@ -337,7 +345,7 @@ class WatchCommand implements BatchCommand {
       ...options,
       // The running line counts them too, as the reports and the closing line do.
       earlier: async () => {
-        const items = await setup.store.finishedItems();
+        const items = await this.finishedItems(setup);
         seedEarlier(this.counts, items);
         return items;
       },
