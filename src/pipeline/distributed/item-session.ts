@@ -14,6 +14,8 @@ export class ItemSession {
   private readonly pending: Item[] = [];
   private wake: (() => void) | null = null;
   private closed = false;
+  /** Why the batch stopped (its `batch_stopping` reason), once it did. */
+  private stopped: string | null = null;
   /** Waiters for the final item of each input, first come first served. */
   private readonly waiters = new Map<string, Array<(item: Item) => void>>();
   private readonly batch: Batch;
@@ -33,7 +35,10 @@ export class ItemSession {
       onEvent: (event) => {
         // A batch that stops (the store could not be written, the service refused the key) takes no
         // more work: the worker's next job opens a new session.
-        if (event.type === 'batch_stopping') this.closed = true;
+        if (event.type === 'batch_stopping') {
+          this.closed = true;
+          this.stopped ??= event.reason;
+        }
         options.onEvent?.(event);
       },
     });
@@ -46,6 +51,11 @@ export class ItemSession {
   /** False once the batch stopped (the store could not be written, the service refused the key). */
   get usable(): boolean {
     return !this.closed;
+  }
+
+  /** Why the session's batch stopped (the store could not be written, the worker is stopping), or null. */
+  get stopReason(): string | null {
+    return this.stopped;
   }
 
   /** Drives `item` (a `discovered` one) through the stages; its final state. */

@@ -143,7 +143,14 @@ export class DistributedWorker {
     this.trace(`worker: ${d.input} taken (try ${job.attemptsStarted})`);
     const final = await live.session.drive(newItem(d.input, absPath, found.size, found.mtimeMs));
     if (final.state === 'stopped') {
-      this.log(`worker: ${d.input} left: ${final.reason ?? 'stopped'}`);
+      // Its session stopped (the store went away, the worker is stopping): the file is not the batch's
+      // loss but the queue's to hand out again. Else the item's own reason (taken over meanwhile).
+      const sessionStop = live.session.stopReason;
+      this.log(
+        sessionStop
+          ? `worker: ${d.input} back to the queue, for any worker to take again: ${sessionStop}`
+          : `worker: ${d.input} left: ${final.reason ?? 'stopped'}`,
+      );
       throw new Error(final.reason ?? `${d.input} was stopped`);
     }
     this.trace(`worker: ${d.input} ${final.state}`);
