@@ -245,6 +245,10 @@ export function addSharedBatchOptions(cmd: Command): Command {
       "retry every file that failed at the service in an earlier run, also those whose failure is the file's own (default: only failures that may pass now)",
     )
     .option(
+      RUN_FLAGS.redoSameContentFlag,
+      'send a file even when another file of the folder with the same bytes and recipe is done or being processed (default: reuse its outputs and send nothing; use it for another take)',
+    )
+    .option(
       RUN_FLAGS.resubmitUnknownFlag,
       'submit again the files whose create may have reached the service before an interruption (default: fail them, never pay twice)',
     )

@@ -23,6 +23,7 @@ import {
   onDoneTargets,
   openJournal,
   overlapRefusal,
+  type PlanOptions,
   RecentJobDurations,
   type Recipe,
   type RunOptions,
@@ -52,6 +53,18 @@ export interface JournalFlags {
   resubmitUnknown?: boolean;
   /** `--retry-failed`: retry every failed file, also those whose failure is the file's own. */
   retryFailed?: boolean;
+  /** `--redo-same-content`: send a file although another with the same content and recipe is done. */
+  redoSameContent?: boolean;
+}
+
+/** What the store's admission reads of the journal flags: run, watch, a dry run and a worker's jobs alike. */
+export function planOptionsOf(flags: JournalFlags): PlanOptions {
+  return {
+    force: flags.force === true,
+    resubmitUnknown: flags.resubmitUnknown === true,
+    retryFailed: flags.retryFailed === true,
+    redoSameContent: flags.redoSameContent === true,
+  };
 }
 
 /** How run and watch answer signals, in one place. */
@@ -212,17 +225,13 @@ export async function journalRunOptions(
 ): Promise<JournalRunOptions> {
   const { embedded = false, ...info } = batch;
   await store.startBatch(info);
-  const hooks = journalRunHooks(store, recipe, {
-    force: flags.force === true,
-    resubmitUnknown: flags.resubmitUnknown === true,
-    retryFailed: flags.retryFailed === true,
-  });
+  const hooks = journalRunHooks(store, recipe, planOptionsOf(flags));
   return {
     persist: hooks.persist,
     // The embedded emulator dies with its process: a finished result on disk is still good, but an
     // upload or a generation of an earlier run cannot be resumed against the next one.
     admit: embedded
-      ? async (item, signal) => redoneOnEmbedded(item, await hooks.admit(item, signal))
+      ? async (item, signal, waitedOn) => redoneOnEmbedded(item, await hooks.admit(item, signal, waitedOn))
       : hooks.admit,
     vanished: embedded ? async () => [] : hooks.vanished,
     placeFor: hooks.placeFor,

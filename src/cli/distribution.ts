@@ -45,6 +45,7 @@ export function jobFlags(flags: BatchFlags) {
     ...(flags.force ? { force: true } : {}),
     ...(flags.resubmitUnknown ? { resubmitUnknown: true } : {}),
     ...(flags.retryFailed ? { retryFailed: true } : {}),
+    ...(flags.redoSameContent ? { redoSameContent: true } : {}),
   };
 }
 

@@ -40,7 +40,7 @@ import {
 } from '../pipeline/index.ts';
 import { redactDeep } from '../pipeline/progress/index.ts';
 import { type BatchFlags, type BatchOptions, resolveBatchOptions } from './batch-options.ts';
-import { openRunJournal } from './batch-setup.ts';
+import { openRunJournal, planOptionsOf } from './batch-setup.ts';
 import { embeddedEmulatorCosts } from './embedded-emulator.ts';
 import { EXIT } from './exit-codes.ts';
 import { resolveServiceConfig } from './service-config.ts';
@@ -269,9 +269,7 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
   const preview: DryRunOptions['preview'] = journal
     ? async (item, signal) => {
         const d = await journal.preview(item, options.recipe, {
-          force: flags.force === true,
-          resubmitUnknown: flags.resubmitUnknown === true,
-          retryFailed: flags.retryFailed === true,
+          ...planOptionsOf(flags),
           service: service.identity,
           formerServices: service.formerIdentities,
           signal,

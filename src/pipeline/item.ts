@@ -263,12 +263,21 @@ export function withStep(item: Item, patch: Partial<StepRecord>): Item {
 
 /** See Item.journal. */
 export interface ItemJournalNote {
-  action: 'fresh' | 'resume' | 'done' | 'fail';
+  /**
+   * `reuse`: another input's outputs with the same content and recipe, linked here; `wait`: only a dry
+   * run's, another process works on the same content now.
+   */
+  action: 'fresh' | 'resume' | 'done' | 'fail' | 'reuse' | 'wait';
   reason: string | null;
   /** The item had failed in an earlier run and is tried again in this one (absent otherwise). */
   retried?: true;
   /** The earlier run sent nothing to the service for it: continued, not counted as resumed (absent otherwise). */
   nothingSent?: true;
+  /**
+   * The other input with the same content and recipe whose work stands for this item's (its outputs
+   * reused, its generation collected, its failure shared): nothing was sent for this one. Absent otherwise.
+   */
+  sameAs?: string;
 }
 
 /** See Item.failure. */

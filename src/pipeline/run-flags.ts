@@ -10,6 +10,8 @@ export const RUN_FLAGS = {
   forceFlag: '--force',
   /** The flag that retries every failed item, also those whose failure is the file's own. */
   retryFailedFlag: '--retry-failed',
+  /** The flag that sends a file although another input with the same content and recipe is done. */
+  redoSameContentFlag: '--redo-same-content',
   /** The flag that puts the journal somewhere else. */
   journalFlag: '--journal',
 } as const;

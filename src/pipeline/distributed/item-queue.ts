@@ -46,7 +46,7 @@ export interface ItemJobData {
   /** The recipe file, absolute (null: genpipe.yaml in the input dir). */
   recipe: string | null;
   /** The crash policy and retry flags of the run that enqueued it. */
-  flags: { force?: boolean; resubmitUnknown?: boolean; retryFailed?: boolean };
+  flags: { force?: boolean; resubmitUnknown?: boolean; retryFailed?: boolean; redoSameContent?: boolean };
 }
 
 /** What a job returns: the item's final state and place, and the item itself. */

@@ -9,7 +9,14 @@ import type { Item } from '../item.ts';
 import { itemPlace } from './item-paths.ts';
 
 /** Which count of the report's journal section an item adds to (null: none). */
-export type JournalCount = 'retried' | 'resumed' | 'not_retried' | 'reused' | 'unknown_outcome' | 'redone';
+export type JournalCount =
+  | 'retried'
+  | 'resumed'
+  | 'not_retried'
+  | 'reused'
+  | 'same_content'
+  | 'unknown_outcome'
+  | 'redone';
 
 /** One item of a report (see the module comment). */
 export interface ReportEntry {
@@ -26,6 +33,8 @@ export interface ReportEntry {
 /** The journal section's count an item adds to. */
 export function journalCountOf(item: Pick<Item, 'journal' | 'state'>): JournalCount | null {
   const note = item.journal;
+  // Another input's work with the same content stood for it (its failure, shared, is only a failure).
+  if (note?.sameAs !== undefined) return item.state === 'failed' ? null : 'same_content';
   if (note?.retried) return 'retried';
   // A file the earlier run sent nothing for is continued, not resumed (resume-decision.ts's nothingSent).
   if (note?.action === 'resume') return note.nothingSent ? null : 'resumed';

@@ -76,6 +76,11 @@ export interface ReportJournal {
    */
   reused: number;
   /**
+   * Items another input with the same content and recipe stood for (a rename, a copy, a symlink): its
+   * outputs linked into their folders, or its generation collected; nothing sent for them.
+   */
+  same_content: number;
+  /**
    * Items that failed in an earlier run for a reason of the file's own, reported failed again as they
    * were (nothing sent): "failed in an earlier run (…), not retried". Counted among the failed.
    */
@@ -307,6 +312,7 @@ function journalSection(entries: readonly ReportEntry[], meta: ReportJournalMeta
   const counts: Record<JournalCount, number> = {
     resumed: 0,
     reused: 0,
+    same_content: 0,
     not_retried: 0,
     redone: 0,
     retried: 0,
@@ -336,6 +342,7 @@ export function journalCountsText(j: ReportJournal): string {
     `${j.redone} redone`,
     `${j.retried} retried`,
   ];
+  if (j.same_content > 0) parts.push(`${j.same_content} reused from the same content under another name`);
   if (j.not_retried > 0) parts.push(`${j.not_retried} failed in an earlier run and not retried`);
   if (j.unknown_outcome > 0) {
     parts.push(
@@ -347,7 +354,7 @@ export function journalCountsText(j: ReportJournal): string {
 
 /** True when the journal did anything worth a line: some item's decision came from an earlier run. */
 export function journalDidAnything(j: ReportJournal): boolean {
-  return j.reused + j.not_retried + j.resumed + j.redone + j.retried + j.unknown_outcome > 0;
+  return j.reused + j.same_content + j.not_retried + j.resumed + j.redone + j.retried + j.unknown_outcome > 0;
 }
 
 /** report.json without its items: what it says of the batch as a whole. */

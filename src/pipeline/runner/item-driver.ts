@@ -230,6 +230,7 @@ export class ItemDriver {
       run: this.run,
       client: this.run.options.client,
       signal: this.signal,
+      stopping: stops.stopping.signal,
       get stopped() {
         return stops.stop !== null;
       },

@@ -108,9 +108,10 @@ export interface RunOptions {
   select?: InputSelection;
   /**
    * The journal's decision for a planned item (before it is checked): continue with `item` from its
-   * state. Called once per planned item, in the local pool.
+   * state. Called once per planned item, in the local pool, and again after a `wait` (`waitedOn`: the
+   * row waited for).
    */
-  admit?: (item: Item, signal: AbortSignal) => Promise<AdmitDecision>;
+  admit?: (item: Item, signal: AbortSignal, waitedOn?: number) => Promise<AdmitDecision>;
   /**
    * Called once the items ran out (unless the batch stopped): journaled work whose input was not seen
    * in this batch, each to be driven from its state so a paid generation is still collected. `seen`
@@ -185,6 +186,13 @@ export interface AdmitDecision {
   retried?: boolean;
   /** A resume of a file the earlier run sent nothing for: continued, not counted as resumed. */
   nothingSent?: boolean;
+  /**
+   * The other input with the same content and recipe the decision follows: reuse links its outputs
+   * (its item's, under its place) into this item's place; wait waits for it.
+   */
+  sameContent?: { id: number; input: string; place: string; item: Item; renamed?: true };
+  /** wait: resolves when `admit` may be asked again, with `sameContent.id` as `waitedOn`. */
+  settled?: (signal?: AbortSignal) => Promise<void>;
 }
 
 /** A run's settings with every default applied (see resolveRunOptions). */

@@ -7,14 +7,15 @@
  * - submit: a create the service refused is recorded as never sent;
  * - wait: a generation that failed with a retryable failure_code is resubmitted, after a backoff.
  */
-import { CreateNotSentError, type GenpipeClient, GenpipeError } from '../../client/index.ts';
+import { CreateNotSentError, type GenpipeClient, GenpipeError, LocalWriteError } from '../../client/index.ts';
 import { isRetryableFailureCode } from '../failure-class.ts';
 import { currentStep, type Item, type ItemJournalNote, stepOf, withStep } from '../item.ts';
 import { itemPlace } from '../report/index.ts';
+import { reuseOutputs } from '../reuse-outputs.ts';
 import { isAbort } from '../runner-errors.ts';
 import { failItem } from '../stage.ts';
 import { sha256File } from '../store/content-hash.ts';
-import { JOURNAL_TEXTS } from '../store/texts.ts';
+import { JOURNAL_TEXTS, SAME_CONTENT_TEXTS } from '../store/texts.ts';
 import { uploadsGone } from '../uploads-gone.ts';
 import type { AdmitDecision, ResolvedRun, RunOptions } from './options.ts';
 import { sweepItemScratch } from './scratch-sweep.ts';
@@ -27,6 +28,8 @@ export interface StepEnv {
   readonly stopped: boolean;
   /** Cancels in-flight work. */
   readonly signal: AbortSignal;
+  /** Aborts once the batch stops taking new work. */
+  readonly stopping: AbortSignal;
   /** Runs `fn` in the local pool. */
   local<T>(fn: () => Promise<T>): Promise<T>;
   /** The item ended not processed, with the batch's stop reason. */
@@ -165,30 +168,67 @@ async function hashed(item: Item, env: StepEnv): Promise<Item> {
   }
 }
 
+/** A decision the runner goes on with (any but `wait`). */
+type Decided = AdmitDecision & { action: Exclude<ItemJournalNote['action'], 'wait'> };
+
+/**
+ * `admit`'s decision for a planned item, in the local pool; a `wait` (another input with the same
+ * content is in flight) is waited out of the pool, and admit asked again. An Item instead when the
+ * item ended here (stopped, failed at plan).
+ */
+async function decided(item: Item, env: StepEnv): Promise<Decided | Item> {
+  const admit = env.run.options.admit;
+  let waitedOn: number | undefined;
+  for (;;) {
+    if (!admit || env.stopped) return env.stoppedItem(item);
+    let decision: AdmitDecision;
+    try {
+      decision = await env.local(() => admit(item, env.signal, waitedOn));
+    } catch (err) {
+      if (isAbort(err, env.signal) || env.signal.aborted) return env.stoppedItem(item);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
+        return failItem(item, 'plan', 'file not found or not readable');
+      }
+      env.journalFailed(err);
+      return env.stoppedItem(item);
+    }
+    if (decision.action !== 'wait') return decision as Decided;
+    await decision.settled?.(env.stopping);
+    waitedOn = decision.sameContent?.id;
+  }
+}
+
+/**
+ * A `reuse` decision with the other input's outputs linked into the item's place (at `downloaded`);
+ * a file system that refuses them fails the item at plan, a local failure the next run tries again.
+ */
+async function reused(decision: Decided, env: StepEnv): Promise<Decided> {
+  const from = decision.sameContent;
+  if (decision.action !== 'reuse' || !from) return decision;
+  try {
+    return { ...decision, item: await env.local(() => reuseOutputs(env.run.outDir, decision.item, from)) };
+  } catch (err) {
+    const why = LocalWriteError.from(err)?.message ?? (err instanceof Error ? err.message : String(err));
+    const failed = failItem(decision.item, 'plan', SAME_CONTENT_TEXTS.linkFailed(from.input, why));
+    return { ...decision, item: failed, reason: failed.reason };
+  }
+}
+
 /** A planned item through `admit` (the journal), in the local pool: the item to continue with. */
 async function admitted(item: Item, env: StepEnv): Promise<Settled> {
-  const admit = env.run.options.admit;
-  if (!admit || env.stopped) return { item: env.stoppedItem(item), reason: null };
-  let decision: AdmitDecision;
-  try {
-    decision = await env.local(() => admit(item, env.signal));
-  } catch (err) {
-    if (isAbort(err, env.signal) || env.signal.aborted) return { item: env.stoppedItem(item), reason: null };
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
-      return { item: failItem(item, 'plan', 'file not found or not readable'), reason: null };
-    }
-    env.journalFailed(err);
-    return { item: env.stoppedItem(item), reason: null };
-  }
+  const got = await decided(item, env);
+  if (!('action' in got)) return { item: got, reason: null };
+  let decision = got;
   // The key's content hash, which a decision turned fresh by checkedUploads would drop.
   const contentHash = decision.item.contentHash;
-  decision = await checkedUploads(item, decision, env);
+  decision = await reused(await checkedUploads(item, decision, env), env);
   const note: ItemJournalNote = {
     action: decision.action,
     reason: decision.reason,
     ...(decision.retried ? { retried: true } : {}),
     ...(decision.nothingSent ? { nothingSent: true } : {}),
+    ...(decision.sameContent ? { sameAs: decision.sameContent.input } : {}),
   };
   if (decision.action !== 'fresh') {
     await sweepItemScratch(env.run.outDir, itemPlace(decision.item)).catch(() => 0);
@@ -203,7 +243,7 @@ async function admitted(item: Item, env: StepEnv): Promise<Settled> {
  * A decision to resume at `uploaded` turned fresh when an upload it would submit with is no longer at
  * the service (uploadsGone); an error of the check leaves the decision to submit.
  */
-async function checkedUploads(planned: Item, decision: AdmitDecision, env: StepEnv): Promise<AdmitDecision> {
+async function checkedUploads(planned: Item, decision: Decided, env: StepEnv): Promise<Decided> {
   if (decision.action !== 'resume' || decision.item.state !== 'uploaded') return decision;
   let gone: string[];
   try {

@@ -194,7 +194,7 @@ export function rowWrites(
   const item = { ...decision.item, place: row.place };
   const earlier = row !== active;
   let write: 'fresh' | 'update' | null = null;
-  if (decision.action === 'fresh') write = 'fresh';
+  if (decision.action === 'fresh' || decision.action === 'reuse') write = 'fresh';
   else if (JSON.stringify(item) !== JSON.stringify(row.item)) write = 'update';
   return {
     kind: 'keep',

@@ -38,6 +38,7 @@ import { checkOutputs, type OutputCheck } from './outputs-check.ts';
 import { recipeHash, referencesUsed } from './recipe-hash.ts';
 import { recordedOptions } from './recorded-options.ts';
 import { decide, type RowDecision } from './resume-decision.ts';
+import { sameContentDecision, TWIN_POLL_MS, twinChoice, twinGone, twinWanted } from './same-content.ts';
 import type { Sql } from './sql.ts';
 import type { Step } from './step.ts';
 import type {
@@ -93,6 +94,13 @@ export class StoreEngine implements Store {
    * unbound once its item is saved finished (unbindsOnSave).
    */
   private readonly bound = new Map<string, number>();
+  /**
+   * Rows admitted here whose input is not bound yet (between admitRow's transaction and bind): in
+   * flight here all the same, for a file with the same content admitted meanwhile (withTwin).
+   */
+  private readonly admitting = new Set<number>();
+  /** Who waits for a row bound here to end (a file with the same content: same-content.ts), by row id. */
+  private readonly rowWaiters = new Map<number, Set<() => void>>();
   protected closed = false;
 
   constructor(
@@ -272,7 +280,10 @@ export class StoreEngine implements Store {
   protected *admitRow(sql: Sql, item: Item, key: JournalKey, opts: PlanOptions): Step<Admitted> {
     const batch = this.requireBatch();
     if (this.backend.plans.admissionLock) yield* sql.run(this.backend.plans.admissionLock, [this.outDir]);
-    const { active, row, decision } = yield* this.decideRow(sql, item, key, opts, true);
+    const { active, row, decision: own } = yield* this.decideRow(sql, item, key, opts, true);
+    const decision = twinWanted(own, opts) ? yield* this.withTwin(sql, item, key, opts, own) : own;
+    // Another input with the same content is being worked on: nothing is written until it ended.
+    if (decision.action === 'wait') return { id: -1, decision: this.waiting(decision) };
     const w = rowWrites(active, row, decision);
     let id: number;
     let next: Item;
@@ -293,12 +304,73 @@ export class StoreEngine implements Store {
       if (write) yield* this.items.write(sql, id, next, write === 'fresh' ? null : row, batch.id);
     }
     yield* this.items.claim(sql, id);
+    this.admitting.add(id);
     return { id, decision: decisionOf(decision, next) };
   }
 
-  /** Binds the input of an admitted file to its row, for save; the decision. */
+  /**
+   * The decision for a file another input's work of the same key may stand in for (same-content.ts):
+   * that work reused, its generation adopted, its failure shared, or a wait for it; else `own`.
+   */
+  private *withTwin(
+    sql: Sql,
+    item: Item,
+    key: JournalKey,
+    opts: PlanOptions,
+    own: RowDecision,
+  ): Step<RowDecision> {
+    const twins = yield* this.items.twins(sql, rowInputOf(item), key);
+    if (twins.length === 0) return own;
+    const boundIds = new Set([...this.bound.values(), ...this.admitting]);
+    const choice = twinChoice(twins, {
+      size: item.size,
+      boundHere: (id) => boundIds.has(id),
+      shared: this.backend.plans.claim !== null,
+      now: this.now(),
+      outputsComplete: (row) => this.outputsCheck(row).complete,
+      retryFailed: opts.retryFailed ?? false,
+      waitedOn: opts.waitedOn ?? null,
+    });
+    if (!choice) return own;
+    return sameContentDecision(own, choice, item, choice.kind === 'reuse' && twinGone(choice.twin));
+  }
+
+  /**
+   * A `wait` decision told to the runner: `settled` resolves once the row waited for is saved finished
+   * here or unbound, or after TWIN_POLL_MS (a row of another process is looked at again then).
+   */
+  private waiting(decision: RowDecision): StoreDecision {
+    const id = decision.sameContent?.id ?? -1;
+    const settled = (signal?: AbortSignal): Promise<void> =>
+      new Promise<void>((resolve) => {
+        const waiters = this.rowWaiters.get(id) ?? new Set<() => void>();
+        this.rowWaiters.set(id, waiters);
+        const done = (): void => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          waiters.delete(done);
+          if (waiters.size === 0 && this.rowWaiters.get(id) === waiters) this.rowWaiters.delete(id);
+          resolve();
+        };
+        const timer = setTimeout(done, TWIN_POLL_MS);
+        waiters.add(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    return { ...decisionOf(decision, decision.item), settled };
+  }
+
+  /** Tells who waits for row `id` (waiting) that it may have ended. */
+  private rowEnded(id: number): void {
+    const waiters = this.rowWaiters.get(id);
+    if (!waiters) return;
+    this.rowWaiters.delete(id);
+    for (const wake of [...waiters]) wake();
+  }
+
+  /** Binds the input of an admitted file to its row, for save (not a `wait`: nothing was admitted); the decision. */
   protected bind(input: string, admitted: Admitted): StoreDecision {
-    this.bound.set(input, admitted.id);
+    this.admitting.delete(admitted.id);
+    if (admitted.decision.action !== 'wait') this.bound.set(input, admitted.id);
     return admitted.decision;
   }
 
@@ -322,7 +394,8 @@ export class StoreEngine implements Store {
       this.admitRow(sql, item, key, opts),
     );
     const decision = this.bind(item.input, admitted);
-    if (decision.action !== 'fresh' && decision.action !== 'resume') return decision;
+    if (decision.action !== 'fresh' && decision.action !== 'resume' && decision.action !== 'reuse')
+      return decision;
     return { ...decision, item: { ...decision.item, contentHash: key.contentHash } };
   }
 
@@ -346,7 +419,8 @@ export class StoreEngine implements Store {
     return this.backend.read(
       `previewing ${item.input}`,
       function* (this: StoreEngine, sql: Sql) {
-        const { row, decision } = yield* this.decideRow(sql, item, key, opts, false);
+        const { row, decision: own } = yield* this.decideRow(sql, item, key, opts, false);
+        const decision = twinWanted(own, opts) ? yield* this.withTwin(sql, item, key, opts, own) : own;
         const place =
           !row || decision.supersede
             ? yield* this.items.freePlace(sql, item.input)
@@ -405,6 +479,7 @@ export class StoreEngine implements Store {
     } finally {
       if (last && this.bound.get(input) !== id) this.items.release(id);
     }
+    if (last) this.rowEnded(id);
   }
 
   /** Unbinds `input` from its row (and drops the row's claim). */
@@ -413,6 +488,7 @@ export class StoreEngine implements Store {
     if (id === undefined) return;
     this.bound.delete(input);
     this.items.release(id);
+    this.rowEnded(id);
   }
 
   /** The row `input` is bound to for save, or undefined. */
@@ -651,8 +727,15 @@ export class StoreEngine implements Store {
 
 /** The decision told for `item`: the rule's words and marks. */
 function decisionOf(d: RowDecision, item: Item): StoreDecision {
-  const { action, reason, retried, nothingSent } = d;
-  return { action, item, reason, ...(retried ? { retried } : {}), ...(nothingSent ? { nothingSent } : {}) };
+  const { action, reason, retried, nothingSent, sameContent } = d;
+  return {
+    action,
+    item,
+    reason,
+    ...(retried ? { retried } : {}),
+    ...(nothingSent ? { nothingSent } : {}),
+    ...(sameContent ? { sameContent } : {}),
+  };
 }
 
 /** Runs an insert answering the new row's `id`. */

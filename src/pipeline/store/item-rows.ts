@@ -129,6 +129,11 @@ export class ItemRows {
     return other.length === 0 ? row : null;
   }
 
+  /** The rows of other inputs with `key` that are active or hold their place, newest first (same-content.ts). */
+  *twins(sql: Sql, input: string, key: JournalKey): Generator<Promise<unknown>, JournalRow[]> {
+    return yield* this.many(sql, this.sqlOf.twins, [key.contentHash, key.recipeHash, input]);
+  }
+
   /** The first free place for a new row of `input` (see item-place.ts: the input's, else -1, -2, …). */
   *freePlace(sql: Sql, input: string, key = input): Generator<Promise<unknown>, string> {
     for (let n = 0; ; n++) {

@@ -19,7 +19,7 @@ export interface JournalRunHooks {
    * Once per item, when it is `planned` (before check): the item to continue with. `fresh` and
    * `resume` continue from `decision.item.state` through the usual stage list; `done` is final.
    */
-  admit(item: Item, signal?: AbortSignal): Promise<StoreDecision>;
+  admit(item: Item, signal?: AbortSignal, waitedOn?: number): Promise<StoreDecision>;
   /**
    * After discovery ended: generations in flight (or downloaded, not reported) whose input is gone;
    * drive each from its state so that the paid result is still collected and reported. Inputs for
@@ -54,7 +54,8 @@ export function journalRunHooks(store: Store, recipe: RecipeFiles, opts: PlanOpt
   return {
     // A file whose name is not valid UTF-8 has its row by its bytes (admission.ts's rowInputOf).
     persist: (item) => store.save(item),
-    admit: (item, signal) => store.admit(item, recipe, { ...opts, signal }),
+    admit: (item, signal, waitedOn) =>
+      store.admit(item, recipe, { ...opts, signal, ...(waitedOn !== undefined ? { waitedOn } : {}) }),
     vanished: (skip) => store.vanishedInFlight(skip),
     placeFor: (item) => store.placeFor(placeInput(item), inputKey(item)),
     referenceFileId: async (name, signal) => {

@@ -151,6 +151,12 @@ function itemStatements(d: DialectWords) {
     /** The latest earlier row of an input with this key that holds its place (see item-place.ts). */
     earlier: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND input = $2 AND content_hash = $3 AND recipe_hash = $4
      AND superseded_at IS NOT NULL AND ${HOLDS_PLACE} ORDER BY id DESC LIMIT 1`,
+    /**
+     * The rows of other inputs with this key ($2 content, $3 recipe; $4 the input) that are the input's
+     * own or hold their place, newest first (same-content.ts).
+     */
+    twins: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND content_hash = $2 AND recipe_hash = $3 AND input <> $4
+     AND (superseded_at IS NULL OR ${HOLDS_PLACE}) ORDER BY id DESC LIMIT 20`,
     placeTaken: `SELECT 1 AS one FROM items WHERE out_dir = $1 AND place = $2
      AND (${HOLDS_PLACE} OR (superseded_at IS NULL AND input <> $3)) LIMIT 1`,
     placeHeldByOther: `SELECT 1 AS one FROM items WHERE out_dir = $1 AND place = $2 AND id <> $3 AND ${HOLDS_PLACE} LIMIT 1`,

@@ -15,9 +15,30 @@ export type { JobDurationSample } from '../../client/index.ts';
  * - `resume`: continue with the returned item from its state (the next stage is the one that takes it);
  * - `done`: nothing to do; the returned item is final (reported, or failed) and goes into the report;
  * - `fail`: its create's outcome is unknown and the crash policy fails it in this run: the returned
- *   item is final, failed at `submit`, and is a failure of this run, not earlier work.
+ *   item is final, failed at `submit`, and is a failure of this run, not earlier work;
+ * - `reuse`: another input with the same content and recipe is done (`sameContent`): its outputs are
+ *   linked into the returned item's place, and nothing is sent;
+ * - `wait`: another input with the same content and recipe is being worked on (`sameContent`): nothing
+ *   is written; admit again (with `waitedOn`) once `settled` resolves.
  */
-export type AdmitAction = 'fresh' | 'resume' | 'done' | 'fail';
+export type AdmitAction = 'fresh' | 'resume' | 'done' | 'fail' | 'reuse' | 'wait';
+
+/**
+ * The input of the out dir with the same content and recipe (same-content.ts) a decision follows: the
+ * one whose outputs a `reuse` links, whose generation a resume adopts, whose failure a `done` shares,
+ * or which a `wait` waits for.
+ */
+export interface SameContent {
+  /** Its row (PlanOptions.waitedOn, when admit is asked again after a wait). */
+  id: number;
+  input: string;
+  /** Its out folder, relative to the out dir. */
+  place: string;
+  /** Its item as recorded (reuse: the outputs to link, under `place`). */
+  item: Item;
+  /** reuse: its input is no longer on disk (the file was renamed or moved). */
+  renamed?: true;
+}
 
 /** The decision for one file. */
 export interface StoreDecision {
@@ -33,6 +54,10 @@ export interface StoreDecision {
    * continued, not resumed (resume-decision.ts); absent otherwise.
    */
   nothingSent?: true;
+  /** The input with the same content the decision follows (same-content.ts); absent otherwise. */
+  sameContent?: SameContent;
+  /** wait: resolves when `sameContent`'s work may have ended (or a while passed): admit again then. */
+  settled?: (signal?: AbortSignal) => Promise<void>;
 }
 
 /** The crash policy flag, --retry-failed and --force. */
@@ -46,6 +71,10 @@ export interface PlanOptions {
    * may pass now (a retryable failure_code, a 5xx, 429s, the network).
    */
   retryFailed?: boolean;
+  /** Send a file anyway when another input with the same content and recipe is done (--redo-same-content). */
+  redoSameContent?: boolean;
+  /** The row of the input a `wait` decision waited on, when admit is asked again after it. */
+  waitedOn?: number;
 }
 
 /** What the store reads of a recipe: the files of its shared references (a Recipe fits). */

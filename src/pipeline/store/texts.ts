@@ -3,6 +3,7 @@
  * part of the service's contract, so they live here rather than in src/spec. The journal file's names
  * and schema are in sqlite/journal-file.ts; the flags the texts name are in run-flags.ts.
  */
+import type { Item } from '../item.ts';
 import { RUN_FLAGS } from '../run-flags.ts';
 import { JOURNAL_FILE } from './sqlite/journal-file.ts';
 
@@ -181,4 +182,38 @@ export const JOURNAL_TEXTS = {
   outputSize: (path: string, expected: number, actual: number): string =>
     `${path} has ${actual} bytes, ${expected} expected`,
   resultMissing: (path: string): string => `${path} is missing`,
+} as const;
+
+/** When a row was last written, for a reason: `2026-12-06 11:02 UTC`. */
+function whenOf(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** The generations an item's steps hold, in words: `generation g1`, `generations g1, g2`. */
+function generationsOf(item: Item): string {
+  const ids = item.steps.flatMap((s) => (s.generationId ? [s.generationId] : []));
+  if (ids.length === 0) return 'no generation';
+  return `${ids.length === 1 ? 'generation' : 'generations'} ${ids.join(', ')}`;
+}
+
+/** The reasons of a file that another input with the same content and recipe stands in for (same-content.ts). */
+export const SAME_CONTENT_TEXTS = {
+  /** Its outputs linked from the twin's, nothing sent. */
+  reused: (twin: { input: string; item: Item; updatedAt: number }): string =>
+    `reused: same content as ${twin.input} (done ${whenOf(twin.updatedAt)}, ${generationsOf(twin.item)})`,
+  /** The same, the twin's input no longer on disk: the file was renamed or moved. */
+  renamed: (twin: { input: string; item: Item; updatedAt: number }): string =>
+    `renamed from ${twin.input}: its outputs reused (done ${whenOf(twin.updatedAt)}, ${generationsOf(twin.item)})`,
+  /** Waiting for the twin, in flight, to end. */
+  waiting: (input: string): string =>
+    `waiting for ${input}, which has the same content and is being processed`,
+  /** The twin's generation polled and downloaded here; never a new create. */
+  adopted: (input: string, generationId: string | null): string =>
+    `same content as ${input}: collecting its generation${generationId ? ` ${generationId}` : ''}, nothing sent again`,
+  /** Failed as the twin did, nothing sent (a re-run retries them together when the failure may pass). */
+  failed: (input: string, reason: string | null): string =>
+    `same content as ${input}, which failed${reason ? `: ${reason}` : ''}; not sent again (${RUN_FLAGS.redoSameContentFlag} sends it anyway)`,
+  /** The outputs could not be linked or copied into the file's folder (a local failure, tried again next run). */
+  linkFailed: (input: string, why: string): string =>
+    `the outputs of ${input} (same content) could not be linked or copied here: ${why}; nothing was sent, and the next run tries again`,
 } as const;

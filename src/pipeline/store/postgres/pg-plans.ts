@@ -28,6 +28,8 @@ const TABLES = sharedTables(
  *   sent once its request slot is taken, right before it is sent), and when the key's jobs were seen
  *   ending (for a while), so that a ceiling is learned from the jobs running when the 429 was given.
  * - 4 → 5: the workers of distributed mode, each a row it renews every heartbeat (worker-registry.ts).
+ * - 5 → 6: the bounds of the key's window length, and its request limit (quota-ledger.ts).
+ * - 6 → 7: an index of the rows by key, whatever their input (same-content.ts).
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -94,6 +96,8 @@ ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS window_lo_ms DOUBLE PRECISION;
 ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS window_hi_ms DOUBLE PRECISION;
 ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS request_limit INTEGER;
 `,
+  // 6 → 7: the rows of a key, whatever their input (same content under another name, same-content.ts).
+  'CREATE INDEX IF NOT EXISTS items_key ON items(out_dir, content_hash, recipe_hash)',
 ];
 
 /** The schema version this genpipe writes. */

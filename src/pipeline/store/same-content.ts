@@ -1,0 +1,192 @@
+/**
+ * Same content, never paid twice: what admit does when another input of the out dir holds the work
+ * of the same key — the same bytes (sha256 and size) and the same recipe hash (the request, the
+ * references' bytes, the service; recipe-hash.ts) — under another name: a rename, a copy, a symlink,
+ * a file dropped into the inbox again. Pure: the engine reads the rows (ItemRows.twins) and applies
+ * the choice (engine.ts's admitRow).
+ *
+ * Looked for only when the file's own row would send something new (twinWanted): fresh, or a resume
+ * before any create. The first that applies, over the twins newest first:
+ *
+ * | twin                                                        | choice                                   |
+ * |-------------------------------------------------------------|------------------------------------------|
+ * | reported, its outputs complete on disk                      | reuse: its outputs linked into this place |
+ * | the twin this file waited on, ended failed                  | fail: the same failure, nothing sent      |
+ * | in flight in this session (bound here)                      | wait: admit again once it ended           |
+ * | holds a generation (submitted, downloaded), not in flight   | adopt: poll that generation, download     |
+ * |   here (a run that died, another process)                   |   into this place; never a new create     |
+ * | in flight in another process (a store shared by processes:  | wait, looking again every second          |
+ * |   before its create, written within TWIN_FRESH_MS)          |                                           |
+ * | failed at the service for its own reason (not retryable),   | fail: the same failure, nothing sent      |
+ * |   without --retry-failed                                    |                                           |
+ *
+ * Otherwise the file's own decision stands. A hash collision (two different files with one sha256 and
+ * size) cannot be ruled out by construction; it is not expected in practice.
+ */
+import { lstatSync } from 'node:fs';
+import { failureOf } from '../failure-class.ts';
+import { currentStep, type Item, withStep } from '../item.ts';
+import type { JournalRow } from './journal-row.ts';
+import type { RowDecision } from './resume-decision.ts';
+import type { PlanOptions, SameContent } from './store.ts';
+import { SAME_CONTENT_TEXTS } from './texts.ts';
+
+/**
+ * A twin in another process that has not created its generation yet is taken as in flight there when
+ * its row was written this recently; an older one is a file left behind (its process died, its job
+ * given up), which this file does not wait for.
+ */
+export const TWIN_FRESH_MS = 2 * 60_000;
+
+/**
+ * A file waiting for its twin admits again at the latest after this long: at once when the twin, in
+ * flight here, ends; a twin in another process is looked at again so.
+ */
+export const TWIN_POLL_MS = 1_000;
+
+/** What admit does with a file whose twin it found (see the module comment). */
+export type TwinChoice = { kind: 'reuse' | 'fail' | 'wait' | 'adopt'; twin: JournalRow };
+
+/** What twinChoice reads besides the twins. */
+export interface TwinContext {
+  /** The file's size (a twin has the same). */
+  size: number;
+  /** True when the row is in flight in this session (bound here). */
+  boundHere(id: number): boolean;
+  /** Other processes write the rows too (the PostgreSQL store). */
+  shared: boolean;
+  /** ms since the epoch. */
+  now: number;
+  /** True when the row's recorded outputs are all on disk with their sizes. */
+  outputsComplete(row: JournalRow): boolean;
+  /** --retry-failed. */
+  retryFailed: boolean;
+  /** The row this file waited on, when admit is asked again after the wait (PlanOptions.waitedOn). */
+  waitedOn: number | null;
+}
+
+/**
+ * True when a decision would have the service do new work for the file — fresh, or a resume before
+ * any create (its upload may be kept) — and another input's work may stand instead: not with
+ * --force or --redo-same-content.
+ */
+export function twinWanted(decision: RowDecision, opts: PlanOptions): boolean {
+  if (opts.force || opts.redoSameContent) return false;
+  if (decision.action === 'fresh') return true;
+  if (decision.action !== 'resume') return false;
+  return !decision.item.steps.some((s) => s.requestId || s.generationId || s.outputs.length > 0);
+}
+
+const FINAL = new Set(['reported', 'failed', 'skipped', 'stopped']);
+
+/** The choice for a file given its twins (rows of other inputs with its key, newest first), or null. */
+export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): TwinChoice | null {
+  const same = twins.filter((t) => t.item.size === ctx.size);
+  const pick = (kind: TwinChoice['kind'], test: (t: JournalRow) => boolean): TwinChoice | null => {
+    const twin = same.find(test);
+    return twin ? { kind, twin } : null;
+  };
+  return (
+    pick('reuse', (t) => t.phase === 'reported' && ctx.outputsComplete(t)) ??
+    pick('fail', (t) => t.id === ctx.waitedOn && t.item.state === 'failed') ??
+    pick('wait', (t) => ctx.boundHere(t.id) && !FINAL.has(t.item.state)) ??
+    pick('adopt', (t) => (t.phase === 'submitted' || t.phase === 'downloaded') && single(t.item)) ??
+    pick(
+      'wait',
+      (t) =>
+        ctx.shared &&
+        (t.phase === 'local' || t.phase === 'uploaded' || t.phase === 'submitting') &&
+        !FINAL.has(t.item.state) &&
+        ctx.now - t.updatedAt < TWIN_FRESH_MS,
+    ) ??
+    pick('fail', (t) => t.phase === 'failed' && !ctx.retryFailed && failureOf(t.item)?.retryable === false)
+  );
+}
+
+/** A single-request item (one step): its generation can be adopted as it stands. */
+function single(item: Item): boolean {
+  return item.steps.length === 1;
+}
+
+/** True when the twin's input is no longer on disk: the file was renamed or moved (reuse says so). */
+export function twinGone(twin: JournalRow): boolean {
+  try {
+    lstatSync(twin.item.absPath);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The decision for `fresh` (the file as planned now) once its twin was chosen, `own` being the file's
+ * own: reuse (the planned item, its outputs to be linked from the twin's), adopt (a resume at
+ * `submitted` polling the twin's generation), fail (done, failed as the twin did), wait.
+ */
+export function sameContentDecision(
+  own: RowDecision,
+  choice: TwinChoice,
+  fresh: Item,
+  renamed: boolean,
+): RowDecision {
+  const { twin } = choice;
+  const sameContent: SameContent = {
+    id: twin.id,
+    input: twin.input,
+    place: twin.place,
+    item: twin.item,
+    ...(renamed ? { renamed: true as const } : {}),
+  };
+  const base = { supersede: own.supersede, sameContent };
+  switch (choice.kind) {
+    case 'reuse':
+      return {
+        ...base,
+        action: 'reuse',
+        item: own.action === 'fresh' ? own.item : fresh,
+        reason: renamed ? SAME_CONTENT_TEXTS.renamed(twin) : SAME_CONTENT_TEXTS.reused(twin),
+      };
+    case 'adopt': {
+      const generationId = currentStep(twin.item)?.generationId ?? null;
+      return {
+        ...base,
+        action: 'resume',
+        item: adopted(twin.item, fresh),
+        reason: SAME_CONTENT_TEXTS.adopted(twin.input, generationId),
+      };
+    }
+    case 'fail': {
+      const reason = SAME_CONTENT_TEXTS.failed(twin.input, twin.item.reason);
+      const failed: Item = {
+        ...fresh,
+        state: 'failed',
+        failedAt: twin.item.failedAt,
+        reason,
+        failure: failureOf(twin.item),
+      };
+      return { ...base, action: 'done', item: failed, reason };
+    }
+    case 'wait':
+      return {
+        ...base,
+        supersede: false,
+        action: 'wait',
+        item: fresh,
+        reason: SAME_CONTENT_TEXTS.waiting(twin.input),
+      };
+  }
+}
+
+/** The file as planned now, at its twin's generation (a single step, submitted): polled, then downloaded here. */
+function adopted(twin: Item, fresh: Item): Item {
+  const step = currentStep(twin);
+  const at = withStep(fresh, {
+    ...(step ?? {}),
+    state: 'submitted',
+    generation: null,
+    outputs: [],
+    composite: null,
+    layers: [],
+  });
+  return { ...at, state: 'submitted', reason: null, failedAt: null, failure: null };
+}

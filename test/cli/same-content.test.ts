@@ -1,0 +1,132 @@
+/**
+ * Same content, never paid twice: a rename, a copy, a symlink, two copies in one batch — each file
+ * whose bytes and recipe are those of another file of the out dir gets that file's outputs and sends
+ * nothing. Counted in the emulator's admin view, run through the CLI as a user runs it.
+ */
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { adminRows, useTestEmulator } from '../helpers/emulator.ts';
+import { usePromptFolders } from './prompt-folder.ts';
+import { cliEnv, runCli } from './run-cli.ts';
+
+const emu = useTestEmulator();
+const promptFolder = usePromptFolders();
+
+/** Generations the emulator created so far. */
+async function generations(): Promise<number> {
+  return (await adminRows(emu())).length;
+}
+
+/** `genpipe run input --out out` and its report.json. */
+async function run(input: string, out: string, extra: string[] = []) {
+  const r = await runCli(['run', input, '--out', out, ...extra], cliEnv(emu()), 60_000);
+  expect(r.code, r.stderr).toBe(0);
+  return { ...r, report: JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) };
+}
+
+function result(out: string, place: string) {
+  return JSON.parse(readFileSync(join(out, place, 'result.json'), 'utf8'));
+}
+
+/** The output files of a place (its result.json's), each present. */
+function outputsOf(out: string, place: string): string[] {
+  const outputs = result(out, place).outputs as string[];
+  for (const o of outputs) expect(existsSync(join(out, o)), o).toBe(true);
+  return outputs;
+}
+
+describe('same content under another name', () => {
+  it('two copies and a copy in a subfolder in one batch: one generation, each gets the outputs', async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a red fox, same content',
+      'b.txt': 'a red fox, same content',
+    });
+    mkdirSync(join(input, 'sub'));
+    writeFileSync(join(input, 'sub', 'c.txt'), 'a red fox, same content');
+    const recipe = join(input, 'genpipe.yaml');
+    writeFileSync(recipe, readFileSync(recipe, 'utf8').replace('"*.txt"', '"**/*.txt"'));
+    const before = await generations();
+    const { report, stderr } = await run(input, out);
+    expect((await generations()) - before).toBe(1);
+    expect(report.totals).toMatchObject({ inputs: 3, succeeded: 3 });
+    expect(report.journal.same_content).toBe(2);
+    expect(stderr).toMatch(/2 reused from the same content under another name/);
+    const outs = ['a.txt', 'b.txt', 'sub/c.txt'].map((p) => outputsOf(out, p));
+    for (const o of outs) expect(o).toHaveLength(1);
+    // Hard links: the same file, not a copy.
+    const [a, b] = [statSync(join(out, outs[0]![0]!)), statSync(join(out, outs[1]![0]!))];
+    expect(a.ino).toBe(b.ino);
+    const reused = ['a.txt', 'b.txt', 'sub/c.txt'].map((p) => result(out, p).journal?.reason ?? null);
+    expect(
+      reused.filter((r) => /^reused: same content as (a|b|sub\/c)\.txt \(done .* UTC, generation /.test(r)),
+    ).toHaveLength(2);
+  });
+
+  it('a rename, then a re-run: nothing sent, the outputs at the new place, said as renamed', async () => {
+    const { input, out } = promptFolder({ 'old.txt': 'a lighthouse at dusk, renamed' });
+    const before = await generations();
+    await run(input, out);
+    renameSync(join(input, 'old.txt'), join(input, 'new.txt'));
+    const { report } = await run(input, out);
+    expect((await generations()) - before).toBe(1);
+    const item = report.items.find((i: { input: string }) => i.input === 'new.txt');
+    expect(item.status).toBe('succeeded');
+    expect(item.journal).toMatch(/^renamed from old\.txt: its outputs reused/);
+    expect(outputsOf(out, 'new.txt')).toHaveLength(1);
+    expect(result(out, 'new.txt').journal).toMatchObject({ action: 'reuse' });
+  });
+
+  it('a symlink to a file of the folder is that file: nothing sent for it', async () => {
+    const { input, out } = promptFolder({ 'hero.txt': 'a hero shot, linked' });
+    symlinkSync(join(input, 'hero.txt'), join(input, 'hero-link.txt'));
+    const before = await generations();
+    const { report } = await run(input, out);
+    expect((await generations()) - before).toBe(1);
+    expect(report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
+    expect(outputsOf(out, 'hero-link.txt')).toHaveLength(1);
+  });
+
+  it('--redo-same-content sends a copy anyway; changed bytes or a changed recipe are new work', async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a teapot, another take' });
+    const before = await generations();
+    await run(input, out);
+    writeFileSync(join(input, 'b.txt'), 'a teapot, another take');
+    await run(input, out, ['--redo-same-content']);
+    expect((await generations()) - before).toBe(2);
+    // Changed bytes: new work.
+    writeFileSync(join(input, 'c.txt'), 'a teapot, another take!');
+    await run(input, out);
+    expect((await generations()) - before).toBe(3);
+    // A changed recipe: new work for every file, each content once.
+    const recipe = join(input, 'genpipe.yaml');
+    writeFileSync(recipe, readFileSync(recipe, 'utf8').replace('"1:1"', '"16:9"'));
+    writeFileSync(join(input, 'd.txt'), 'a teapot, another take');
+    const { report } = await run(input, out);
+    // a, b and d share their bytes (one generation); c has its own.
+    expect((await generations()) - before).toBe(5);
+    expect(report.journal.same_content).toBe(2);
+  });
+
+  it('the earlier outputs deleted: the copy is processed, not reused', async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a bridge in fog, deleted outputs' });
+    const before = await generations();
+    await run(input, out);
+    rmSync(join(out, 'a.txt'), { recursive: true });
+    rmSync(join(input, 'a.txt'));
+    writeFileSync(join(input, 'b.txt'), 'a bridge in fog, deleted outputs');
+    const { report } = await run(input, out);
+    expect((await generations()) - before).toBe(2);
+    expect(report.journal.same_content).toBe(0);
+    expect(outputsOf(out, 'b.txt')).toHaveLength(1);
+  });
+});
