@@ -57,8 +57,8 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       return session();
     };
 
-    /** A planned item for `name` (its file written with `bytes`). */
-    const planned = (name: string, bytes = 'hello'): Item => {
+    /** A planned item for `name` (its file written with `bytes`: by default its own, so no two files share content). */
+    const planned = (name: string, bytes = `hello from ${name}`): Item => {
       const abs = join(inDir, name);
       writeFileSync(abs, bytes);
       return patchItem(newItem(name, abs, Buffer.byteLength(bytes), 1), {
@@ -323,6 +323,72 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
           action: 'done',
           item: { place: 'a.png', state: 'reported' },
         });
+      });
+    });
+
+    describe('same content under another name', () => {
+      it('reuses a finished file of the same bytes and recipe, naming it; renamed when its input is gone', async () => {
+        const s = await session();
+        await finish(s, (await s.admit(planned('a.png', 'same bytes'), NO_REFERENCES)).item);
+        const b = await s.admit(planned('b.png', 'same bytes'), NO_REFERENCES);
+        expect(b).toMatchObject({ action: 'reuse', sameContent: { input: 'a.png', place: 'a.png' } });
+        expect(b.item.place).toBe('b.png');
+        expect(b.reason).toMatch(/^reused: same content as a\.png \(done .* UTC, generation gen-a\.png\)$/);
+        rmSync(join(inDir, 'a.png'));
+        const c = await s.admit(planned('c.png', 'same bytes'), NO_REFERENCES);
+        expect(c.reason).toMatch(/^renamed from a\.png: its outputs reused/);
+        // Other bytes, --redo-same-content, or outputs gone: sent.
+        expect((await s.admit(planned('d.png', 'other bytes'), NO_REFERENCES)).action).toBe('fresh');
+        const e = await s.admit(planned('e.png', 'same bytes'), NO_REFERENCES, { redoSameContent: true });
+        expect(e.action).toBe('fresh');
+      });
+
+      it('sends a file whose twin lost its outputs: they are not done', async () => {
+        const s = await session();
+        await finish(s, (await s.admit(planned('a.png', 'same bytes'), NO_REFERENCES)).item);
+        rmSync(join(outDir, 'a.png', 'output-0.png'));
+        expect((await s.admit(planned('b.png', 'same bytes'), NO_REFERENCES)).action).toBe('fresh');
+      });
+
+      it('waits for a file of the same content in flight here, writing nothing, until it is saved finished', async () => {
+        const s = await session();
+        const a = (await s.admit(planned('a.png', 'same bytes'), NO_REFERENCES)).item;
+        const b = await s.admit(planned('b.png', 'same bytes'), NO_REFERENCES);
+        expect(b).toMatchObject({ action: 'wait', sameContent: { input: 'a.png' } });
+        expect(s.boundCount()).toBe(1);
+        let woken = false;
+        const settled = b.settled?.().then(() => {
+          woken = true;
+        });
+        await finish(s, a);
+        await settled;
+        expect(woken).toBe(true);
+        const again = await s.admit(planned('b.png', 'same bytes'), NO_REFERENCES, {
+          waitedOn: b.sameContent?.id,
+        });
+        expect(again).toMatchObject({ action: 'reuse', sameContent: { input: 'a.png' } });
+      });
+
+      it('shares the failure of the file it waited for, and never sends it on its own', async () => {
+        const s = await session();
+        const a = (await s.admit(planned('a.png', 'same bytes'), NO_REFERENCES)).item;
+        const b = await s.admit(planned('b.png', 'same bytes'), NO_REFERENCES);
+        expect(b.action).toBe('wait');
+        await s.save({
+          ...a,
+          state: 'failed',
+          failedAt: 'wait',
+          reason: 'generation failed: generation_failed',
+          failure: { kind: 'generation_failed', retryable: true },
+        });
+        const again = await s.admit(planned('b.png', 'same bytes'), NO_REFERENCES, {
+          waitedOn: b.sameContent?.id,
+        });
+        expect(again).toMatchObject({
+          action: 'done',
+          item: { state: 'failed', failure: { retryable: true } },
+        });
+        expect(again.reason).toMatch(/^same content as a\.png, which failed: generation failed/);
       });
     });
 
