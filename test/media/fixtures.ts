@@ -4,7 +4,7 @@
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import sharp from 'sharp';
 import { runFfmpeg } from '../../src/media/index.ts';
 
@@ -16,7 +16,12 @@ export async function tempDir(
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** A width x height image with a few coloured shapes; the format follows the file extension. */
+/**
+ * A width x height image with a few coloured shapes; the format follows the file extension. Its file
+ * name is in its metadata (where the format keeps EXIF: not GIF), so two images of the same shapes
+ * under different names are different files, as two photos are: genpipe reuses the work of a file
+ * with the same content under another name.
+ */
 export async function makeImage(
   path: string,
   o: { width: number; height: number; alpha?: boolean; grey?: boolean },
@@ -32,11 +37,14 @@ export async function makeImage(
   let img = sharp(svg).resize(w, h, { fit: 'fill' });
   if (!o.alpha) img = img.removeAlpha();
   if (o.grey) img = img.toColourspace('b-w');
-  await img.toFile(path);
+  await img.withExif({ IFD0: { ImageDescription: basename(path) } }).toFile(path);
   return path;
 }
 
-/** A video from ffmpeg's test pattern; the container follows the extension (.mp4/.mov H.264, .webm VP8). */
+/**
+ * A video from ffmpeg's test pattern; the container follows the extension (.mp4/.mov H.264, .webm VP8).
+ * Its file name is its title, so two such videos under different names are different files.
+ */
 export async function makeVideo(
   path: string,
   o: { seconds: number; fps: number; width: number; height: number; rotate?: number },
@@ -45,14 +53,15 @@ export async function makeVideo(
     ? ['-c:v', 'libvpx', '-b:v', '200k', '-deadline', 'realtime']
     : ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'];
   const source = `testsrc2=size=${o.width}x${o.height}:rate=${o.fps}:duration=${o.seconds}`;
+  const title = ['-metadata', `title=${basename(path)}`];
   if (!o.rotate) {
-    await runFfmpeg(['-f', 'lavfi', '-i', source, ...codec, path]);
+    await runFfmpeg(['-f', 'lavfi', '-i', source, ...codec, ...title, path]);
     return path;
   }
   // A display-rotation tag sticks on a stream copy (not on an encode with this ffmpeg).
   const plain = `${path}.plain.mp4`;
   await runFfmpeg(['-f', 'lavfi', '-i', source, ...codec, plain]);
-  await runFfmpeg(['-i', plain, '-c', 'copy', '-metadata:s:v:0', `rotate=${o.rotate}`, path]);
+  await runFfmpeg(['-i', plain, '-c', 'copy', ...title, '-metadata:s:v:0', `rotate=${o.rotate}`, path]);
   await rm(plain, { force: true });
   return path;
 }
