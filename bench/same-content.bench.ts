@@ -30,7 +30,7 @@
  * - GENPIPE_BENCH_SC_REDO=1: also run case B with `--redo-same-content`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,21 +96,6 @@ async function writeInput(dir: string, n: number, copies: boolean): Promise<void
   }
 }
 
-/** result.json files under `out` whose reason says the file reused another's outputs, by input. */
-function reusedInputs(out: string): Set<string> {
-  const inputs = new Set<string>();
-  for (const e of readdirSync(out, { recursive: true, withFileTypes: true })) {
-    if (!e.isFile() || e.name !== 'result.json') continue;
-    const r = JSON.parse(readFileSync(join(e.parentPath, e.name), 'utf8')) as {
-      input?: string;
-      reason?: unknown;
-    };
-    if (typeof r.reason === 'string' && r.reason.startsWith(REUSED_PREFIX))
-      inputs.add(r.input ?? e.parentPath);
-  }
-  return inputs;
-}
-
 /** Whether this checkout's `genpipe run` has the opt-out flag. */
 function knowsRedoFlag(): boolean {
   const help = spawnSync(process.execPath, [join(ROOT, 'bin', 'genpipe.js'), 'run', '--help'], {
@@ -156,13 +141,14 @@ async function runCase(dir: string, name: CaseName, n: number): Promise<CaseResu
     };
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as {
       totals: { inputs: number; succeeded: number };
-      items: Array<{ input: string; reason?: string | null }>;
+      items: Array<{ input: string; reason?: string | null; journal?: string | null }>;
     };
     const inputs = copies ? 2 * n : n;
     if (report.totals.inputs !== inputs)
       throw new Error(`report.json lists ${report.totals.inputs} of ${inputs} inputs`);
-    const reused = reusedInputs(out);
-    for (const item of report.items) if (item.reason?.startsWith(REUSED_PREFIX)) reused.add(item.input);
+    // A reused file's report entry says so in its `journal` reason (result.json: journal.reason).
+    const reused = new Set<string>();
+    for (const item of report.items) if (item.journal?.startsWith(REUSED_PREFIX)) reused.add(item.input);
     return {
       name,
       inputs,
