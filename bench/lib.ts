@@ -1,9 +1,10 @@
 /**
  * Shared bench plumbing: start `genpipe serve` as a child process, sample a process's memory from
- * /proc, print a table and write JSON results to bench/results/.
+ * /proc, run a `genpipe` command measuring its wall time, peak RSS and CPU, print a table and write
+ * JSON results to bench/results/.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -82,6 +83,79 @@ export function sampleRss(pid: number, everyMs = 20): { stop(): { peak: number; 
       return { peak, samples };
     },
   };
+}
+
+/** utime + stime (s) and VmHWM (bytes) of a live process, from /proc. */
+export function procSample(pid: number): { cpuS: number; hwm: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15)
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return { cpuS: ticks / 100, hwm: hwm?.[1] ? Number(hwm[1]) * 1024 : 0 };
+  } catch {
+    return null;
+  }
+}
+
+/** `npm run build`: bundles the CLI into dist/, so bin/genpipe.js runs it as a user's install does. */
+export function buildCli(): void {
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+}
+
+const GNU_TIME = '/usr/bin/time';
+
+export interface MeasuredRun {
+  /** Spawn to exit, in seconds. */
+  wallS: number;
+  /** Peak RSS in bytes. */
+  peak: number;
+  /** user + sys CPU in seconds. */
+  cpuS: number;
+  measuredWith: 'time' | 'proc';
+}
+
+/**
+ * Runs `bin/genpipe.js <args>` in a child process with `env`: its wall time, and its peak RSS and own
+ * CPU from GNU time (`/usr/bin/time -f`) when present, else sampled from /proc every 200 ms. Throws,
+ * with the end of its stderr, when it exits with a code other than 0 or 1 (1: some file failed).
+ * `scratchDir` holds GNU time's output file for the run.
+ */
+export async function runGenpipeMeasured(
+  args: string[],
+  env: Record<string, string>,
+  scratchDir: string,
+): Promise<MeasuredRun> {
+  const useTime = existsSync(GNU_TIME);
+  const timeFile = join(scratchDir, `time-${process.pid}-${Date.now()}.txt`);
+  const cli = [join(ROOT, 'bin', 'genpipe.js'), ...args];
+  const [cmd, cmdArgs] = useTime
+    ? [GNU_TIME, ['-f', '%M %U %S', '-o', timeFile, process.execPath, ...cli]]
+    : [process.execPath, cli];
+  const started = Date.now();
+  const child = spawn(cmd, cmdArgs, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr?.on('data', (d) => {
+    stderr = (stderr + String(d)).slice(-4000);
+  });
+  let last: { cpuS: number; hwm: number } | null = null;
+  const sampler = useTime
+    ? null
+    : setInterval(() => {
+        last = procSample(child.pid ?? 0) ?? last;
+      }, 200);
+  const code = await new Promise<number | null>((done) => child.once('exit', done));
+  if (sampler) clearInterval(sampler);
+  const wallS = (Date.now() - started) / 1000;
+  if (code !== 0 && code !== 1) throw new Error(`genpipe ${args[0]} exited with ${code}: ${stderr}`);
+  if (useTime) {
+    const [kb, user, sys] = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number);
+    rmSync(timeFile, { force: true });
+    return { wallS, peak: (kb ?? 0) * 1024, cpuS: (user ?? 0) + (sys ?? 0), measuredWith: 'time' };
+  }
+  const s = last as { cpuS: number; hwm: number } | null;
+  return { wallS, peak: s?.hwm ?? 0, cpuS: s?.cpuS ?? 0, measuredWith: 'proc' };
 }
 
 export interface BenchRow {

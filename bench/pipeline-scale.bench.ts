@@ -14,12 +14,19 @@
  * three. The throughput is bounded by the job slots (a job holds one until its first read, 1 s after
  * its create) and genpipe's own CPU: wall time grows about linearly with the batch.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BenchRow, MB, ROOT, spawnEmulator, writeEmulatorConfig } from './lib.ts';
+import {
+  type BenchRow,
+  buildCli,
+  MB,
+  type MeasuredRun,
+  runGenpipeMeasured,
+  spawnEmulator,
+  writeEmulatorConfig,
+} from './lib.ts';
 
 const KEY = 'svc-api-bench-scale';
 const SIZES = [1_000, 10_000, 100_000];
@@ -31,7 +38,6 @@ const CONCURRENCY = 64;
  * is raised to match. 64 jobs in flight need about 64.
  */
 const MAX_READS = 200;
-const TIME = '/usr/bin/time';
 const RSS_TARGET_MB = 400;
 const CPU_TARGET_MS = 8;
 
@@ -59,25 +65,9 @@ async function writePrompts(dir: string, n: number): Promise<void> {
   }
 }
 
-/** utime + stime (s) and VmHWM (bytes) of a live process, from /proc. */
-function procSample(pid: number): { cpuS: number; hwm: number } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15)
-    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return { cpuS: ticks / 100, hwm: hwm?.[1] ? Number(hwm[1]) * 1024 : 0 };
-  } catch {
-    return null;
-  }
-}
-
 /** Runs `genpipe run` over `input`; its peak RSS and CPU from GNU time, else from /proc samples. */
-async function runCli(input: string, out: string, url: string) {
-  const useTime = existsSync(TIME);
-  const timeFile = join(out, '..', `time-${Date.now()}.txt`);
-  const cli = [
-    join(ROOT, 'bin', 'genpipe.js'),
+function runCli(input: string, out: string, url: string): Promise<MeasuredRun> {
+  const args = [
     'run',
     input,
     '--out',
@@ -88,34 +78,7 @@ async function runCli(input: string, out: string, url: string) {
     String(MAX_READS),
     '-q',
   ];
-  const [cmd, args] = useTime
-    ? [TIME, ['-f', '%M %U %S', '-o', timeFile, process.execPath, ...cli]]
-    : [process.execPath, cli];
-  const started = Date.now();
-  const child = spawn(cmd, args, {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, GENPIPE_BASE_URL: url, GENPIPE_API_KEY: KEY },
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d) => {
-    stderr = (stderr + String(d)).slice(-4000);
-  });
-  let last: { cpuS: number; hwm: number } | null = null;
-  const sampler = useTime
-    ? null
-    : setInterval(() => {
-        last = procSample(child.pid ?? 0) ?? last;
-      }, 200);
-  const code = await new Promise<number | null>((done) => child.once('exit', done));
-  if (sampler) clearInterval(sampler);
-  const wallS = (Date.now() - started) / 1000;
-  if (code !== 0 && code !== 1) throw new Error(`genpipe run exited with ${code}: ${stderr}`);
-  if (useTime) {
-    const [kb, user, sys] = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number);
-    return { wallS, peak: (kb ?? 0) * 1024, cpuS: (user ?? 0) + (sys ?? 0), measuredWith: 'time' as const };
-  }
-  const s = last as { cpuS: number; hwm: number } | null;
-  return { wallS, peak: s?.hwm ?? 0, cpuS: s?.cpuS ?? 0, measuredWith: 'proc' as const };
+  return runGenpipeMeasured(args, { GENPIPE_BASE_URL: url, GENPIPE_API_KEY: KEY }, join(out, '..'));
 }
 
 async function benchSize(dir: string, n: number, url: string): Promise<SizeResult> {
@@ -183,8 +146,7 @@ function rowsOf(results: SizeResult[]): BenchRow[] {
 }
 
 export async function benchPipelineScale(): Promise<{ rows: BenchRow[]; data: unknown }> {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed');
+  buildCli();
   const dir = mkdtempSync(join(tmpdir(), 'genpipe-bench-scale-'));
   const configPath = writeEmulatorConfig(
     dir,
