@@ -1,8 +1,8 @@
 /**
  * Same-content bench: what byte copies in a folder cost `genpipe run`. Two inputs of one out dir with the
  * same bytes (sha256 + size) and the same recipe rule are meant to be paid once: one generation, the
- * other file given its outputs in its own out folder (result.json reason `reused: same content as
- * <other input>`; `--redo-same-content` opts out).
+ * other file given its outputs in its own out folder (its report.json `journal` reason `reused: same
+ * content as <other input>`; `--redo-same-content` opts out).
  *
  * - Case A: N distinct prompt files (`p00000.txt` …) in one folder.
  * - Case B: the same N files plus N byte copies of them under other names — the first half beside
@@ -19,8 +19,8 @@
  * prompt of a `uni-1` image 1:1 (as pipeline-scale's).
  *
  * Per case: wall time (process start to exit), generations created, genpipe's peak RSS (GNU time,
- * else /proc), files succeeded, and files whose reason says they reused another's outputs (from
- * result.json and report.json). Then B/A of wall time. Targets: B creates N generations; B's wall time
+ * else /proc), files succeeded, and files whose report.json journal reason says they reused another's
+ * outputs. Then B/A of wall time. Targets: B creates N generations; B's wall time
  * within 1.1× A's. A miss shows as NO in the table; the process does not fail for it.
  *
  * Environment:
