@@ -38,7 +38,14 @@ import { checkOutputs, type OutputCheck } from './outputs-check.ts';
 import { recipeHash, referencesUsed } from './recipe-hash.ts';
 import { recordedOptions } from './recorded-options.ts';
 import { decide, type RowDecision } from './resume-decision.ts';
-import { sameContentDecision, TWIN_POLL_MS, twinChoice, twinGone, twinWanted } from './same-content.ts';
+import {
+  sameContentDecision,
+  TWIN_HERE_MS,
+  TWIN_POLL_MS,
+  twinChoice,
+  twinGone,
+  twinWanted,
+} from './same-content.ts';
 import type { Sql } from './sql.ts';
 import type { Step } from './step.ts';
 import type {
@@ -283,7 +290,10 @@ export class StoreEngine implements Store {
     const { active, row, decision: own } = yield* this.decideRow(sql, item, key, opts, true);
     const decision = twinWanted(own, opts) ? yield* this.withTwin(sql, item, key, opts, own) : own;
     // Another input with the same content is being worked on: nothing is written until it ended.
-    if (decision.action === 'wait') return { id: -1, decision: this.waiting(decision) };
+    if (decision.action === 'wait') {
+      const here = this.inFlightHere().has(decision.sameContent?.id ?? -1);
+      return { id: -1, decision: this.waiting(decision, here) };
+    }
     const w = rowWrites(active, row, decision);
     let id: number;
     let next: Item;
@@ -321,7 +331,7 @@ export class StoreEngine implements Store {
   ): Step<RowDecision> {
     const twins = yield* this.items.twins(sql, rowInputOf(item), key);
     if (twins.length === 0) return own;
-    const boundIds = new Set([...this.bound.values(), ...this.admitting]);
+    const boundIds = this.inFlightHere();
     const choice = twinChoice(twins, {
       size: item.size,
       boundHere: (id) => boundIds.has(id),
@@ -335,11 +345,17 @@ export class StoreEngine implements Store {
     return sameContentDecision(own, choice, item, choice.kind === 'reuse' && twinGone(choice.twin));
   }
 
+  /** The rows in flight in this session: bound, or being admitted. */
+  private inFlightHere(): Set<number> {
+    return new Set([...this.bound.values(), ...this.admitting]);
+  }
+
   /**
    * A `wait` decision told to the runner: `settled` resolves once the row waited for is saved finished
-   * here or unbound, or after TWIN_POLL_MS (a row of another process is looked at again then).
+   * here or unbound (or the store closes); a row of another process (not `here`) is looked at again
+   * after TWIN_POLL_MS, one in flight here after TWIN_HERE_MS at the latest.
    */
-  private waiting(decision: RowDecision): StoreDecision {
+  private waiting(decision: RowDecision, here: boolean): StoreDecision {
     const id = decision.sameContent?.id ?? -1;
     const settled = (signal?: AbortSignal): Promise<void> =>
       new Promise<void>((resolve) => {
@@ -352,7 +368,7 @@ export class StoreEngine implements Store {
           if (waiters.size === 0 && this.rowWaiters.get(id) === waiters) this.rowWaiters.delete(id);
           resolve();
         };
-        const timer = setTimeout(done, TWIN_POLL_MS);
+        const timer = setTimeout(done, here ? TWIN_HERE_MS : TWIN_POLL_MS);
         waiters.add(done);
         signal?.addEventListener('abort', done, { once: true });
       });
@@ -721,6 +737,7 @@ export class StoreEngine implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const id of [...this.rowWaiters.keys()]) this.rowEnded(id);
     await this.backend.close();
   }
 }

@@ -44,6 +44,9 @@ export const TWIN_FRESH_MS = 2 * 60_000;
  */
 export const TWIN_POLL_MS = 1_000;
 
+/** A twin in flight in this process wakes its waiters when it ends; they look again after this at the latest. */
+export const TWIN_HERE_MS = 30_000;
+
 /** What admit does with a file whose twin it found (see the module comment). */
 export type TwinChoice = { kind: 'reuse' | 'fail' | 'wait' | 'adopt'; twin: JournalRow };
 
