@@ -78,6 +78,14 @@ describe('a dry run of files with the same content', () => {
     expect(redo.map((e) => e.outcome)).toEqual(['send', 'send', 'send', undefined]);
     expect(redo.at(-1)).toMatchObject({ outcomes: { send: 3, reuse: 0 }, generations: { image: 3 } });
     expect((await generations()) - before).toBe(0);
+
+    // The run does what the dry run said: two generations, b.txt reused from a.txt.
+    const run = await runCli(['run', input, '--out', out], cliEnv(emu()), 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    expect((await generations()) - before).toBe(2);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+    const b = report.items.find((i: { input: string }) => i.input === 'b.txt');
+    expect(b.journal).toMatch(/^reused: same content as a\.txt /);
   });
 
   it('after a real run: a copy of a done file is reused from it, a new pair sends once; a rename is said as such', async () => {
