@@ -29,6 +29,7 @@ import {
   ignoredText,
   type Journal,
   loadPriceList,
+  newFileWork,
   type PriceList,
   PriceListError,
   pricesOfAnswer,
@@ -266,11 +267,11 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
   // Beside a live batch (its lock held), a create whose intent it recorded is on its way, not of unknown outcome.
   const live = journal && runnerLockHeld(options.outDir) === true ? await journal.lockHolder() : undefined;
   if (live !== undefined) s.note(DRY_RUN_TEXTS.runningBatch(live?.pid ?? null));
+  const plan = { ...planOptionsOf(flags), service: service.identity };
   const preview: DryRunOptions['preview'] = journal
     ? async (item, signal) => {
         const d = await journal.preview(item, options.recipe, {
-          ...planOptionsOf(flags),
-          service: service.identity,
+          ...plan,
           formerServices: service.formerIdentities,
           signal,
         });
@@ -278,6 +279,9 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
         return service.emulator ? redoneOnEmbedded(item, d) : d;
       }
     : undefined;
+  // No journal yet: every file is new, and copies among them are told apart by their content alone.
+  const identify: DryRunOptions['identify'] = (item, signal) =>
+    newFileWork(item, options.recipe, { ...plan, signal });
   const result = await dryRun({
     inputDir: options.inputDir,
     outDir: options.outDir,
@@ -285,7 +289,7 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
     select: options.select,
     signal: s.signal,
     onEntry: out.entry,
-    ...(preview ? { preview } : {}),
+    ...(preview ? { preview } : { identify }),
     ...(intake ? { source: intake.source, failAtCheck: intake.failAtCheck } : {}),
   });
   await cmd.stopIntake?.();

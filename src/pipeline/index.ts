@@ -126,6 +126,7 @@ export { STAGES, type StageStep, stepFor } from './stage-list.ts';
 export { BASE64_MAX_BYTES, INLINE_INPUT_DATA } from './stages/upload.ts';
 export {
   keyFingerprint,
+  newFileWork,
   type PlanOptions,
   type QuotaState,
   type QuotaStateInput,

@@ -152,7 +152,7 @@ describe('genpipe run --dry-run', () => {
     expect(events[2]).toEqual({
       type: 'dry_run_finished',
       files: 2,
-      outcomes: { send: 2, fail: 0, skip: 0, done: 0, collect: 0 },
+      outcomes: { send: 2, fail: 0, skip: 0, done: 0, collect: 0, reuse: 0 },
       generations: { image: 2 },
       references: [],
       cost: {

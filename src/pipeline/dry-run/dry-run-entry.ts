@@ -1,8 +1,9 @@
 /**
- * What a dry run says of one file: what would become of it (sent, failed, skipped, already done, or
- * collected from the service), and for a file that would be sent, the request as it would go — the
- * item's own media shown as what it would become (uploaded inline or presigned, base64 in the request,
- * the text as the prompt), the shared references as uploaded once — with the number of bytes.
+ * What a dry run says of one file: what would become of it (sent, failed, skipped, already done,
+ * collected from the service, or reused from another file with the same content), and for a file that
+ * would be sent, the request as it would go — the item's own media shown as what it would become
+ * (uploaded inline or presigned, base64 in the request, the text as the prompt), the shared references
+ * as uploaded once — with the number of bytes.
  */
 import { uploadModeFor } from '../../client/index.ts';
 import type { GenerationType } from '../../spec/index.ts';
@@ -17,10 +18,11 @@ import { holdsInput, INLINE_INPUT_DATA, ownMediaMode } from '../stages/upload.ts
 /**
  * What would become of a file: `send` (a generation would be created), `fail` (locally, or reported
  * failed again from the journal), `skip` (no recipe rule), `done` (finished by an earlier run: reported
- * as it was) or `collect` (its generation is already at the service: its outputs would be collected,
- * nothing created).
+ * as it was), `collect` (its generation is already at the service: its outputs would be collected,
+ * nothing created) or `reuse` (another input with the same content and recipe is done, being done by
+ * another process, or sent earlier in this run: its outputs would be linked here, nothing sent).
  */
-export type DryRunOutcome = 'send' | 'fail' | 'skip' | 'done' | 'collect';
+export type DryRunOutcome = 'send' | 'fail' | 'skip' | 'done' | 'collect' | 'reuse';
 
 /**
  * How the item's own media would travel: uploaded `inline` (multipart) or `presigned`, as `base64` in
@@ -175,13 +177,16 @@ export function dryRunEntry(
   decision: AdmitDecision | null,
   settings: MediaSettings,
 ): DryRunEntry | null {
-  const outcome = outcomeOf(item);
+  const outcome = reusedByDecision(decision) ? 'reuse' : outcomeOf(item);
   if (outcome === null) return null;
   const bytes = item.media?.bytes ?? item.size;
-  const journal = decision ? { journal: { action: decision.action, reason: decision.reason } } : {};
+  const sameAs = decision?.sameContent ? { sameAs: decision.sameContent.input } : {};
+  const journal = decision
+    ? { journal: { action: decision.action, reason: decision.reason, ...sameAs } }
+    : {};
   const fromJournal = decision?.action === 'done' ? { from_journal: true as const } : {};
-  // A file the journal ends (done, or failed by the crash policy) gets the journal's words, as in a run.
-  const journalEnds = decision?.action === 'done' || decision?.action === 'fail';
+  // A file the journal ends (done, failed by the crash policy, reused) gets the journal's words, as in a run.
+  const journalEnds = decision?.action === 'done' || decision?.action === 'fail' || outcome === 'reuse';
   const base = {
     input: item.input,
     ...(item.place !== undefined ? { place: item.place } : {}),
@@ -214,6 +219,35 @@ export function dryRunEntry(
     media,
     request: shownRequest(request, media, bytes, item.sniff?.mime ?? null),
     references: referenceNamesIn(request),
+  };
+}
+
+/**
+ * True when the journal's decision is another input's work with the same content: done (`reuse`), or
+ * being done by another process (`wait`, which a run waits out and then reuses).
+ */
+export function reusedByDecision(decision: AdmitDecision | null): boolean {
+  return decision?.action === 'reuse' || decision?.action === 'wait';
+}
+
+/**
+ * The entry of a file that would have been sent, turned into one that reuses the work of `sameAs`, a
+ * file with the same content sent earlier in this run (`reason` says so): nothing of it is sent.
+ */
+export function reusedInRun(entry: DryRunEntry, sameAs: string, reason: string): DryRunEntry {
+  const { steps: _, journal, ...rest } = entry;
+  return {
+    ...rest,
+    outcome: 'reuse',
+    stage: null,
+    reason,
+    generation_type: null,
+    model: null,
+    media: null,
+    request: null,
+    references: [],
+    // What the journal would decide: wait for `sameAs`, then reuse its outputs.
+    ...(journal ? { journal: { action: 'reuse', reason, sameAs } } : {}),
   };
 }
 

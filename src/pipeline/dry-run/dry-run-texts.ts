@@ -1,6 +1,7 @@
 /**
  * A dry run in words: one line per file on stdout (the same reasons a real run prints), and the closing
- * summary — files by outcome, generations by type, the estimated cost and where its prices came from.
+ * summary — files by outcome (those reused from another file with the same content among them),
+ * generations by type, the estimated cost and where its prices came from.
  */
 import { GENERATION_TYPES, type GenerationType } from '../../spec/index.ts';
 import { plural } from '../../spec/plural.ts';
@@ -28,6 +29,11 @@ export const DRY_RUN_TEXTS = {
     `a batch is running in this out dir${pid !== null ? ` (pid ${pid})` : ''}: a run now would be refused until it ends; the files it is submitting are shown in progress`,
   /** After a signal. */
   interrupted: 'the dry run was interrupted: files not evaluated yet are not counted',
+  /** A copy of a file this dry run would send: a run sends the first, and links its outputs here. */
+  reusedInRun: (first: string) => `reused: same content as ${first} (in this run)`,
+  /** A file with the same content as one another process is working on now: its outputs reused once done. */
+  sameContentElsewhere: (input: string) =>
+    `reused once done: same content as ${input}, which another process is working on now`,
 } as const;
 
 /** How the file's own media would travel, in words. */
@@ -71,6 +77,8 @@ export function dryRunLine(entry: DryRunEntry, redact: Redact = redactShapes): s
       return `${name}: skipped: ${why}`;
     case 'done':
       return `${name}: ${why || 'already done in an earlier run'}: nothing is sent`;
+    case 'reuse':
+      return `${name}: ${why}: nothing is sent`;
     case 'collect':
       if (entry.steps) return chainLines(entry, text).join('\n');
       return `${name}: ${why}: nothing is created again`;
@@ -146,6 +154,7 @@ export function dryRunSummaryLines(
   const o = summary.outcomes;
   const files = [
     `${o.send} would be sent`,
+    ...(o.reuse > 0 ? [`${o.reuse} would be reused from the same content under another name`] : []),
     `${o.fail} would fail`,
     `${o.skip} skipped`,
     ...(o.done > 0 ? [`${o.done} already done in an earlier run`] : []),

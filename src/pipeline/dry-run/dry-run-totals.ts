@@ -28,7 +28,10 @@ export interface DryRunSummary {
   files: number;
   /** Files by outcome. */
   outcomes: Record<DryRunOutcome, number>;
-  /** Generations that would be created, by type (one per file sent; one per step sent of a chain). */
+  /**
+   * Generations that would be created, by type (one per file sent; one per step sent of a chain; none
+   * for a file reused from another with the same content).
+   */
   generations: Partial<Record<GenerationType, number>>;
   /** Shared references the files sent use (each uploaded once per batch). */
   references: string[];
@@ -49,6 +52,7 @@ export class DryRunTotals {
     skip: 0,
     done: 0,
     collect: 0,
+    reuse: 0,
   };
   private readonly generations = new Map<GenerationType, number>();
   private readonly references = new Set<string>();

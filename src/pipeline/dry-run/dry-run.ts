@@ -5,6 +5,11 @@
  * nothing in the out dir. Each file's entry says what would be sent (the request, how its media would
  * travel) or why not (the reasons a run gives); the totals count the generations by type.
  *
+ * Files with the same content and recipe (copies-in-run.ts): one another input of the out dir did, or
+ * does now in another process, is reused from it (the journal's preview says so); of copies no run did,
+ * the first told is sent and each later one reused from it, as a run's admit makes them wait for the
+ * first and link its outputs.
+ *
  * Files come from discovery (--include, --exclude, --max-files, the ignored entries counted) or from a
  * `source` (watch's settled files, until it ends). They are evaluated a few at a time (the machine's
  * parallelism) and told in the order they came.
@@ -23,7 +28,10 @@ import { isAbort } from '../runner-errors.ts';
 import type { StageContext } from '../stage.ts';
 import { LOCAL_STEPS } from '../stage-list.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
-import { type DryRunEntry, dryRunEntry, type MediaSettings } from './dry-run-entry.ts';
+import type { WorkIdentity } from '../store/index.ts';
+import { CopiesInRun } from './copies-in-run.ts';
+import { type DryRunEntry, dryRunEntry, type MediaSettings, reusedByDecision } from './dry-run-entry.ts';
+import { DRY_RUN_TEXTS } from './dry-run-texts.ts';
 import { DryRunTotals } from './dry-run-totals.ts';
 
 /** Options of a dry run. */
@@ -42,6 +50,11 @@ export interface DryRunOptions {
    * it. Without it every file is new.
    */
   preview?: (item: Item, signal: AbortSignal) => Promise<AdmitDecision>;
+  /**
+   * Without a journal (no `preview`): the identity of a planned file's work (store's newFileWork), by
+   * which copies in this dry run are told apart. Without either, every copy is sent.
+   */
+  identify?: (item: Item, signal: AbortSignal) => Promise<WorkIdentity>;
   /** A reason to fail a file at check instead of checking it (watch: a file that never became complete). */
   failAtCheck?: (item: Item) => string | null;
   /** Told every file's entry, in the order the files came. */
@@ -63,13 +76,19 @@ export interface DryRunResult {
   interrupted: boolean;
 }
 
+/** What evaluate found of a file: its entry, and the identity of its work when known. */
+interface Evaluated {
+  entry: DryRunEntry;
+  work: WorkIdentity | null;
+}
+
 /** Tells entries in the order their files came, whatever order they finish in. */
 class InOrder {
   private next = 0;
   private told = 0;
-  private readonly ready = new Map<number, DryRunEntry | null>();
+  private readonly ready = new Map<number, Evaluated | null>();
 
-  constructor(private readonly tell: (entry: DryRunEntry) => void) {}
+  constructor(private readonly tell: (evaluated: Evaluated) => void) {}
 
   /** The turn of the next file. */
   take(): number {
@@ -77,7 +96,7 @@ class InOrder {
   }
 
   /** The entry of turn `n` (null: nothing to tell), and every entry ready after it. */
-  put(n: number, entry: DryRunEntry | null): void {
+  put(n: number, entry: Evaluated | null): void {
     this.ready.set(n, entry);
     while (this.ready.has(this.told)) {
       const e = this.ready.get(this.told);
@@ -110,9 +129,12 @@ export async function dryRun(options: DryRunOptions): Promise<DryRunResult> {
     recipe: options.recipe,
     signal,
   };
-  const order = new InOrder((entry) => {
-    totals.add(entry);
-    options.onEntry?.(entry);
+  // In the order the files came, so that which of the copies is sent does not depend on timing.
+  const copies = new CopiesInRun();
+  const order = new InOrder(({ entry, work }) => {
+    const told = copies.told(entry, work);
+    totals.add(told);
+    options.onEntry?.(told);
   });
   const walk =
     options.source ??
@@ -146,16 +168,18 @@ export async function dryRun(options: DryRunOptions): Promise<DryRunResult> {
 
 /**
  * One file through the local steps, the journal's decision after plan (where a run admits it), and
- * check unless `failAtCheck` fails it first: its entry, or null when the dry run was interrupted.
+ * check unless `failAtCheck` fails it first (or the decision reuses another input's work): its entry
+ * and the identity of its work, or null when the dry run was interrupted.
  */
 async function evaluate(
   found: Item,
   ctx: StageContext,
   options: DryRunOptions,
   settings: MediaSettings,
-): Promise<DryRunEntry | null> {
+): Promise<Evaluated | null> {
   let item = found;
   let decision: AdmitDecision | null = null;
+  let work: WorkIdentity | null = null;
   let at: StageName | null = null;
   try {
     for (const step of LOCAL_STEPS) {
@@ -169,10 +193,14 @@ async function evaluate(
         }
       }
       item = await step.run(item, ctx);
-      if (step.name === 'plan' && item.state === 'planned' && options.preview) {
-        decision = await options.preview(item, ctx.signal);
+      if (step.name !== 'plan' || item.state !== 'planned') continue;
+      if (options.preview) {
+        decision = inAnotherProcess(await options.preview(item, ctx.signal));
+        work = decision.work ?? null;
         item = { ...decision.item, journal: { action: decision.action, reason: decision.reason } };
-      }
+        // Another input's outputs would be linked here: a run checks nothing more of the file.
+        if (reusedByDecision(decision)) break;
+      } else if (options.identify) work = await options.identify(item, ctx.signal);
     }
   } catch (err) {
     if (isAbort(err, ctx.signal) || ctx.signal.aborted) return null;
@@ -185,5 +213,15 @@ async function evaluate(
         : `internal error: ${why}`;
     item = { ...item, state: 'failed', failedAt: at, reason };
   }
-  return dryRunEntry(item, decision, settings);
+  const entry = dryRunEntry(item, decision, settings);
+  return entry ? { entry, work } : null;
+}
+
+/**
+ * A `wait` (another process works on the same content now: a run waits for it, then reuses its
+ * outputs) in a dry run's words; any other decision as it is.
+ */
+function inAnotherProcess(decision: AdmitDecision): AdmitDecision {
+  if (decision.action !== 'wait') return decision;
+  return { ...decision, reason: DRY_RUN_TEXTS.sameContentElsewhere(decision.sameContent?.input ?? '') };
 }

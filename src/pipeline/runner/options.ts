@@ -193,6 +193,11 @@ export interface AdmitDecision {
   sameContent?: { id: number; input: string; place: string; item: Item; renamed?: true };
   /** wait: resolves when `admit` may be asked again, with `sameContent.id` as `waitedOn`. */
   settled?: (signal?: AbortSignal) => Promise<void>;
+  /**
+   * A dry run's preview only: the identity of the file's work (its content and recipe, opaque), and
+   * whether another input's work of the same identity would stand for it (see the store's WorkIdentity).
+   */
+  work?: { id: string; mayReuse: boolean };
 }
 
 /** A run's settings with every default applied (see resolveRunOptions). */

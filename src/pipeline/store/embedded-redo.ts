@@ -26,6 +26,14 @@ export function redoneOnEmbedded(item: Item, d: StoreDecision): StoreDecision {
   if (!needsService) return d;
   // Redone in the row's place: the row keeps its folder, and the item the content hash it was keyed by.
   const redo = { ...item, place: d.item.place, contentHash: d.item.contentHash };
-  if (!d.retried) return { action: 'fresh', item: redo, reason: EMBEDDED_REDO_REASON };
-  return { action: 'fresh', item: redo, reason: `${d.reason}; ${EMBEDDED_REDO_REASON}`, retried: true };
+  // A dry run's identity of the work stays: the same content, sent again.
+  const work = d.work ? { work: d.work } : {};
+  if (!d.retried) return { action: 'fresh', item: redo, reason: EMBEDDED_REDO_REASON, ...work };
+  return {
+    action: 'fresh',
+    item: redo,
+    reason: `${d.reason}; ${EMBEDDED_REDO_REASON}`,
+    retried: true,
+    ...work,
+  };
 }

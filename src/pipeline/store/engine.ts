@@ -29,7 +29,7 @@ import {
   wantsEarlier,
 } from './admission.ts';
 import type { StoreBackend } from './backend.ts';
-import { type HashCache, hashWithCache } from './content-hash.ts';
+import { type HashCache, hashWithCache, sha256File } from './content-hash.ts';
 import { finishedItemsOf } from './finished-items.ts';
 import { ItemRows } from './item-rows.ts';
 import { type JournalKey, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
@@ -61,6 +61,7 @@ import type {
   RecipeFiles,
   Store,
   StoreDecision,
+  WorkIdentity,
 } from './store.ts';
 import * as tables from './tables.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
@@ -436,12 +437,13 @@ export class StoreEngine implements Store {
       `previewing ${item.input}`,
       function* (this: StoreEngine, sql: Sql) {
         const { row, decision: own } = yield* this.decideRow(sql, item, key, opts, false);
-        const decision = twinWanted(own, opts) ? yield* this.withTwin(sql, item, key, opts, own) : own;
+        const mayReuse = twinWanted(own, opts);
+        const decision = mayReuse ? yield* this.withTwin(sql, item, key, opts, own) : own;
         const place =
           !row || decision.supersede
             ? yield* this.items.freePlace(sql, item.input)
             : yield* this.items.placeOf(sql, row, false);
-        return decisionOf(decision, { ...decision.item, place });
+        return { ...decisionOf(decision, { ...decision.item, place }), work: { id: workId(key), mayReuse } };
       }.bind(this),
     );
   }
@@ -764,6 +766,27 @@ function* insertedId(sql: Sql, text: string, params: readonly unknown[]): Step<n
 /** Runs one statement, as a Step answering nothing. */
 function* run(sql: Sql, text: string, params: readonly unknown[]): Step<void> {
   yield* sql.run(text, params);
+}
+
+/**
+ * The identity of a planned file's work (StoreDecision.work) in an out dir with no store yet (a dry run
+ * before the first run): what preview would say of it on an empty store, where its decision is fresh.
+ *
+ * @example await newFileWork(plannedItem, recipe, { service: 'embedded-emulator' }) // { id: '…', mayReuse: true }
+ */
+export async function newFileWork(
+  item: Item,
+  recipe: RecipeFiles,
+  opts: PlanOptions & { service: string; signal?: AbortSignal },
+): Promise<WorkIdentity> {
+  const key = await keyWith(item, recipe.references, opts.service, (path) => sha256File(path, opts.signal));
+  const fresh: RowDecision = { action: 'fresh', item, reason: null, supersede: false };
+  return { id: workId(key), mayReuse: twinWanted(fresh, opts) };
+}
+
+/** A key as an opaque identity of the work: the same bytes and the same recipe, the same identity. */
+function workId(key: JournalKey): string {
+  return `${key.contentHash}:${key.recipeHash}`;
 }
 
 /** The key of a planned item for `service`, its files hashed by `hash`. */

@@ -1,5 +1,6 @@
 /** The store interface (store.ts; its contract in README.md) and what goes with it. */
 
+export { newFileWork } from './engine.ts';
 export { ItemTakenOverError } from './item-taken-over.ts';
 export { keyFingerprint } from './key-fingerprint.ts';
 export { recordedOptions, urlWithoutPassword } from './recorded-options.ts';
@@ -16,4 +17,5 @@ export type {
   RecipeFiles,
   Store,
   StoreDecision,
+  WorkIdentity,
 } from './store.ts';

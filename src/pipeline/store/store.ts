@@ -58,6 +58,22 @@ export interface StoreDecision {
   sameContent?: SameContent;
   /** wait: resolves when `sameContent`'s work may have ended (or a while passed): admit again then. */
   settled?: (signal?: AbortSignal) => Promise<void>;
+  /** preview only: the identity of the file's work, by which a dry run tells copies apart. */
+  work?: WorkIdentity;
+}
+
+/**
+ * The identity of a file's work (StoreDecision.work): a dry run tells by it the files of one run that
+ * have the same content and recipe, which admit makes wait for the first and reuse its outputs.
+ */
+export interface WorkIdentity {
+  /** The file's key — its content hash and recipe hash — opaque. */
+  id: string;
+  /**
+   * Another input's work of the same key would stand for this file's (same-content.ts's twinWanted):
+   * not with --force or --redo-same-content, nor once the file's own create was made.
+   */
+  mayReuse: boolean;
 }
 
 /** The crash policy flag, --retry-failed and --force. */
