@@ -29,13 +29,12 @@ import {
   wantsEarlier,
 } from './admission.ts';
 import type { StoreBackend } from './backend.ts';
-import { type HashCache, hashWithCache, sha256File } from './content-hash.ts';
+import { type HashCache, hashWithCache } from './content-hash.ts';
 import { finishedItemsOf } from './finished-items.ts';
 import { ItemRows } from './item-rows.ts';
 import { type JournalKey, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
 import { realLocation } from './local-disk.ts';
 import { checkOutputs, type OutputCheck } from './outputs-check.ts';
-import { recipeHash, referencesUsed } from './recipe-hash.ts';
 import { recordedOptions } from './recorded-options.ts';
 import { decide, type RowDecision } from './resume-decision.ts';
 import {
@@ -61,10 +60,10 @@ import type {
   RecipeFiles,
   Store,
   StoreDecision,
-  WorkIdentity,
 } from './store.ts';
 import * as tables from './tables.ts';
 import { JOURNAL_TEXTS } from './texts.ts';
+import { keyWith, workId } from './work-key.ts';
 
 /** The current batch: its row, its service (part of every key) and the service's former identities. */
 interface CurrentBatch {
@@ -766,44 +765,4 @@ function* insertedId(sql: Sql, text: string, params: readonly unknown[]): Step<n
 /** Runs one statement, as a Step answering nothing. */
 function* run(sql: Sql, text: string, params: readonly unknown[]): Step<void> {
   yield* sql.run(text, params);
-}
-
-/**
- * The identity of a planned file's work (StoreDecision.work) in an out dir with no store yet (a dry run
- * before the first run): what preview would say of it on an empty store, where its decision is fresh.
- *
- * @example await newFileWork(plannedItem, recipe, { service: 'embedded-emulator' }) // { id: '…', mayReuse: true }
- */
-export async function newFileWork(
-  item: Item,
-  recipe: RecipeFiles,
-  opts: PlanOptions & { service: string; signal?: AbortSignal },
-): Promise<WorkIdentity> {
-  const key = await keyWith(item, recipe.references, opts.service, (path) => sha256File(path, opts.signal));
-  const fresh: RowDecision = { action: 'fresh', item, reason: null, supersede: false };
-  return { id: workId(key), mayReuse: twinWanted(fresh, opts) };
-}
-
-/** A key as an opaque identity of the work: the same bytes and the same recipe, the same identity. */
-function workId(key: JournalKey): string {
-  return `${key.contentHash}:${key.recipeHash}`;
-}
-
-/** The key of a planned item for `service`, its files hashed by `hash`. */
-async function keyWith(
-  item: Item,
-  references: RecipeFiles['references'],
-  service: string | undefined,
-  hash: (path: string) => Promise<string>,
-  formers: readonly string[] = [],
-): Promise<JournalKey> {
-  const contentHash = await hash(item.absPath);
-  const refHashes: Record<string, string> = {};
-  for (const name of item.steps.flatMap((s) => referencesUsed(s.request))) {
-    const ref = references[name];
-    if (ref) refHashes[name] = await hash(ref.absPath);
-  }
-  const key: JournalKey = { contentHash, recipeHash: recipeHash(item, refHashes, service) };
-  if (formers.length > 0) key.formerRecipeHashes = formers.map((f) => recipeHash(item, refHashes, f));
-  return key;
 }

@@ -1,6 +1,5 @@
 /** The store interface (store.ts; its contract in README.md) and what goes with it. */
 
-export { newFileWork } from './engine.ts';
 export { ItemTakenOverError } from './item-taken-over.ts';
 export { keyFingerprint } from './key-fingerprint.ts';
 export { recordedOptions, urlWithoutPassword } from './recorded-options.ts';
@@ -19,3 +18,4 @@ export type {
   StoreDecision,
   WorkIdentity,
 } from './store.ts';
+export { newFileWork } from './work-key.ts';
