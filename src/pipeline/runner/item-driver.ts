@@ -124,7 +124,7 @@ export class ItemDriver {
     // A failed item's stage is the one that failed it, as in report.json (an item the journal fails at
     // admission failed at `submit`, not at the plan stage it came from). An item the journal reports as
     // an earlier run left it ran no stage in this one.
-    const fromJournal = item.journal?.action === 'done';
+    const fromJournal = item.journal?.action === 'done' && item.journal.sameAs === undefined;
     const at = fromJournal ? null : item.state === 'failed' && item.failedAt ? item.failedAt : stage;
     const told = item.state === 'submitted' || item.state === 'failed' ? currentStep(item) : undefined;
     this.emit({
