@@ -68,8 +68,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A planned item for `name` in the input dir (the file is written with `bytes`). */
-function planned(name: string, bytes = 'hello'): Item {
+/** A planned item for `name` in the input dir (the file is written with `bytes`: by default its own, so no two files share content). */
+function planned(name: string, bytes = `hello from ${name}`): Item {
   const abs = join(inDir, name);
   writeFileSync(abs, bytes);
   return patchItem(newItem(name, abs, Buffer.byteLength(bytes), 1), {
@@ -470,7 +470,7 @@ describe('finished files', () => {
     const done = planned('done.png', 'done bytes');
     j.plan(done, await j.keyOf(done));
     await finish(j, done);
-    const rejected = planned('rejected.png');
+    const rejected = planned('rejected.png', 'hello');
     j.plan(rejected, await j.keyOf(rejected));
     await j.save({ ...rejected, state: 'failed', failedAt: 'submit', reason: 'rejected by the service' });
     const local = planned('local.png');
