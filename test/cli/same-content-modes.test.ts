@@ -1,0 +1,278 @@
+/**
+ * Same content, never paid twice, beyond a run on the SQLite journal: a copy dropped into a running
+ * watch, a folder of copies shared by two workers on a PostgreSQL store, a watch on a store, a chain,
+ * and a failure the copies share. Through the CLI as a user runs it; the emulator's admin view counts
+ * what was created.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { setFaults } from '../client/client-helpers.ts';
+import { adminRows, heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+import { type ChildEvent, killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
+import { noisePng } from '../pipeline/watch-helpers.ts';
+import { usePromptFolders } from './prompt-folder.ts';
+import { cliEnv, runCli } from './run-cli.ts';
+import { LOCK_FLAGS, useWorkerChildren } from './worker-child.ts';
+
+const promptFolder = usePromptFolders();
+let emu: RunningEmulator;
+
+beforeAll(async () => {
+  emu = await startTestEmulator({ tiny_outputs: true, blocked_words: ['forbidden'] });
+});
+afterAll(async () => {
+  killChildren();
+  await emu?.close();
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: reports read loosely
+type Loose = any;
+
+/** Generations the emulator created so far. */
+async function generations(): Promise<number> {
+  return (await adminRows(emu)).length;
+}
+
+function readJson(path: string): Loose {
+  return JSON.parse(readFileSync(path, 'utf8'));
+}
+
+/** The output files of a place (its result.json's, steps' included), each on disk. */
+function outputsOf(out: string, place: string): string[] {
+  const result = readJson(join(out, place, 'result.json'));
+  const outputs = [
+    ...(result.outputs as string[]),
+    ...((result.steps ?? []) as Loose[]).flatMap((s) => s.outputs as string[]),
+  ];
+  for (const o of outputs) {
+    expect(o.startsWith(`${place}/`), o).toBe(true);
+    expect(existsSync(join(out, o)), o).toBe(true);
+  }
+  return [...new Set(outputs)];
+}
+
+/** The report's line of `input`. */
+function itemOf(out: string, input: string): Loose {
+  return readJson(join(out, 'report.json')).items.find((i: Loose) => i.input === input);
+}
+
+/** The last state event of `input` in a child's events. */
+function lastOf(events: readonly ChildEvent[], input: string): ChildEvent | undefined {
+  return events.filter((e) => e.type === 'item_state' && e.input === input).at(-1);
+}
+
+/** The last reason told for `input` (the plan stage's for a reuse: the report stage's has none). */
+function reasonOf(events: readonly ChildEvent[], input: string): string {
+  const told = events.filter((e) => e.type === 'item_state' && e.input === input && e.reason);
+  return String(told.at(-1)?.reason ?? '');
+}
+
+const finalIn = (events: readonly ChildEvent[], input: string, state = 'reported'): boolean =>
+  lastOf(events, input)?.state === state;
+
+/** `genpipe run input --out out …` to its exit. */
+async function run(input: string, out: string, extra: string[] = [], code = 0) {
+  const r = await runCli(['run', input, '--out', out, ...extra], cliEnv(emu), 120_000);
+  expect(r.code, r.stderr).toBe(code);
+  return { ...r, report: readJson(join(out, 'report.json')) };
+}
+
+describe('a watch on the journal', () => {
+  it('a copy dropped in is reused; a pair of new copies dropped at once is one generation', async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a copied heron at dawn' });
+    const before = await generations();
+    const watch = spawnGenpipe(['watch', input, '--out', out, '--json', '--quiet-ms', '200'], cliEnv(emu));
+    await watch.until((ev) => finalIn(ev, 'a.txt'), 'a.txt reported', 60_000);
+    expect((await generations()) - before).toBe(1);
+
+    writeFileSync(join(input, 'b.txt'), 'a copied heron at dawn');
+    await watch.until((ev) => lastOf(ev, 'b.txt')?.state === 'reported', 'b.txt reported', 60_000);
+    expect((await generations()) - before).toBe(1);
+    expect(reasonOf(watch.events, 'b.txt')).toMatch(/^reused: same content as a\.txt \(done /);
+    expect(outputsOf(out, 'b.txt')).toHaveLength(1);
+
+    writeFileSync(join(input, 'c.txt'), 'a pair of copied cranes');
+    writeFileSync(join(input, 'd.txt'), 'a pair of copied cranes');
+    await watch.until(
+      (ev) => finalIn(ev, 'c.txt') && finalIn(ev, 'd.txt'),
+      'c.txt and d.txt reported',
+      60_000,
+    );
+    expect((await generations()) - before).toBe(2);
+    expect(outputsOf(out, 'c.txt')).toHaveLength(1);
+    expect(outputsOf(out, 'd.txt')).toHaveLength(1);
+    const reasons = ['c.txt', 'd.txt'].map((i) => reasonOf(watch.events, i));
+    expect(reasons.filter((r) => /^reused: same content as [cd]\.txt/.test(r))).toHaveLength(1);
+    watch.proc.kill('SIGINT');
+    expect((await watch.exited).code, watch.stderr()).toBe(0);
+    const report = readJson(join(out, 'report.json'));
+    expect(report.totals).toMatchObject({ inputs: 4, succeeded: 4 });
+  }, 120_000);
+});
+
+/** photo → stylized → animated → reframed twice (test/cli/chain-cli.test.ts's chain). */
+const CHAIN = `rules:
+  - match: "*.png"
+    input_as: source
+    steps:
+      - name: stylize
+        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
+      - name: animate
+        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
+      - name: portrait
+        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "9:16", source: { from: animate }, video: { resolution: 360p } }
+      - name: square
+        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "1:1", source: { from: animate }, video: { resolution: 360p } }
+`;
+
+describe('a chain', () => {
+  it("two copies in one batch: the chain's generations once, both places get every step's outputs; a rename sends nothing", async () => {
+    const { input, out } = promptFolder({});
+    writeFileSync(join(input, 'genpipe.yaml'), CHAIN);
+    const png = await noisePng(64, 48);
+    writeFileSync(join(input, 'a.png'), png);
+    writeFileSync(join(input, 'b.png'), png);
+    const before = await generations();
+    const { report } = await run(input, out, ['--poll-interval', '1']);
+    expect((await generations()) - before).toBe(4);
+    expect(report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
+    expect(report.journal.same_content).toBe(1);
+    const strip = (place: string) => outputsOf(out, place).map((o) => o.slice(place.length + 1));
+    expect(strip('a.png').sort()).toEqual(['portrait/output-0.mp4', 'square/output-0.mp4']);
+    expect(strip('b.png')).toEqual(strip('a.png'));
+    const steps = (place: string) =>
+      readJson(join(out, place, 'result.json')).steps.map((s: Loose) => [s.name, s.state, s.generation_id]);
+    expect(steps('b.png')).toEqual(steps('a.png'));
+
+    renameSync(join(input, 'b.png'), join(input, 'c.png'));
+    const again = await run(input, out, ['--poll-interval', '1']);
+    expect((await generations()) - before).toBe(4);
+    expect(itemOf(out, 'c.png').journal).toMatch(/^renamed from b\.png: its outputs reused/);
+    expect(strip('c.png')).toEqual(strip('a.png'));
+    expect(again.report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
+  }, 180_000);
+});
+
+describe('a failure the copies share', () => {
+  it("a failure of the file's own: one generation, both failed, the copy says whose failure; a re-run sends nothing", async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a forbidden fox, shared failure',
+      'b.txt': 'a forbidden fox, shared failure',
+    });
+    const before = await generations();
+    const { report } = await run(input, out, [], 1);
+    expect((await generations()) - before).toBe(1);
+    expect(report.totals).toMatchObject({ inputs: 2, failed: 2 });
+    const reasons = ['a.txt', 'b.txt'].map((i) => String(itemOf(out, i).reason));
+    const copy = reasons.filter((r) => /^same content as [ab]\.txt, which failed: .*moderat/.test(r));
+    expect(copy, reasons.join('\n')).toHaveLength(1);
+    const again = await run(input, out, [], 1);
+    expect((await generations()) - before).toBe(1);
+    expect(again.report.totals).toMatchObject({ inputs: 2, failed: 2 });
+  }, 120_000);
+
+  it('a retryable failure: both failed with one generation; a re-run retries them together with one', async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a flaky fox, shared failure',
+      'b.txt': 'a flaky fox, shared failure',
+    });
+    const before = await generations();
+    await setFaults(emu, { failure_codes: { generation_failed: 1 } });
+    try {
+      const { report } = await run(input, out, ['--retries', '0'], 1);
+      expect((await generations()) - before).toBe(1);
+      expect(report.totals).toMatchObject({ inputs: 2, failed: 2 });
+    } finally {
+      await setFaults(emu, {});
+    }
+    const again = await run(input, out);
+    expect((await generations()) - before).toBe(2);
+    expect(again.report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
+    for (const i of ['a.txt', 'b.txt']) expect(outputsOf(out, i)).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('on a PostgreSQL store', () => {
+  const pg = usePostgres();
+  const startWorker = useWorkerChildren(() => emu);
+
+  it('two workers, a folder of prompts and their copies (some in a subfolder): each content created once, every file gets outputs', async () => {
+    const url = await pg.freshDatabase();
+    const N = 4;
+    const files: Record<string, string> = {};
+    for (let i = 0; i < N; i++) files[`p${i}.txt`] = `a distributed owl number ${i}`;
+    for (let i = 0; i < N; i++) files[`copy-${i}.txt`] = `a distributed owl number ${i}`;
+    const { input, out } = promptFolder(files);
+    mkdirSync(join(input, 'sub'));
+    for (let i = 0; i < N; i++)
+      writeFileSync(join(input, 'sub', `p${i}.txt`), `a distributed owl number ${i}`);
+    const recipe = join(input, 'genpipe.yaml');
+    writeFileSync(recipe, readFileSync(recipe, 'utf8').replace('"*.txt"', '"**/*.txt"'));
+    const inputs = Object.keys(files).concat([...Array(N).keys()].map((i) => `sub/p${i}.txt`));
+    const before = await generations();
+    const worker = startWorker(url);
+    await worker.until(/worker ready/);
+    // Every generation held while processing: the copies are admitted while their twins are in flight.
+    const holdId = await hold(emu, { state: 'processing', prompt: 'a distributed owl' });
+    const runs = spawnGenpipe(
+      ['run', input, '--out', out, '--store', url, '--json', '--concurrency', '4', ...LOCK_FLAGS],
+      cliEnv(emu),
+    );
+    try {
+      await heldGenerations(emu, N);
+      // Each content is held once; the copies' admissions met their twins in flight (in this worker or
+      // the other): more files stand at \`submitted\` than there are generations, so some collect their
+      // twin's (the others wait for it).
+      await runs.until(
+        (ev) =>
+          new Set(ev.filter((e) => e.type === 'item_state' && e.state === 'submitted').map((e) => e.input))
+            .size > N,
+        'a copy collecting the generation of its twin in flight',
+        60_000,
+      );
+      expect((await generations()) - before).toBe(N);
+    } finally {
+      await unhold(emu, holdId);
+    }
+    const ended = await runs.exited;
+    expect(ended.code, runs.stderr()).toBe(0);
+    expect((await generations()) - before).toBe(N);
+    const report = readJson(join(out, 'report.json'));
+    expect(report.totals).toMatchObject({ inputs: 3 * N, succeeded: 3 * N });
+    for (const i of inputs) expect(outputsOf(out, i), i).toHaveLength(1);
+    expect(report.journal.same_content).toBe(2 * N);
+    const told = report.items.map((i: Loose) => String(i.journal));
+    expect(
+      told.filter((j: string) => /^same content as .*: collecting its generation/.test(j)).length,
+    ).toBeGreaterThan(0);
+    expect(worker.text()).toMatch(/ taken /);
+  }, 240_000);
+
+  it('watch --store with a worker: a copy dropped in creates nothing', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder({});
+    const before = await generations();
+    const worker = startWorker(url);
+    await worker.until(/worker ready/);
+    const watch = spawnGenpipe(
+      ['watch', input, '--out', out, '--store', url, '--no-work', '--json', '--quiet-ms', '200'],
+      cliEnv(emu),
+    );
+    await watch.until((ev) => ev.some((e) => e.type === 'batch_started'), 'the watch started');
+    writeFileSync(join(input, 'w0.txt'), 'a watched copy of a stork');
+    await watch.until((ev) => finalIn(ev, 'w0.txt'), 'w0.txt reported', 90_000);
+    writeFileSync(join(input, 'w1.txt'), 'a watched copy of a stork');
+    await watch.until((ev) => finalIn(ev, 'w1.txt'), 'w1.txt reported', 90_000);
+    watch.proc.kill('SIGINT');
+    expect((await watch.exited).code, watch.stderr()).toBe(0);
+    expect((await generations()) - before).toBe(1);
+    expect(outputsOf(out, 'w1.txt')).toHaveLength(1);
+    expect(itemOf(out, 'w1.txt')).toMatchObject({
+      status: 'succeeded',
+      journal: expect.stringMatching(/^reused: same content as w0\.txt/),
+    });
+  }, 180_000);
+});
