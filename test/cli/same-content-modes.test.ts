@@ -251,6 +251,43 @@ describe('on a PostgreSQL store', () => {
     expect(worker.text()).toMatch(/ taken /);
   }, 240_000);
 
+  it("a chain's copy admitted in another worker while its twin is mid-chain waits for it: the chain created once", async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder({});
+    writeFileSync(join(input, 'genpipe.yaml'), CHAIN);
+    const png = await noisePng(56, 40);
+    writeFileSync(join(input, 'a.png'), png);
+    const before = await generations();
+    // One file at a time each: a.png is the first worker's, its copy the second's.
+    const first = startWorker(url, ['--concurrency', '1']);
+    await first.until(/worker ready/);
+    // a.png's last steps held: its row holds generations, its chain not done.
+    const holdId = await hold(emu, { state: 'processing', type: 'video_reframe' });
+    const args = ['run', input, '--out', out, '--store', url, '--no-work', '--poll-interval', '1'];
+    const runA = spawnGenpipe(args, cliEnv(emu));
+    let runB: Promise<{ code: number | null; stderr: string }>;
+    try {
+      await heldGenerations(emu, 1);
+      const second = startWorker(url, ['--concurrency', '1']);
+      await second.until(/worker ready/);
+      writeFileSync(join(input, 'b.png'), png);
+      runB = runCli(args, cliEnv(emu), 120_000);
+      await second.until(/b\.png taken/);
+    } finally {
+      await unhold(emu, holdId);
+    }
+    expect((await runA.exited).code, runA.stderr()).toBe(0);
+    const endedB = await runB;
+    expect(endedB.code, endedB.stderr).toBe(0);
+    expect((await generations()) - before).toBe(4);
+    expect(itemOf(out, 'b.png')).toMatchObject({
+      status: 'succeeded',
+      journal: expect.stringMatching(/^reused: same content as a\.png/),
+    });
+    const strip = (place: string) => outputsOf(out, place).map((o) => o.slice(place.length + 1));
+    expect(strip('b.png').sort()).toEqual(['portrait/output-0.mp4', 'square/output-0.mp4']);
+  }, 240_000);
+
   it('watch --store with a worker: a copy dropped in creates nothing', async () => {
     const url = await pg.freshDatabase();
     const { input, out } = promptFolder({});

@@ -16,7 +16,8 @@
  * | holds a generation (submitted, downloaded), not in flight   | adopt: poll that generation, download     |
  * |   here (a run that died, another process)                   |   into this place; never a new create     |
  * | in flight in another process (a store shared by processes:  | wait, looking again every second          |
- * |   before its create, written within TWIN_FRESH_MS)          |                                           |
+ * |   before its create, or a chain between or in its steps;    |                                           |
+ * |   written within TWIN_FRESH_MS)                             |                                           |
  * | failed at the service for its own reason (not retryable),   | fail: the same failure, nothing sent      |
  * |   without --retry-failed                                    |                                           |
  *
@@ -79,6 +80,18 @@ export function twinWanted(decision: RowDecision, opts: PlanOptions): boolean {
 
 const FINAL = new Set(['reported', 'failed', 'skipped', 'stopped']);
 
+/**
+ * The phases of a twin another process may be working on: before its create, and a chain's (not
+ * adopted: only a single step is) while it holds generations — between its steps or in one.
+ */
+const IN_FLIGHT_ELSEWHERE = new Set<JournalRow['phase']>([
+  'local',
+  'uploaded',
+  'submitting',
+  'submitted',
+  'downloaded',
+]);
+
 /** The choice for a file given its twins (rows of other inputs with its key, newest first), or null. */
 export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): TwinChoice | null {
   const same = twins.filter((t) => t.item.size === ctx.size);
@@ -95,7 +108,7 @@ export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): Twin
       'wait',
       (t) =>
         ctx.shared &&
-        (t.phase === 'local' || t.phase === 'uploaded' || t.phase === 'submitting') &&
+        IN_FLIGHT_ELSEWHERE.has(t.phase) &&
         !FINAL.has(t.item.state) &&
         ctx.now - t.updatedAt < TWIN_FRESH_MS,
     ) ??
