@@ -4,12 +4,13 @@
  * and a failure the copies share. Through the CLI as a user runs it; the emulator's admin view counts
  * what was created.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { queueCounts } from '../../src/pipeline/distributed/queue-counts.ts';
 import { setFaults } from '../client/client-helpers.ts';
-import { adminRows, heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { adminRows, heldGenerations, hold, startTestEmulator, unhold, until } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { type ChildEvent, killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
@@ -234,16 +235,10 @@ describe('on a PostgreSQL store', () => {
     );
     try {
       await heldGenerations(emu, N);
-      // Each content is held once; the copies' admissions met their twins in flight (in this worker or
-      // the other): more files stand at \`submitted\` than there are generations, so some collect their
-      // twin's (the others wait for it).
-      await runs.until(
-        (ev) =>
-          new Set(ev.filter((e) => e.type === 'item_state' && e.state === 'submitted').map((e) => e.input))
-            .size > N,
-        'a copy collecting the generation of its twin in flight',
-        60_000,
-      );
+      // Each content held once, and nothing ends while held: once every slot of the two workers (4
+      // each) holds a job, the copies in them met their twins in flight, here or in the other worker.
+      const outDir = realpathSync(out);
+      await until(async () => (await queueCounts(url, outDir))?.active === 8, 60_000, 200);
       expect((await generations()) - before).toBe(N);
     } finally {
       await unhold(emu, holdId);
@@ -255,10 +250,6 @@ describe('on a PostgreSQL store', () => {
     expect(report.totals).toMatchObject({ inputs: 3 * N, succeeded: 3 * N });
     for (const i of inputs) expect(outputsOf(out, i), i).toHaveLength(1);
     expect(report.journal.same_content).toBe(2 * N);
-    const told = report.items.map((i: Loose) => String(i.journal));
-    expect(
-      told.filter((j: string) => /^same content as .*: collecting its generation/.test(j)).length,
-    ).toBeGreaterThan(0);
     expect(worker.text()).toMatch(/ taken /);
   }, 240_000);
 
@@ -297,6 +288,42 @@ describe('on a PostgreSQL store', () => {
     });
     const strip = (place: string) => outputsOf(out, place).map((o) => o.slice(place.length + 1));
     expect(strip('b.png').sort()).toEqual(['portrait/output-0.mp4', 'square/output-0.mp4']);
+  }, 240_000);
+
+  it('a copy admitted in another worker while its twin is at the service shares its retryable failure and its resubmission', async () => {
+    const url = await pg.freshDatabase();
+    const { input, out } = promptFolder({ 'a.txt': 'a flaky wolf, across workers' });
+    const before = await generations();
+    const workerArgs = ['--concurrency', '1', '--retries', '1', '--poll-interval', '1'];
+    const first = startWorker(url, workerArgs);
+    await first.until(/worker ready/);
+    await setFaults(emu, { failure_codes: { generation_failed: 1 } });
+    const holdId = await hold(emu, { state: 'processing', prompt: 'flaky wolf' });
+    const args = ['run', input, '--out', out, '--store', url, '--no-work'];
+    const runA = spawnGenpipe(args, cliEnv(emu));
+    let runB: Promise<{ code: number | null; stderr: string }>;
+    try {
+      await heldGenerations(emu, 1);
+      const second = startWorker(url, workerArgs);
+      await second.until(/worker ready/);
+      writeFileSync(join(input, 'b.txt'), 'a flaky wolf, across workers');
+      runB = runCli(args, cliEnv(emu), 120_000);
+      await second.until(/b\.txt taken/);
+    } finally {
+      await unhold(emu, holdId);
+    }
+    try {
+      expect((await runA.exited).code, runA.stderr()).toBe(1);
+      expect((await runB).code).toBe(1);
+    } finally {
+      await setFaults(emu, {});
+    }
+    // a.txt's generation and its one resubmission; b.txt sent nothing of its own.
+    expect((await generations()) - before).toBe(2);
+    expect(itemOf(out, 'b.txt')).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/^same content as a\.txt, which failed: /),
+    });
   }, 240_000);
 
   it('watch --store with a worker: a copy dropped in creates nothing', async () => {
