@@ -125,6 +125,34 @@ describe('a watch on the journal', () => {
   }, 120_000);
 });
 
+describe('a run that died with a generation at the service', () => {
+  it('the file renamed before the re-run: its generation collected at the new name, nothing created again', async () => {
+    const { input, out } = promptFolder({ 'old.txt': 'a moth renamed in flight' });
+    const before = await generations();
+    const holdId = await hold(emu, { state: 'processing', prompt: 'moth renamed in flight' });
+    const first = spawnGenpipe(['run', input, '--out', out], cliEnv(emu));
+    try {
+      await heldGenerations(emu, 1);
+      first.proc.kill('SIGKILL');
+      await first.exited;
+    } finally {
+      await unhold(emu, holdId);
+    }
+    renameSync(join(input, 'old.txt'), join(input, 'new.txt'));
+    const again = await run(input, out, ['--poll-interval', '1']);
+    expect(again.report.totals.failed).toBe(0);
+    expect((await generations()) - before).toBe(1);
+    expect(itemOf(out, 'new.txt')).toMatchObject({
+      status: 'succeeded',
+      // Its generation collected here, or by the drive of the vanished old.txt first and then reused.
+      journal: expect.stringMatching(
+        /^(same content as old\.txt: collecting its generation|renamed from old\.txt: its outputs reused)/,
+      ),
+    });
+    expect(outputsOf(out, 'new.txt')).toHaveLength(1);
+  }, 120_000);
+});
+
 /** photo → stylized → animated → reframed twice (test/cli/chain-cli.test.ts's chain). */
 const CHAIN = `rules:
   - match: "*.png"
@@ -161,6 +189,7 @@ describe('a chain', () => {
 
     renameSync(join(input, 'b.png'), join(input, 'c.png'));
     const again = await run(input, out, ['--poll-interval', '1']);
+    expect(again.report.totals.failed).toBe(0);
     expect((await generations()) - before).toBe(4);
     expect(itemOf(out, 'c.png').journal).toMatch(/^renamed from b\.png: its outputs reused/);
     expect(strip('c.png')).toEqual(strip('a.png'));
