@@ -13,10 +13,10 @@
  * | reported, its outputs complete on disk                      | reuse: its outputs linked into this place |
  * | the twin this file waited on, ended failed                  | fail: the same failure, nothing sent      |
  * | in flight in this session (bound here)                      | wait: admit again once it ended           |
- * | holds a generation (submitted, downloaded), not in flight   | adopt: poll that generation, download     |
- * |   here (a run that died, another process)                   |   into this place; never a new create     |
- * | in flight in another process (a store shared by processes:  | wait, looking again every second          |
- * |   before its create, written within TWIN_FRESH_MS)          |                                           |
+ * | in flight in another process (a store shared by processes:  | wait, looking again every second: its     |
+ * |   not ended, written within TWIN_FRESH_MS)                  |   resubmissions are its own, not doubled  |
+ * | holds a generation (submitted, downloaded), single-step,    | adopt: poll that generation, download     |
+ * |   in flight nowhere (a run that died, a stale row)          |   into this place; never a new create     |
  * | failed at the service for its own reason (not retryable),   | fail: the same failure, nothing sent      |
  * |   without --retry-failed                                    |                                           |
  *
@@ -32,9 +32,10 @@ import type { PlanOptions, SameContent } from './store.ts';
 import { SAME_CONTENT_TEXTS } from './texts.ts';
 
 /**
- * A twin in another process that has not created its generation yet is taken as in flight there when
- * its row was written this recently; an older one is a file left behind (its process died, its job
- * given up), which this file does not wait for.
+ * A twin in another process that has not ended is taken as in flight there when its row was written
+ * this recently; an older one is a file left behind (its process died, its job given up), which this
+ * file does not wait for: its generation, if it holds one, is adopted (a long one polled there without
+ * a write for this long is adopted too: polled twice, never created twice).
  */
 export const TWIN_FRESH_MS = 2 * 60_000;
 
@@ -82,6 +83,19 @@ export function twinWanted(decision: RowDecision, opts: PlanOptions): boolean {
 
 const FINAL = new Set(['reported', 'failed', 'skipped', 'stopped']);
 
+/**
+ * The phases of a twin another process may be working on: before its create, and while it holds a
+ * generation (a chain's between its steps too). Waited for rather than adopted, so that a retryable
+ * failure is resubmitted once, by that process, not by each copy that adopted its generation.
+ */
+const IN_FLIGHT_ELSEWHERE = new Set<JournalRow['phase']>([
+  'local',
+  'uploaded',
+  'submitting',
+  'submitted',
+  'downloaded',
+]);
+
 /** The choice for a file given its twins (rows of other inputs with its key, newest first), or null. */
 export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): TwinChoice | null {
   const same = twins.filter((t) => t.item.size === ctx.size);
@@ -93,15 +107,15 @@ export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): Twin
     pick('reuse', (t) => t.phase === 'reported' && ctx.outputsComplete(t)) ??
     pick('fail', (t) => t.id === ctx.waitedOn && t.item.state === 'failed') ??
     pick('wait', (t) => ctx.boundHere(t.id) && !FINAL.has(t.item.state)) ??
-    pick('adopt', (t) => (t.phase === 'submitted' || t.phase === 'downloaded') && single(t.item)) ??
     pick(
       'wait',
       (t) =>
         ctx.shared &&
-        (t.phase === 'local' || t.phase === 'uploaded' || t.phase === 'submitting') &&
+        IN_FLIGHT_ELSEWHERE.has(t.phase) &&
         !FINAL.has(t.item.state) &&
         ctx.now - t.updatedAt < TWIN_FRESH_MS,
     ) ??
+    pick('adopt', (t) => (t.phase === 'submitted' || t.phase === 'downloaded') && single(t.item)) ??
     pick('fail', (t) => t.phase === 'failed' && !ctx.retryFailed && failureOf(t.item)?.retryable === false)
   );
 }
