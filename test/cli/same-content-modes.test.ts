@@ -125,6 +125,24 @@ describe('a watch on the journal', () => {
   }, 120_000);
 });
 
+describe('a watch filing its inputs away (--on-done move)', () => {
+  it('a copy dropped in after the first was moved to processed/ is the same content, not a rename', async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a filed-away otter' });
+    const before = await generations();
+    const watch = spawnGenpipe(
+      ['watch', input, '--out', out, '--json', '--quiet-ms', '200', '--on-done', 'move'],
+      cliEnv(emu),
+    );
+    await watch.until((ev) => finalIn(ev, 'a.txt'), 'a.txt reported', 60_000);
+    writeFileSync(join(input, 'b.txt'), 'a filed-away otter');
+    await watch.until((ev) => finalIn(ev, 'b.txt'), 'b.txt reported', 60_000);
+    expect((await generations()) - before).toBe(1);
+    expect(reasonOf(watch.events, 'b.txt')).toMatch(/^reused: same content as a\.txt \(done /);
+    watch.proc.kill('SIGINT');
+    expect((await watch.exited).code, watch.stderr()).toBe(0);
+  }, 120_000);
+});
+
 describe('a run that died with a generation at the service', () => {
   it('the file renamed before the re-run: its generation collected at the new name, nothing created again', async () => {
     const { input, out } = promptFolder({ 'old.txt': 'a moth renamed in flight' });

@@ -298,6 +298,11 @@ export class ItemDriver {
     try {
       const moved = await onItemDone(item);
       if (moved && this.items.holds(entry)) this.items.keep(entry, moved);
+      // A finished result's row learns where its input went: a copy of it dropped later is then told
+      // as the same content, not as the file renamed (store/same-content.ts's twinGone).
+      if (moved && moved.state === 'reported' && moved.absPath !== item.absPath) {
+        await this.ctx.persist(moved).catch(() => undefined);
+      }
     } catch {
       // the hook reports its own problems; the item's result stands
     }
