@@ -396,5 +396,7 @@ describe('on a PostgreSQL store', () => {
       status: 'succeeded',
       journal: expect.stringMatching(/^reused: same content as w0\.txt/),
     });
+    // Its progress says so too, though the reuse happened in the worker.
+    expect(reasonOf(watch.events, 'w1.txt')).toMatch(/^reused: same content as w0\.txt/);
   }, 180_000);
 });

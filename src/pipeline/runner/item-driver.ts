@@ -287,7 +287,10 @@ export class ItemDriver {
       final = { ...first, state: 'failed', reason: err instanceof Error ? err.message : String(err) };
     }
     await told;
-    await this.record(entry, final, final.state === 'failed' ? final.failedAt : null);
+    // A file another input's work stood for says so as it ends (its reuse happened elsewhere, unseen).
+    const reason =
+      final.journal?.sameAs !== undefined ? (final.reason ?? final.journal.reason) : final.reason;
+    await this.record(entry, final, final.state === 'failed' ? final.failedAt : null, reason);
     return final;
   }
 
