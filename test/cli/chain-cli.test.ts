@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { STEP_NOT_DOWNLOADED_NOTE } from '../../src/pipeline/report/result-json.ts';
 import { HDR_EXTEND_DETAIL } from '../../src/spec/details.ts';
+import { FAN_OUT_CHAIN } from '../helpers/chain-recipe.ts';
 import { call, startTestEmulator } from '../helpers/emulator.ts';
 import { put } from '../pipeline/stage-helpers.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
@@ -20,20 +21,7 @@ import { cliEnv, runCli } from './run-cli.ts';
 /** Distinct prices, so that a sum says which ones were used. */
 const COSTS = { image: 2, image_edit: 3, video: 10, video_edit: 7, video_reframe: 5 };
 
-/** photo → stylized (by id) → animated from the stylized still (by URL) → reframed twice (by id). */
-const CHAIN = `rules:
-  - match: "*.png"
-    input_as: source
-    steps:
-      - name: stylize
-        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-      - name: animate
-        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
-      - name: portrait
-        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "9:16", source: { from: animate }, video: { resolution: 360p } }
-      - name: square
-        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "1:1", source: { from: animate }, video: { resolution: 360p } }
-`;
+const CHAIN = FAN_OUT_CHAIN;
 
 let emu: RunningEmulator;
 let root: string;

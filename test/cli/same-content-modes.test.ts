@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { queueCounts } from '../../src/pipeline/distributed/queue-counts.ts';
 import { setFaults } from '../client/client-helpers.ts';
+import { FAN_OUT_CHAIN } from '../helpers/chain-recipe.ts';
 import { adminRows, heldGenerations, hold, startTestEmulator, unhold, until } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { type ChildEvent, killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -171,20 +172,7 @@ describe('a run that died with a generation at the service', () => {
   }, 120_000);
 });
 
-/** photo → stylized → animated → reframed twice (test/cli/chain-cli.test.ts's chain). */
-const CHAIN = `rules:
-  - match: "*.png"
-    input_as: source
-    steps:
-      - name: stylize
-        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-      - name: animate
-        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
-      - name: portrait
-        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "9:16", source: { from: animate }, video: { resolution: 360p } }
-      - name: square
-        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "1:1", source: { from: animate }, video: { resolution: 360p } }
-`;
+const CHAIN = FAN_OUT_CHAIN;
 
 describe('a chain', () => {
   it("two copies in one batch: the chain's generations once, both places get every step's outputs; a rename sends nothing", async () => {

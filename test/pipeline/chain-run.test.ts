@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { JOURNAL_TEXTS } from '../../src/pipeline/store/sqlite/index.ts';
+import { FAN_OUT_CHAIN } from '../helpers/chain-recipe.ts';
 import { call, hold, unhold, until } from '../helpers/emulator.ts';
 import { recipeFolder, runArgs, useChildRunBed } from './child-run.ts';
 import {
@@ -28,20 +29,7 @@ const CLIENTS = ['run', 'between', 'poll', 'create', 'failed', 'retry', 'refused
 type ClientName = (typeof CLIENTS)[number];
 const keyOf = (c: ClientName) => `svc-api-chain-${c}`;
 
-/** photo → stylized → animated → reframed 9:16 and 1:1 (a fan-out), at the draft tier. */
-const CHAIN = `rules:
-  - match: "*.png"
-    input_as: source
-    steps:
-      - name: stylize
-        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-      - name: animate
-        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
-      - name: portrait
-        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "9:16", source: { from: animate }, video: { resolution: 360p } }
-      - name: square
-        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "1:1", source: { from: animate }, video: { resolution: 360p } }
-`;
+const CHAIN = FAN_OUT_CHAIN;
 
 let emu: RunningEmulator;
 let proxy: SlowProxy;

@@ -1,0 +1,17 @@
+/**
+ * The chain the chain tests run: photo → stylized (by id) → animated from the stylized still (by URL)
+ * → reframed 9:16 and 1:1 (a fan-out, by id), at the draft tier. One recipe text for every test of it.
+ */
+export const FAN_OUT_CHAIN = `rules:
+  - match: "*.png"
+    input_as: source
+    steps:
+      - name: stylize
+        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
+      - name: animate
+        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
+      - name: portrait
+        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "9:16", source: { from: animate }, video: { resolution: 360p } }
+      - name: square
+        request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "1:1", source: { from: animate }, video: { resolution: 360p } }
+`;
