@@ -242,7 +242,7 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         expect(again.place).toBe('a-1.png');
         await finish(s, again);
         // Refused by the local check: nothing was sent, and it finished all the same.
-        const c = (await s.admit(planned('c.png'), NO_REFERENCES)).item;
+        const c = (await s.admit(planned('c.png', 'hello'), NO_REFERENCES)).item;
         await s.save({ ...c, state: 'failed', failedAt: 'check', reason: 'image is too large' });
         const items = await s.finishedItems();
         expect(items.map((i) => [i.input, i.place, i.state, i.size, i.journal?.action])).toEqual([

@@ -203,11 +203,13 @@ function registerUpload(files: Command): void {
         wait: flags.wait === true,
         ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {}),
       });
+      // The parts rounded down and the whole up, so that the transfer and the wait never add up to
+      // more than the time it all took (each rounded to the nearest could: 168 + 167 > 334).
       const json = {
         ...uploadJson(timed, path),
-        elapsed_ms: Math.round(performance.now() - started),
-        transfer_ms: Math.round(timed.transferMs),
-        ready_wait_ms: timed.readyWaitMs === null ? null : Math.round(timed.readyWaitMs),
+        elapsed_ms: Math.ceil(performance.now() - started),
+        transfer_ms: Math.floor(timed.transferMs),
+        ready_wait_ms: timed.readyWaitMs === null ? null : Math.floor(timed.readyWaitMs),
       };
       ctx.result(json, () => [
         ...fileLines(timed.file),
