@@ -35,7 +35,8 @@ export async function reuseOutputs(outDir: string, item: Item, from: ReusedFrom)
     const target = moved(path);
     if (target !== path) await linkOrCopy(absOf(outDir, path), absOf(outDir, target));
   }
-  const steps: StepRecord[] = from.item.steps.map((s) => ({
+  // The other file's generations, without the attempts it made before them (they were not this file's).
+  const steps: StepRecord[] = from.item.steps.map(({ earlierAttempts: _earlier, ...s }) => ({
     ...s,
     outputs: s.outputs.map(moved),
     ...(s.layers ? { layers: s.layers.map((l) => ({ ...l, path: moved(l.path) })) } : {}),
@@ -44,6 +45,8 @@ export async function reuseOutputs(outDir: string, item: Item, from: ReusedFrom)
   const { step: _step, ...rest } = item;
   return {
     ...rest,
+    // The same bytes: what the other file's check learned of them (this one was not checked).
+    media: item.media ?? from.item.media,
     ...(from.item.step !== undefined ? { step: from.item.step } : {}),
     steps,
     state: 'downloaded',

@@ -219,6 +219,43 @@ describe('a failure the copies share', () => {
     const again = await run(input, out, [], 1);
     expect((await generations()) - before).toBe(1);
     expect(again.report.totals).toMatchObject({ inputs: 2, failed: 2 });
+    // A third copy added later names the file that failed first, once, and its failure.
+    writeFileSync(join(input, 'c.txt'), 'a forbidden fox, shared failure');
+    await run(input, out, [], 1);
+    expect((await generations()) - before).toBe(1);
+    const third = String(itemOf(out, 'c.txt').reason);
+    expect(third).toMatch(/^same content as [ab]\.txt, which failed: .*moderat/);
+    expect(third.match(/same content as/g)).toHaveLength(1);
+    expect(third.match(/not sent again/g)).toHaveLength(1);
+    expect(third).not.toMatch(/\.;/);
+  }, 120_000);
+
+  it('a copy of a create whose answer was lost shares its unknown outcome: never sent on its own, sent with it by --resubmit-unknown', async () => {
+    const { input, out } = promptFolder({
+      'c1.txt': 'a paper crane, answer lost',
+      'c2.txt': 'a paper crane, answer lost',
+    });
+    const before = await generations();
+    await setFaults(emu, { lose_answers: { 'POST /v1/generations': 1 } });
+    try {
+      const first = await run(input, out, [], 1);
+      expect(first.report.totals).toMatchObject({ inputs: 2, failed: 2 });
+    } finally {
+      await setFaults(emu, {});
+    }
+    expect((await generations()) - before).toBe(1);
+    // A plain re-run: the crash policy fails the one, and the copy shares it (it could pay twice).
+    const plain = await run(input, out, [], 1);
+    expect(plain.report.totals).toMatchObject({ inputs: 2, failed: 2 });
+    expect((await generations()) - before).toBe(1);
+    expect(String(itemOf(out, 'c2.txt').reason + itemOf(out, 'c1.txt').reason)).toMatch(/--resubmit-unknown/);
+    // --resubmit-unknown sends the one again, and the copy takes its outputs: one more generation.
+    const resubmitted = await run(input, out, ['--resubmit-unknown']);
+    expect(resubmitted.report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
+    expect((await generations()) - before).toBe(2);
+    const after = await run(input, out);
+    expect(after.report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
+    expect((await generations()) - before).toBe(2);
   }, 120_000);
 
   it('a retryable failure: both failed with one generation; a re-run retries them together with one', async () => {

@@ -117,16 +117,27 @@ describe('same content under another name', () => {
     expect(report.journal.same_content).toBe(2);
   });
 
-  it('the earlier outputs deleted: the copy is processed, not reused', async () => {
+  it('the earlier outputs deleted: a rename collects the generation again, for free, not a new one', async () => {
     const { input, out } = promptFolder({ 'a.txt': 'a bridge in fog, deleted outputs' });
     const before = await generations();
     await run(input, out);
     rmSync(join(out, 'a.txt'), { recursive: true });
-    rmSync(join(input, 'a.txt'));
-    writeFileSync(join(input, 'b.txt'), 'a bridge in fog, deleted outputs');
+    renameSync(join(input, 'a.txt'), join(input, 'b.txt'));
     const { report } = await run(input, out);
-    expect((await generations()) - before).toBe(2);
-    expect(report.journal.same_content).toBe(0);
+    expect((await generations()) - before).toBe(1);
+    expect(report.journal.same_content).toBe(1);
     expect(outputsOf(out, 'b.txt')).toHaveLength(1);
+    const item = report.items.find((i: { input: string }) => i.input === 'b.txt');
+    expect(item.journal).toMatch(/^same content as a\.txt: collecting its generation /);
+  });
+
+  it('--force redoes each content once: copies within the run share the new result', async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a forced kite', 'b.txt': 'a forced kite' });
+    const before = await generations();
+    await run(input, out);
+    expect((await generations()) - before).toBe(1);
+    const { report } = await run(input, out, ['--force']);
+    expect((await generations()) - before).toBe(2);
+    expect(report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
   });
 });

@@ -343,11 +343,13 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         expect(e.action).toBe('fresh');
       });
 
-      it('sends a file whose twin lost its outputs: they are not done', async () => {
+      it('collects the generation again for a file whose twin lost its outputs: never a new create', async () => {
         const s = await session();
         await finish(s, (await s.admit(planned('a.png', 'same bytes'), NO_REFERENCES)).item);
         rmSync(join(outDir, 'a.png', 'output-0.png'));
-        expect((await s.admit(planned('b.png', 'same bytes'), NO_REFERENCES)).action).toBe('fresh');
+        const b = await s.admit(planned('b.png', 'same bytes'), NO_REFERENCES);
+        expect(b).toMatchObject({ action: 'resume', item: { state: 'submitted', place: 'b.png' } });
+        expect(b.reason).toMatch(/^same content as a\.png: collecting its generation gen-a\.png/);
       });
 
       it('waits for a file of the same content in flight here, writing nothing, until it is saved finished', async () => {

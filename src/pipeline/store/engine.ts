@@ -62,7 +62,7 @@ import type {
   StoreDecision,
 } from './store.ts';
 import * as tables from './tables.ts';
-import { JOURNAL_TEXTS } from './texts.ts';
+import { JOURNAL_TEXTS, SAME_CONTENT_TEXTS } from './texts.ts';
 import { keyWith, workId } from './work-key.ts';
 
 /** The current batch: its row, its service (part of every key) and the service's former identities. */
@@ -339,10 +339,25 @@ export class StoreEngine implements Store {
       now: this.now(),
       outputsComplete: (row) => this.outputsCheck(row).complete,
       retryFailed: opts.retryFailed ?? false,
+      resubmitUnknown: opts.resubmitUnknown ?? false,
       waitedOn: opts.waitedOn ?? null,
+      // --force: only this batch's work stands for a file (none in a dry run, which has no batch).
+      batchOnly: opts.force ? (this.batch?.id ?? -1) : null,
     });
-    if (!choice) return own;
+    if (!choice || this.keepsOwnFailure(own, choice)) return own;
     return sameContentDecision(own, choice, item, choice.kind === 'reuse' && twinGone(choice.twin));
+  }
+
+  /**
+   * True when a file reported failed in an earlier run for a failure of its own keeps it: a copy's work
+   * stands for it, never a copy's failure (a failure it shared follows the copy's, as it changes).
+   */
+  private keepsOwnFailure(own: RowDecision, choice: { kind: string }): boolean {
+    return (
+      own.action === 'done' &&
+      choice.kind === 'fail' &&
+      SAME_CONTENT_TEXTS.failedRoot(own.item.reason) === null
+    );
   }
 
   /** The rows in flight in this session: bound, or being admitted. */

@@ -5,8 +5,9 @@
  * a file dropped into the inbox again. Pure: the engine reads the rows (ItemRows.twins) and applies
  * the choice (engine.ts's admitRow).
  *
- * Looked for only when the file's own row would send something new (twinWanted): fresh, or a resume
- * before any create. The first that applies, over the twins newest first:
+ * Looked for only when the file's own row would send something new, or reports it failed in an
+ * earlier run (twinWanted); never with --redo-same-content, and with --force among this batch's rows
+ * only. The first that applies, over the twins newest first:
  *
  * | twin                                                        | choice                                   |
  * |-------------------------------------------------------------|------------------------------------------|
@@ -15,11 +16,14 @@
  * | in flight in this session (bound here)                      | wait: admit again once it ended           |
  * | in flight in another process (a store shared by processes:  | wait, looking again every second: its     |
  * |   not ended, written within TWIN_FRESH_MS)                  |   resubmissions are its own, not doubled  |
- * | holds a generation (submitted, downloaded), single-step,    | adopt: poll that generation, download     |
- * |   in flight nowhere (a run that died, a stale row)          |   into this place; never a new create     |
+ * | its create's outcome unknown, without --resubmit-unknown    | fail: sending the copy could pay twice    |
+ * | holds a generation (submitted, downloaded, or reported with | adopt: poll that generation, download     |
+ * |   its outputs gone), single-step, in flight nowhere         |   into this place; never a new create     |
  * | failed at the service for its own reason (not retryable),   | fail: the same failure, nothing sent      |
  * |   without --retry-failed                                    |                                           |
  *
+ * A file reported failed in an earlier run for a failure of its own takes a twin's work, never its
+ * failure (engine.ts's keepsOwnFailure).
  * Otherwise the file's own decision stands. A hash collision (two different files with one sha256 and
  * size) cannot be ruled out by construction; it is not expected in practice.
  */
@@ -65,18 +69,24 @@ export interface TwinContext {
   outputsComplete(row: JournalRow): boolean;
   /** --retry-failed. */
   retryFailed: boolean;
+  /** --resubmit-unknown: a twin whose create's outcome is unknown is sent again by its own admission. */
+  resubmitUnknown: boolean;
   /** The row this file waited on, when admit is asked again after the wait (PlanOptions.waitedOn). */
   waitedOn: number | null;
+  /** With --force: only the rows of this batch (its id) stand for a file; else any row does (null). */
+  batchOnly: number | null;
 }
 
 /**
- * True when a decision would have the service do new work for the file — fresh, or a resume before
- * any create (its upload may be kept) — and another input's work may stand instead: not with
- * --force or --redo-same-content.
+ * True when another input's work may stand for the file's: its own decision would have the service do
+ * new work (fresh, or a resume before any create, its upload kept), or reports it failed in an earlier
+ * run (a copy done since stands for it, for free). Never with --redo-same-content; with --force only
+ * this batch's work stands (TwinContext.batchOnly).
  */
 export function twinWanted(decision: RowDecision, opts: PlanOptions): boolean {
-  if (opts.force || opts.redoSameContent) return false;
+  if (opts.redoSameContent) return false;
   if (decision.action === 'fresh') return true;
+  if (decision.action === 'done') return decision.item.state === 'failed' && !opts.force;
   if (decision.action !== 'resume') return false;
   return !decision.item.steps.some((s) => s.requestId || s.generationId || s.outputs.length > 0);
 }
@@ -98,7 +108,9 @@ const IN_FLIGHT_ELSEWHERE = new Set<JournalRow['phase']>([
 
 /** The choice for a file given its twins (rows of other inputs with its key, newest first), or null. */
 export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): TwinChoice | null {
-  const same = twins.filter((t) => t.item.size === ctx.size);
+  const same = twins.filter(
+    (t) => t.item.size === ctx.size && (ctx.batchOnly === null || t.batchId === ctx.batchOnly),
+  );
   const pick = (kind: TwinChoice['kind'], test: (t: JournalRow) => boolean): TwinChoice | null => {
     const twin = same.find(test);
     return twin ? { kind, twin } : null;
@@ -115,9 +127,20 @@ export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): Twin
         !FINAL.has(t.item.state) &&
         ctx.now - t.updatedAt < TWIN_FRESH_MS,
     ) ??
-    pick('adopt', (t) => (t.phase === 'submitted' || t.phase === 'downloaded') && single(t.item)) ??
+    // A create that may have reached the service: sending the copy could pay twice (the crash policy's).
+    pick('fail', (t) => t.outcomeUnknown && !ctx.resubmitUnknown) ??
+    pick('adopt', (t) => holdsGeneration(t) && single(t.item)) ??
     pick('fail', (t) => t.phase === 'failed' && !ctx.retryFailed && failureOf(t.item)?.retryable === false)
   );
+}
+
+/**
+ * True when the twin's generation is at the service to be collected: being polled or downloaded, or
+ * reported with its outputs gone since (polled again for fresh URLs, which costs nothing).
+ */
+function holdsGeneration(t: JournalRow): boolean {
+  if (t.phase === 'submitted' || t.phase === 'downloaded') return true;
+  return t.phase === 'reported' && !!currentStep(t.item)?.generationId;
 }
 
 /** A single-request item (one step): its generation can be adopted as it stands. */
@@ -173,15 +196,19 @@ export function sameContentDecision(
       };
     }
     case 'fail': {
-      const reason = SAME_CONTENT_TEXTS.failed(twin.input, twin.item.reason);
+      // A copy of a copy names the file that failed first, and its failure.
+      const root = SAME_CONTENT_TEXTS.failedRoot(twin.item.reason);
+      const first = root !== null ? (twin.item.journal?.sameAs ?? twin.input) : twin.input;
+      const reason = SAME_CONTENT_TEXTS.failed(first, root ?? twin.item.reason);
+      // Failed at plan: nothing was sent for it (its failure's class is the other file's).
       const failed: Item = {
         ...fresh,
         state: 'failed',
-        failedAt: twin.item.failedAt,
+        failedAt: 'plan',
         reason,
         failure: failureOf(twin.item),
       };
-      return { ...base, action: 'done', item: failed, reason };
+      return { ...base, sameContent: { ...sameContent, input: first }, action: 'done', item: failed, reason };
     }
     case 'wait':
       return {

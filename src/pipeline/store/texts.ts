@@ -196,6 +196,9 @@ function generationsOf(item: Item): string {
   return `${ids.length === 1 ? 'generation' : 'generations'} ${ids.join(', ')}`;
 }
 
+/** How a shared failure's reason ends. */
+const FAILED_TAIL = `not sent again (${RUN_FLAGS.redoSameContentFlag} sends it anyway)`;
+
 /** The reasons of a file that another input with the same content and recipe stands in for (same-content.ts). */
 export const SAME_CONTENT_TEXTS = {
   /** Its outputs linked from the twin's, nothing sent. */
@@ -212,7 +215,16 @@ export const SAME_CONTENT_TEXTS = {
     `same content as ${input}: collecting its generation${generationId ? ` ${generationId}` : ''}, nothing sent again`,
   /** Failed as the twin did, nothing sent (a re-run retries them together when the failure may pass). */
   failed: (input: string, reason: string | null): string =>
-    `same content as ${input}, which failed${reason ? `: ${reason}` : ''}; not sent again (${RUN_FLAGS.redoSameContentFlag} sends it anyway)`,
+    `same content as ${input}, which failed${reason ? `: ${reason.replace(/\.$/, '')}` : ''}; ${FAILED_TAIL}`,
+  /**
+   * The failure a `failed` reason shares, as the file that first failed gave it (null when `reason` is
+   * not one): a copy of a copy names the first file's failure, not a reason within a reason.
+   */
+  failedRoot: (reason: string | null): string | null => {
+    const prefix = /^same content as .+?, which failed: /s.exec(reason ?? '');
+    if (!prefix || !reason?.endsWith(`; ${FAILED_TAIL}`)) return null;
+    return reason.slice(prefix[0].length, reason.length - FAILED_TAIL.length - 2);
+  },
   /** The outputs could not be linked or copied into the file's folder (a local failure, tried again next run). */
   linkFailed: (input: string, why: string): string =>
     `the outputs of ${input} (same content) could not be linked or copied here: ${why}; nothing was sent, and the next run tries again`,
