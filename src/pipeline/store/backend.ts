@@ -36,6 +36,11 @@ export interface StoreBackend {
   /** Reads, with every write asked for before visible. */
   read<T>(what: string, body: (sql: Sql) => Step<T>): Promise<T>;
   /**
+   * Reads a cache (the content-hash cache), where a stale answer is only a miss: writes asked for
+   * before need not be visible, so the read does not commit them first (the SQLite write group's).
+   */
+  readCache<T>(what: string, body: (sql: Sql) => Step<T>): Promise<T>;
+  /**
    * One transaction, committed when it resolves, rolled back (onRollback) when `body` throws.
    * `serial`: an item row's id, whose writes are made in the order asked.
    */

@@ -187,7 +187,8 @@ export class StoreEngine implements Store {
   /** The content-hash cache: the hash of `path` recorded at `identity`, or null. */
   async cachedHash(path: string, identity: FileIdentity): Promise<string | null> {
     this.assertOpen();
-    return this.backend.read('reading the content-hash cache', (sql) =>
+    // Not worth a commit of the queued writes: a hash saved meanwhile is only missed, and taken again.
+    return this.backend.readCache('reading the content-hash cache', (sql) =>
       tables.cachedHash(sql, this.tables, path, identity),
     );
   }

@@ -80,6 +80,10 @@ export class PgBackend implements StoreBackend {
     return this.use(what, (q) => runAsync(body(new PgSql(q))));
   }
 
+  readCache<T>(what: string, body: (sql: Sql) => Step<T>): Promise<T> {
+    return this.read(what, body);
+  }
+
   transaction<T>(what: string, body: (sql: Sql) => Step<T>, serial?: number): Promise<T> {
     return this.inTransaction(what, (q) => runAsync(body(new PgSql(q))), serial);
   }

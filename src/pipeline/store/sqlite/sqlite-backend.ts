@@ -47,6 +47,11 @@ export class SqliteBackend implements StoreBackend {
     return this.readNow(body);
   }
 
+  /** A cache read, now, without committing the queued writes first: it never costs a commit. */
+  async readCache<T>(_what: string, body: (sql: Sql) => Step<T>): Promise<T> {
+    return runNow(body(this.sql));
+  }
+
   /** Runs `body` in one `BEGIN IMMEDIATE` transaction, now (committed, and fsynced, when it returns). */
   transactionNow<T>(body: (sql: Sql) => Step<T>): T {
     this.group.flush();
