@@ -216,6 +216,11 @@ export interface StepRecord {
   failure?: ItemFailure | null;
   /** The stage that failed a chain step (null: its parent failed, it never ran); absent otherwise. */
   failedAt?: StageName | null;
+  /**
+   * A chain step's work (store/step-work.ts): what its generation is of, so that a step done for the
+   * same content is taken instead of paid again; set when the journal admits the item, absent otherwise.
+   */
+  work?: string;
 }
 
 /** A new step of `name` for `request`, nothing done yet. */

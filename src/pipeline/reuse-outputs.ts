@@ -4,6 +4,7 @@
  * file system cannot link (another device, no hard links) — never a symlink, which a later delete of
  * the other input's folder would break. The item then stands `downloaded`, its steps the other item's
  * with their paths moved to its place, and the report stage writes its result.json as for any other.
+ * A chain's steps done for the same content are taken so too, and the item goes on with the others.
  */
 import { constants } from 'node:fs';
 import { copyFile, link, mkdir, rm } from 'node:fs/promises';
@@ -11,11 +12,16 @@ import { dirname, join } from 'node:path';
 import type { Item, StepRecord } from './item.ts';
 import { itemPlace } from './report/item-paths.ts';
 import { outputPathsOf } from './store/outputs-check.ts';
+import { withStepsTaken } from './store/step-work.ts';
 
-/** What reuseOutputs reads of the other input: its out folder and its item as recorded there. */
+/**
+ * What reuseOutputs reads of the other input: its out folder and its item as recorded there; with
+ * `steps`, only those of a chain's steps are taken (store/step-work.ts), the rest to be sent.
+ */
 export interface ReusedFrom {
   place: string;
   item: Item;
+  steps?: readonly StepRecord[];
 }
 
 /** Codes of a link the file system refuses where a copy may still work. */
@@ -31,17 +37,18 @@ export async function reuseOutputs(outDir: string, item: Item, from: ReusedFrom)
   const place = itemPlace(item);
   const moved = (path: string): string =>
     path.startsWith(`${from.place}/`) ? `${place}/${path.slice(from.place.length + 1)}` : path;
-  for (const path of outputPathsOf(from.item)) {
+  for (const path of outputPathsOf({ steps: [...(from.steps ?? from.item.steps)] })) {
     const target = moved(path);
     if (target !== path) await linkOrCopy(absOf(outDir, path), absOf(outDir, target));
   }
   // The other file's generations, without the attempts it made before them (they were not this file's).
-  const steps: StepRecord[] = from.item.steps.map(({ earlierAttempts: _earlier, ...s }) => ({
+  const steps: StepRecord[] = (from.steps ?? from.item.steps).map(({ earlierAttempts: _earlier, ...s }) => ({
     ...s,
     outputs: s.outputs.map(moved),
     ...(s.layers ? { layers: s.layers.map((l) => ({ ...l, path: moved(l.path) })) } : {}),
     ...(s.composite ? { composite: moved(s.composite) } : {}),
   }));
+  if (from.steps) return withStepsTaken(item, steps, from.item.media);
   const { step: _step, ...rest } = item;
   return {
     ...rest,

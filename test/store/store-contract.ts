@@ -343,6 +343,61 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         expect(e.action).toBe('fresh');
       });
 
+      it("takes a chain's steps done for the same bytes under another recipe, and sends the rest", async () => {
+        const s = await session();
+        /** A planned two-step chain of `name`: stylize, then animate with `motion`. */
+        const chain = (name: string, motion: string): Item => {
+          const item = planned(name, 'same chain bytes');
+          const stylize = { ...item.steps[0]!, name: 'stylize' };
+          const animate = {
+            ...stylize,
+            name: 'animate',
+            after: ['stylize'],
+            request: { type: 'video', prompt: motion, video: { start_frame: { url: '$step:stylize' } } },
+          };
+          return { ...item, steps: [stylize, animate] };
+        };
+        const a = (await s.admit(chain('a.png', 'slow pan'), NO_REFERENCES)).item;
+        expect(a.steps.every((st) => typeof st.work === 'string')).toBe(true);
+        mkdirSync(join(outDir, 'a.png', 'stylize'), { recursive: true });
+        writeFileSync(join(outDir, 'a.png', 'stylize', 'output-0.png'), 'STILL');
+        const done = {
+          ...a,
+          state: 'failed' as const,
+          reason: "step 'animate' failed: generation failed",
+          failedAt: 'wait' as const,
+          steps: [
+            {
+              ...a.steps[0]!,
+              state: 'downloaded' as const,
+              requestId: 'req-s',
+              generationId: 'gen-s',
+              outputs: ['a.png/stylize/output-0.png'],
+            },
+            { ...a.steps[1]!, state: 'failed' as const, requestId: 'req-v', generationId: 'gen-v' },
+          ],
+        };
+        await s.recordIntent({ ...done, state: 'uploaded', step: 'stylize' });
+        await s.save(done);
+        // The copy's animate differs: stylize is taken from a.png, animate sent.
+        const b = await s.admit(chain('b.png', 'fast zoom'), NO_REFERENCES);
+        expect(b).toMatchObject({ action: 'reuse', sameContent: { input: 'a.png', place: 'a.png' } });
+        expect(b.sameContent?.steps?.map((st) => [st.name, st.state, st.generationId])).toEqual([
+          ['stylize', 'downloaded', 'gen-s'],
+        ]);
+        expect(b.reason).toMatch(/^step 'stylize' reused: done for a\.png, which has the same content/);
+        // Its still gone: taken to be collected again, not created.
+        rmSync(join(outDir, 'a.png', 'stylize', 'output-0.png'));
+        const c = await s.admit(chain('c.png', 'tilt'), NO_REFERENCES);
+        expect(c.sameContent?.steps?.map((st) => [st.name, st.state])).toEqual([['stylize', 'submitted']]);
+        // Other bytes, or --redo-same-content: sent whole.
+        const other = { ...chain('d.png', 'tilt'), absPath: join(inDir, 'd.png') };
+        writeFileSync(other.absPath, 'other bytes');
+        expect((await s.admit({ ...other, size: 11 }, NO_REFERENCES)).action).toBe('fresh');
+        const e = await s.admit(chain('e.png', 'tilt'), NO_REFERENCES, { redoSameContent: true });
+        expect(e.action).toBe('fresh');
+      });
+
       it('collects the generation again for a file whose twin lost its outputs: never a new create', async () => {
         const s = await session();
         await finish(s, (await s.admit(planned('a.png', 'same bytes'), NO_REFERENCES)).item);

@@ -28,7 +28,7 @@ import { isAbort } from '../runner-errors.ts';
 import type { StageContext } from '../stage.ts';
 import { LOCAL_STEPS } from '../stage-list.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
-import type { WorkIdentity } from '../store/index.ts';
+import { type WorkIdentity, withStepsTaken } from '../store/index.ts';
 import { CopiesInRun } from './copies-in-run.ts';
 import { type DryRunEntry, dryRunEntry, type MediaSettings, reusedByDecision } from './dry-run-entry.ts';
 import { DRY_RUN_TEXTS } from './dry-run-texts.ts';
@@ -195,7 +195,7 @@ async function evaluate(
       item = await step.run(item, ctx);
       if (step.name !== 'plan' || item.state !== 'planned') continue;
       if (options.preview) {
-        decision = inAnotherProcess(await options.preview(item, ctx.signal));
+        decision = inDryRunTerms(await options.preview(item, ctx.signal));
         work = decision.work ?? null;
         item = { ...decision.item, journal: { action: decision.action, reason: decision.reason } };
         // Another input's outputs would be linked here: a run checks nothing more of the file.
@@ -219,9 +219,16 @@ async function evaluate(
 
 /**
  * A `wait` (another process works on the same content now: a run waits for it, then reuses its
- * outputs) in a dry run's words; any other decision as it is.
+ * outputs) in a dry run's words; a chain's steps taken from another file's work as a run goes on with
+ * them (the others to send, priced); any other decision as it is.
  */
-function inAnotherProcess(decision: AdmitDecision): AdmitDecision {
+function inDryRunTerms(decision: AdmitDecision): AdmitDecision {
+  const from = decision.sameContent;
+  if (decision.action === 'reuse' && from?.steps) {
+    const { sameContent: _from, ...rest } = decision;
+    const item = withStepsTaken(decision.item, [...from.steps], from.item.media);
+    return { ...rest, action: 'resume', nothingSent: true, item };
+  }
   if (decision.action !== 'wait') return decision;
-  return { ...decision, reason: DRY_RUN_TEXTS.sameContentElsewhere(decision.sameContent?.input ?? '') };
+  return { ...decision, reason: DRY_RUN_TEXTS.sameContentElsewhere(from?.input ?? '') };
 }

@@ -2,6 +2,7 @@
  * A run's options, their defaults and their resolution (as fastify's `processOptions`): everything
  * the runner's parts read is taken from a RunOptions once, here, with its default applied.
  */
+
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { GenpipeClient, JobDurations, PollScheduleName } from '../../client/index.ts';
@@ -13,6 +14,7 @@ import { createRedactor, type Redact } from '../progress/redact.ts';
 import type { Recipe } from '../recipe.ts';
 import type { ReferenceMemory } from '../references.ts';
 import type { HeldBackFile, ReportIgnored, ReportJournalMeta } from '../report/index.ts';
+import type { ReusedFrom } from '../reuse-outputs.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
 
 /** Defaults of a run, in one place. */
@@ -188,9 +190,10 @@ export interface AdmitDecision {
   nothingSent?: boolean;
   /**
    * The other input with the same content and recipe the decision follows: reuse links its outputs
-   * (its item's, under its place) into this item's place; wait waits for it.
+   * (its item's, under its place; a chain's `steps` only, when given) into this item's place; wait
+   * waits for it.
    */
-  sameContent?: { id: number; input: string; place: string; item: Item; renamed?: true };
+  sameContent?: ReusedFrom & { id: number; input: string; renamed?: true };
   /** wait: resolves when `admit` may be asked again, with `sameContent.id` as `waitedOn`. */
   settled?: (signal?: AbortSignal) => Promise<void>;
   /**

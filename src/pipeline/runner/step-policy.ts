@@ -202,12 +202,17 @@ async function decided(item: Item, env: StepEnv): Promise<Decided | Item> {
 /**
  * A `reuse` decision with the other input's outputs linked into the item's place (at `downloaded`);
  * a file system that refuses them fails the item at plan, a local failure the next run tries again.
+ * A chain's steps taken (SameContent.steps) are linked so, and the item goes on with its other steps:
+ * continued, not counted as another file's work.
  */
 async function reused(decision: Decided, env: StepEnv): Promise<Decided> {
   const from = decision.sameContent;
   if (decision.action !== 'reuse' || !from) return decision;
   try {
-    return { ...decision, item: await env.local(() => reuseOutputs(env.run.outDir, decision.item, from)) };
+    const item = await env.local(() => reuseOutputs(env.run.outDir, decision.item, from));
+    if (!from.steps) return { ...decision, item };
+    const { sameContent: _from, ...rest } = decision;
+    return { ...rest, action: 'resume', nothingSent: true, item };
   } catch (err) {
     const why = LocalWriteError.from(err)?.message ?? (err instanceof Error ? err.message : String(err));
     const failed = failItem(decision.item, 'plan', SAME_CONTENT_TEXTS.linkFailed(from.input, why));

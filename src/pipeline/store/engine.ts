@@ -12,6 +12,7 @@
  * still in flight here (boundCount).
  */
 import { hostname } from 'node:os';
+import { isChain } from '../chain.ts';
 import { currentStep, type Item } from '../item.ts';
 import { placeInput } from '../raw-names.ts';
 import {
@@ -47,6 +48,7 @@ import {
 } from './same-content.ts';
 import type { Sql } from './sql.ts';
 import type { Step } from './step.ts';
+import { doneStepsDecision, stepFilesOnDisk, withStepWork } from './step-work.ts';
 import type {
   BatchInfo,
   BatchRow,
@@ -259,6 +261,7 @@ export class StoreEngine implements Store {
     opts: PlanOptions,
     write: boolean,
   ): Step<{ active: JournalRow | null; row: JournalRow | null; decision: RowDecision }> {
+    item = withStepWork(item, key.stepWork ?? {});
     let active = yield* this.items.active(sql, item.input);
     // Noted for a file never planned (stopped or refused before it was, see save): this is its key;
     // or keyed under a former identity of the service (its URL with the password): the same work.
@@ -331,7 +334,8 @@ export class StoreEngine implements Store {
     own: RowDecision,
   ): Step<RowDecision> {
     const twins = yield* this.items.twins(sql, rowInputOf(item), key);
-    if (twins.length === 0) return own;
+    // --force: only this batch's work stands for a file (none in a dry run, which has no batch).
+    const batchOnly = opts.force ? (this.batch?.id ?? -1) : null;
     const boundIds = this.inFlightHere();
     const choice = twinChoice(twins, {
       size: item.size,
@@ -342,11 +346,17 @@ export class StoreEngine implements Store {
       retryFailed: opts.retryFailed ?? false,
       resubmitUnknown: opts.resubmitUnknown ?? false,
       waitedOn: opts.waitedOn ?? null,
-      // --force: only this batch's work stands for a file (none in a dry run, which has no batch).
-      batchOnly: opts.force ? (this.batch?.id ?? -1) : null,
+      batchOnly,
     });
-    if (!choice || this.keepsOwnFailure(own, choice)) return own;
-    return sameContentDecision(own, choice, item, choice.kind === 'reuse' && twinGone(choice.twin));
+    if (choice && !this.keepsOwnFailure(own, choice)) {
+      return sameContentDecision(own, choice, item, choice.kind === 'reuse' && twinGone(choice.twin));
+    }
+    // A chain's steps done for the same bytes under another recipe (or name) are taken (step-work.ts).
+    if (own.action !== 'fresh' || !isChain(own.item)) return own;
+    const rows = (yield* this.items.sameBytes(sql, key)).filter(
+      (r) => batchOnly === null || r.batchId === batchOnly,
+    );
+    return doneStepsDecision(own, rows, (row, step) => stepFilesOnDisk(this.outDir, row, step));
   }
 
   /**

@@ -134,6 +134,11 @@ export class ItemRows {
     return yield* this.many(sql, this.sqlOf.twins, [key.contentHash, key.recipeHash, input]);
   }
 
+  /** The rows with `key`'s content and another recipe, the input's own too (step-work.ts), newest first. */
+  *sameBytes(sql: Sql, key: JournalKey): Generator<Promise<unknown>, JournalRow[]> {
+    return yield* this.many(sql, this.sqlOf.sameBytes, [key.contentHash, key.recipeHash]);
+  }
+
   /** The first free place for a new row of `input` (see item-place.ts: the input's, else -1, -2, …). */
   *freePlace(sql: Sql, input: string, key = input): Generator<Promise<unknown>, string> {
     for (let n = 0; ; n++) {

@@ -26,6 +26,8 @@ export interface JournalKey {
    * formerServices): a row with one of them is this key's, and is re-keyed (see rekeyed in admission.ts).
    */
   formerRecipeHashes?: readonly string[];
+  /** A chain's: the work of each of its steps by name (step-work.ts); absent for a single request. */
+  stepWork?: Readonly<Record<string, string>>;
 }
 
 /**

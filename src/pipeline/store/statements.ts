@@ -157,6 +157,12 @@ function itemStatements(d: DialectWords) {
      */
     twins: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND content_hash = $2 AND recipe_hash = $3 AND input <> $4
      AND (superseded_at IS NULL OR ${HOLDS_PLACE}) ORDER BY id DESC LIMIT 20`,
+    /**
+     * The rows with this content and another recipe ($2 content, $3 recipe), the input's own included,
+     * that are active or hold their place, newest first: a chain's steps done there (step-work.ts).
+     */
+    sameBytes: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND content_hash = $2 AND recipe_hash <> $3
+     AND (superseded_at IS NULL OR ${HOLDS_PLACE}) ORDER BY id DESC LIMIT 20`,
     placeTaken: `SELECT 1 AS one FROM items WHERE out_dir = $1 AND place = $2
      AND (${HOLDS_PLACE} OR (superseded_at IS NULL AND input <> $3)) LIMIT 1`,
     placeHeldByOther: `SELECT 1 AS one FROM items WHERE out_dir = $1 AND place = $2 AND id <> $3 AND ${HOLDS_PLACE} LIMIT 1`,

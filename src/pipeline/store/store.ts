@@ -5,7 +5,7 @@
  * suite (test/store/store-contract.ts) checks it for every implementation.
  */
 import type { JobDurationSample } from '../../client/index.ts';
-import type { Item } from '../item.ts';
+import type { Item, StepRecord } from '../item.ts';
 
 export type { JobDurationSample } from '../../client/index.ts';
 
@@ -17,7 +17,8 @@ export type { JobDurationSample } from '../../client/index.ts';
  * - `fail`: its create's outcome is unknown and the crash policy fails it in this run: the returned
  *   item is final, failed at `submit`, and is a failure of this run, not earlier work;
  * - `reuse`: another input with the same content and recipe is done (`sameContent`): its outputs are
- *   linked into the returned item's place, and nothing is sent;
+ *   linked into the returned item's place, and nothing is sent; or, for a chain, some of its steps are
+ *   done for the same content (`sameContent.steps`): they are taken, and only the others are sent;
  * - `wait`: another input with the same content and recipe is being worked on (`sameContent`): nothing
  *   is written; admit again (with `waitedOn`) once `settled` resolves.
  */
@@ -38,6 +39,11 @@ export interface SameContent {
   item: Item;
   /** reuse: its input is no longer on disk (the file was renamed or moved). */
   renamed?: true;
+  /**
+   * reuse of a chain's steps only (step-work.ts): the steps of its item this file takes, as it takes
+   * them (paths still under `place`); the file's other steps are sent. Absent: its whole work is reused.
+   */
+  steps?: StepRecord[];
 }
 
 /** The decision for one file. */

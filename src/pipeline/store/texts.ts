@@ -3,7 +3,7 @@
  * part of the service's contract, so they live here rather than in src/spec. The journal file's names
  * and schema are in sqlite/journal-file.ts; the flags the texts name are in run-flags.ts.
  */
-import type { Item } from '../item.ts';
+import type { Item, StepRecord } from '../item.ts';
 import { RUN_FLAGS } from '../run-flags.ts';
 import { JOURNAL_FILE } from './sqlite/journal-file.ts';
 
@@ -224,6 +224,17 @@ export const SAME_CONTENT_TEXTS = {
     const prefix = /^same content as .+?, which failed: /s.exec(reason ?? '');
     if (!prefix || !reason?.endsWith(`; ${FAILED_TAIL}`)) return null;
     return reason.slice(prefix[0].length, reason.length - FAILED_TAIL.length - 2);
+  },
+  /**
+   * A chain's steps done for the same content (by `input`; null: this file, under its recipe before)
+   * taken, the rest sent; a step whose files are gone is downloaded again from its generation.
+   */
+  stepsReused: (input: string | null, steps: readonly StepRecord[]): string => {
+    const names = steps.map((s) => `'${s.name}'`).join(', ');
+    const ids = steps.map((s) => s.generationId).join(', ');
+    const whose =
+      input === null ? 'done for this file before' : `done for ${input}, which has the same content`;
+    return `step${steps.length === 1 ? '' : 's'} ${names} reused: ${whose} (generation${steps.length === 1 ? '' : 's'} ${ids}); only the other steps are sent`;
   },
   /** The outputs could not be linked or copied into the file's folder (a local failure, tried again next run). */
   linkFailed: (input: string, why: string): string =>

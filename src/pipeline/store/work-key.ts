@@ -9,6 +9,7 @@ import type { JournalKey } from './journal-row.ts';
 import { recipeHash, referencesUsed } from './recipe-hash.ts';
 import type { RowDecision } from './resume-decision.ts';
 import { twinWanted } from './same-content.ts';
+import { stepWork } from './step-work.ts';
 import type { PlanOptions, RecipeFiles, WorkIdentity } from './store.ts';
 
 /**
@@ -47,6 +48,8 @@ export async function keyWith(
     if (ref) refHashes[name] = await hash(ref.absPath);
   }
   const key: JournalKey = { contentHash, recipeHash: recipeHash(item, refHashes, service) };
+  const work = stepWork(item, contentHash, refHashes, service);
+  if (Object.keys(work).length > 0) key.stepWork = work;
   if (formers.length > 0) key.formerRecipeHashes = formers.map((f) => recipeHash(item, refHashes, f));
   return key;
 }
