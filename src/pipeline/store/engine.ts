@@ -64,7 +64,7 @@ import type {
   StoreDecision,
 } from './store.ts';
 import * as tables from './tables.ts';
-import { JOURNAL_TEXTS, SAME_CONTENT_TEXTS } from './texts.ts';
+import { JOURNAL_TEXTS } from './texts.ts';
 import { keyWith, workId } from './work-key.ts';
 
 /** The current batch: its row, its service (part of every key) and the service's former identities. */
@@ -361,14 +361,11 @@ export class StoreEngine implements Store {
 
   /**
    * True when a file reported failed in an earlier run for a failure of its own keeps it: a copy's work
-   * stands for it, never a copy's failure (a failure it shared follows the copy's, as it changes).
+   * stands for it, never a copy's failure (a failure it shared — its journal note names the copy —
+   * follows the copy's, as it changes).
    */
   private keepsOwnFailure(own: RowDecision, choice: { kind: string }): boolean {
-    return (
-      own.action === 'done' &&
-      choice.kind === 'fail' &&
-      SAME_CONTENT_TEXTS.failedRoot(own.item.reason) === null
-    );
+    return own.action === 'done' && choice.kind === 'fail' && own.item.journal?.sameAs === undefined;
   }
 
   /** The rows in flight in this session: bound, or being admitted. */
