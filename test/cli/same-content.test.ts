@@ -96,6 +96,33 @@ describe('same content under another name', () => {
     expect(outputsOf(out, 'hero-link.txt')).toHaveLength(1);
   });
 
+  it('outputs that cannot be linked or copied into the place: a local failure naming why, nothing sent, the next run links them', async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a kettle, blocked place' });
+    const recipe = join(input, 'genpipe.yaml');
+    writeFileSync(recipe, readFileSync(recipe, 'utf8').replace('"*.txt"', '"**/*.txt"'));
+    const before = await generations();
+    await run(input, out);
+    mkdirSync(join(input, 'sub'));
+    writeFileSync(join(input, 'sub', 'b.txt'), 'a kettle, blocked place');
+    // A file where the copy's folder would go: nothing can be written under it.
+    writeFileSync(join(out, 'sub'), 'in the way');
+    const r = await runCli(['run', input, '--out', out], cliEnv(emu()), 60_000);
+    expect(r.code, r.stderr).toBe(1);
+    expect((await generations()) - before).toBe(1);
+    const failed = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).items.find(
+      (i: { input: string }) => i.input === 'sub/b.txt',
+    );
+    expect(failed.status).toBe('failed');
+    expect(failed.reason).toMatch(
+      /^the outputs of a\.txt \(same content\) could not be linked or copied here: .*ENOTDIR.*; nothing was sent, and the next run tries again$/,
+    );
+    rmSync(join(out, 'sub'));
+    const { report } = await run(input, out);
+    expect((await generations()) - before).toBe(1);
+    expect(report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
+    expect(outputsOf(out, 'sub/b.txt')).toHaveLength(1);
+  });
+
   it('--redo-same-content sends a copy anyway; changed bytes or a changed recipe are new work', async () => {
     const { input, out } = promptFolder({ 'a.txt': 'a teapot, another take' });
     const before = await generations();
