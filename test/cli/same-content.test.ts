@@ -84,6 +84,8 @@ describe('same content under another name', () => {
     expect(item.journal).toMatch(/^renamed from old\.txt: its outputs reused/);
     expect(outputsOf(out, 'new.txt')).toHaveLength(1);
     expect(result(out, 'new.txt').journal).toMatchObject({ action: 'reuse' });
+    // Nothing was sent for it: the generation is the earlier file's.
+    expect(result(out, 'new.txt')).toMatchObject({ request_sent: false, generation_id: expect.any(String) });
   });
 
   it('a symlink to a file of the folder is that file: nothing sent for it', async () => {

@@ -61,7 +61,10 @@ export interface ResultJson {
   failed_stage: StageName | null;
   /** The request as sent (or as planned, when `request_sent` is false), inline base64 `data` elided. */
   request: Record<string, unknown> | null;
-  /** Whether the create request was sent to the service. */
+  /**
+   * Whether the create request was sent to the service for this file: false for a file another input's
+   * work stood for (`journal.sameAs`; its generation_id is that input's), nothing having been sent for it.
+   */
   request_sent: boolean;
   generation_id: string | null;
   /** X-Request-Id of the create request. */
@@ -244,7 +247,9 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
     request: step
       ? elideInlineData(isChain(item) ? recordedStepRequest(step, item.steps) : step.request)
       : null,
-    request_sent: (step?.requestId ?? null) !== null || (step?.generationId ?? null) !== null,
+    request_sent:
+      item.journal?.sameAs === undefined &&
+      ((step?.requestId ?? null) !== null || (step?.generationId ?? null) !== null),
     generation_id: step?.generationId ?? null,
     request_id: step?.requestId ?? null,
     state: generation?.state ?? null,
