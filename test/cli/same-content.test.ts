@@ -56,9 +56,14 @@ describe('same content under another name', () => {
     const recipe = join(input, 'genpipe.yaml');
     writeFileSync(recipe, readFileSync(recipe, 'utf8').replace('"*.txt"', '"**/*.txt"'));
     const before = await generations();
-    const { report, stderr } = await run(input, out);
+    const { report, stderr, stdout } = await run(input, out, ['--no-verbose-for-tests']);
     expect((await generations()) - before).toBe(1);
     expect(report.totals).toMatchObject({ inputs: 3, succeeded: 3 });
+    // A progress line per outcome: the copies say whose outputs they took, not just "succeeded".
+    expect(
+      stdout.match(/\] (a|b|sub\/c)\.txt: reused: same content as (a|b|sub\/c)\.txt \(done /g),
+    ).toHaveLength(2);
+    expect(stdout.match(/\.txt: succeeded$/gm)).toHaveLength(1);
     expect(report.journal.same_content).toBe(2);
     expect(stderr).toMatch(/2 reused from the same content under another name/);
     const outs = ['a.txt', 'b.txt', 'sub/c.txt'].map((p) => outputsOf(out, p));

@@ -106,14 +106,20 @@ export class ItemDriver {
     }
   }
 
-  /** Keeps, journals and announces an item's transition (`reason` overrides the item's in the event). */
+  /**
+   * Keeps, journals and announces an item's transition (`reason` overrides the item's in the event). A
+   * file another input's work stood for says so as it ends, whatever its stages said on the way (a
+   * progress line per outcome shows only that one).
+   */
   async record(
     entry: number,
     item: Item,
     stage: StageName | null,
-    reason = item.reason,
+    said = item.reason,
     stepEvent?: 'started' | 'done' | 'failed',
   ): Promise<void> {
+    const reason =
+      said ?? (item.state === 'reported' && item.journal?.sameAs !== undefined ? item.journal.reason : null);
     this.items.keep(entry, item);
     try {
       await this.ctx.persist(item);
@@ -287,10 +293,7 @@ export class ItemDriver {
       final = { ...first, state: 'failed', reason: err instanceof Error ? err.message : String(err) };
     }
     await told;
-    // A file another input's work stood for says so as it ends (its reuse happened elsewhere, unseen).
-    const reason =
-      final.journal?.sameAs !== undefined ? (final.reason ?? final.journal.reason) : final.reason;
-    await this.record(entry, final, final.state === 'failed' ? final.failedAt : null, reason);
+    await this.record(entry, final, final.state === 'failed' ? final.failedAt : null);
     return final;
   }
 
