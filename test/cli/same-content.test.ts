@@ -6,6 +6,7 @@
 import {
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -71,6 +72,10 @@ describe('same content under another name', () => {
     // Hard links: the same file, not a copy.
     const [a, b] = [statSync(join(out, outs[0]![0]!)), statSync(join(out, outs[1]![0]!))];
     expect(a.ino).toBe(b.ino);
+    // One thumbnail for the three places' one output (keyed by the file, not its path).
+    const thumbs = readFileSync(join(out, 'report.html'), 'utf8').match(/\.thumbs\/[0-9a-f]+\.(jpg|png)/g);
+    expect(new Set(thumbs).size).toBe(1);
+    expect(readdirSync(join(out, '.thumbs'))).toHaveLength(1);
     const reused = ['a.txt', 'b.txt', 'sub/c.txt'].map((p) => result(out, p).journal?.reason ?? null);
     expect(
       reused.filter((r) => /^reused: same content as (a|b|sub\/c)\.txt \(done .* UTC, generation /.test(r)),

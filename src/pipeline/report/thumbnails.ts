@@ -1,7 +1,7 @@
 /**
  * Small thumbnails for report.html, made with sharp (images) and ffmpeg (a poster frame of videos) into
  * `<out>/.thumbs/`, and referenced relatively from the report. A thumbnail is named after its source's
- * path, size and mtime, so refreshing the report during a batch reuses the ones already made; the
+ * file identity (device and inode: hard links share one), size and mtime, so refreshing the report during a batch reuses the ones already made; the
  * process also remembers them, so a refresh over thousands of files only stats each source instead of
  * opening it again. A source that cannot be thumbnailed (undecodable, truncated, not media) simply has
  * none: the report shows a placeholder.
@@ -69,7 +69,7 @@ function rememberMade(thumbsDir: string, key: string, name: string): void {
 }
 
 async function cacheKey(file: string): Promise<string | null> {
-  return keyOfStat(file, await stat(file).catch(() => null));
+  return keyOfStat(await stat(file).catch(() => null));
 }
 
 /**
@@ -84,14 +84,19 @@ function cacheKeySync(file: string): string | null {
   } catch {
     return null;
   }
-  return keyOfStat(file, st ?? null);
+  return keyOfStat(st ?? null);
 }
 
-function keyOfStat(file: string, st: Stats | null): string | null {
+/**
+ * A source's thumbnail key: its file's identity (device and inode), size and mtime — not its path, so
+ * the outputs of a file linked into a copy's folder (same content under another name) share one
+ * thumbnail, and a file replaced at the same path gets a new one.
+ */
+function keyOfStat(st: Stats | null): string | null {
   if (!st?.isFile() || st.size === 0) return null;
   // 12 bytes as hex: a string of its own (a slice of the whole digest's hex would keep all of it).
   return createHash('sha256')
-    .update(`${file}\0${st.size}\0${st.mtimeMs}`)
+    .update(`${st.dev}:${st.ino}\0${st.size}\0${st.mtimeMs}`)
     .digest()
     .subarray(0, 12)
     .toString('hex');
