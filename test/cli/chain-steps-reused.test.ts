@@ -4,7 +4,7 @@
  * the steps not done; a dry run prices only those. Through the CLI against the emulator, whose admin
  * view counts what was created.
  */
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -182,4 +182,24 @@ describe("a chain's steps done for the same content", () => {
     const again = portraitOf(out, last);
     expect(statSync(join(out, again)).size).toBeGreaterThan(0);
   }, 240_000);
+
+  it("a chain renamed after its outputs were deleted: each step's generation collected again, nothing created", async () => {
+    const { input, out } = promptFolder({});
+    writeFileSync(join(input, 'genpipe.yaml'), FAN_OUT_CHAIN);
+    writeFileSync(join(input, 'a.png'), await noisePng(64, 48));
+    const before = (await generations()).length;
+    await run(input, out);
+    expect((await generations()).length - before).toBe(4);
+    const steps = stepsOf(out, 'a.png');
+    rmSync(join(out, 'a.png'), { recursive: true });
+    renameSync(join(input, 'a.png'), join(input, 'b.png'));
+    const { report } = await run(input, out);
+    expect((await generations()).length - before).toBe(4);
+    expect(report.totals).toMatchObject({ inputs: 1, succeeded: 1 });
+    expect(stepsOf(out, 'b.png')).toEqual(steps);
+    expect(statSync(join(out, portraitOf(out, 'b.png'))).size).toBeGreaterThan(0);
+    expect(readJson(join(out, 'b.png', 'result.json')).journal.reason).toMatch(
+      /^steps 'stylize', 'animate', 'portrait', 'square' reused: done for a\.png, which has the same content \(generations .*\); steps 'portrait', 'square' collected from their generations; nothing is sent$/,
+    );
+  }, 180_000);
 });

@@ -39,9 +39,11 @@ import { checkOutputs, type OutputCheck } from './outputs-check.ts';
 import { recordedOptions } from './recorded-options.ts';
 import { decide, type RowDecision } from './resume-decision.ts';
 import {
+  leftAlone,
   sameContentDecision,
   TWIN_HERE_MS,
   TWIN_POLL_MS,
+  type TwinContext,
   twinChoice,
   twinGone,
   twinWanted,
@@ -337,7 +339,7 @@ export class StoreEngine implements Store {
     // --force: only this batch's work stands for a file (none in a dry run, which has no batch).
     const batchOnly = opts.force ? (this.batch?.id ?? -1) : null;
     const boundIds = this.inFlightHere();
-    const choice = twinChoice(twins, {
+    const ctx: TwinContext = {
       size: item.size,
       boundHere: (id) => boundIds.has(id),
       shared: this.backend.plans.claim !== null,
@@ -347,16 +349,22 @@ export class StoreEngine implements Store {
       resubmitUnknown: opts.resubmitUnknown ?? false,
       waitedOn: opts.waitedOn ?? null,
       batchOnly,
-    });
+    };
+    const choice = twinChoice(twins, ctx);
     if (choice && !this.keepsOwnFailure(own, choice)) {
       return sameContentDecision(own, choice, item, choice.kind === 'reuse' && twinGone(choice.twin));
     }
-    // A chain's steps done for the same bytes under another recipe (or name) are taken (step-work.ts).
+    // A chain's steps done for the same bytes (by a twin, or under another recipe) are taken (step-work.ts).
     if (own.action !== 'fresh' || !isChain(own.item)) return own;
-    const rows = (yield* this.items.sameBytes(sql, key)).filter(
-      (r) => batchOnly === null || r.batchId === batchOnly,
+    const rows = [...twins, ...(yield* this.items.sameBytes(sql, key))].filter(
+      (r) => r.item.size === item.size && (batchOnly === null || r.batchId === batchOnly),
     );
-    return doneStepsDecision(own, rows, (row, step) => stepFilesOnDisk(this.outDir, row, step));
+    return doneStepsDecision(
+      own,
+      rows,
+      (row, step) => stepFilesOnDisk(this.outDir, row, step),
+      (row) => leftAlone(row, ctx),
+    );
   }
 
   /**

@@ -118,20 +118,36 @@ export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): Twin
   return (
     pick('reuse', (t) => t.phase === 'reported' && ctx.outputsComplete(t)) ??
     pick('fail', (t) => t.id === ctx.waitedOn && t.item.state === 'failed') ??
-    pick('wait', (t) => ctx.boundHere(t.id) && !FINAL.has(t.item.state)) ??
-    pick(
-      'wait',
-      (t) =>
-        ctx.shared &&
-        IN_FLIGHT_ELSEWHERE.has(t.phase) &&
-        !FINAL.has(t.item.state) &&
-        ctx.now - t.updatedAt < TWIN_FRESH_MS,
-    ) ??
+    pick('wait', (t) => inFlightHere(t, ctx)) ??
+    pick('wait', (t) => inFlightElsewhere(t, ctx)) ??
     // A create that may have reached the service: sending the copy could pay twice (the crash policy's).
     pick('fail', (t) => t.outcomeUnknown && !ctx.resubmitUnknown) ??
     pick('adopt', (t) => holdsGeneration(t) && single(t.item)) ??
     pick('fail', (t) => t.phase === 'failed' && !ctx.retryFailed && failureOf(t.item)?.retryable === false)
   );
+}
+
+/** True when the row is being worked on in this session (bound here, not ended). */
+function inFlightHere(t: JournalRow, ctx: TwinContext): boolean {
+  return ctx.boundHere(t.id) && !FINAL.has(t.item.state);
+}
+
+/** True when another process sharing the store works on the row now (see TWIN_FRESH_MS). */
+function inFlightElsewhere(t: JournalRow, ctx: TwinContext): boolean {
+  return (
+    ctx.shared &&
+    IN_FLIGHT_ELSEWHERE.has(t.phase) &&
+    !FINAL.has(t.item.state) &&
+    ctx.now - t.updatedAt < TWIN_FRESH_MS
+  );
+}
+
+/**
+ * True when nobody works on the row now: its generations at the service may be collected for another
+ * file (polled, never created again) without a resubmission of theirs being made twice.
+ */
+export function leftAlone(t: JournalRow, ctx: TwinContext): boolean {
+  return !inFlightHere(t, ctx) && !inFlightElsewhere(t, ctx);
 }
 
 /**

@@ -65,6 +65,9 @@ export function withStepWork(item: Item, work: Readonly<Record<string, string>>)
   return { ...item, steps: item.steps.map((s) => (work[s.name] ? { ...s, work: work[s.name] } : s)) };
 }
 
+const DONE: ReadonlySet<StepRecord['state']> = new Set(['downloaded']);
+const AT_THE_SERVICE: ReadonlySet<StepRecord['state']> = new Set(['downloaded', 'submitted', 'completed']);
+
 /** Steps of another row whose work a planned chain item takes: by the item's step name, the row's step. */
 export interface StepsTaken {
   row: JournalRow;
@@ -73,13 +76,19 @@ export interface StepsTaken {
 
 /**
  * The steps of `item` (a planned chain, its steps' work recorded) that rows of the same content have
- * done: for each step, a done step (downloaded, its generation known) of the same name and work, taken
- * only with every parent taken. From the one row that gives the most steps (the newest of equals);
- * null when none gives any.
+ * done: for each step, a step of the same name and work whose generation is done (downloaded) — or,
+ * in a row nobody works on now (`leftAlone`: its process died), at the service (submitted, completed:
+ * polled, never created again) — taken only with every parent taken. From the one row that gives the
+ * most steps (the newest of equals); null when none gives any.
  */
-export function doneStepsFor(item: Item, rows: readonly JournalRow[]): StepsTaken | null {
+export function doneStepsFor(
+  item: Item,
+  rows: readonly JournalRow[],
+  leftAlone: (row: JournalRow) => boolean,
+): StepsTaken | null {
   let best: StepsTaken | null = null;
   for (const row of rows) {
+    const collectable = leftAlone(row) ? AT_THE_SERVICE : DONE;
     const steps = new Map<string, StepRecord>();
     for (const step of item.steps) {
       const done = row.item.steps.find(
@@ -87,7 +96,7 @@ export function doneStepsFor(item: Item, rows: readonly JournalRow[]): StepsTake
           s.name === step.name &&
           s.work !== undefined &&
           s.work === step.work &&
-          s.state === 'downloaded' &&
+          collectable.has(s.state) &&
           s.generationId,
       );
       if (done && (step.after ?? []).every((p) => steps.has(p))) steps.set(step.name, done);
@@ -100,13 +109,13 @@ export function doneStepsFor(item: Item, rows: readonly JournalRow[]): StepsTake
 /**
  * The step a planned item takes from another row's `done` one: its generation and files (their paths
  * still under the other row's place), without the attempts made before it (the other file's); when
- * its files are no longer on disk as recorded, at `submitted` instead: polled again for fresh URLs and
- * downloaded, which costs nothing.
+ * its files are no longer on disk as recorded, or its generation was not downloaded yet, at
+ * `submitted` instead: polled (for fresh URLs) and downloaded, which costs nothing.
  */
 export function takenStep(own: StepRecord, done: StepRecord, filesThere: boolean): StepRecord {
   const { earlierAttempts: _earlier, ...rest } = done;
   const step: StepRecord = { ...rest, after: own.after, download: own.download, work: own.work };
-  if (filesThere) return step;
+  if (filesThere && done.state === 'downloaded') return step;
   return { ...step, state: 'submitted', generation: null, outputs: [], composite: null, layers: [] };
 }
 
@@ -128,17 +137,18 @@ export function stepFilesOnDisk(outDir: string, row: JournalRow, step: StepRecor
 
 /**
  * The decision for a file whose own is to send it all (`own`, fresh) when rows of the same content
- * have done some of its chain's steps (`rows`: sameBytes, newest first): a `reuse` of those steps
- * (SameContent.steps), the rest sent; else `own`. `filesThere` tells whether a row's step still has
- * its files on disk.
+ * have done some of its chain's steps (`rows`, newest first: twins no rule of same-content.ts took,
+ * and rows of the same bytes with another recipe): a `reuse` of those steps (SameContent.steps), the
+ * rest sent; else `own`. `filesThere` tells whether a row's step still has its files on disk.
  */
 export function doneStepsDecision(
   own: RowDecision,
   rows: readonly JournalRow[],
   filesThere: (row: JournalRow, step: StepRecord) => boolean,
+  leftAlone: (row: JournalRow) => boolean,
 ): RowDecision {
   if (own.action !== 'fresh' || !isChain(own.item)) return own;
-  const taken = doneStepsFor(own.item, rows);
+  const taken = doneStepsFor(own.item, rows, leftAlone);
   if (!taken) return own;
   const { row } = taken;
   const steps = own.item.steps.flatMap((s) => {
@@ -148,7 +158,11 @@ export function doneStepsDecision(
   return {
     ...own,
     action: 'reuse',
-    reason: SAME_CONTENT_TEXTS.stepsReused(row.input === own.item.input ? null : row.input, steps),
+    reason: SAME_CONTENT_TEXTS.stepsReused(
+      row.input === own.item.input ? null : row.input,
+      steps,
+      own.item.steps.length - steps.length,
+    ),
     sameContent: { id: row.id, input: row.input, place: row.place, item: row.item, steps },
   };
 }

@@ -227,14 +227,23 @@ export const SAME_CONTENT_TEXTS = {
   },
   /**
    * A chain's steps done for the same content (by `input`; null: this file, under its recipe before)
-   * taken, the rest sent; a step whose files are gone is downloaded again from its generation.
+   * taken, the `others` sent; a step whose files are gone, or whose generation the other file's process
+   * left at the service, is downloaded from its generation.
    */
-  stepsReused: (input: string | null, steps: readonly StepRecord[]): string => {
-    const names = steps.map((s) => `'${s.name}'`).join(', ');
+  stepsReused: (input: string | null, steps: readonly StepRecord[], others: number): string => {
+    const plural = (n: number, word: string) => `${word}${n === 1 ? '' : 's'}`;
+    const names = (of: readonly StepRecord[]) => of.map((s) => `'${s.name}'`).join(', ');
     const ids = steps.map((s) => s.generationId).join(', ');
     const whose =
       input === null ? 'done for this file before' : `done for ${input}, which has the same content`;
-    return `step${steps.length === 1 ? '' : 's'} ${names} reused: ${whose} (generation${steps.length === 1 ? '' : 's'} ${ids}); only the other steps are sent`;
+    // Taken at the service (the other file's process died), or their files deleted: downloaded here.
+    const collected = steps.filter((s) => s.state !== 'downloaded');
+    const from = collected.length === 1 ? 'its generation' : 'their generations';
+    const collecting =
+      collected.length === 0
+        ? ''
+        : `; ${plural(collected.length, 'step')} ${names(collected)} collected from ${from}`;
+    return `${plural(steps.length, 'step')} ${names(steps)} reused: ${whose} (${plural(steps.length, 'generation')} ${ids})${collecting}; ${others === 0 ? 'nothing is sent' : 'only the other steps are sent'}`;
   },
   /** The outputs could not be linked or copied into the file's folder (a local failure, tried again next run). */
   linkFailed: (input: string, why: string): string =>
