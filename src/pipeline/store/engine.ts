@@ -326,7 +326,8 @@ export class StoreEngine implements Store {
 
   /**
    * The decision for a file another input's work of the same key may stand in for (same-content.ts):
-   * that work reused, its generation adopted, its failure shared, or a wait for it; else `own`.
+   * that work reused, its generation adopted, its failure shared, or a wait for it; for a chain, the
+   * steps done for the same bytes taken (step-work.ts); else `own`.
    */
   private *withTwin(
     sql: Sql,
