@@ -337,8 +337,7 @@ export class StoreEngine implements Store {
     own: RowDecision,
   ): Step<RowDecision> {
     const twins = yield* this.items.twins(sql, rowInputOf(item), key);
-    // --force: only this batch's work stands for a file (none in a dry run, which has no batch).
-    const batchOnly = opts.force ? (this.batch?.id ?? -1) : null;
+    const batchOnly = opts.force ? (this.batch?.id ?? -1) : null; // --force: this batch's work only
     const boundIds = this.inFlightHere();
     const ctx: TwinContext = {
       size: item.size,
