@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import type { Item, StepRecord } from './item.ts';
 import { itemPlace } from './report/item-paths.ts';
 import { outputPathsOf } from './store/outputs-check.ts';
-import { withStepsTaken } from './store/step-work.ts';
+import { stepsTaken } from './store/step-work.ts';
 
 /**
  * What reuseOutputs reads of the other input: its out folder and its item as recorded there; with
@@ -48,7 +48,7 @@ export async function reuseOutputs(outDir: string, item: Item, from: ReusedFrom)
     ...(s.layers ? { layers: s.layers.map((l) => ({ ...l, path: moved(l.path) })) } : {}),
     ...(s.composite ? { composite: moved(s.composite) } : {}),
   }));
-  if (from.steps) return withStepsTaken(item, steps, from.item.media);
+  if (from.steps) return stepsTaken(item, steps, from.item.media);
   const { step: _step, ...rest } = item;
   return {
     ...rest,

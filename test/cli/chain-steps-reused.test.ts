@@ -97,7 +97,7 @@ describe("a chain's steps done for the same content", () => {
       ['stylize', 'done'],
       ['animate', 'send'],
     ]);
-    expect(entry.reason).toMatch(/^step 'stylize' reused: done for this file before \(generation /);
+    expect(entry.reason).toMatch(/; step 'stylize' reused: done for this file before \(generation /);
     expect((await generations()).length - before).toBe(2);
 
     const { report } = await run(input, out);
@@ -105,13 +105,15 @@ describe("a chain's steps done for the same content", () => {
     expect(created).toHaveLength(3);
     expect(created[2].type).toBe('video');
     expect(report.totals).toMatchObject({ inputs: 1, succeeded: 1 });
+    // Processed again because its recipe changed: counted so.
+    expect(report.journal).toMatchObject({ redone: 1, same_content: 0 });
     const again = report.items.find((i: Loose) => i.input === 'a.png');
     const steps = stepsOf(out, again.place);
     expect(steps[0]).toEqual(first[0]);
     expect(steps[1]?.[2]).not.toBe(first[1]?.[2]);
     expect(steps.map((s) => s[1])).toEqual(first.map((s) => s[1]));
     expect(readJson(join(out, again.place, 'result.json')).journal.reason).toMatch(
-      /^step 'stylize' reused: done for this file before \(generation [0-9a-f-]+\); only the other steps are sent$/,
+      /^.*recipe.*; step 'stylize' reused: done for this file before \(generation [0-9a-f-]+\); only the other steps are sent$/,
     );
     // And once more: the whole chain is done, nothing sent.
     await run(input, out);
@@ -138,7 +140,11 @@ describe("a chain's steps done for the same content", () => {
     expect(report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
     expect(stepsOf(out, 'b.png')[0]).toEqual(stepsOf(out, 'a.png')[0]);
     const b = readJson(join(out, 'b.png', 'result.json'));
+    expect(b.journal).toMatchObject({ action: 'fresh', sameAs: 'a.png' });
     expect(b.journal.reason).toMatch(/^step 'stylize' reused: done for a\.png, which has the same content/);
+    // It sent its own 'animate'; its first step counts as the same content's.
+    expect(b.request_sent).toBe(true);
+    expect(report.journal).toMatchObject({ same_content: 1 });
     for (const o of b.outputs as string[]) expect(o.startsWith('b.png/')).toBe(true);
   }, 180_000);
 
@@ -163,7 +169,7 @@ describe("a chain's steps done for the same content", () => {
     expect(place).not.toBe('a.png');
     const result = readJson(join(out, place, 'result.json'));
     expect(result.journal.reason).toMatch(
-      /^steps 'stylize', 'animate', 'portrait' reused: done for this file before/,
+      /; steps 'stylize', 'animate', 'portrait' reused: done for this file before/,
     );
     const linked = portraitOf(out, place);
     expect(linked).toBe(`${place}/${portrait.slice('a.png/'.length)}`);

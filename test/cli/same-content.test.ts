@@ -87,7 +87,9 @@ describe('same content under another name', () => {
     const before = await generations();
     await run(input, out);
     renameSync(join(input, 'old.txt'), join(input, 'new.txt'));
-    const { report } = await run(input, out);
+    const { report, stdout } = await run(input, out);
+    // Every stage a line (-v): the reuse said once, as the file ends.
+    expect(stdout.match(/new\.txt: renamed from old\.txt/g)).toHaveLength(1);
     expect((await generations()) - before).toBe(1);
     const item = report.items.find((i: { input: string }) => i.input === 'new.txt');
     expect(item.status).toBe('succeeded');

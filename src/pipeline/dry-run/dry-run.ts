@@ -23,12 +23,12 @@ import type { Item, StageName } from '../item.ts';
 import { type Recipe, recipeFiles } from '../recipe.ts';
 import { IgnoredEntries, type ReportIgnored } from '../report/index.ts';
 import type { AdmitDecision } from '../runner/options.ts';
-import { refusedAtCheck } from '../runner/step-policy.ts';
+import { refusedAtCheck, withStepsTaken } from '../runner/step-policy.ts';
 import { isAbort } from '../runner-errors.ts';
 import type { StageContext } from '../stage.ts';
 import { LOCAL_STEPS } from '../stage-list.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
-import { type WorkIdentity, withStepsTaken } from '../store/index.ts';
+import { stepsTaken, type WorkIdentity } from '../store/index.ts';
 import { CopiesInRun } from './copies-in-run.ts';
 import { type DryRunEntry, dryRunEntry, type MediaSettings, reusedByDecision } from './dry-run-entry.ts';
 import { DRY_RUN_TEXTS } from './dry-run-texts.ts';
@@ -225,9 +225,7 @@ async function evaluate(
 function inDryRunTerms(decision: AdmitDecision): AdmitDecision {
   const from = decision.sameContent;
   if (decision.action === 'reuse' && from?.steps) {
-    const { sameContent: _from, ...rest } = decision;
-    const item = withStepsTaken(decision.item, [...from.steps], from.item.media);
-    return { ...rest, action: 'resume', nothingSent: true, item };
+    return withStepsTaken(decision, stepsTaken(decision.item, [...from.steps], from.item.media));
   }
   if (decision.action !== 'wait') return decision;
   return { ...decision, reason: DRY_RUN_TEXTS.sameContentElsewhere(from?.input ?? '') };

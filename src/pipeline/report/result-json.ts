@@ -63,7 +63,7 @@ export interface ResultJson {
   request: Record<string, unknown> | null;
   /**
    * Whether the create request was sent to the service for this file: false for a file another input's
-   * work stood for (`journal.sameAs`; its generation_id is that input's), nothing having been sent for it.
+   * work stood for (`journal.sameAs`, not `fresh`: its generation_id is that input's), nothing sent for it.
    */
   request_sent: boolean;
   generation_id: string | null;
@@ -248,7 +248,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
       ? elideInlineData(isChain(item) ? recordedStepRequest(step, item.steps) : step.request)
       : null,
     request_sent:
-      item.journal?.sameAs === undefined &&
+      (item.journal?.sameAs === undefined || item.journal.action === 'fresh') &&
       ((step?.requestId ?? null) !== null || (step?.generationId ?? null) !== null),
     generation_id: step?.generationId ?? null,
     request_id: step?.requestId ?? null,

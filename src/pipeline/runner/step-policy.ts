@@ -210,14 +210,23 @@ async function reused(decision: Decided, env: StepEnv): Promise<Decided> {
   if (decision.action !== 'reuse' || !from) return decision;
   try {
     const item = await env.local(() => reuseOutputs(env.run.outDir, decision.item, from));
-    if (!from.steps) return { ...decision, item };
-    const { sameContent: _from, ...rest } = decision;
-    return { ...rest, action: 'resume', nothingSent: true, item };
+    return from.steps ? withStepsTaken(decision, item) : { ...decision, item };
   } catch (err) {
     const why = LocalWriteError.from(err)?.message ?? (err instanceof Error ? err.message : String(err));
     const failed = failItem(decision.item, 'plan', SAME_CONTENT_TEXTS.linkFailed(from.input, why));
     return { ...decision, item: failed, reason: failed.reason };
   }
+}
+
+/**
+ * A `reuse` of a chain's steps (SameContent.steps) as the runner goes on with it, `item` holding them:
+ * the file is sent (its other steps), as new work — processed again after its recipe changed, or a
+ * copy whose taken steps count as the same content's (the journal note's sameAs).
+ */
+export function withStepsTaken<D extends AdmitDecision>(decision: D, item: Item): D {
+  const { sameContent, ...rest } = decision;
+  const copy = sameContent && sameContent.input !== decision.item.input ? { sameContent } : {};
+  return { ...rest, ...copy, action: 'fresh', item } as D;
 }
 
 /** A planned item through `admit` (the journal), in the local pool: the item to continue with. */
@@ -238,9 +247,11 @@ async function admitted(item: Item, env: StepEnv): Promise<Settled> {
   if (decision.action !== 'fresh') {
     await sweepItemScratch(env.run.outDir, itemPlace(decision.item)).catch(() => 0);
   }
+  // A file another's outputs stood for says so as it ends (the driver's record), not twice.
+  const saidAtEnd = decision.action === 'reuse' && decision.item.state !== 'failed';
   return {
     item: { ...decision.item, ...(contentHash !== undefined ? { contentHash } : {}), journal: note },
-    reason: decision.reason ?? decision.item.reason,
+    reason: saidAtEnd ? null : (decision.reason ?? decision.item.reason),
   };
 }
 

@@ -3,7 +3,7 @@
 export { ItemTakenOverError } from './item-taken-over.ts';
 export { keyFingerprint } from './key-fingerprint.ts';
 export { recordedOptions, urlWithoutPassword } from './recorded-options.ts';
-export { withStepsTaken } from './step-work.ts';
+export { stepsTaken } from './step-work.ts';
 export type {
   AdmitAction,
   BatchInfo,

@@ -155,14 +155,15 @@ export function doneStepsDecision(
     const done = taken.steps.get(s.name);
     return done ? [takenStep(s, done, filesThere(row, done))] : [];
   });
+  const said = SAME_CONTENT_TEXTS.stepsReused(
+    row.input === own.item.input ? null : row.input,
+    steps,
+    own.item.steps.length - steps.length,
+  );
   return {
     ...own,
     action: 'reuse',
-    reason: SAME_CONTENT_TEXTS.stepsReused(
-      row.input === own.item.input ? null : row.input,
-      steps,
-      own.item.steps.length - steps.length,
-    ),
+    reason: own.reason ? `${own.reason}; ${said}` : said,
     sameContent: { id: row.id, input: row.input, place: row.place, item: row.item, steps },
   };
 }
@@ -172,7 +173,7 @@ export function doneStepsDecision(
  * the step it goes on with (chain.ts nextOrEnd); `media` is what the other file's check learned of the
  * same bytes, for a file that was not checked.
  */
-export function withStepsTaken(item: Item, taken: readonly StepRecord[], media: Item['media']): Item {
+export function stepsTaken(item: Item, taken: readonly StepRecord[], media: Item['media']): Item {
   const byName = new Map(taken.map((s) => [s.name, s]));
   return nextOrEnd({
     ...item,
