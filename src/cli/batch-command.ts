@@ -19,6 +19,8 @@ import {
   createRedactor,
   type GenpipeMetrics,
   ignoredText,
+  journalCountsText,
+  journalDidAnything,
   journalErrorWords,
   type LogFile,
   LogFileOpenError,
@@ -458,11 +460,14 @@ function printClosing(
   const t = result.report.totals;
   const ignored = result.report.ignored;
   const notLooked = notLookedAtText(result.report.stopped_early);
+  const j = result.report.journal;
   const lines = [
     `${plural(t.inputs, 'file')}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.skipped} skipped` +
       (t.unprocessed > 0 ? `, ${t.unprocessed} not processed` : '') +
       (notLooked ? `; ${notLooked}` : '') +
       (ignored && ignored.total > 0 ? `; ${ignoredText(ignored)}` : ''),
+    // What the journal did (run, watch, a distributed run alike): earlier work reused, resumed, retried.
+    ...(j && journalDidAnything(j) ? [`journal: ${journalCountsText(j)} (${shown(j.file)})`] : []),
     ...s.cmd.closingLines(result),
     result.reportNotWritten === null
       ? `report: ${shown(resolve(setup.outDir, REPORT_HTML_FILE))}`

@@ -22,8 +22,6 @@ import {
   createProgress,
   createRedactor,
   isRecipeError,
-  journalCountsText,
-  journalDidAnything,
   loadRecipe,
   REPORT_HTML_FILE,
   type Recipe,
@@ -129,8 +127,6 @@ export function distributedRunCommand(
     },
     closingLines: (result: BatchResult) => {
       const lines: string[] = [];
-      const j = result.report.journal;
-      if (j && journalDidAnything(j)) lines.push(`journal: ${journalCountsText(j)} (${j.file})`);
       if (result.stop) {
         lines.push(`the batch stopped early: ${result.stop.reason}`);
         const left = result.report.totals.unprocessed;

@@ -123,6 +123,8 @@ describe('a watch on the journal', () => {
     expect((await watch.exited).code, watch.stderr()).toBe(0);
     const report = readJson(join(out, 'report.json'));
     expect(report.totals).toMatchObject({ inputs: 4, succeeded: 4 });
+    // The closing summary says what the journal did, as run's does.
+    expect(watch.stderr()).toMatch(/genpipe: journal: .*2 reused from the same content under another name/);
   }, 120_000);
 });
 

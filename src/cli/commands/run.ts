@@ -7,13 +7,8 @@
  * 130 / 143 interrupted by SIGINT / SIGTERM. The journal is always on (see executeRun).
  */
 import { type Command, Option } from 'commander';
-import {
-  type BatchResult,
-  createProgress,
-  journalCountsText,
-  journalDidAnything,
-} from '../../pipeline/index.ts';
-import { type BatchCommand, type BatchRequest, executeBatch, shown } from '../batch-command.ts';
+import { type BatchResult, createProgress } from '../../pipeline/index.ts';
+import { type BatchCommand, type BatchRequest, executeBatch } from '../batch-command.ts';
 import { addSharedBatchOptions, type BatchFlags, positiveSeconds } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
 import type { WorkerFlags } from '../distributed.ts';
@@ -64,8 +59,6 @@ function runCommand(): BatchCommand {
     finishState: (result) => (result.stop ? 'stopped' : 'finished'),
     closingLines: (result) => {
       const lines: string[] = [];
-      const j = result.report.journal;
-      if (j && journalDidAnything(j)) lines.push(`journal: ${journalCountsText(j)} (${shown(j.file)})`);
       if (result.stop) lines.push(`the batch stopped early: ${result.stop.reason}`);
       if (result.stop?.cause === 'interrupted' || result.stop?.cause === 'aborted') {
         lines.push('run the same command again to continue where this run stopped');
