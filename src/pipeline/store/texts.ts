@@ -196,8 +196,14 @@ function generationsOf(item: Item): string {
   return `${ids.length === 1 ? 'generation' : 'generations'} ${ids.join(', ')}`;
 }
 
-/** How a shared failure's reason ends. */
-const FAILED_TAIL = `not sent again (${RUN_FLAGS.redoSameContentFlag} sends it anyway)`;
+/**
+ * How a shared failure's reason ends: never a way to send the copy on its own (for a create whose
+ * outcome is unknown, that could pay twice; for the file's own failure, the same bytes fail alike).
+ */
+const FAILED_TAIL = `not sent on its own: a re-run retries them together (${RUN_FLAGS.retryFailedFlag} for a failure that would not pass by itself)`;
+
+/** The tail shared failures were written with before (their reasons are still in journals). */
+const FAILED_TAILS = [FAILED_TAIL, `not sent again (${RUN_FLAGS.redoSameContentFlag} sends it anyway)`];
 
 /** The reasons of a file that another input with the same content and recipe stands in for (same-content.ts). */
 export const SAME_CONTENT_TEXTS = {
@@ -222,8 +228,9 @@ export const SAME_CONTENT_TEXTS = {
    */
   failedRoot: (reason: string | null): string | null => {
     const prefix = /^same content as .+?, which failed: /s.exec(reason ?? '');
-    if (!prefix || !reason?.endsWith(`; ${FAILED_TAIL}`)) return null;
-    return reason.slice(prefix[0].length, reason.length - FAILED_TAIL.length - 2);
+    const tail = FAILED_TAILS.find((t) => reason?.endsWith(`; ${t}`));
+    if (!prefix || !reason || tail === undefined) return null;
+    return reason.slice(prefix[0].length, reason.length - tail.length - 2);
   },
   /**
    * A chain's steps done for the same content (by `input`; null: this file, under its recipe before)
