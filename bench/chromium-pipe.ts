@@ -5,12 +5,23 @@
  * expression, take a screenshot.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 
 export const CHROMIUM = process.env.GENPIPE_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Throws, saying how to get one, when there is no Chromium to run at CHROMIUM. */
+export function needChromium(): void {
+  try {
+    accessSync(CHROMIUM, constants.X_OK);
+  } catch {
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), or set GENPIPE_CHROMIUM to a Chromium binary`,
+    );
+  }
+}
 
 interface Message {
   id?: number;
@@ -47,6 +58,7 @@ export class Chromium {
 
   /** Starts a headless Chromium with a throwaway profile. */
   static start(args: string[] = []): Chromium {
+    needChromium();
     const profile = mkdtempSync(join(tmpdir(), 'genpipe-chromium-'));
     const child = spawn(
       CHROMIUM,

@@ -318,14 +318,16 @@ describe('report.html', () => {
     expect(media).toContain(
       `<a href="chain.png/clip/output-0.mp4"><img src="${THUMBS_DIR}/clip.jpg" alt="step clip of chain.png" loading="lazy" decoding="async"></a><span class="play">▶ video</span>`,
     );
-    // A failed step in place, with why (escaped); a step not downloaded, with its generation.
+    // A failed step in place, with why (escaped); a step not downloaded, said in a word in its box and
+    // in full, with its generation, in the card's facts.
     const why = esc(`failed: ${blocked}`);
     expect(media).toContain(
       `<figure class="failed"><div class="ph" title="${why}"><span>${why}</span></div>`,
     );
     expect(media).toContain(esc("failed: not run: step 'animate' failed"));
-    expect(media).toContain(
-      '<div class="ph">outputs not downloaded (an intermediate step): add download: true to the step to keep them (generation gen-ink)</div>',
+    expect(media).toContain('<div class="ph">not downloaded</div><figcaption>ink · succeeded</figcaption>');
+    expect(card).toContain(
+      '<dt>ink</dt><dd>outputs not downloaded (an intermediate step): add download: true to the step to keep them (generation gen-ink)</dd>',
     );
     expect(page).not.toContain('<img src=x');
     // The script draws the same card from the page's data (which holds the steps, nothing more).

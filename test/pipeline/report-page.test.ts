@@ -6,7 +6,6 @@
  * writing 2,000.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, needChromium } from '../../bench/chromium-pipe.ts';
 import { type Item, newItem } from '../../src/pipeline/item.ts';
 import {
   buildReport,
@@ -33,7 +33,6 @@ import { BatchItems } from '../../src/pipeline/runner/batch-items.ts';
 import { ViewFile } from '../../src/pipeline/runner/view-file.ts';
 import { SYNTH_FAILURES, SYNTH_T0, synthItem, synthItems } from './report-synthetic.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const N = 3000;
 const META = { startedAt: SYNTH_T0, finishedAt: SYNTH_T0 + 600_000, now: SYNTH_T0 + 600_000 };
 
@@ -166,22 +165,12 @@ describe("the page's script", () => {
 });
 
 /**
- * The page's own script runs in Debian's chromium (`apt-get install chromium`; `.ci/run` installs it).
- * Without it these tests are skipped, except under CI (CI=true), where they fail: CI must run them.
+ * The page's own script runs in headless Chromium: Debian's chromium (`apt-get install chromium`;
+ * `.ci/run` installs it) or the one GENPIPE_CHROMIUM names. Without it these tests fail, saying so.
  */
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const UNDER_CI = process.env.CI === 'true';
+describe('report.html in headless Chromium', () => {
+  beforeAll(needChromium);
 
-describe.runIf(!HAVE_CHROMIUM && UNDER_CI)('report.html in headless Chromium under CI', () => {
-  it("has Debian's chromium to run in", () => {
-    expect(
-      existsSync(CHROMIUM),
-      `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`,
-    ).toBe(true);
-  });
-});
-
-describe.skipIf(!HAVE_CHROMIUM)('report.html in headless Chromium', () => {
   /** The DOM of the page once loaded (its script has run). */
   async function dom(file: string, hash: string): Promise<string> {
     const { stdout } = await promisify(execFile)(

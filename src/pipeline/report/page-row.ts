@@ -9,7 +9,7 @@ import { currentStep, type Item, STAGE_NAMES } from '../item.ts';
 import { formatBytes } from '../progress/format.ts';
 import type { Redact } from '../progress/redact.ts';
 import type { ReportItem } from './report-json.ts';
-import type { StepJson } from './result-json.ts';
+import { STEP_NOT_DOWNLOADED_LABEL, type StepJson } from './result-json.ts';
 import { type Thumbnails, thumbKindOfName } from './thumbnails.ts';
 
 /** Characters of a prompt shown on an item's card. */
@@ -25,10 +25,12 @@ export const OUT_SMALL = 2;
 /**
  * A step of a chain: [name, state, its first output (or composite) relative to the out dir or 0, that
  * file's thumbnail or 0, flags (OUT_VIDEO), what is drawn in place of a picture when it has no file
- * ("failed: <why>", "outputs not downloaded …: add download: true … (generation …)", its state) or 0, and its parents ("animate") when
- * they are not just the step before it].
+ * (a short label: "failed: <why>" (cut to the box), "not downloaded", its state) or 0, its parents
+ * ("animate") when they are not just the step before it or 0, and its note with its generation
+ * ("outputs not downloaded …: add download: true … (generation …)"), told in the card's facts]. The last
+ * two are left off when empty.
  */
-export type PageStep = [string, string, string | 0, string | 0, number, string | 0, string?];
+export type PageStep = [string, string, string | 0, string | 0, number, string | 0, (string | 0)?, string?];
 
 /** An earlier attempt: [generation_id, request_id, failure_code, failure_reason]. */
 export type PageAttempt = [string | null, string | null, string | null, string | null];
@@ -144,11 +146,17 @@ function outputsPart(
   });
 }
 
-/** What a step with no file to show is drawn as. */
+/** What a step with no file to show is drawn as, in a thumbnail's box. */
 function stepPlaceholder(step: StepJson): string {
   if (step.state === 'failed') return `failed: ${step.reason ?? step.failure_code ?? 'failed'}`;
-  if (step.note !== null) return `${step.note} (generation ${step.generation_id ?? '?'})`;
+  // The only note: its outputs were not downloaded (told in full by stepNote).
+  if (step.note !== null) return STEP_NOT_DOWNLOADED_LABEL;
   return step.state;
+}
+
+/** What the card says of a step besides its picture: its note, with the generation it is of. */
+function stepNote(step: StepJson): string | null {
+  return step.note === null ? null : `${step.note} (generation ${step.generation_id ?? '?'})`;
 }
 
 /** A chain's steps as the card draws them, left to right (the line's, already redacted). */
@@ -159,7 +167,10 @@ function chainPart(row: PageRow, steps: readonly StepJson[], outDir: string, thu
     const video = rel && thumbKindOfName(rel) === 'video' ? OUT_VIDEO : 0;
     const s: PageStep = [step.name, step.state, rel ?? 0, thumb, video, rel ? 0 : stepPlaceholder(step)];
     const before = k === 0 ? [] : [steps[k - 1]!.name];
-    if (step.after.join('\n') !== before.join('\n')) s.push(step.after.join(', ') || 'input');
+    const parents = step.after.join('\n') === before.join('\n') ? 0 : step.after.join(', ') || 'input';
+    const note = stepNote(step);
+    if (note !== null) s.push(parents, note);
+    else if (parents !== 0) s.push(parents);
     return s;
   });
 }

@@ -75,7 +75,7 @@ function attemptText(a) {
   var what = a[0] ? 'generation <span class="mono">' + esc(a[0]) + '</span>' : 'request <span class="mono">' + esc(a[1] || '?') + '</span>';
   return what + ' failed' + (a[2] ? ' <span class="mono">' + esc(a[2]) + '</span>' : '') + (a[3] ? ': ' + esc(a[3]) : '');
 }
-function fact(name, value, cls) { return '<dt>' + name + '</dt><dd' + (cls ? ' class="' + cls + '"' : '') + '>' + esc(value) + '</dd>'; }
+function fact(name, value, cls) { return '<dt>' + esc(name) + '</dt><dd' + (cls ? ' class="' + cls + '"' : '') + '>' + esc(value) + '</dd>'; }
 function card(r, n) {
   var facts = '';
   if (r.sn) facts += fact('step', r.sn);
@@ -87,6 +87,8 @@ function card(r, n) {
   if (r.rq) facts += fact('request id', r.rq, 'mono');
   if (r.j) facts += fact('journal', r.j);
   if (r.d !== undefined) facts += fact('time', duration(r.d));
+  // A chain's steps' notes (a step not downloaded: why, and how to keep its outputs).
+  for (var k = 0; r.ch && k < r.ch.length; k++) if (r.ch[k][7]) facts += fact(r.ch[k][0], r.ch[k][7]);
   var outs = r.ch ? chainFigures(r) : outputFigures(r);
   var place = r.p === undefined ? r.i : r.p;
   var a = r.a || [];

@@ -104,6 +104,9 @@ export interface ResultJson {
 export const STEP_NOT_DOWNLOADED_NOTE =
   'outputs not downloaded (an intermediate step): add download: true to the step to keep them';
 
+/** What report.html draws in place of the picture of such a step (its note is told beside the chain). */
+export const STEP_NOT_DOWNLOADED_LABEL = 'not downloaded';
+
 /** One step of an item (ResultJson.steps, report.json's `steps` of a chain). */
 export interface StepJson {
   name: string;
