@@ -3,21 +3,20 @@
  */
 import { type Command, Option } from 'commander';
 import type { ApiFile, FilePurpose, FileState, UploadMode, UploadResult } from '../../client/index.ts';
-import { formatBytes, formatDuration, formatSize } from '../../pipeline/progress/index.ts';
+import { formatBytes, formatDuration, formatSize } from '../../pipeline/progress/format.ts';
 import { FILE_PURPOSES, FILE_STATES } from '../../spec/index.ts';
-import { checkUploadFile } from '../local-check.ts';
-import { requireFile } from '../local-path.ts';
 import {
   addPollOption,
   addServiceOptions,
   type ClientFlags,
-  type CommandContext,
   checkTimeoutWaits,
   idArg,
   intArg,
-  runWithClient,
   secondsArg,
-} from '../make-client.ts';
+} from '../command-flags.ts';
+import { requireFile } from '../local-path.ts';
+import type { CommandContext } from '../make-client.ts';
+import { runWithClient } from '../run-with-client.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** Upload modes of the command line. */
@@ -192,6 +191,7 @@ function registerUpload(files: Command): void {
       const expiresAt = flags.expiresAt === undefined ? undefined : expiresAtArg(flags.expiresAt);
       // The file as the service would take it, before a byte is sent (exit 1 naming the rule). Its
       // type, as the check told it from the first 64 KiB (or as --mime-type gives it), is sent.
+      const { checkUploadFile } = await import('../local-check.ts');
       const { mime } = await checkUploadFile(path, flags.mimeType);
       const started = performance.now();
       const timed = await uploadPath(ctx, path, {

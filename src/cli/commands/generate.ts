@@ -8,30 +8,28 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import {
-  type FilePurpose,
-  type Generation,
-  type GenerationRequest,
-  type ImageRef,
-  preflightGeneration,
-  type UploadResult,
+import type {
+  FilePurpose,
+  Generation,
+  GenerationRequest,
+  ImageRef,
+  UploadResult,
 } from '../../client/index.ts';
 import { isUuid } from '../../spec/index.ts';
-import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
-import { checkRequestFiles } from '../local-check.ts';
-import { NotAFileError, requireFile } from '../local-path.ts';
 import {
   addPollOption,
   addServiceOptions,
   type ClientFlags,
-  type CommandContext,
   checkTimeoutWaits,
   REQUEST_ID_HELP,
   requestIdArg,
-  runWithClient,
   secondsArg,
-} from '../make-client.ts';
+} from '../command-flags.ts';
+import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
+import { NotAFileError, requireFile } from '../local-path.ts';
+import type { CommandContext } from '../make-client.ts';
 import { checkOutDir } from '../out-dir-check.ts';
+import { runWithClient } from '../run-with-client.ts';
 import { UsageError } from '../usage-error.ts';
 import { uploadJson, uploadPath } from './files.ts';
 import { generationLines, outputsJson, waitNoting } from './generations.ts';
@@ -285,6 +283,11 @@ export function registerGenerate(program: Command): void {
       const plan = planRequest(flags);
       // The service's rules first, then the local files against the rules of their positions: nothing
       // is uploaded or sent for a request the service would refuse, or a file it would fail.
+      // Loaded only now: media sniffing is no part of the command's definition (nor of its --help).
+      const [{ preflightGeneration }, { checkRequestFiles }] = await Promise.all([
+        import('../../client/index.ts'),
+        import('../local-check.ts'),
+      ]);
       await preflightGeneration(plan.request as GenerationRequest);
       const mimes = await checkRequestFiles(plan.request, plan.uploads, PLACEHOLDER_FILE_ID);
       const uploads = await uploadPlanned(ctx, plan, mimes);

@@ -4,19 +4,20 @@
  * state notes, the JSON of saved outputs. Outputs are saved through generation-out.ts.
  */
 import type { Command } from 'commander';
-import { type Generation, GenpipeError } from '../../client/index.ts';
-import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
+import { GenpipeError } from '../../client/errors.ts';
+import type { Generation } from '../../client/index.ts';
 import {
   addPollOption,
   addServiceOptions,
   type ClientFlags,
-  type CommandContext,
   checkTimeoutWaits,
   idArg,
-  runWithClient,
   secondsArg,
-} from '../make-client.ts';
+} from '../command-flags.ts';
+import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
+import type { CommandContext } from '../make-client.ts';
 import { checkOutDir } from '../out-dir-check.ts';
+import { runWithClient } from '../run-with-client.ts';
 
 /** The lines describing a generation, for people. */
 export function generationLines(g: Generation, requestId?: string): string[] {

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { LegacyGeneration, ModifyVideoInput } from '../../client/index.ts';
 import { LEGACY_MODIFY_MODES, LEGACY_VIDEO_MODELS } from '../../spec/index.ts';
-import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
 import {
   addPollOption,
   addServiceOptions,
@@ -16,10 +15,11 @@ import {
   idArg,
   REQUEST_ID_HELP,
   requestIdArg,
-  runWithClient,
   secondsArg,
-} from '../make-client.ts';
+} from '../command-flags.ts';
+import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
 import { checkOutDir } from '../out-dir-check.ts';
+import { runWithClient } from '../run-with-client.ts';
 import { outputsJson } from './generations.ts';
 
 /** The lines describing a legacy generation, for people. */
