@@ -13,18 +13,19 @@ type Register = (program: Command) => void;
 /**
  * Every command, loaded only when it is the one being run: a command's module pulls in the client,
  * the pipeline or the emulator, and a process that loads all of them starts slower and holds
- * tens of MB more than `genpipe files upload` needs. Help (or no command) loads them all.
+ * tens of MB more than `genpipe files upload` needs. Help (or no command) loads them all; `--version`
+ * none.
  */
 const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>]> = [
   ['serve', async () => (await import('./commands/serve.ts')).registerServe],
-  ['run', async () => (await import('./commands/run.ts')).registerRun],
-  ['watch', async () => (await import('./commands/watch.ts')).registerWatch],
+  ['run', async () => (await import('./commands/run-command.ts')).registerRun],
+  ['watch', async () => (await import('./commands/watch-command.ts')).registerWatch],
   ['demo', async () => (await import('./commands/demo.ts')).registerDemo],
   ['files', async () => (await import('./commands/files.ts')).registerFiles],
   ['generate', async () => (await import('./commands/generate.ts')).registerGenerate],
   ['generations', async () => (await import('./commands/generations.ts')).registerGenerations],
   ['legacy', async () => (await import('./commands/legacy.ts')).registerLegacy],
-  ['status', async () => (await import('./commands/status.ts')).registerStatus],
+  ['status', async () => (await import('./commands/status-command.ts')).registerStatus],
   ['worker', async () => (await import('./commands/worker.ts')).registerWorker],
 ];
 
@@ -48,12 +49,21 @@ export async function buildProgram(argv: readonly string[] = process.argv): Prom
     // Every command's path-valued options and arguments, checked alike before it runs (path-args.ts).
     .hook('preAction', (_program, action) => checkPathArgs(action));
   configureOptionHelp(program);
-  const named = COMMANDS.find(([name]) => name === argv[2]);
-  for (const [, load] of named ? [named] : COMMANDS) (await load())(program);
+  for (const [, load] of commandsFor(argv)) (await load())(program);
   for (const cmd of program.commands) requireSubcommand(cmd);
   // The pointer to the help is text: with --json the JSON line stands alone.
   if (!json) pointToHelp(program);
   return program;
+}
+
+/**
+ * The commands `argv` needs: the named one; none for `genpipe --version` (answered before any command
+ * is looked at); all of them otherwise (the program's help lists them).
+ */
+function commandsFor(argv: readonly string[]): typeof COMMANDS {
+  const named = COMMANDS.find(([name]) => name === argv[2]);
+  if (named) return [named];
+  return argv[2] === '--version' || argv[2] === '-V' ? [] : COMMANDS;
 }
 
 /**

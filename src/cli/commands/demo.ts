@@ -6,12 +6,12 @@
  */
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { REPORT_HTML_FILE, RUN_DEFAULTS } from '../../pipeline/index.ts';
-import { intArg } from '../make-client.ts';
+import { REPORT_HTML_FILE } from '../../pipeline/report/out-dir-names.ts';
+import { RUN_DEFAULTS } from '../../pipeline/runner/run-defaults.ts';
+import { intArg } from '../command-flags.ts';
 import { checkOutDir } from '../out-dir-check.ts';
 import { packageRoot } from '../package-root.ts';
 import { UsageError } from '../usage-error.ts';
-import { executeRun } from './run.ts';
 
 /** The bundled samples folder (next to package.json). */
 export const SAMPLES_DIR = join(packageRoot(), 'samples');
@@ -56,6 +56,7 @@ export function registerDemo(program: Command): void {
           ...(flags.quiet ? { quiet: true } : {}),
         });
       }
+      const { executeRun } = await import('./run.ts');
       process.exitCode = await executeRun({
         inputDir: SAMPLES_DIR,
         flags: { ...flags, out, emulator: true },

@@ -4,16 +4,17 @@
  * as `genpipe run` for each, records every step in the store, and goes on until SIGINT / SIGTERM.
  */
 import { type Command, Option } from 'commander';
-import { METRICS_DEFAULT_HOST, portArg, positiveSeconds } from '../batch-options.ts';
 import {
-  type WorkerOnlyFlags as DistributedFlags,
-  executeWorker,
+  METRICS_DEFAULT_HOST,
+  portArg,
+  positiveSeconds,
   WORKER_DEFAULT_CONCURRENCY,
-} from '../distributed.ts';
-import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from '../make-client.ts';
+} from '../batch-options.ts';
+import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from '../command-flags.ts';
+import type { WorkerOnlyFlags as DistributedFlags } from '../distributed.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
-import { storeUrlOf } from '../store-option.ts';
+import { storeUrlOf } from '../store-url.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** Registers `genpipe worker`. */
@@ -69,6 +70,8 @@ export function registerWorker(program: Command): void {
         throw new UsageError('--metrics-host needs --metrics-port (the port to serve the metrics on)');
       }
       const say = flags.quiet ? () => undefined : (line: string) => process.stderr.write(`${line}\n`);
+      // Loaded only now: the queue, the store and the pipeline are no part of the command's --help.
+      const { executeWorker } = await import('../distributed.ts');
       process.exitCode = await executeWorker(url, flags, say);
     } catch (err) {
       process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
