@@ -11,10 +11,11 @@ import { checkPathArgs } from './path-args.ts';
 type Register = (program: Command) => void;
 
 /**
- * Every command, loaded only when it is the one being run: a command's module pulls in the client,
- * the pipeline or the emulator, and a process that loads all of them starts slower and holds
- * tens of MB more than `genpipe files upload` needs. Help (or no command) loads them all; `--version`
- * none.
+ * Every command's definition, loaded only when it is the one being run; help (or no command) loads
+ * them all, `--version` none. A definition is light — commander and the command's words: what it runs
+ * (the client, the pipeline, a store, the emulator) its action loads when it runs, so that `--help`
+ * and `--version` answer at once and `genpipe files upload` holds none of the batch's modules.
+ * test/cli/startup-modules.test.ts checks that a definition loads none of them.
  */
 const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>]> = [
   ['serve', async () => (await import('./commands/serve.ts')).registerServe],

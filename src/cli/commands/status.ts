@@ -2,7 +2,8 @@
  * `genpipe status <out-dir>`: what an out dir's journal says, without running anything or calling the
  * service — the last batch, the inputs by where their work stands, what failed and why, and what the
  * next `run` would do with each. Safe while a run is going: it takes no lock and writes nothing, not
- * even an older genpipe's journal's upgrade (it reads a journal it may not write).
+ * even an older genpipe's journal's upgrade (it reads a journal it may not write). The command's
+ * definition and its checks before a journal is read are in status-command.ts.
  */
 import { existsSync } from 'node:fs';
 import {
