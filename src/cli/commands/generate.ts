@@ -16,6 +16,7 @@ import type {
   UploadResult,
 } from '../../client/index.ts';
 import { isUuid } from '../../spec/index.ts';
+import { AGAINST_SERVE, addExamples, type Examples } from '../command-examples.ts';
 import {
   addPollOption,
   addServiceOptions,
@@ -239,6 +240,24 @@ function shellWord(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
+const GENERATE_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    {
+      comment: 'an image from a prompt: prints the queued generation',
+      line: "genpipe generate --prompt 'a red fox in the snow' --aspect-ratio 16:9",
+    },
+    {
+      comment: 'edit a sample photo in the style of another: uploads both, waits, downloads into out/',
+      line: "genpipe generate --type image_edit --source samples/photos/beach.jpg --image-ref samples/refs/style.png --prompt 'make it blue' --out out/",
+    },
+    {
+      comment: 'a 5 s video at 540p, waited for, as JSON',
+      line: "genpipe generate --type video --prompt 'a lighthouse at dusk' --resolution 540p --wait --json",
+    },
+  ],
+};
+
 export function registerGenerate(program: Command): void {
   const cmd = program
     .command('generate')
@@ -271,7 +290,7 @@ export function registerGenerate(program: Command): void {
       'with --wait or --out: give up waiting after this long (exit 1; default: no limit)',
       secondsArg(0),
     );
-  addPollOption(addServiceOptions(cmd)).action((flags: GenerateFlags) =>
+  addPollOption(addServiceOptions(addExamples(cmd, GENERATE_EXAMPLES))).action((flags: GenerateFlags) =>
     runWithClient(flags, async (ctx) => {
       checkTimeoutWaits(flags, flags.wait === true || flags.out !== undefined, '--wait or --out');
       const given = [flags.request, flags.prompt, flags.source, flags.imageRef, flags.type].some(

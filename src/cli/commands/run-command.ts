@@ -4,6 +4,7 @@
  */
 import { type Command, Option } from 'commander';
 import { addSharedBatchOptions, positiveSeconds } from '../batch-options.ts';
+import { addExamples } from '../command-examples.ts';
 import { intArg } from '../command-flags.ts';
 import type { WorkerFlags } from '../distributed.ts';
 import type { DistributeFlags } from '../distribution.ts';
@@ -49,6 +50,26 @@ export function registerRun(program: Command): void {
     .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
   addSharedBatchOptions(cmd);
+  addExamples(cmd, {
+    examples: [
+      {
+        comment: 'the bundled samples through the embedded emulator; then open out/samples/report.html',
+        line: 'genpipe run samples --out out/samples --emulator',
+      },
+      {
+        comment: 'what would be sent for each file, and its cost; nothing is sent or written',
+        line: 'genpipe run samples --out out/samples --emulator --dry-run',
+      },
+      {
+        comment: 'only the photos, 4 jobs at a time',
+        line: "genpipe run samples --out out/photos --emulator --include 'photos/**' --concurrency 4",
+      },
+      {
+        comment: 'again after a failure: retry the failed files, with a record of the run in a log file',
+        line: 'genpipe run samples --out out/samples --emulator --retry-failed --log-file out/samples.log',
+      },
+    ],
+  });
   cmd.action(async (inputDir: string, flags: RunFlags & DistributeFlags & WorkerFlags) => {
     let url: string | null;
     try {

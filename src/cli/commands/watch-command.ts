@@ -6,6 +6,7 @@
 import { type Command, Option } from 'commander';
 import { ON_DONE_MODES, WATCH_DEFAULTS } from '../../pipeline/watch/defaults.ts';
 import { addSharedBatchOptions, positiveSeconds } from '../batch-options.ts';
+import { addExamples } from '../command-examples.ts';
 import { intArg } from '../command-flags.ts';
 import type { WorkerFlags } from '../distributed.ts';
 import { requiredByCommand } from '../option-help.ts';
@@ -68,6 +69,23 @@ export function registerWatch(program: Command): void {
     .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
   addSharedBatchOptions(cmd);
+  addExamples(cmd, {
+    examples: [
+      {
+        comment:
+          'process each file of the folder through the embedded emulator, and each new one, until Ctrl-C',
+        line: 'genpipe watch samples --out out/watch --emulator',
+      },
+      {
+        comment: 'on a network share: poll for changes, and take a file once unchanged for 2 s',
+        line: 'genpipe watch samples --out out/watch --emulator --poll --quiet-ms 2000',
+      },
+      {
+        comment: 'what the watch would send for each file, nothing sent or written, until Ctrl-C',
+        line: 'genpipe watch samples --out out/watch --emulator --dry-run',
+      },
+    ],
+  });
   cmd.action(async (inputDir: string, flags: WatchFlags & WorkerFlags) => {
     let url: string | null;
     try {

@@ -10,6 +10,7 @@ import {
   positiveSeconds,
   WORKER_DEFAULT_CONCURRENCY,
 } from '../batch-options.ts';
+import { AGAINST_SERVE, addExamples } from '../command-examples.ts';
 import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from '../command-flags.ts';
 import type { WorkerOnlyFlags as DistributedFlags } from '../distributed.ts';
 import { printError } from '../print-error.ts';
@@ -62,6 +63,26 @@ export function registerWorker(program: Command): void {
     .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
   addServiceOptions(cmd);
+  addExamples(cmd, {
+    setup: {
+      comment: `${AGAINST_SERVE.comment}, and the PostgreSQL store runs enqueue files in`,
+      line: `${AGAINST_SERVE.line} GENPIPE_STORE=postgres://<user>:<password>@<host>:5432/<db>`,
+    },
+    examples: [
+      {
+        comment: 'work on the files `genpipe run --store` enqueues, 8 at a time, until Ctrl-C',
+        line: 'genpipe worker --concurrency 8',
+      },
+      {
+        comment: 'and serve Prometheus metrics and a health check on port 9464',
+        line: 'genpipe worker --metrics-port 9464',
+      },
+      {
+        comment: 'a line for every stage, at most 4 jobs at the service',
+        line: 'genpipe worker --verbose --max-jobs 4',
+      },
+    ],
+  });
   cmd.action(async (flags: DistributedFlags & { store?: string; json?: boolean; quiet?: boolean }) => {
     try {
       const url = storeUrlOf(flags);
