@@ -1,7 +1,7 @@
 /**
  * The genpipe program: every command, loaded only when it is the one being run. Kept apart from
  * main.ts (which parses argv when imported) so that scripts and tests can walk the commands and their
- * options: README.md's flag tables are written from them (scripts/docs-flags.ts).
+ * options: README.md's flag tables and docs/commands are written from them (scripts/docs.ts).
  */
 import { Command } from 'commander';
 import { printable } from '../pipeline/progress/format.ts';
@@ -17,18 +17,38 @@ type Register = (program: Command) => void;
  * and `--version` answer at once and `genpipe files upload` holds none of the batch's modules.
  * test/cli/startup-modules.test.ts checks that a definition loads none of them.
  */
-const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>]> = [
-  ['serve', async () => (await import('./commands/serve.ts')).registerServe],
-  ['run', async () => (await import('./commands/run-command.ts')).registerRun],
-  ['watch', async () => (await import('./commands/watch-command.ts')).registerWatch],
-  ['demo', async () => (await import('./commands/demo.ts')).registerDemo],
-  ['files', async () => (await import('./commands/files.ts')).registerFiles],
-  ['generate', async () => (await import('./commands/generate.ts')).registerGenerate],
-  ['generations', async () => (await import('./commands/generations.ts')).registerGenerations],
-  ['legacy', async () => (await import('./commands/legacy.ts')).registerLegacy],
-  ['status', async () => (await import('./commands/status-command.ts')).registerStatus],
-  ['worker', async () => (await import('./commands/worker.ts')).registerWorker],
+const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>, definedIn: string]> = [
+  ['serve', async () => (await import('./commands/serve.ts')).registerServe, 'commands/serve.ts'],
+  ['run', async () => (await import('./commands/run-command.ts')).registerRun, 'commands/run-command.ts'],
+  [
+    'watch',
+    async () => (await import('./commands/watch-command.ts')).registerWatch,
+    'commands/watch-command.ts',
+  ],
+  ['demo', async () => (await import('./commands/demo.ts')).registerDemo, 'commands/demo.ts'],
+  ['files', async () => (await import('./commands/files.ts')).registerFiles, 'commands/files.ts'],
+  ['generate', async () => (await import('./commands/generate.ts')).registerGenerate, 'commands/generate.ts'],
+  [
+    'generations',
+    async () => (await import('./commands/generations.ts')).registerGenerations,
+    'commands/generations.ts',
+  ],
+  ['legacy', async () => (await import('./commands/legacy.ts')).registerLegacy, 'commands/legacy.ts'],
+  [
+    'status',
+    async () => (await import('./commands/status-command.ts')).registerStatus,
+    'commands/status-command.ts',
+  ],
+  ['worker', async () => (await import('./commands/worker.ts')).registerWorker, 'commands/worker.ts'],
 ];
+
+/**
+ * The file under src/cli that defines a top-level command (`commands/run-command.ts`), as its page in
+ * docs/commands names it.
+ */
+export function commandDefinedIn(name: string): string | undefined {
+  return COMMANDS.find(([n]) => n === name)?.[2];
+}
 
 /**
  * The program with the commands `argv` needs registered: only the named command when there is one,
