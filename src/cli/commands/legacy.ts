@@ -62,7 +62,8 @@ const MODIFY_EXAMPLES: Examples = {
   setup: AGAINST_SERVE,
   examples: [
     {
-      comment: 'restyle a video (any http(s) URL the service can fetch): waits, downloads into out/',
+      comment:
+        'restyle a video by its URL (from `genpipe serve`: a video output url of `generations get <generation-id> --json`); waits, downloads into out/',
       line: "genpipe legacy modify --media-url <video-url> --model ray-2 --mode flex_1 --prompt 'in watercolour' --out out/",
     },
     {
