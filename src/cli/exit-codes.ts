@@ -120,7 +120,8 @@ export const COMMAND_EXITS: Readonly<Record<string, ExitMeanings>> = {
   worker: {
     [EXIT.failed]: 'an error that ended the worker',
     [EXIT.usage]: `${USAGE}; also no store (--store or GENPIPE_STORE), or --metrics-host without --metrics-port`,
-    [EXIT.stoppedEarly]: 'the PostgreSQL store could not be reached at start',
+    [EXIT.stoppedEarly]:
+      'the PostgreSQL store could not be reached when it started (once running, a worker waits for the store instead)',
     [EXIT.interrupted]: `${SIGNALS}, its normal end: the files in its hands go back to the queue`,
   },
 };
