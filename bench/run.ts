@@ -2,7 +2,7 @@
  * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
  * Names: emulator-get, emulator-upload, emulator-chains, client-upload, client-pacing, pipeline-schedule,
  * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, pipeline-scale, pipeline-chain,
- * watch-restart, report-html, distributed, worker-session, same-content (all when none given).
+ * watch-restart, report-html, distributed, worker-session, same-content, startup (all when none given).
  */
 import { benchClientPacing } from './client-pacing.bench.ts';
 import { benchClientUpload } from './client-upload.bench.ts';
@@ -19,6 +19,7 @@ import { benchPipelineScale } from './pipeline-scale.bench.ts';
 import { benchPipelineSchedule } from './pipeline-schedule.bench.ts';
 import { benchReportHtml } from './report-html.bench.ts';
 import { benchSameContent } from './same-content.bench.ts';
+import { benchStartup } from './startup.bench.ts';
 import { benchWatchRestart } from './watch-restart.bench.ts';
 import { benchWorkerSession } from './worker-session.bench.ts';
 
@@ -40,6 +41,7 @@ const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>
   distributed: benchDistributed,
   'worker-session': benchWorkerSession,
   'same-content': benchSameContent,
+  startup: benchStartup,
 };
 
 const wanted = process.argv.slice(2);

@@ -7,7 +7,7 @@
  * --legacy-base-url, --legacy-token) are shared by most commands: they get one table of their own, in
  * the block `<!-- flags:connection -->`, and the other tables point to it.
  *
- * `npm run docs:flags` rewrites the blocks (scripts/docs-flags.ts); test/scripts/readme-flags.test.ts
+ * `npm run docs` rewrites the blocks (scripts/docs.ts); test/scripts/readme-flags.test.ts
  * fails when README.md differs from what it would write.
  */
 import type { Argument, Command, Option } from 'commander';
@@ -32,7 +32,7 @@ export function commandPath(cmd: Command): string {
   return words.join(' ');
 }
 
-function visibleOptions(cmd: Command): Option[] {
+export function visibleOptions(cmd: Command): Option[] {
   return cmd.options.filter((o) => !o.hidden);
 }
 
@@ -54,11 +54,11 @@ export function documentedCommands(program: Command): Command[] {
 }
 
 /** Markdown table cell text: no table breaks, no HTML tags, no emphasis. */
-function cell(text: string): string {
+export function cell(text: string): string {
   return text.replace(/\s+/g, ' ').replace(/([\\|<*])/g, '\\$1');
 }
 
-function argumentWord(arg: Argument): string {
+export function argumentWord(arg: Argument): string {
   const name = `${arg.name()}${arg.variadic ? '...' : ''}`;
   return arg.required ? `<${name}>` : `[${name}]`;
 }
@@ -88,7 +88,7 @@ function synopsis(cmd: Command): string {
   return lines.join('\n');
 }
 
-function table(rows: Array<[string, string]>): string {
+export function table(rows: Array<[string, string]>): string {
   return ['| option | meaning |', '|---|---|', ...rows.map(([k, v]) => `| \`${k}\` | ${cell(v)} |`)].join(
     '\n',
   );
@@ -174,7 +174,7 @@ export async function renderFlagTables(readme: string, program?: Command): Promi
   if (missing.length > 0) {
     throw new Error(
       `README.md has no flag table for: ${missing.join(', ')}. ` +
-        'Add <!-- flags:NAME --> <!-- /flags:NAME --> where each belongs, then run `npm run docs:flags`',
+        'Add <!-- flags:NAME --> <!-- /flags:NAME --> where each belongs, then run `npm run docs`',
     );
   }
   return out;

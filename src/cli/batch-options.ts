@@ -5,22 +5,17 @@
  */
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import {
-  type InputSelection,
-  JOURNAL_FILE,
-  type OVERLAP_WORDS,
-  POLL_DEFAULTS,
-  type Recipe,
-  RUN_DEFAULTS,
-  RUN_FLAGS,
-  recordedOptions,
-  relativeGlobProblem,
-} from '../pipeline/index.ts';
-import { checkBatchInputs, type JournalFlags } from './batch-setup.ts';
-import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from './make-client.ts';
+import type { InputSelection, OVERLAP_WORDS, Recipe } from '../pipeline/index.ts';
+import { POLL_DEFAULTS } from '../pipeline/poller.ts';
+import { RUN_FLAGS } from '../pipeline/run-flags.ts';
+import { RUN_DEFAULTS } from '../pipeline/runner/run-defaults.ts';
+import { recordedOptions } from '../pipeline/store/recorded-options.ts';
+import { JOURNAL_FILE } from '../pipeline/store/sqlite/journal-file.ts';
+import type { JournalFlags } from './batch-setup.ts';
+import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from './command-flags.ts';
 import type { RunSettings } from './run-options.ts';
 import type { ServiceFlags } from './service-config.ts';
-import { STORE_HELP } from './store-option.ts';
+import { STORE_HELP } from './store-url.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Flags of a batch command (`run`, `watch`). */
@@ -111,7 +106,14 @@ export async function resolveBatchOptions(
   const inputDir = resolve(inputDirArg);
   const outDir = resolve(flags.out);
   await checkInputDir(inputDir);
+  // Loaded only now: the recipe and the client are no part of the options' definitions (--help).
+  const [{ checkBatchInputs }, { relativeGlobProblem }] = await Promise.all([
+    import('./batch-setup.ts'),
+    import('../pipeline/recipe.ts'),
+  ]);
   const { recipe, settings } = await checkBatchInputs(inputDir, flags, command);
+  const globs = (flag: string, given: string[] | undefined) =>
+    checkedGlobs(flag, given, helpOf, relativeGlobProblem);
   return {
     inputDir,
     outDir,
@@ -119,8 +121,8 @@ export async function resolveBatchOptions(
     concurrency: flags.concurrency ?? RUN_DEFAULTS.concurrency,
     settings,
     select: {
-      include: checkedGlobs('--include', flags.include, helpOf),
-      exclude: checkedGlobs('--exclude', flags.exclude, helpOf),
+      include: globs('--include', flags.include),
+      exclude: globs('--exclude', flags.exclude),
       ...(flags.maxFiles !== undefined ? { maxFiles: flags.maxFiles } : {}),
     },
   };
@@ -131,7 +133,12 @@ export async function resolveBatchOptions(
  *
  * @throws UsageError naming the flag and the glob when one is empty or not relative to the input dir
  */
-function checkedGlobs(flag: string, globs: string[] | undefined, helpOf: { helpOf: string }): string[] {
+function checkedGlobs(
+  flag: string,
+  globs: string[] | undefined,
+  helpOf: { helpOf: string },
+  relativeGlobProblem: (glob: string) => string | null,
+): string[] {
   return (globs ?? []).map((raw) => {
     if (raw.trim() === '')
       throw new UsageError(`${flag} needs a glob such as '**/*.jpg', not an empty string`, helpOf);
@@ -153,6 +160,9 @@ function collect(value: string, previous: string[] | undefined): string[] {
 export function recordedFlags(command: string, flags: BatchFlags): Record<string, unknown> {
   return recordedOptions({ command, ...flags });
 }
+
+/** How many items a `genpipe worker` works on at once unless told (--concurrency). */
+export const WORKER_DEFAULT_CONCURRENCY = 8;
 
 /** Where the metrics server listens unless --metrics-host says otherwise. */
 export const METRICS_DEFAULT_HOST = '127.0.0.1';

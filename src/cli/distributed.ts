@@ -23,6 +23,7 @@ import {
 import { redactUrl } from '../pipeline/store/postgres/index.ts';
 import { plural } from '../spec/plural.ts';
 import { startBatchMetrics } from './batch-metrics.ts';
+import { WORKER_DEFAULT_CONCURRENCY } from './batch-options.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import { EXIT } from './exit-codes.ts';
 import { type RunSettings, runOptionsOf, runSettings } from './run-options.ts';
@@ -196,9 +197,6 @@ function sessionSink(
     for (const f of sinks) f(e);
   };
 }
-
-/** How many items a worker works on at once unless told. */
-export const WORKER_DEFAULT_CONCURRENCY = 8;
 
 /**
  * `genpipe worker --store <url>`: takes jobs until SIGINT / SIGTERM (then the items in hand stop, the

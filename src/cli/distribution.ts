@@ -18,13 +18,8 @@ import {
 import type { GenpipeMetrics, RunOptions } from '../pipeline/index.ts';
 import { PostgresStore, StoreReachability } from '../pipeline/store/postgres/index.ts';
 import type { BatchSetup, Journaling } from './batch-command.ts';
-import type { BatchFlags } from './batch-options.ts';
-import {
-  queueConnection,
-  sessionOpener,
-  WORKER_DEFAULT_CONCURRENCY,
-  type WorkerFlags,
-} from './distributed.ts';
+import { type BatchFlags, WORKER_DEFAULT_CONCURRENCY } from './batch-options.ts';
+import { queueConnection, sessionOpener, type WorkerFlags } from './distributed.ts';
 
 /** Files followed at once by a distributed batch (its runner's slots): following costs no job slot. */
 const DELEGATED_AT_ONCE = 1_000;

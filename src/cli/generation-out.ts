@@ -10,7 +10,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DownloadedOutput, DownloadOptions } from '../client/index.ts';
-import { formatBytes } from '../pipeline/progress/index.ts';
+import { formatBytes } from '../pipeline/progress/format.ts';
 import type { CommandContext, ProgressLine } from './make-client.ts';
 
 /** A downloaded output, and whether it replaced a file of the same name (an earlier download). */

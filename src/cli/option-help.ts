@@ -1,6 +1,6 @@
 /**
  * How an option describes itself, in `--help` and in README.md's flag tables alike
- * (scripts/docs-flags.ts): commander's text (the description, then its choices and default), after
+ * (scripts/docs.ts): commander's text (the description, then its choices and default), after
  * "required:" for an option a command cannot run without — one commander enforces (requiredOption),
  * or one the command checks itself with its own message (requiredByCommand).
  */

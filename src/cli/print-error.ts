@@ -5,19 +5,17 @@
  */
 import { CommanderError } from 'commander';
 import {
-  createRedactor,
   FileFailedError,
   GenerationFailedError,
   GenpipeError,
   LostResponseError,
   PreflightError,
   RateLimitError,
-  type Redact,
-  redactDeep,
-} from '../client/index.ts';
-import { printable } from '../pipeline/progress/index.ts';
+} from '../client/errors.ts';
+import { createRedactor, type Redact, redactDeep } from '../client/redact.ts';
+import { printable } from '../pipeline/progress/format.ts';
 import { isRecipeError } from '../pipeline/recipe-error.ts';
-import { StoreConnectionError } from '../pipeline/store/postgres/index.ts';
+import { StoreConnectionError } from '../pipeline/store/postgres/store-errors.ts';
 import { EXIT } from './exit-codes.ts';
 import { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
 import { UsageError } from './usage-error.ts';

@@ -1,7 +1,7 @@
 /**
  * The genpipe program: every command, loaded only when it is the one being run. Kept apart from
  * main.ts (which parses argv when imported) so that scripts and tests can walk the commands and their
- * options: README.md's flag tables are written from them (scripts/docs-flags.ts).
+ * options: README.md's flag tables and docs/commands are written from them (scripts/docs.ts).
  */
 import { Command } from 'commander';
 import { printable } from '../pipeline/progress/format.ts';
@@ -11,22 +11,44 @@ import { checkPathArgs } from './path-args.ts';
 type Register = (program: Command) => void;
 
 /**
- * Every command, loaded only when it is the one being run: a command's module pulls in the client,
- * the pipeline or the emulator, and a process that loads all of them starts slower and holds
- * tens of MB more than `genpipe files upload` needs. Help (or no command) loads them all.
+ * Every command's definition, loaded only when it is the one being run; help (or no command) loads
+ * them all, `--version` none. A definition is light — commander and the command's words: what it runs
+ * (the client, the pipeline, a store, the emulator) its action loads when it runs, so that `--help`
+ * and `--version` answer at once and `genpipe files upload` holds none of the batch's modules.
+ * test/cli/startup-modules.test.ts checks that a definition loads none of them.
  */
-const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>]> = [
-  ['serve', async () => (await import('./commands/serve.ts')).registerServe],
-  ['run', async () => (await import('./commands/run.ts')).registerRun],
-  ['watch', async () => (await import('./commands/watch.ts')).registerWatch],
-  ['demo', async () => (await import('./commands/demo.ts')).registerDemo],
-  ['files', async () => (await import('./commands/files.ts')).registerFiles],
-  ['generate', async () => (await import('./commands/generate.ts')).registerGenerate],
-  ['generations', async () => (await import('./commands/generations.ts')).registerGenerations],
-  ['legacy', async () => (await import('./commands/legacy.ts')).registerLegacy],
-  ['status', async () => (await import('./commands/status.ts')).registerStatus],
-  ['worker', async () => (await import('./commands/worker.ts')).registerWorker],
+const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>, definedIn: string]> = [
+  ['serve', async () => (await import('./commands/serve.ts')).registerServe, 'commands/serve.ts'],
+  ['run', async () => (await import('./commands/run-command.ts')).registerRun, 'commands/run-command.ts'],
+  [
+    'watch',
+    async () => (await import('./commands/watch-command.ts')).registerWatch,
+    'commands/watch-command.ts',
+  ],
+  ['demo', async () => (await import('./commands/demo.ts')).registerDemo, 'commands/demo.ts'],
+  ['files', async () => (await import('./commands/files.ts')).registerFiles, 'commands/files.ts'],
+  ['generate', async () => (await import('./commands/generate.ts')).registerGenerate, 'commands/generate.ts'],
+  [
+    'generations',
+    async () => (await import('./commands/generations.ts')).registerGenerations,
+    'commands/generations.ts',
+  ],
+  ['legacy', async () => (await import('./commands/legacy.ts')).registerLegacy, 'commands/legacy.ts'],
+  [
+    'status',
+    async () => (await import('./commands/status-command.ts')).registerStatus,
+    'commands/status-command.ts',
+  ],
+  ['worker', async () => (await import('./commands/worker.ts')).registerWorker, 'commands/worker.ts'],
 ];
+
+/**
+ * The file under src/cli that defines a top-level command (`commands/run-command.ts`), as its page in
+ * docs/commands names it.
+ */
+export function commandDefinedIn(name: string): string | undefined {
+  return COMMANDS.find(([n]) => n === name)?.[2];
+}
 
 /**
  * The program with the commands `argv` needs registered: only the named command when there is one,
@@ -48,12 +70,21 @@ export async function buildProgram(argv: readonly string[] = process.argv): Prom
     // Every command's path-valued options and arguments, checked alike before it runs (path-args.ts).
     .hook('preAction', (_program, action) => checkPathArgs(action));
   configureOptionHelp(program);
-  const named = COMMANDS.find(([name]) => name === argv[2]);
-  for (const [, load] of named ? [named] : COMMANDS) (await load())(program);
+  for (const [, load] of commandsFor(argv)) (await load())(program);
   for (const cmd of program.commands) requireSubcommand(cmd);
   // The pointer to the help is text: with --json the JSON line stands alone.
   if (!json) pointToHelp(program);
   return program;
+}
+
+/**
+ * The commands `argv` needs: the named one; none for `genpipe --version` (answered before any command
+ * is looked at); all of them otherwise (the program's help lists them).
+ */
+function commandsFor(argv: readonly string[]): typeof COMMANDS {
+  const named = COMMANDS.find(([name]) => name === argv[2]);
+  if (named) return [named];
+  return argv[2] === '--version' || argv[2] === '-V' ? [] : COMMANDS;
 }
 
 /**

@@ -2,7 +2,7 @@
  * Where the service is and how to authenticate: from flags first, then the environment.
  * The only place that reads GENPIPE_* connection variables.
  */
-import { credentialUrlProblem, maskUrlPassword } from '../client/index.ts';
+import { credentialUrlProblem, maskUrlPassword } from '../client/redact.ts';
 import { API_KEY_PREFIX } from '../spec/index.ts';
 import { UsageError } from './usage-error.ts';
 

@@ -10,15 +10,12 @@
  * the service's API-wide abuse ceiling. A 429 that outlasts the client's retries pushes that job's next
  * read back by its Retry-After.
  */
-import { POLLER_DEFAULTS } from '../client/index.ts';
+// From the modules that define them, not the client's index: the defaults are read by the commands'
+// definitions (their --help), which load no HTTP client.
+import { POLLER_DEFAULTS } from '../client/generation-poller.ts';
 
-export {
-  GenerationPoller,
-  type JobDurations,
-  jobKindOf,
-  type PollerOptions,
-  RecentJobDurations,
-} from '../client/index.ts';
+export { GenerationPoller, type PollerOptions } from '../client/generation-poller.ts';
+export { type JobDurations, jobKindOf, RecentJobDurations } from '../client/job-durations.ts';
 
 /** Defaults of the batch's poll loop, in one place. */
 export const POLL_DEFAULTS = {

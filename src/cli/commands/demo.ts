@@ -6,12 +6,13 @@
  */
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { REPORT_HTML_FILE, RUN_DEFAULTS } from '../../pipeline/index.ts';
-import { intArg } from '../make-client.ts';
+import { REPORT_HTML_FILE } from '../../pipeline/report/out-dir-names.ts';
+import { RUN_DEFAULTS } from '../../pipeline/runner/run-defaults.ts';
+import { addExamples } from '../command-examples.ts';
+import { intArg } from '../command-flags.ts';
 import { checkOutDir } from '../out-dir-check.ts';
 import { packageRoot } from '../package-root.ts';
 import { UsageError } from '../usage-error.ts';
-import { executeRun } from './run.ts';
 
 /** The bundled samples folder (next to package.json). */
 export const SAMPLES_DIR = join(packageRoot(), 'samples');
@@ -29,7 +30,7 @@ interface DemoFlags {
 
 /** Registers `genpipe demo`. */
 export function registerDemo(program: Command): void {
-  program
+  const cmd = program
     .command('demo')
     .description(
       'Run the bundled samples through the embedded emulator into out/demo, then say where to look',
@@ -42,31 +43,45 @@ export function registerDemo(program: Command): void {
       intArg(1),
     )
     .option('--json', 'one JSON object per event on stdout')
-    .option('-q, --quiet', 'no progress, only the summary')
-    .action(async (flags: DemoFlags) => {
-      const out = flags.out ?? DEMO_OUT_DIR;
-      if (flags.workers !== undefined) {
-        if (flags.json) throw new UsageError('--json is not available with --workers');
-        await checkOutDir(out);
-        const { executeDemoWorkers } = await import('./demo-workers.ts');
-        await executeDemoWorkers(SAMPLES_DIR, {
-          workers: flags.workers,
-          out,
-          ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
-          ...(flags.quiet ? { quiet: true } : {}),
-        });
-      }
-      process.exitCode = await executeRun({
-        inputDir: SAMPLES_DIR,
-        flags: { ...flags, out, emulator: true },
-        epilogue: (_result, outDir) => {
-          const rel = relative(process.cwd(), outDir) || '.';
-          return [
-            `open ${join(rel, REPORT_HTML_FILE)} in a browser to see every input next to its outputs`,
-            `outputs: ${rel}/<input path>/ (output-<i>.<ext>, layer-<index>.png, composite.png, result.json; a chain's steps in <input path>/<step>/)`,
-            `try your own folder: genpipe run <folder> --out <out-dir> --emulator (recipe: ${relative(process.cwd(), join(SAMPLES_DIR, 'genpipe.yaml'))})`,
-          ];
-        },
+    .option('-q, --quiet', 'no progress, only the summary');
+  addExamples(cmd, {
+    examples: [
+      { comment: 'the bundled samples into out/demo; then open out/demo/report.html', line: 'genpipe demo' },
+      {
+        comment: 'into another folder, 4 jobs at a time',
+        line: 'genpipe demo --out out/my-demo --concurrency 4',
+      },
+      {
+        comment: 'in distributed mode: an embedded PostgreSQL and 2 worker processes',
+        line: 'genpipe demo --workers 2 --out out/demo-workers',
+      },
+    ],
+  });
+  cmd.action(async (flags: DemoFlags) => {
+    const out = flags.out ?? DEMO_OUT_DIR;
+    if (flags.workers !== undefined) {
+      if (flags.json) throw new UsageError('--json is not available with --workers');
+      await checkOutDir(out);
+      const { executeDemoWorkers } = await import('./demo-workers.ts');
+      await executeDemoWorkers(SAMPLES_DIR, {
+        workers: flags.workers,
+        out,
+        ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+        ...(flags.quiet ? { quiet: true } : {}),
       });
+    }
+    const { executeRun } = await import('./run.ts');
+    process.exitCode = await executeRun({
+      inputDir: SAMPLES_DIR,
+      flags: { ...flags, out, emulator: true },
+      epilogue: (_result, outDir) => {
+        const rel = relative(process.cwd(), outDir) || '.';
+        return [
+          `open ${join(rel, REPORT_HTML_FILE)} in a browser to see every input next to its outputs`,
+          `outputs: ${rel}/<input path>/ (output-<i>.<ext>, layer-<index>.png, composite.png, result.json; a chain's steps in <input path>/<step>/)`,
+          `try your own folder: genpipe run <folder> --out <out-dir> --emulator (recipe: ${relative(process.cwd(), join(SAMPLES_DIR, 'genpipe.yaml'))})`,
+        ];
+      },
     });
+  });
 }

@@ -3,21 +3,21 @@
  */
 import { type Command, Option } from 'commander';
 import type { ApiFile, FilePurpose, FileState, UploadMode, UploadResult } from '../../client/index.ts';
-import { formatBytes, formatDuration, formatSize } from '../../pipeline/progress/index.ts';
+import { formatBytes, formatDuration, formatSize } from '../../pipeline/progress/format.ts';
 import { FILE_PURPOSES, FILE_STATES } from '../../spec/index.ts';
-import { checkUploadFile } from '../local-check.ts';
-import { requireFile } from '../local-path.ts';
+import { AGAINST_SERVE, addExamples, type Examples } from '../command-examples.ts';
 import {
   addPollOption,
   addServiceOptions,
   type ClientFlags,
-  type CommandContext,
   checkTimeoutWaits,
   idArg,
   intArg,
-  runWithClient,
   secondsArg,
-} from '../make-client.ts';
+} from '../command-flags.ts';
+import { requireFile } from '../local-path.ts';
+import type { CommandContext } from '../make-client.ts';
+import { runWithClient } from '../run-with-client.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** Upload modes of the command line. */
@@ -153,6 +153,20 @@ export function uploadTimeLines(timed: TimedUpload): string[] {
   return lines;
 }
 
+const UPLOAD_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    {
+      comment: 'upload a sample photo as an input and wait until it is ready',
+      line: 'genpipe files upload samples/photos/beach.jpg --purpose input --wait',
+    },
+    {
+      comment: 'a video by a presigned PUT, deleted by the service after 7 days; the file as JSON',
+      line: 'genpipe files upload samples/clips/pattern.mp4 --mode presigned --expires-at 7d --json',
+    },
+  ],
+};
+
 function registerUpload(files: Command): void {
   const cmd = files
     .command('upload <path>')
@@ -185,39 +199,41 @@ function registerUpload(files: Command): void {
       'with --wait: give up waiting after this long (exit 1; default: no limit)',
       secondsArg(0),
     );
-  addPollOption(addServiceOptions(cmd)).action((path: string, flags: UploadFlags) =>
-    runWithClient(flags, async (ctx) => {
-      checkTimeoutWaits(flags, flags.wait === true, '--wait');
-      requireFile(path, 'files upload');
-      const expiresAt = flags.expiresAt === undefined ? undefined : expiresAtArg(flags.expiresAt);
-      // The file as the service would take it, before a byte is sent (exit 1 naming the rule). Its
-      // type, as the check told it from the first 64 KiB (or as --mime-type gives it), is sent.
-      const { mime } = await checkUploadFile(path, flags.mimeType);
-      const started = performance.now();
-      const timed = await uploadPath(ctx, path, {
-        mode: flags.mode,
-        ...(flags.purpose ? { purpose: flags.purpose } : {}),
-        mimeType: flags.mimeType ?? mime,
-        ...(expiresAt ? { expiresAt } : {}),
-        ...(flags.userId ? { userId: flags.userId } : {}),
-        wait: flags.wait === true,
-        ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {}),
-      });
-      // The parts rounded down and the whole up, so that the transfer and the wait never add up to
-      // more than the time it all took (each rounded to the nearest could: 168 + 167 > 334).
-      const json = {
-        ...uploadJson(timed, path),
-        elapsed_ms: Math.ceil(performance.now() - started),
-        transfer_ms: Math.floor(timed.transferMs),
-        ready_wait_ms: timed.readyWaitMs === null ? null : Math.floor(timed.readyWaitMs),
-      };
-      ctx.result(json, () => [
-        ...fileLines(timed.file),
-        ...uploadTimeLines(timed),
-        `  sha256: ${timed.sha256}`,
-        `  request id: ${timed.requestId}`,
-      ]);
-    }),
+  addPollOption(addServiceOptions(addExamples(cmd, UPLOAD_EXAMPLES))).action(
+    (path: string, flags: UploadFlags) =>
+      runWithClient(flags, async (ctx) => {
+        checkTimeoutWaits(flags, flags.wait === true, '--wait');
+        requireFile(path, 'files upload');
+        const expiresAt = flags.expiresAt === undefined ? undefined : expiresAtArg(flags.expiresAt);
+        // The file as the service would take it, before a byte is sent (exit 1 naming the rule). Its
+        // type, as the check told it from the first 64 KiB (or as --mime-type gives it), is sent.
+        const { checkUploadFile } = await import('../local-check.ts');
+        const { mime } = await checkUploadFile(path, flags.mimeType);
+        const started = performance.now();
+        const timed = await uploadPath(ctx, path, {
+          mode: flags.mode,
+          ...(flags.purpose ? { purpose: flags.purpose } : {}),
+          mimeType: flags.mimeType ?? mime,
+          ...(expiresAt ? { expiresAt } : {}),
+          ...(flags.userId ? { userId: flags.userId } : {}),
+          wait: flags.wait === true,
+          ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {}),
+        });
+        // The parts rounded down and the whole up, so that the transfer and the wait never add up to
+        // more than the time it all took (each rounded to the nearest could: 168 + 167 > 334).
+        const json = {
+          ...uploadJson(timed, path),
+          elapsed_ms: Math.ceil(performance.now() - started),
+          transfer_ms: Math.floor(timed.transferMs),
+          ready_wait_ms: timed.readyWaitMs === null ? null : Math.floor(timed.readyWaitMs),
+        };
+        ctx.result(json, () => [
+          ...fileLines(timed.file),
+          ...uploadTimeLines(timed),
+          `  sha256: ${timed.sha256}`,
+          `  request id: ${timed.requestId}`,
+        ]);
+      }),
   );
 }
 
@@ -239,6 +255,14 @@ function table(rows: string[][]): string[] {
   );
 }
 
+const LIST_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    { comment: 'the 20 newest files that are ready', line: 'genpipe files list --state ready --limit 20' },
+    { comment: 'every input file, as JSON', line: 'genpipe files list --purpose input --json' },
+  ],
+};
+
 function registerList(files: Command): void {
   const cmd = files
     .command('list')
@@ -251,7 +275,7 @@ function registerList(files: Command): void {
       ).choices(FILE_STATES),
     )
     .option('--limit <n>', 'show at most n files (default: all)', intArg(1));
-  addServiceOptions(cmd).action((flags: ListFlags) =>
+  addServiceOptions(addExamples(cmd, LIST_EXAMPLES)).action((flags: ListFlags) =>
     runWithClient(flags, async (ctx) => {
       const found: ApiFile[] = [];
       const pageSize = Math.min(MAX_PAGE, flags.limit ?? MAX_PAGE);
@@ -287,9 +311,28 @@ function registerList(files: Command): void {
 /** What the commands' `<id>` is. */
 const FILE_ID = 'the file id (a UUID)';
 
+const GET_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    {
+      comment: 'a file by its id (as `files upload` or `files list` printed it)',
+      line: 'genpipe files get <file-id>',
+    },
+    { comment: 'the same as JSON', line: 'genpipe files get <file-id> --json' },
+  ],
+};
+
+const DELETE_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    { comment: 'delete a file (again: harmless)', line: 'genpipe files delete <file-id>' },
+    { comment: 'and say so as JSON', line: 'genpipe files delete <file-id> --json' },
+  ],
+};
+
 function registerGet(files: Command): void {
   const cmd = files.command('get').description('Show a file').argument('<id>', FILE_ID, idArg('file'));
-  addServiceOptions(cmd).action((id: string, flags: ClientFlags) =>
+  addServiceOptions(addExamples(cmd, GET_EXAMPLES)).action((id: string, flags: ClientFlags) =>
     runWithClient(flags, async (ctx) => {
       const file = await ctx.client.files.get(id, { signal: ctx.signal });
       ctx.result(file, () => fileLines(file));
@@ -302,7 +345,7 @@ function registerDelete(files: Command): void {
     .command('delete')
     .description('Delete a file (soft delete; repeating is harmless)')
     .argument('<id>', FILE_ID, idArg('file'));
-  addServiceOptions(cmd).action((id: string, flags: ClientFlags) =>
+  addServiceOptions(addExamples(cmd, DELETE_EXAMPLES)).action((id: string, flags: ClientFlags) =>
     runWithClient(flags, async (ctx) => {
       await ctx.client.files.delete(id, { signal: ctx.signal });
       ctx.result({ id, deleted: true }, () => [`deleted file ${id}`]);

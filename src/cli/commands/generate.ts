@@ -8,30 +8,29 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import {
-  type FilePurpose,
-  type Generation,
-  type GenerationRequest,
-  type ImageRef,
-  preflightGeneration,
-  type UploadResult,
+import type {
+  FilePurpose,
+  Generation,
+  GenerationRequest,
+  ImageRef,
+  UploadResult,
 } from '../../client/index.ts';
 import { isUuid } from '../../spec/index.ts';
-import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
-import { checkRequestFiles } from '../local-check.ts';
-import { NotAFileError, requireFile } from '../local-path.ts';
+import { AGAINST_SERVE, addExamples, type Examples } from '../command-examples.ts';
 import {
   addPollOption,
   addServiceOptions,
   type ClientFlags,
-  type CommandContext,
   checkTimeoutWaits,
   REQUEST_ID_HELP,
   requestIdArg,
-  runWithClient,
   secondsArg,
-} from '../make-client.ts';
+} from '../command-flags.ts';
+import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
+import { NotAFileError, requireFile } from '../local-path.ts';
+import type { CommandContext } from '../make-client.ts';
 import { checkOutDir } from '../out-dir-check.ts';
+import { runWithClient } from '../run-with-client.ts';
 import { UsageError } from '../usage-error.ts';
 import { uploadJson, uploadPath } from './files.ts';
 import { generationLines, outputsJson, waitNoting } from './generations.ts';
@@ -241,6 +240,24 @@ function shellWord(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
+const GENERATE_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    {
+      comment: 'an image from a prompt: prints the queued generation',
+      line: "genpipe generate --prompt 'a red fox in the snow' --aspect-ratio 16:9",
+    },
+    {
+      comment: 'edit a sample photo in the style of another: uploads both, waits, downloads into out/',
+      line: "genpipe generate --type image_edit --source samples/photos/beach.jpg --image-ref samples/refs/style.png --prompt 'make it blue' --out out/",
+    },
+    {
+      comment: 'a 5 s video at 540p, waited for, as JSON',
+      line: "genpipe generate --type video --prompt 'a lighthouse at dusk' --resolution 540p --wait --json",
+    },
+  ],
+};
+
 export function registerGenerate(program: Command): void {
   const cmd = program
     .command('generate')
@@ -273,7 +290,7 @@ export function registerGenerate(program: Command): void {
       'with --wait or --out: give up waiting after this long (exit 1; default: no limit)',
       secondsArg(0),
     );
-  addPollOption(addServiceOptions(cmd)).action((flags: GenerateFlags) =>
+  addPollOption(addServiceOptions(addExamples(cmd, GENERATE_EXAMPLES))).action((flags: GenerateFlags) =>
     runWithClient(flags, async (ctx) => {
       checkTimeoutWaits(flags, flags.wait === true || flags.out !== undefined, '--wait or --out');
       const given = [flags.request, flags.prompt, flags.source, flags.imageRef, flags.type].some(
@@ -285,6 +302,11 @@ export function registerGenerate(program: Command): void {
       const plan = planRequest(flags);
       // The service's rules first, then the local files against the rules of their positions: nothing
       // is uploaded or sent for a request the service would refuse, or a file it would fail.
+      // Loaded only now: media sniffing is no part of the command's definition (nor of its --help).
+      const [{ preflightGeneration }, { checkRequestFiles }] = await Promise.all([
+        import('../../client/index.ts'),
+        import('../local-check.ts'),
+      ]);
       await preflightGeneration(plan.request as GenerationRequest);
       const mimes = await checkRequestFiles(plan.request, plan.uploads, PLACEHOLDER_FILE_ID);
       const uploads = await uploadPlanned(ctx, plan, mimes);

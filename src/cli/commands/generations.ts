@@ -4,19 +4,21 @@
  * state notes, the JSON of saved outputs. Outputs are saved through generation-out.ts.
  */
 import type { Command } from 'commander';
-import { type Generation, GenpipeError } from '../../client/index.ts';
-import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
+import { GenpipeError } from '../../client/errors.ts';
+import type { Generation } from '../../client/index.ts';
+import { AGAINST_SERVE, addExamples, type Examples } from '../command-examples.ts';
 import {
   addPollOption,
   addServiceOptions,
   type ClientFlags,
-  type CommandContext,
   checkTimeoutWaits,
   idArg,
-  runWithClient,
   secondsArg,
-} from '../make-client.ts';
+} from '../command-flags.ts';
+import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
+import type { CommandContext } from '../make-client.ts';
 import { checkOutDir } from '../out-dir-check.ts';
+import { runWithClient } from '../run-with-client.ts';
 
 /** The lines describing a generation, for people. */
 export function generationLines(g: Generation, requestId?: string): string[] {
@@ -91,6 +93,45 @@ function timeoutMs(flags: WaitFlags): number | undefined {
 /** What the commands' `<id>` is. */
 const GENERATION_ID = 'the generation id (a UUID)';
 
+const GET_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    {
+      comment: 'a generation by its id (as `generate` printed it)',
+      line: 'genpipe generations get <generation-id>',
+    },
+    { comment: 'the same as JSON', line: 'genpipe generations get <generation-id> --json' },
+  ],
+};
+
+const WAIT_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    {
+      comment: 'wait until it completes, 5 minutes at most',
+      line: 'genpipe generations wait <generation-id> --timeout 300',
+    },
+    {
+      comment: 'the generation as JSON once it ended',
+      line: 'genpipe generations wait <generation-id> --json',
+    },
+  ],
+};
+
+const DOWNLOAD_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    {
+      comment: 'the outputs of a completed generation into out/<generation-id>/',
+      line: 'genpipe generations download <generation-id> --out out/',
+    },
+    {
+      comment: 'one still running: wait for it first, 10 minutes at most',
+      line: 'genpipe generations download <generation-id> --out out/ --wait --timeout 600',
+    },
+  ],
+};
+
 /** Registers `genpipe generations get|wait|download`. */
 export function registerGenerations(program: Command): void {
   const generations = program
@@ -98,10 +139,13 @@ export function registerGenerations(program: Command): void {
     .description('Show, wait for and download generations (agents surface)');
 
   addServiceOptions(
-    generations
-      .command('get')
-      .description('Show a generation')
-      .argument('<id>', GENERATION_ID, idArg('generation')),
+    addExamples(
+      generations
+        .command('get')
+        .description('Show a generation')
+        .argument('<id>', GENERATION_ID, idArg('generation')),
+      GET_EXAMPLES,
+    ),
   ).action((id: string, flags: ClientFlags) =>
     runWithClient(flags, async (ctx) => {
       const g = await ctx.client.generations.get(id, { signal: ctx.signal });
@@ -111,11 +155,18 @@ export function registerGenerations(program: Command): void {
 
   addPollOption(
     addServiceOptions(
-      generations
-        .command('wait')
-        .description('Wait until a generation completes (exit 1 when it failed: failure_code and reason)')
-        .argument('<id>', GENERATION_ID, idArg('generation'))
-        .option('--timeout <seconds>', 'give up after this long (exit 1; default: no limit)', secondsArg(0)),
+      addExamples(
+        generations
+          .command('wait')
+          .description('Wait until a generation completes (exit 1 when it failed: failure_code and reason)')
+          .argument('<id>', GENERATION_ID, idArg('generation'))
+          .option(
+            '--timeout <seconds>',
+            'give up after this long (exit 1; default: no limit)',
+            secondsArg(0),
+          ),
+        WAIT_EXAMPLES,
+      ),
     ),
   ).action((id: string, flags: WaitFlags) =>
     runWithClient(flags, async (ctx) => {
@@ -126,20 +177,23 @@ export function registerGenerations(program: Command): void {
 
   addPollOption(
     addServiceOptions(
-      generations
-        .command('download')
-        .description('Download the outputs of a completed generation; prints their paths')
-        .argument('<id>', GENERATION_ID, idArg('generation'))
-        .requiredOption('--out <dir>', 'save the outputs in <dir>/<generation id>/ (created when missing)')
-        .option(
-          '--wait',
-          'when the generation is not completed yet, wait for it as `generations wait` does (exit 1 when it fails)',
-        )
-        .option(
-          '--timeout <seconds>',
-          'with --wait: give up after this long (exit 1; default: no limit)',
-          secondsArg(0),
-        ),
+      addExamples(
+        generations
+          .command('download')
+          .description('Download the outputs of a completed generation; prints their paths')
+          .argument('<id>', GENERATION_ID, idArg('generation'))
+          .requiredOption('--out <dir>', 'save the outputs in <dir>/<generation id>/ (created when missing)')
+          .option(
+            '--wait',
+            'when the generation is not completed yet, wait for it as `generations wait` does (exit 1 when it fails)',
+          )
+          .option(
+            '--timeout <seconds>',
+            'with --wait: give up after this long (exit 1; default: no limit)',
+            secondsArg(0),
+          ),
+        DOWNLOAD_EXAMPLES,
+      ),
     ),
   ).action((id: string, flags: DownloadFlags) =>
     runWithClient(flags, async (ctx) => {

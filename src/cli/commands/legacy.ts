@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { LegacyGeneration, ModifyVideoInput } from '../../client/index.ts';
 import { LEGACY_MODIFY_MODES, LEGACY_VIDEO_MODELS } from '../../spec/index.ts';
-import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
+import { AGAINST_SERVE, addExamples, type Examples } from '../command-examples.ts';
 import {
   addPollOption,
   addServiceOptions,
@@ -16,10 +16,11 @@ import {
   idArg,
   REQUEST_ID_HELP,
   requestIdArg,
-  runWithClient,
   secondsArg,
-} from '../make-client.ts';
+} from '../command-flags.ts';
+import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
 import { checkOutDir } from '../out-dir-check.ts';
+import { runWithClient } from '../run-with-client.ts';
 import { outputsJson } from './generations.ts';
 
 /** The lines describing a legacy generation, for people. */
@@ -57,6 +58,32 @@ export function modifyRequest(flags: ModifyFlags): ModifyVideoInput {
   } as ModifyVideoInput;
 }
 
+const MODIFY_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    {
+      comment:
+        'restyle a video by its URL (from `genpipe serve`: a video output url of `generations get <generation-id> --json`); waits, downloads into out/',
+      line: "genpipe legacy modify --media-url <video-url> --model ray-2 --mode flex_1 --prompt 'in watercolour' --out out/",
+    },
+    {
+      comment: 'create it and print it queued, with a request id of your own',
+      line: "genpipe legacy modify --media-url <video-url> --model ray-2 --mode adhere_1 --prompt 'at night' --request-id night-1",
+    },
+  ],
+};
+
+const GET_EXAMPLES: Examples = {
+  setup: AGAINST_SERVE,
+  examples: [
+    {
+      comment: 'a legacy generation by its id (as `legacy modify` printed it)',
+      line: 'genpipe legacy get <generation-id>',
+    },
+    { comment: 'the same as JSON', line: 'genpipe legacy get <generation-id> --json' },
+  ],
+};
+
 /** Registers `genpipe legacy modify|get`. */
 export function registerLegacy(program: Command): void {
   const legacy = program
@@ -83,7 +110,7 @@ export function registerLegacy(program: Command): void {
       'with --wait or --out: give up waiting after this long (exit 1; default: no limit)',
       secondsArg(0),
     );
-  addPollOption(addServiceOptions(modify)).action((flags: ModifyFlags) =>
+  addPollOption(addServiceOptions(addExamples(modify, MODIFY_EXAMPLES))).action((flags: ModifyFlags) =>
     runWithClient(flags, async (ctx) => {
       checkTimeoutWaits(flags, flags.wait === true || flags.out !== undefined, '--wait or --out');
       if (flags.out !== undefined) await checkOutDir(flags.out);
@@ -121,10 +148,13 @@ export function registerLegacy(program: Command): void {
   );
 
   addServiceOptions(
-    legacy
-      .command('get')
-      .description('Show a legacy generation')
-      .argument('<id>', 'the generation id (a UUID)', idArg('generation')),
+    addExamples(
+      legacy
+        .command('get')
+        .description('Show a legacy generation')
+        .argument('<id>', 'the generation id (a UUID)', idArg('generation')),
+      GET_EXAMPLES,
+    ),
   ).action((id: string, flags: ClientFlags) =>
     runWithClient(flags, async (ctx) => {
       const g = await ctx.client.legacy.get(id, { signal: ctx.signal });

@@ -2,11 +2,10 @@
  * `genpipe status <out-dir>`: what an out dir's journal says, without running anything or calling the
  * service — the last batch, the inputs by where their work stands, what failed and why, and what the
  * next `run` would do with each. Safe while a run is going: it takes no lock and writes nothing, not
- * even an older genpipe's journal's upgrade (it reads a journal it may not write).
+ * even an older genpipe's journal's upgrade (it reads a journal it may not write). The command's
+ * definition and its checks before a journal is read are in status-command.ts.
  */
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import type { Command } from 'commander';
 import {
   type KeyQuotaUse,
   type QueueCounts,
@@ -15,7 +14,6 @@ import {
   type WorkerRow,
 } from '../../pipeline/distributed/index.ts';
 import {
-  defaultJournalPath,
   type Journal,
   JournalFileError,
   JournalLockedError,
@@ -33,7 +31,7 @@ import { inputPathIn } from '../../pipeline/raw-names.ts';
 import type { BatchRow } from '../../pipeline/store/index.ts';
 import type { PostgresStore } from '../../pipeline/store/postgres/index.ts';
 import { plural } from '../../spec/plural.ts';
-import { openRunStore, STORE_HELP, storeUrlOf } from '../store-option.ts';
+import { openRunStore } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 import { heldBackLines, statusHeldBack } from './status-held.ts';
 
@@ -120,60 +118,31 @@ function inputPresence(batch: BatchRow | undefined): Pick<StatusContext, 'presen
   return { present: (item) => existsSync(inputPathIn(batch.inputDir, item)) };
 }
 
-export function registerStatus(program: Command): void {
-  program
-    .command('status')
-    .description(
-      "What an out dir's journal says: its last batch, inputs by state, failures and why, and what a re-run would do; runs nothing",
-    )
-    .argument('<out-dir>', 'the out dir of earlier runs')
-    .option(
-      '--journal <path>',
-      'the journal file, when the runs used --journal (default <out-dir>/.genpipe/journal.db)',
-    )
-    .option(
-      '--store <url>',
-      STORE_HELP.replace(
-        'to keep the journal in instead of the journal file',
-        'the runs kept their journal in',
-      ),
-    )
-    .option('--json', 'the summary as one JSON object on stdout')
-    .action(async (outArg: string, opts: { journal?: string; store?: string; json?: boolean }) => {
-      const outDir = resolve(outArg);
-      const storeUrl = storeUrlOf(opts);
-      if (storeUrl !== null) {
-        await printStoreStatus(outDir, storeUrl, opts.json === true);
-        return;
-      }
-      const path = opts.journal ? resolve(opts.journal) : defaultJournalPath(outDir);
-      if (!existsSync(path)) {
-        throw new UsageError(
-          opts.journal
-            ? `the journal file ${path} does not exist`
-            : `no journal at ${path}: nothing ran with ${outArg} as its --out (or the runs used --journal <path>: pass it here too)`,
-        );
-      }
-      let journal: Journal;
-      try {
-        journal = openJournal({ outDir, path, readOnly: true });
-      } catch (err) {
-        if (err instanceof JournalFileError || err instanceof NetworkFilesystemError)
-          throw new UsageError(err.message);
-        throw err;
-      }
-      if (journal.readNote) process.stderr.write(`genpipe: ${printable(journal.readNote)}\n`);
-      try {
-        const batches = await journal.batches();
-        const summary = statusSummary(journal.rows(), batches, {
-          live: runnerLockHeld(outDir),
-          ...inputPresence(batches.at(-1)),
-        });
-        printStatus(outDir, path, summary, opts.json === true);
-      } finally {
-        await journal.close();
-      }
+/**
+ * What `genpipe status` prints for the journal file at `path` (status-command.ts has checked it exists).
+ *
+ * @throws UsageError when it is not a journal genpipe can read
+ */
+export async function printJournalStatus(outDir: string, path: string, json: boolean): Promise<void> {
+  let journal: Journal;
+  try {
+    journal = openJournal({ outDir, path, readOnly: true });
+  } catch (err) {
+    if (err instanceof JournalFileError || err instanceof NetworkFilesystemError)
+      throw new UsageError(err.message);
+    throw err;
+  }
+  if (journal.readNote) process.stderr.write(`genpipe: ${printable(journal.readNote)}\n`);
+  try {
+    const batches = await journal.batches();
+    const summary = statusSummary(journal.rows(), batches, {
+      live: runnerLockHeld(outDir),
+      ...inputPresence(batches.at(-1)),
     });
+    printStatus(outDir, path, summary, json);
+  } finally {
+    await journal.close();
+  }
 }
 
 function printStatus(
@@ -256,7 +225,7 @@ export function sharedLines(shared: SharedStatus): string[] {
  * database (nothing written). Whether a runner holds the out dir is told by trying its lock, dropped at
  * once (as the journal file's lock is probed).
  */
-async function printStoreStatus(outDir: string, url: string, json: boolean): Promise<void> {
+export async function printStoreStatus(outDir: string, url: string, json: boolean): Promise<void> {
   const store = await openRunStore({ url, outDir, lock: false });
   try {
     // A worker's session of the out dir records a batch of its own: the batches are the runs' and watches'.

@@ -17,7 +17,6 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Command, Option } from 'commander';
 import {
   applyEvent,
   type BatchResult,
@@ -29,7 +28,6 @@ import {
   type Item,
   incompleteReason,
   newProgressState,
-  ON_DONE_MODES,
   ON_DONE_TEXTS,
   type OnDoneMode,
   type PipelineEvent,
@@ -59,18 +57,12 @@ import {
   type StopSignal,
   shown,
 } from '../batch-command.ts';
-import { addSharedBatchOptions, type BatchFlags, positiveSeconds } from '../batch-options.ts';
+import type { BatchFlags } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
-import type { WorkerFlags } from '../distributed.ts';
 import { type Distribution, startDistribution } from '../distribution.ts';
 import { EXIT } from '../exit-codes.ts';
 import { requireDir } from '../local-path.ts';
-import { intArg } from '../make-client.ts';
-import { requiredByCommand } from '../option-help.ts';
-import { printError } from '../print-error.ts';
-import { ENV } from '../service-config.ts';
 import { signalName, signalStopReason } from '../signal-words.ts';
-import { storeUrlOf } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 import {
   checksText,
@@ -471,100 +463,4 @@ export function executeWatch(
   storeUrl: string | null = null,
 ): Promise<number> {
   return executeBatch(new WatchCommand(flags, storeUrl), { inputDir: inputDirArg, flags });
-}
-
-/** Registers `genpipe watch`. */
-export function registerWatch(program: Command): void {
-  const cmd = program
-    .command('watch')
-    .description('Watch a folder and process each file once it is complete, until stopped (SIGINT / SIGTERM)')
-    .argument('<input-dir>', 'the folder to watch (the inbox; only --on-done move changes it)')
-    .addOption(
-      requiredByCommand(
-        new Option('-o, --out <out-dir>', 'where outputs and reports go (outside the watched folder)'),
-      ),
-    )
-    .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)')
-    .option(
-      '--poll',
-      `poll for file changes every ${WATCH_DEFAULTS.pollIntervalMs / 1000} s instead of relying on file events (network shares)`,
-    )
-    .addOption(
-      new Option(
-        '--on-done <mode>',
-        'keep: leave inputs where they are (the journal remembers them); move: to processed/ or failed/ beside the inbox',
-      )
-        .choices([...ON_DONE_MODES])
-        .default('keep'),
-    )
-    .option(
-      '--delete-empty-src-dirs',
-      'with --on-done move: remove the folders of the inbox a move left empty (never the inbox itself, nor a folder holding anything)',
-    )
-    .option(
-      '--quiet-ms <ms>',
-      `a file is taken once its size and mtime stayed unchanged this long, in ms (default ${WATCH_DEFAULTS.quietMs})`,
-      intArg(1),
-    )
-    .option(
-      '--rescan-ms <ms>',
-      `full rescans of the folder, the source of truth, this often, in ms (default ${WATCH_DEFAULTS.rescanMs})`,
-      intArg(100),
-    )
-    .addOption(
-      new Option(
-        '--recheck-finished',
-        'check files finished in an earlier session again (bench baseline)',
-      ).hideHelp(),
-    )
-    .option(
-      '--no-distribute',
-      'with --store: process the files here alone, the store only as its journal (default with a store: hand each file to the `genpipe worker`s, work on a share of them here)',
-    )
-    .option('--no-work', 'with --store: hand the files to the workers, working on none here')
-    // The own worker's job locks (hidden, as on `genpipe worker`: tests shorten them).
-    .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
-    .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
-  addSharedBatchOptions(cmd);
-  cmd.action(async (inputDir: string, flags: WatchFlags & WorkerFlags) => {
-    let url: string | null;
-    try {
-      if (flags.deleteEmptySrcDirs && flags.onDone !== 'move') {
-        throw new UsageError(
-          '--delete-empty-src-dirs removes the folders --on-done move empties: give --on-done move too',
-        );
-      }
-      url = distributedWatchStore(flags);
-    } catch (err) {
-      process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
-      return;
-    }
-    process.exitCode = await executeWatch(inputDir, flags, url);
-  });
-}
-
-/**
- * The store a watch hands its files to the workers through, or null when it processes them here: with
- * a store (--store or GENPIPE_STORE) a watch is distributed unless --no-distribute, --emulator (the
- * embedded emulator is the watch's own: no worker reaches it) or --dry-run.
- *
- * @throws UsageError for --no-work without a store, or with what runs alone
- */
-function distributedWatchStore(flags: WatchFlags): string | null {
-  const url = storeUrlOf(flags);
-  if (url === null) {
-    if (flags.work === false) {
-      throw new UsageError(
-        `--no-work hands the files to workers through a store: give --store <url> or ${ENV.store}`,
-      );
-    }
-    return null;
-  }
-  const alone = flags.distribute === false ? '--no-distribute' : flags.emulator ? '--emulator' : null;
-  if (alone && flags.work === false) {
-    throw new UsageError(
-      `--no-work leaves the files to workers, but ${alone} processes them here alone: give one or the other`,
-    );
-  }
-  return alone || flags.dryRun ? null : url;
 }

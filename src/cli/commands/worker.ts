@@ -4,16 +4,18 @@
  * as `genpipe run` for each, records every step in the store, and goes on until SIGINT / SIGTERM.
  */
 import { type Command, Option } from 'commander';
-import { METRICS_DEFAULT_HOST, portArg, positiveSeconds } from '../batch-options.ts';
 import {
-  type WorkerOnlyFlags as DistributedFlags,
-  executeWorker,
+  METRICS_DEFAULT_HOST,
+  portArg,
+  positiveSeconds,
   WORKER_DEFAULT_CONCURRENCY,
-} from '../distributed.ts';
-import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from '../make-client.ts';
+} from '../batch-options.ts';
+import { AGAINST_SERVE, addExamples } from '../command-examples.ts';
+import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from '../command-flags.ts';
+import type { WorkerOnlyFlags as DistributedFlags } from '../distributed.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
-import { storeUrlOf } from '../store-option.ts';
+import { storeUrlOf } from '../store-url.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** Registers `genpipe worker`. */
@@ -61,6 +63,26 @@ export function registerWorker(program: Command): void {
     .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
   addServiceOptions(cmd);
+  addExamples(cmd, {
+    setup: {
+      comment: `${AGAINST_SERVE.comment}, and the PostgreSQL store runs enqueue files in`,
+      line: `${AGAINST_SERVE.line} GENPIPE_STORE=postgres://<user>:<password>@<host>:5432/<db>`,
+    },
+    examples: [
+      {
+        comment: 'work on the files `genpipe run --store` enqueues, 8 at a time, until Ctrl-C',
+        line: 'genpipe worker --concurrency 8',
+      },
+      {
+        comment: 'and serve Prometheus metrics and a health check on port 9464',
+        line: 'genpipe worker --metrics-port 9464',
+      },
+      {
+        comment: 'a line for every stage, at most 4 jobs at the service',
+        line: 'genpipe worker --verbose --max-jobs 4',
+      },
+    ],
+  });
   cmd.action(async (flags: DistributedFlags & { store?: string; json?: boolean; quiet?: boolean }) => {
     try {
       const url = storeUrlOf(flags);
@@ -69,6 +91,8 @@ export function registerWorker(program: Command): void {
         throw new UsageError('--metrics-host needs --metrics-port (the port to serve the metrics on)');
       }
       const say = flags.quiet ? () => undefined : (line: string) => process.stderr.write(`${line}\n`);
+      // Loaded only now: the queue, the store and the pipeline are no part of the command's --help.
+      const { executeWorker } = await import('../distributed.ts');
       process.exitCode = await executeWorker(url, flags, say);
     } catch (err) {
       process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });

@@ -16,27 +16,9 @@ import type { ReferenceMemory } from '../references.ts';
 import type { HeldBackFile, ReportIgnored, ReportJournalMeta } from '../report/index.ts';
 import type { ReusedFrom } from '../reuse-outputs.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
+import { RUN_DEFAULTS } from './run-defaults.ts';
 
-/** Defaults of a run, in one place. */
-export const RUN_DEFAULTS = {
-  /** Jobs in flight at most (submitted and not yet ended). */
-  concurrency: 32,
-  /** Resubmissions of a generation that failed with a retryable failure_code. */
-  maxResubmits: 1,
-  /** Uploads at once. */
-  uploadConcurrency: 4,
-  /** Downloads at once. */
-  downloadConcurrency: 4,
-  /** ms between rewrites of report.json / report.html while the batch runs (0: only at the end). */
-  reportIntervalMs: 5_000,
-  /** First wait of a file-readiness poll after an upload (the client's floor still applies). */
-  filePollIntervalMs: 1_000,
-  /**
-   * Times one item whose file changed after its check is processed again from the start in a run;
-   * once more and it fails (retryably: the next run tries it again).
-   */
-  changedAgainMax: 3,
-} as const;
+export { RUN_DEFAULTS } from './run-defaults.ts';
 
 /** Options of a batch run. */
 export interface RunOptions {

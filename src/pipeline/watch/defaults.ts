@@ -74,3 +74,7 @@ export function errnoWords(err: unknown): string {
       return e?.code ?? (err instanceof Error ? err.message : String(err));
   }
 }
+
+/** What `--on-done` does with an input once its result is recorded (on-done.ts). */
+export const ON_DONE_MODES = ['keep', 'move'] as const;
+export type OnDoneMode = (typeof ON_DONE_MODES)[number];

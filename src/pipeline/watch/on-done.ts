@@ -35,9 +35,9 @@ import { type CheckedVersion, isCheckedVersion } from '../input-changed.ts';
 import { escapedName, inputPathIn } from '../raw-names.ts';
 import { SIDECAR_SUFFIX } from '../recipe-sidecar.ts';
 import { suffixedName } from '../report/item-paths.ts';
+import type { OnDoneMode } from './defaults.ts';
 
-export const ON_DONE_MODES = ['keep', 'move'] as const;
-export type OnDoneMode = (typeof ON_DONE_MODES)[number];
+export { ON_DONE_MODES, type OnDoneMode } from './defaults.ts';
 
 /** The outcome of an input whose result was recorded. */
 export type InputOutcome = 'succeeded' | 'failed' | 'skipped';

@@ -2,6 +2,7 @@
  * Where the journal file is and how it is opened: the SQLite adapter's fixed values. The folder is
  * also where the out dir's runner lock lives, wherever the journal is.
  */
+import { join } from 'node:path';
 
 /** The journal file's names, schema version and write timeout. */
 export const JOURNAL_FILE = {
@@ -16,3 +17,8 @@ export const JOURNAL_FILE = {
   /** How long a write waits for another process's write on the same journal file. */
   busyTimeoutMs: 10_000,
 } as const;
+
+/** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
+export function defaultJournalPath(outDir: string): string {
+  return join(outDir, JOURNAL_FILE.dirName, JOURNAL_FILE.fileName);
+}

@@ -39,7 +39,7 @@
  * with a request id and no generation id after a crash goes through the crash policy (crash-policy.ts).
  */
 import { accessSync, constants, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Item } from '../../item.ts';
 import { StoreEngine } from '../engine.ts';
@@ -48,7 +48,7 @@ import { assertLocalDisk, realLocation } from '../local-disk.ts';
 import type { JournalDecision } from '../resume-decision.ts';
 import type { BatchInfo, BatchRow, PlanOptions, RecipeFiles } from '../store.ts';
 import { JOURNAL_TEXTS } from '../texts.ts';
-import { JOURNAL_FILE } from './journal-file.ts';
+import { defaultJournalPath } from './journal-file.ts';
 import { openReadOnly } from './read-only.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
 import { SqliteBackend } from './sqlite-backend.ts';
@@ -80,10 +80,8 @@ export interface OpenJournalOptions {
   readOnly?: boolean;
 }
 
-/** The default journal file of an out dir: `<out>/.genpipe/journal.db`. */
-export function defaultJournalPath(outDir: string): string {
-  return join(outDir, JOURNAL_FILE.dirName, JOURNAL_FILE.fileName);
-}
+// Kept with the names it joins: a command tells whether a journal exists before loading this adapter.
+export { defaultJournalPath } from './journal-file.ts';
 
 /**
  * Opens (creating when missing) the journal of `outDir` and takes the out dir's runner lock

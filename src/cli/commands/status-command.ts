@@ -1,0 +1,62 @@
+/**
+ * `genpipe status <out-dir>`: the command's definition, and what is checked before a journal is
+ * opened. Light on purpose: the journal and the store adapters (status.ts) load only when there is a
+ * journal to read, so `status --help` and an out dir nothing ran in answer at once.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { defaultJournalPath } from '../../pipeline/store/sqlite/journal-file.ts';
+import { addExamples } from '../command-examples.ts';
+import { STORE_HELP, storeUrlOf } from '../store-url.ts';
+import { UsageError } from '../usage-error.ts';
+
+/** Registers `genpipe status`. */
+export function registerStatus(program: Command): void {
+  const cmd = program
+    .command('status')
+    .description(
+      "What an out dir's journal says: its last batch, inputs by state, failures and why, and what a re-run would do; runs nothing",
+    )
+    .argument('<out-dir>', 'the out dir of earlier runs')
+    .option(
+      '--journal <path>',
+      'the journal file, when the runs used --journal (default <out-dir>/.genpipe/journal.db)',
+    )
+    .option(
+      '--store <url>',
+      STORE_HELP.replace(
+        'to keep the journal in instead of the journal file',
+        'the runs kept their journal in',
+      ),
+    )
+    .option('--json', 'the summary as one JSON object on stdout');
+  addExamples(cmd, {
+    examples: [
+      {
+        comment: 'what the journal of `genpipe run samples --out out/samples --emulator` says',
+        line: 'genpipe status out/samples',
+      },
+      { comment: 'the same as one JSON object, for a script', line: 'genpipe status out/samples --json' },
+    ],
+  });
+  cmd.action(async (outArg: string, opts: { journal?: string; store?: string; json?: boolean }) => {
+    const outDir = resolve(outArg);
+    const storeUrl = storeUrlOf(opts);
+    if (storeUrl !== null) {
+      const { printStoreStatus } = await import('./status.ts');
+      await printStoreStatus(outDir, storeUrl, opts.json === true);
+      return;
+    }
+    const path = opts.journal ? resolve(opts.journal) : defaultJournalPath(outDir);
+    if (!existsSync(path)) {
+      throw new UsageError(
+        opts.journal
+          ? `the journal file ${path} does not exist`
+          : `no journal at ${path}: nothing ran with ${outArg} as its --out (or the runs used --journal <path>: pass it here too)`,
+      );
+    }
+    const { printJournalStatus } = await import('./status.ts');
+    await printJournalStatus(outDir, path, opts.json === true);
+  });
+}
