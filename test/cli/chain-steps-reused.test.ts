@@ -120,6 +120,23 @@ describe("a chain's steps done for the same content", () => {
     expect((await generations()).length - before).toBe(3);
   }, 180_000);
 
+  it('two copies in one batch whose rules differ in a later step: the shared step is created once, the copy waiting for it', async () => {
+    const { input, out } = promptFolder({});
+    writeFileSync(
+      join(input, 'genpipe.yaml'),
+      `rules:\n${rule('b*.png', 'tilt up')}${rule('*.png', 'slow pan')}`,
+    );
+    const png = await noisePng(64, 48);
+    writeFileSync(join(input, 'a.png'), png);
+    writeFileSync(join(input, 'b.png'), png);
+    const before = (await generations()).length;
+    const { report } = await run(input, out);
+    const created = (await generations()).slice(before);
+    expect(created.map((g: Loose) => g.type).sort()).toEqual(['image_edit', 'video', 'video']);
+    expect(report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
+    expect(stepsOf(out, 'b.png')[0]).toEqual(stepsOf(out, 'a.png')[0]);
+  }, 180_000);
+
   it('a copy whose rule differs in a later step takes the first step from the other file', async () => {
     const { input, out } = promptFolder({});
     writeFileSync(

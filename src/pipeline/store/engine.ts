@@ -363,7 +363,7 @@ export class StoreEngine implements Store {
       own,
       rows,
       (row, step) => stepFilesOnDisk(this.outDir, row, step),
-      (row) => leftAlone(row, ctx),
+      (row) => !this.batch || leftAlone(row, ctx), // a dry run waits for nothing
     );
   }
 

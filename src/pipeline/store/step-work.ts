@@ -106,6 +106,20 @@ export function doneStepsFor(
   return best;
 }
 
+/** True when `row` has one of `steps` (same name and work) that is neither done nor failed yet. */
+function pendingThere(steps: readonly StepRecord[], row: JournalRow): boolean {
+  return steps.some((step) =>
+    row.item.steps.some(
+      (s) =>
+        s.name === step.name &&
+        s.work !== undefined &&
+        s.work === step.work &&
+        s.state !== 'downloaded' &&
+        s.state !== 'failed',
+    ),
+  );
+}
+
 /**
  * The step a planned item takes from another row's `done` one: its generation and files (their paths
  * still under the other row's place), without the attempts made before it (the other file's); when
@@ -137,7 +151,8 @@ export function stepFilesOnDisk(outDir: string, row: JournalRow, step: StepRecor
 
 /**
  * The decision for a file whose own is to send it all (`own`, fresh) when rows of the same content
- * have done some of its chain's steps (`rows`, newest first: twins no rule of same-content.ts took,
+ * are doing some of its chain's steps now (a `wait` for the row, then admitted again), or have done
+ * some of its chain's steps (`rows`, newest first: twins no rule of same-content.ts took,
  * and rows of the same bytes with another recipe): a `reuse` of those steps (SameContent.steps), the
  * rest sent; else `own`. `filesThere` tells whether a row's step still has its files on disk.
  */
@@ -149,6 +164,18 @@ export function doneStepsDecision(
 ): RowDecision {
   if (own.action !== 'fresh' || !isChain(own.item)) return own;
   const taken = doneStepsFor(own.item, rows, leftAlone);
+  // A step this file would send is being done for the same bytes now: wait for it, never pay it twice.
+  const toSend = own.item.steps.filter((s) => !taken?.steps.has(s.name));
+  const busy = rows.find((row) => !leftAlone(row) && pendingThere(toSend, row));
+  if (busy) {
+    const { id, input, place, item } = busy;
+    return {
+      ...own,
+      action: 'wait',
+      reason: SAME_CONTENT_TEXTS.waiting(input),
+      sameContent: { id, input, place, item },
+    };
+  }
   if (!taken) return own;
   const { row } = taken;
   const steps = own.item.steps.flatMap((s) => {
