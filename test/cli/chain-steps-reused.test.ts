@@ -130,6 +130,25 @@ describe("a chain's steps done for the same content", () => {
     writeFileSync(join(input, 'a.png'), png);
     writeFileSync(join(input, 'b.png'), png);
     const before = (await generations()).length;
+    // The dry run prices what the run pays: the shared step once.
+    const dry = await runCli(['run', input, '--out', out, '--dry-run', '--json'], cliEnv(emu), 60_000);
+    expect(dry.code, dry.stderr).toBe(0);
+    const entries = dry.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === 'dry_run_item');
+    const outcomes = (input: string) =>
+      entries.find((e) => e.input === input).steps.map((st: Loose) => [st.name, st.outcome]);
+    expect(outcomes('a.png')).toEqual([
+      ['stylize', 'send'],
+      ['animate', 'send'],
+    ]);
+    expect(outcomes('b.png')).toEqual([
+      ['stylize', 'done'],
+      ['animate', 'send'],
+    ]);
+    expect(entries.find((e) => e.input === 'b.png').reason).toMatch(/step 'stylize' taken from a\.png/);
     const { report } = await run(input, out);
     const created = (await generations()).slice(before);
     expect(created.map((g: Loose) => g.type).sort()).toEqual(['image_edit', 'video', 'video']);
@@ -159,9 +178,9 @@ describe("a chain's steps done for the same content", () => {
     const b = readJson(join(out, 'b.png', 'result.json'));
     expect(b.journal).toMatchObject({ action: 'fresh', sameAs: 'a.png' });
     expect(b.journal.reason).toMatch(/^step 'stylize' reused: done for a\.png, which has the same content/);
-    // It sent its own 'animate'; its first step counts as the same content's.
+    // It sent its own 'animate': new work, not counted as reused; its outcome line says succeeded.
     expect(b.request_sent).toBe(true);
-    expect(report.journal).toMatchObject({ same_content: 1 });
+    expect(report.journal).toMatchObject({ same_content: 0, redone: 0 });
     for (const o of b.outputs as string[]) expect(o.startsWith('b.png/')).toBe(true);
   }, 180_000);
 

@@ -251,6 +251,30 @@ export function reusedInRun(entry: DryRunEntry, sameAs: string, reason: string):
   };
 }
 
+/**
+ * A chain's entry whose steps `names` another file of this dry run sends for the same bytes (`reason`
+ * says so): those are taken from it (`done`, not priced), the entry's request and type the first step
+ * it still sends.
+ */
+export function withStepsDoneInRun(
+  entry: DryRunEntry,
+  names: readonly string[],
+  reason: string,
+): DryRunEntry {
+  const steps = (entry.steps ?? []).map((s) =>
+    names.includes(s.name) ? { ...s, outcome: 'done' as const } : s,
+  );
+  const first = steps.find((s) => s.outcome === 'send');
+  return {
+    ...entry,
+    steps,
+    reason: entry.reason ? `${entry.reason}; ${reason}` : reason,
+    generation_type: first?.generation_type ?? null,
+    model: first?.model ?? null,
+    request: first?.request ?? null,
+  };
+}
+
 /** What would become of a chain's step, by the state an earlier run (or the plan) left it in. */
 function stepOutcome(step: StepRecord): DryRunStep['outcome'] {
   switch (step.state) {

@@ -31,6 +31,9 @@ export const DRY_RUN_TEXTS = {
   interrupted: 'the dry run was interrupted: files not evaluated yet are not counted',
   /** A copy of a file this dry run would send: a run sends the first, and links its outputs here. */
   reusedInRun: (first: string) => `reused: same content as ${first} (in this run)`,
+  /** A chain's steps another file of this dry run sends for the same bytes: taken from it, not sent. */
+  stepsInRun: (names: readonly string[], first: string) =>
+    `${names.length === 1 ? 'step' : 'steps'} ${names.map((n) => `'${n}'`).join(', ')} taken from ${first}, which sends ${names.length === 1 ? 'it' : 'them'} for the same content (in this run)`,
   /** A file with the same content as one another process is working on now: its outputs reused once done. */
   sameContentElsewhere: (input: string) =>
     `reused once done: same content as ${input}, which another process is working on now`,

@@ -33,8 +33,11 @@ export interface ReportEntry {
 /** The journal section's count an item adds to. */
 export function journalCountOf(item: Pick<Item, 'journal' | 'state'>): JournalCount | null {
   const note = item.journal;
-  // Another input's work with the same content stood for it (its failure, shared, is only a failure).
-  if (note?.sameAs !== undefined) return item.state === 'failed' ? null : 'same_content';
+  // Another input's work with the same content stood for it (its failure, shared, is only a failure;
+  // a chain that took some of its steps and sent the others is new work, counted nowhere).
+  if (note?.sameAs !== undefined) {
+    return item.state === 'failed' || note.action === 'fresh' ? null : 'same_content';
+  }
   if (note?.retried) return 'retried';
   // A file the earlier run sent nothing for is continued, not resumed (resume-decision.ts's nothingSent).
   if (note?.action === 'resume') return note.nothingSent ? null : 'resumed';

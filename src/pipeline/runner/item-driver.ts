@@ -118,8 +118,8 @@ export class ItemDriver {
     said = item.reason,
     stepEvent?: 'started' | 'done' | 'failed',
   ): Promise<void> {
-    const reason =
-      said ?? (item.state === 'reported' && item.journal?.sameAs !== undefined ? item.journal.reason : null);
+    const stoodFor = item.journal?.sameAs !== undefined && item.journal.action !== 'fresh';
+    const reason = said ?? (item.state === 'reported' && stoodFor ? (item.journal?.reason ?? null) : null);
     this.items.keep(entry, item);
     try {
       await this.ctx.persist(item);

@@ -182,7 +182,7 @@ export interface AdmitDecision {
    * A dry run's preview only: the identity of the file's work (its content and recipe, opaque), and
    * whether another input's work of the same identity would stand for it (see the store's WorkIdentity).
    */
-  work?: { id: string; mayReuse: boolean };
+  work?: { id: string; mayReuse: boolean; steps?: Readonly<Record<string, string>> };
 }
 
 /** A run's settings with every default applied (see resolveRunOptions). */

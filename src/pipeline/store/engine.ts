@@ -473,7 +473,8 @@ export class StoreEngine implements Store {
           !row || decision.supersede
             ? yield* this.items.freePlace(sql, item.input)
             : yield* this.items.placeOf(sql, row, false);
-        return { ...decisionOf(decision, { ...decision.item, place }), work: { id: workId(key), mayReuse } };
+        const work = { id: workId(key), mayReuse, ...(key.stepWork ? { steps: key.stepWork } : {}) };
+        return { ...decisionOf(decision, { ...decision.item, place }), work };
       }.bind(this),
     );
   }

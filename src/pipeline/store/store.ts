@@ -80,6 +80,8 @@ export interface WorkIdentity {
    * not with --force or --redo-same-content, nor once the file's own create was made.
    */
   mayReuse: boolean;
+  /** A chain's: the work of each of its steps by name (step-work.ts), told apart as the file's is. */
+  steps?: Readonly<Record<string, string>>;
 }
 
 /** The crash policy flag, --retry-failed and --force. */

@@ -25,7 +25,11 @@ export async function newFileWork(
 ): Promise<WorkIdentity> {
   const key = await keyWith(item, recipe.references, opts.service, (path) => sha256File(path, opts.signal));
   const fresh: RowDecision = { action: 'fresh', item, reason: null, supersede: false };
-  return { id: workId(key), mayReuse: twinWanted(fresh, opts) };
+  return {
+    id: workId(key),
+    mayReuse: twinWanted(fresh, opts),
+    ...(key.stepWork ? { steps: key.stepWork } : {}),
+  };
 }
 
 /** A key as an opaque identity of the work: the same bytes and the same recipe, the same identity. */
