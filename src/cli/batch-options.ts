@@ -18,6 +18,16 @@ import type { ServiceFlags } from './service-config.ts';
 import { STORE_HELP } from './store-url.ts';
 import { UsageError } from './usage-error.ts';
 
+/** --metrics-host without --metrics-port: a usage error of the command `helpOf` names (run, watch, worker). */
+export function checkMetricsHost(
+  flags: { metricsHost?: string; metricsPort?: number },
+  helpOf: { helpOf: string },
+): void {
+  if (flags.metricsHost !== undefined && flags.metricsPort === undefined) {
+    throw new UsageError('--metrics-host needs --metrics-port (the port to serve the metrics on)', helpOf);
+  }
+}
+
 /** Flags of a batch command (`run`, `watch`). */
 export interface BatchFlags extends ServiceFlags, JournalFlags {
   /** `--store <url>`: a PostgreSQL store instead of the journal file (holds a password: never shown). */
@@ -100,9 +110,7 @@ export async function resolveBatchOptions(
   if (flags.metricsPort !== undefined && flags.dryRun) {
     throw new UsageError('--metrics-port serves a running batch: a dry run has no metrics', helpOf);
   }
-  if (flags.metricsHost !== undefined && flags.metricsPort === undefined) {
-    throw new UsageError('--metrics-host needs --metrics-port (the port to serve the metrics on)', helpOf);
-  }
+  checkMetricsHost(flags, helpOf);
   const inputDir = resolve(inputDirArg);
   const outDir = resolve(flags.out);
   await checkInputDir(inputDir);

@@ -102,6 +102,12 @@ describe("genpipe's own flag checks point to the help as commander's do", () => 
     [['watch', 'in'], 'genpipe watch', /--out <out-dir> is required/],
     [['run', SAMPLES, '--out', 'o', '--include', '/abs/**'], 'genpipe run', /--include '\/abs\/\*\*'/],
     [['run', 'in', '--out', 'o', '--price-list', 'p.yaml'], 'genpipe run', /--price-list .*--dry-run/],
+    [['worker'], 'genpipe worker', /genpipe worker needs a store/],
+    [
+      ['worker', '--store', 'postgres://u:p@127.0.0.1:1/db', '--metrics-host', '0.0.0.0'],
+      'genpipe worker',
+      /--metrics-host needs --metrics-port/,
+    ],
   ];
   for (const [args, command, message] of cases) {
     it(`genpipe ${args.join(' ')}: the problem, then Run '${command} --help' for usage.`, async () => {

@@ -5,6 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import {
+  checkMetricsHost,
   METRICS_DEFAULT_HOST,
   portArg,
   positiveSeconds,
@@ -86,10 +87,11 @@ export function registerWorker(program: Command): void {
   cmd.action(async (flags: DistributedFlags & { store?: string; json?: boolean; quiet?: boolean }) => {
     try {
       const url = storeUrlOf(flags);
-      if (url === null) throw new UsageError(`genpipe worker needs a store: --store <url> or ${ENV.store}`);
-      if (flags.metricsHost !== undefined && flags.metricsPort === undefined) {
-        throw new UsageError('--metrics-host needs --metrics-port (the port to serve the metrics on)');
+      const helpOf = { helpOf: 'genpipe worker' };
+      if (url === null) {
+        throw new UsageError(`genpipe worker needs a store: --store <url> or ${ENV.store}`, helpOf);
       }
+      checkMetricsHost(flags, helpOf);
       const say = flags.quiet ? () => undefined : (line: string) => process.stderr.write(`${line}\n`);
       // Loaded only now: the queue, the store and the pipeline are no part of the command's --help.
       const { executeWorker } = await import('../distributed.ts');
