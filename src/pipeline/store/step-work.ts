@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { fillStepOutputs, isChain, nextOrEnd } from '../chain.ts';
 import type { Item, StepRecord } from '../item.ts';
 import type { JournalRow } from './journal-row.ts';
+import { outputPathsOf } from './outputs-check.ts';
 import { canonicalJson, referencesUsed, sha256Text } from './recipe-hash.ts';
 import type { RowDecision } from './resume-decision.ts';
 import { SAME_CONTENT_TEXTS } from './texts.ts';
@@ -92,12 +93,7 @@ export function doneStepsFor(
     const steps = new Map<string, StepRecord>();
     for (const step of item.steps) {
       const done = row.item.steps.find(
-        (s) =>
-          s.name === step.name &&
-          s.work !== undefined &&
-          s.work === step.work &&
-          collectable.has(s.state) &&
-          s.generationId,
+        (s) => sameWork(s, step) && collectable.has(s.state) && s.generationId,
       );
       if (done && (step.after ?? []).every((p) => steps.has(p))) steps.set(step.name, done);
     }
@@ -106,17 +102,15 @@ export function doneStepsFor(
   return best;
 }
 
+/** True when two steps are the same work under the same name (their files are named after it). */
+function sameWork(a: StepRecord, b: StepRecord): boolean {
+  return a.name === b.name && a.work !== undefined && a.work === b.work;
+}
+
 /** True when `row` has one of `steps` (same name and work) that is neither done nor failed yet. */
 function pendingThere(steps: readonly StepRecord[], row: JournalRow): boolean {
   return steps.some((step) =>
-    row.item.steps.some(
-      (s) =>
-        s.name === step.name &&
-        s.work !== undefined &&
-        s.work === step.work &&
-        s.state !== 'downloaded' &&
-        s.state !== 'failed',
-    ),
+    row.item.steps.some((s) => sameWork(s, step) && s.state !== 'downloaded' && s.state !== 'failed'),
   );
 }
 
@@ -136,9 +130,7 @@ export function takenStep(own: StepRecord, done: StepRecord, filesThere: boolean
 /** True when the step's local files are on disk as the row recorded them (any size when it recorded none). */
 export function stepFilesOnDisk(outDir: string, row: JournalRow, step: StepRecord): boolean {
   const recorded = new Map((row.outputs ?? []).map((o) => [o.path, o.bytes]));
-  const paths = [...step.outputs, ...(step.layers ?? []).map((l) => l.path)];
-  if (step.composite) paths.push(step.composite);
-  return paths.every((path) => {
+  return outputPathsOf({ steps: [step] }).every((path) => {
     try {
       const st = statSync(join(outDir, ...path.split('/')));
       const want = recorded.get(path);
