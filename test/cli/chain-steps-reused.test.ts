@@ -39,6 +39,20 @@ function rule(match: string, motion: string): string {
 `;
 }
 
+/** b*.png tilted up, every other PNG panned slowly: the same stylize step, another animate. */
+const TWO_RULES = `rules:\n${rule('b*.png', 'tilt up')}${rule('*.png', 'slow pan')}`;
+
+/** The entries of `genpipe run input --out out --dry-run --json`, exit 0 expected. */
+async function dryRunEntries(input: string, out: string): Promise<Loose[]> {
+  const dry = await runCli(['run', input, '--out', out, '--dry-run', '--json'], cliEnv(emu), 60_000);
+  expect(dry.code, dry.stderr).toBe(0);
+  return dry.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === 'dry_run_item');
+}
+
 async function generations(): Promise<Loose[]> {
   return adminRows(emu);
 }
@@ -85,13 +99,7 @@ describe("a chain's steps done for the same content", () => {
     const first = stepsOf(out, 'a.png');
 
     writeFileSync(recipe, `rules:\n${rule('*.png', 'fast zoom')}`);
-    const dry = await runCli(['run', input, '--out', out, '--dry-run', '--json'], cliEnv(emu), 60_000);
-    expect(dry.code, dry.stderr).toBe(0);
-    const entry = dry.stdout
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l))
-      .find((e) => e.type === 'dry_run_item');
+    const [entry] = await dryRunEntries(input, out);
     expect(entry.outcome).toBe('send');
     expect(entry.steps.map((s: Loose) => [s.name, s.outcome])).toEqual([
       ['stylize', 'done'],
@@ -122,22 +130,13 @@ describe("a chain's steps done for the same content", () => {
 
   it('two copies in one batch whose rules differ in a later step: the shared step is created once, the copy waiting for it', async () => {
     const { input, out } = promptFolder({});
-    writeFileSync(
-      join(input, 'genpipe.yaml'),
-      `rules:\n${rule('b*.png', 'tilt up')}${rule('*.png', 'slow pan')}`,
-    );
+    writeFileSync(join(input, 'genpipe.yaml'), TWO_RULES);
     const png = await noisePng(64, 48);
     writeFileSync(join(input, 'a.png'), png);
     writeFileSync(join(input, 'b.png'), png);
     const before = (await generations()).length;
     // The dry run prices what the run pays: the shared step once.
-    const dry = await runCli(['run', input, '--out', out, '--dry-run', '--json'], cliEnv(emu), 60_000);
-    expect(dry.code, dry.stderr).toBe(0);
-    const entries = dry.stdout
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l))
-      .filter((e) => e.type === 'dry_run_item');
+    const entries = await dryRunEntries(input, out);
     const outcomes = (input: string) =>
       entries.find((e) => e.input === input).steps.map((st: Loose) => [st.name, st.outcome]);
     expect(outcomes('a.png')).toEqual([
@@ -158,10 +157,7 @@ describe("a chain's steps done for the same content", () => {
 
   it('a copy whose rule differs in a later step takes the first step from the other file', async () => {
     const { input, out } = promptFolder({});
-    writeFileSync(
-      join(input, 'genpipe.yaml'),
-      `rules:\n${rule('b*.png', 'tilt up')}${rule('*.png', 'slow pan')}`,
-    );
+    writeFileSync(join(input, 'genpipe.yaml'), TWO_RULES);
     const png = await noisePng(64, 48);
     writeFileSync(join(input, 'a.png'), png);
     const before = (await generations()).length;
