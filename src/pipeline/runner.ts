@@ -166,8 +166,12 @@ export function startBatch(options: RunOptions): Batch {
       const fed = await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
       notLookedAt = fed.notLookedAt;
       reports.discovered();
-      await collectVanished(run, seen, { stops, driver, scheduler, emit });
-      await scheduler.drain();
+      // Twice: what was left before this batch, then the earlier versions its files replaced (the
+      // newer versions are all admitted once the scheduler drained: store/left-in-flight.ts).
+      for (let pass = 0; pass < 2; pass++) {
+        await collectVanished(run, seen, { stops, driver, scheduler, emit });
+        await scheduler.drain();
+      }
       windingUp = true;
     } finally {
       reports.halt();

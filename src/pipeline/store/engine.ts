@@ -15,6 +15,7 @@ import { hostname } from 'node:os';
 import { isChain } from '../chain.ts';
 import { currentStep, type Item } from '../item.ts';
 import { placeInput } from '../raw-names.ts';
+import { itemPlace } from '../report/item-paths.ts';
 import {
   decideInputOf,
   holdsServiceWork,
@@ -34,10 +35,12 @@ import { type HashCache, hashWithCache } from './content-hash.ts';
 import { finishedItemsOf } from './finished-items.ts';
 import { ItemRows } from './item-rows.ts';
 import { type JournalKey, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
+import { earlierBinding, leftRows, takeUp } from './left-in-flight.ts';
 import { realLocation } from './local-disk.ts';
 import { checkOutputs, type OutputCheck } from './outputs-check.ts';
 import { recordedOptions } from './recorded-options.ts';
 import { decide, type RowDecision } from './resume-decision.ts';
+import { RowWaiters } from './row-waiters.ts';
 import {
   leftAlone,
   sameContentDecision,
@@ -111,7 +114,7 @@ export class StoreEngine implements Store {
    */
   private readonly admitting = new Set<number>();
   /** Who waits for a row bound here to end (a file with the same content: same-content.ts), by row id. */
-  private readonly rowWaiters = new Map<number, Set<() => void>>();
+  private readonly rowWaiters = new RowWaiters();
   protected closed = false;
 
   constructor(
@@ -389,29 +392,8 @@ export class StoreEngine implements Store {
   private waiting(decision: RowDecision, here: boolean): StoreDecision {
     const id = decision.sameContent?.id ?? -1;
     const settled = (signal?: AbortSignal): Promise<void> =>
-      new Promise<void>((resolve) => {
-        const waiters = this.rowWaiters.get(id) ?? new Set<() => void>();
-        this.rowWaiters.set(id, waiters);
-        const done = (): void => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          waiters.delete(done);
-          if (waiters.size === 0 && this.rowWaiters.get(id) === waiters) this.rowWaiters.delete(id);
-          resolve();
-        };
-        const timer = setTimeout(done, here ? TWIN_HERE_MS : TWIN_POLL_MS);
-        waiters.add(done);
-        signal?.addEventListener('abort', done, { once: true });
-      });
+      this.rowWaiters.wait(id, here ? TWIN_HERE_MS : TWIN_POLL_MS, signal);
     return { ...decisionOf(decision, decision.item), settled };
-  }
-
-  /** Tells who waits for row `id` (waiting) that it may have ended. */
-  private rowEnded(id: number): void {
-    const waiters = this.rowWaiters.get(id);
-    if (!waiters) return;
-    this.rowWaiters.delete(id);
-    for (const wake of [...waiters]) wake();
   }
 
   /** Binds the input of an admitted file to its row, for save (not a `wait`: nothing was admitted); the decision. */
@@ -508,7 +490,7 @@ export class StoreEngine implements Store {
    */
   async save(item: Item): Promise<void> {
     this.assertWritable();
-    const input = rowInputOf(item);
+    const input = this.bindingOf(item);
     if (item.state === 'discovered' || item.state === 'sniffed') this.release(input);
     const last = unbindsOnSave(item);
     const id = this.bound.get(input) ?? (last ? await this.finishedRowOf(item) : undefined);
@@ -528,7 +510,17 @@ export class StoreEngine implements Store {
     } finally {
       if (last && this.bound.get(input) !== id) this.items.release(id);
     }
-    if (last) this.rowEnded(id);
+    if (last) this.rowWaiters.ended(id);
+  }
+
+  /**
+   * The key `item` is bound to its row by: its input (rowInputOf), or its input and place for an
+   * earlier version taken up by vanishedInFlight (left-in-flight.ts's earlierBinding).
+   */
+  private bindingOf(item: Item): string {
+    const input = rowInputOf(item);
+    const earlier = earlierBinding(input, itemPlace(item));
+    return this.bound.has(earlier) ? earlier : input;
   }
 
   /** Unbinds `input` from its row (and drops the row's claim). */
@@ -537,7 +529,7 @@ export class StoreEngine implements Store {
     if (id === undefined) return;
     this.bound.delete(input);
     this.items.release(id);
-    this.rowEnded(id);
+    this.rowWaiters.ended(id);
   }
 
   /** The row `input` is bound to for save, or undefined. */
@@ -640,10 +632,11 @@ export class StoreEngine implements Store {
   }
 
   /**
-   * Work the service did (or is doing) for inputs this session has not admitted: active rows in a
-   * VANISHED_TAKEN_PHASES phase whose input was not admitted (deleted or moved out of the input dir).
-   * Call after discovery. Each is resumed (bound for save, claimed where rows are), so a paid
-   * generation is still collected although its input is gone.
+   * Work the service did (or is doing) that no file of this session stands for (left-in-flight.ts):
+   * active rows in a VANISHED_TAKEN_PHASES phase whose input was not admitted (deleted or moved out of
+   * the input dir), and earlier versions replaced while their generation was in flight. Call after
+   * discovery. Each is resumed (bound for save, claimed where rows are), so a paid generation is still
+   * collected although its input is gone or changed.
    *
    * @param skip - inputs to leave alone although unadmitted (see README.md)
    */
@@ -653,14 +646,16 @@ export class StoreEngine implements Store {
     const out: StoreDecision[] = [];
     for (const phase of VANISHED_TAKEN_PHASES) {
       const rows = await this.backend.read('reading the work in flight', (sql) =>
-        this.items.inPhase(sql, phase),
+        this.items.leftInPhase(sql, phase),
       );
-      for (const row of rows) {
-        if (this.bound.has(row.input) || skip?.(row.input)) continue;
-        const key = { contentHash: row.contentHash, recipeHash: row.recipeHash };
-        const outputs = phase === 'downloaded' ? this.outputsCheck(row) : null;
-        const decision = decide(decideInputOf(row, row.item, key, {}, this.now(), outputs));
-        if (decision.action !== 'resume') continue;
+      const bound = { inputs: new Set(this.bound.keys()), rows: this.inFlightHere() };
+      for (const { row, earlier } of leftRows(rows, bound, skip)) {
+        const decision = takeUp(
+          { row, earlier },
+          this.now(),
+          phase === 'downloaded' ? this.outputsCheck(row) : null,
+        );
+        if (!decision) continue;
         await this.backend.transaction(
           `resuming ${row.input}`,
           function* (this: StoreEngine, sql: Sql) {
@@ -668,8 +663,8 @@ export class StoreEngine implements Store {
             yield* this.items.claim(sql, row.id);
           }.bind(this),
         );
-        this.bound.set(row.input, row.id);
-        out.push({ action: decision.action, item: decision.item, reason: decision.reason });
+        this.bound.set(earlier ? earlierBinding(row.input, itemPlace(decision.item)) : row.input, row.id);
+        out.push(decision);
       }
     }
     return out;
@@ -770,7 +765,7 @@ export class StoreEngine implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const id of [...this.rowWaiters.keys()]) this.rowEnded(id);
+    this.rowWaiters.endAll();
     await this.backend.close();
   }
 }

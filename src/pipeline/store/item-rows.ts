@@ -99,6 +99,13 @@ export class ItemRows {
     return this.many(sql, this.sqlOf.byPhase, [phase]);
   }
 
+  /** The rows in `phase` a run may take up (left-in-flight.ts): active ones, and replaced ones. */
+  *leftInPhase(sql: Sql, phase: JournalPhase) {
+    const active = yield* this.inPhase(sql, phase);
+    const replaced = yield* this.many(sql, this.sqlOf.supersededByPhase, [phase]);
+    return { active, replaced };
+  }
+
   /** The newest row at each place, when it finished (finished-items.ts). */
   finishedAtPlaces(sql: Sql) {
     return this.many(sql, this.sqlOf.finishedAtPlaces, []);

@@ -81,6 +81,7 @@ CREATE TABLE IF NOT EXISTS items (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS items_active ON items(out_dir, input) WHERE superseded_at IS NULL;
 CREATE INDEX IF NOT EXISTS items_phase ON items(out_dir, phase) WHERE superseded_at IS NULL;
+CREATE INDEX IF NOT EXISTS items_phase_superseded ON items(out_dir, phase) WHERE superseded_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS items_generation ON items(generation_id) WHERE generation_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS items_request ON items(request_id) WHERE request_id IS NOT NULL;
 `,
@@ -141,6 +142,9 @@ function itemStatements(d: DialectWords) {
     byId: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND id = $2`,
     allActive: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND superseded_at IS NULL ORDER BY input`,
     byPhase: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND phase = $2 AND superseded_at IS NULL ORDER BY input`,
+    /** Replaced rows in a phase, by input and age: earlier versions left in flight (left-in-flight.ts). */
+    supersededByPhase: `SELECT ${ITEM_COLUMNS} FROM items WHERE out_dir = $1 AND phase = $2 AND superseded_at IS NOT NULL
+     ORDER BY input, id`,
     finished: `SELECT input, ${d.jsonText('item', 'size')} AS size, ${d.jsonText('item', 'mtimeMs')} AS mtime_ms
      FROM items WHERE out_dir = $1 AND phase IN ('reported', 'failed') AND superseded_at IS NULL`,
     /** The newest row at each place of the out dir, when it finished (finished-items.ts). */

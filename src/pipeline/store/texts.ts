@@ -152,6 +152,12 @@ export const JOURNAL_TEXTS = {
   resumeRedownload: (generationId: string, problems: readonly string[]): string =>
     `resumed: downloading the outputs of generation ${generationId} again (${problems.join('; ')})`,
   resumeReport: 'resumed: outputs complete, writing the result',
+  /**
+   * Added to the resume reason of an earlier version of a file whose generation was in flight when a
+   * newer version replaced it (left-in-flight.ts): collected into its own folder, nothing sent again.
+   */
+  earlierVersionCollected:
+    'an earlier version of this file (a newer one is processed into its own folder): its generation, already paid for, is collected here',
   done: 'already done in an earlier run',
   /** A finished input of the out dir a watch session reports although it did not take it (finished-items.ts). */
   earlierSession: 'finished in an earlier session; not taken again in this one',
