@@ -53,4 +53,33 @@ describe('WriteGroup', () => {
     expect(rows()).toEqual([{ k: 'x', v: 7 }]);
     await done;
   });
+
+  it('commitWith runs a transaction after the queued writes, seeing them; its failure undoes only its own', async () => {
+    const group = new WriteGroup(db);
+    const queued = group.add(put('q', 1));
+    const seen = group.commitWith(() => {
+      put('own', 2)();
+      return rows();
+    });
+    expect(seen).toEqual(
+      [
+        { k: 'q', v: 1 },
+        { k: 'own', v: 2 },
+      ].sort((a, b) => a.k.localeCompare(b.k)),
+    );
+    await queued;
+    const later = group.add(put('r', 3));
+    expect(() =>
+      group.commitWith(() => {
+        put('gone', 4)();
+        put('bad', -1)(); // breaks the CHECK
+      }),
+    ).toThrow(/CHECK/);
+    await later;
+    expect(rows()).toEqual([
+      { k: 'own', v: 2 },
+      { k: 'q', v: 1 },
+      { k: 'r', v: 3 },
+    ]);
+  });
 });

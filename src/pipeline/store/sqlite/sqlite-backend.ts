@@ -54,11 +54,15 @@ export class SqliteBackend implements StoreBackend {
 
   /** Runs `body` in one `BEGIN IMMEDIATE` transaction, now (committed, and fsynced, when it returns). */
   transactionNow<T>(body: (sql: Sql) => Step<T>): T {
-    this.group.flush();
+    let ran = false;
     try {
-      return this.db.transaction(() => runNow(body(this.sql))).immediate();
+      // The queued writes first, in the same transaction: one commit for both (write-group.ts).
+      return this.group.commitWith(() => {
+        ran = true;
+        return runNow(body(this.sql));
+      });
     } catch (err) {
-      this.onRollback(); // rolled back: the rows hold what they held before
+      if (ran) this.onRollback(); // rolled back: the rows hold what they held before
       throw err;
     }
   }

@@ -6,8 +6,9 @@
  *
  * Each write runs in a savepoint of its own: one that throws is rolled back alone and rejects its own
  * promise; the others are committed. A commit that fails rejects them all. Writes are applied in the
- * order they were asked for; flush() applies the queued ones at once (the journal calls it before any
- * other transaction and before reads, so nothing ever overtakes a queued write).
+ * order they were asked for; flush() applies the queued ones at once (the journal calls it before reads,
+ * so nothing ever overtakes a queued write), and commitWith() applies them in the same transaction as
+ * another one, ahead of it, so that one costs no commit of its own.
  */
 import type Database from 'better-sqlite3';
 
@@ -55,10 +56,27 @@ export class WriteGroup {
 
   /** Commits the queued writes now, in one transaction (nothing when none are queued). */
   flush(): void {
+    if (this.queue.length === 0) return;
+    try {
+      this.commitWith(() => undefined);
+    } catch {
+      // each queued write's promise was rejected with it
+    }
+  }
+
+  /**
+   * Runs `body` in one `BEGIN IMMEDIATE` transaction after the queued writes, in a savepoint of its
+   * own: one commit (one fsync) for both, instead of a commit of the queue and one of its own. A
+   * `body` that throws is rolled back alone (the queued writes are still committed) and its error
+   * thrown; a commit that fails rejects the queued writes and is thrown.
+   *
+   * @example const decision = group.commitWith(() => admitRow(sql, item, key));
+   */
+  commitWith<T>(body: () => T): T {
     const writes = this.queue;
-    if (writes.length === 0) return;
     this.queue = [];
     const failed = new Map<QueuedWrite, unknown>();
+    let outcome = { error: new Error('not run') } as { value: T } | { error: unknown };
     try {
       this.db
         .transaction(() => {
@@ -69,16 +87,23 @@ export class WriteGroup {
               failed.set(w, err);
             }
           }
+          try {
+            outcome = { value: this.db.transaction(body)() };
+          } catch (error) {
+            outcome = { error };
+          }
         })
         .immediate();
     } catch (err) {
       this.rolledBack();
       for (const w of writes) w.fail(err);
-      return;
+      throw err;
     }
     for (const w of writes) {
       if (failed.has(w)) w.fail(failed.get(w));
       else w.done();
     }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
   }
 }
