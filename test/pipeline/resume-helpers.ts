@@ -383,6 +383,8 @@ export interface AdminGen {
   client_id: string;
   request_id: string;
   state: string;
+  /** The generation's type (`image`, `image_edit`, `video`, …). */
+  type: string;
 }
 
 /** The generations of one client, oldest first. */

@@ -205,3 +205,14 @@ export function rowWrites(
     write,
   };
 }
+
+/**
+ * True when a save of `item` is its last in this session: it is finished (reported, skipped, failed)
+ * and its row is not in a phase whose work is still collected (a failed download or result write is
+ * resumed: see phaseOf). A stopped item keeps its binding.
+ */
+export function unbindsOnSave(item: Item): boolean {
+  if (item.state !== 'reported' && item.state !== 'skipped' && item.state !== 'failed') return false;
+  const phase = phaseOf(item, item.state);
+  return phase !== 'submitted' && phase !== 'downloaded';
+}

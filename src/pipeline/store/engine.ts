@@ -27,6 +27,7 @@ import {
   rowWrites,
   UPLOAD_REUSE_MAX_AGE_MS,
   unadmittedWrites,
+  unbindsOnSave,
   VANISHED_TAKEN_PHASES,
   wantsEarlier,
 } from './admission.ts';
@@ -34,12 +35,13 @@ import type { StoreBackend } from './backend.ts';
 import { type HashCache, hashWithCache } from './content-hash.ts';
 import { finishedItemsOf } from './finished-items.ts';
 import { ItemRows } from './item-rows.ts';
-import { type JournalKey, type JournalRow, phaseOf, UNHASHED } from './journal-row.ts';
+import { type JournalKey, type JournalRow, UNHASHED } from './journal-row.ts';
+import { KeysInFlight } from './keys-in-flight.ts';
 import { earlierBinding, leftRows, takeUp } from './left-in-flight.ts';
 import { realLocation } from './local-disk.ts';
 import { checkOutputs, type OutputCheck } from './outputs-check.ts';
 import { recordedOptions } from './recorded-options.ts';
-import { decide, type RowDecision } from './resume-decision.ts';
+import { decide, decisionOf, type RowDecision } from './resume-decision.ts';
 import { RowWaiters } from './row-waiters.ts';
 import {
   leftAlone,
@@ -69,7 +71,7 @@ import type {
   StoreDecision,
 } from './store.ts';
 import * as tables from './tables.ts';
-import { JOURNAL_TEXTS } from './texts.ts';
+import { JOURNAL_TEXTS, SAME_CONTENT_TEXTS } from './texts.ts';
 import { keyWith, workId } from './work-key.ts';
 
 /** The current batch: its row, its service (part of every key) and the service's former identities. */
@@ -83,17 +85,6 @@ interface CurrentBatch {
 interface Admitted {
   decision: StoreDecision;
   id: number;
-}
-
-/**
- * True when a save of `item` is its last in this session: it is finished (reported, skipped, failed)
- * and its row is not in a phase whose work is still collected (a failed download or result write is
- * resumed: see phaseOf). A stopped item keeps its binding.
- */
-export function unbindsOnSave(item: Item): boolean {
-  if (item.state !== 'reported' && item.state !== 'skipped' && item.state !== 'failed') return false;
-  const phase = phaseOf(item, item.state);
-  return phase !== 'submitted' && phase !== 'downloaded';
 }
 
 /** See the module comment. */
@@ -115,6 +106,8 @@ export class StoreEngine implements Store {
   private readonly admitting = new Set<number>();
   /** Who waits for a row bound here to end (a file with the same content: same-content.ts), by row id. */
   private readonly rowWaiters = new RowWaiters();
+  /** The keys of the rows in flight here, with the file holding each (keys-in-flight.ts). */
+  private readonly keysHere = new KeysInFlight();
   protected closed = false;
 
   constructor(
@@ -419,10 +412,20 @@ export class StoreEngine implements Store {
     this.assertWritable();
     this.requireBatch();
     const key = await this.keyOf(item, recipe.references, opts.signal);
+    // Another file of this session works on the same key: wait for it first, no transaction needed.
+    const holder = opts.redoSameContent ? undefined : this.keysHere.holder(key, rowInputOf(item));
+    if (holder) {
+      const reason = SAME_CONTENT_TEXTS.waiting(holder.input);
+      return this.waiting({ action: 'wait', item, reason, supersede: false, sameContent: holder }, true);
+    }
     const admitted = await this.backend.transaction(`admitting ${item.input}`, (sql) =>
       this.admitRow(sql, item, key, opts),
     );
     const decision = this.bind(item.input, admitted);
+    if (decision.action === 'fresh' || decision.action === 'resume') {
+      const at = { id: admitted.id, input: rowInputOf(item), place: itemPlace(decision.item) };
+      this.keysHere.add(key, { ...at, item: decision.item });
+    }
     if (decision.action !== 'fresh' && decision.action !== 'resume' && decision.action !== 'reuse')
       return decision;
     return { ...decision, item: { ...decision.item, contentHash: key.contentHash } };
@@ -510,7 +513,7 @@ export class StoreEngine implements Store {
     } finally {
       if (last && this.bound.get(input) !== id) this.items.release(id);
     }
-    if (last) this.rowWaiters.ended(id);
+    if (last) this.rowEnded(id);
   }
 
   /**
@@ -523,13 +526,19 @@ export class StoreEngine implements Store {
     return this.bound.has(earlier) ? earlier : input;
   }
 
+  /** Row `id` ended here: who waits for it is told (same-content.ts), its key is free. */
+  private rowEnded(id: number): void {
+    this.keysHere.ended(id);
+    this.rowWaiters.ended(id);
+  }
+
   /** Unbinds `input` from its row (and drops the row's claim). */
   private release(input: string): void {
     const id = this.bound.get(input);
     if (id === undefined) return;
     this.bound.delete(input);
     this.items.release(id);
-    this.rowWaiters.ended(id);
+    this.rowEnded(id);
   }
 
   /** The row `input` is bound to for save, or undefined. */
@@ -768,19 +777,6 @@ export class StoreEngine implements Store {
     this.rowWaiters.endAll();
     await this.backend.close();
   }
-}
-
-/** The decision told for `item`: the rule's words and marks. */
-function decisionOf(d: RowDecision, item: Item): StoreDecision {
-  const { action, reason, retried, nothingSent, sameContent } = d;
-  return {
-    action,
-    item,
-    reason,
-    ...(retried ? { retried } : {}),
-    ...(nothingSent ? { nothingSent } : {}),
-    ...(sameContent ? { sameContent } : {}),
-  };
 }
 
 /** Runs an insert answering the new row's `id`. */

@@ -284,3 +284,16 @@ export function decide(input: DecideInput): RowDecision {
       return decideFailed(input, row, stored);
   }
 }
+
+/** The decision told for `item`: the rule's words and marks. */
+export function decisionOf(d: RowDecision, item: Item): StoreDecision {
+  const { action, reason, retried, nothingSent, sameContent } = d;
+  return {
+    action,
+    item,
+    reason,
+    ...(retried ? { retried } : {}),
+    ...(nothingSent ? { nothingSent } : {}),
+    ...(sameContent ? { sameContent } : {}),
+  };
+}
