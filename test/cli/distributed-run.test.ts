@@ -109,11 +109,11 @@ describe('genpipe run --store (distributed by default)', () => {
     const status = await runCli(['status', out, '--store', url, '--json'], cliEnv(emu));
     expect(status.code, status.stderr).toBe(0);
     const st = JSON.parse(status.stdout);
-    expect(st.lastBatch).toMatchObject({ status: 'finished' });
-    expect(st.lastBatch.options).toMatchObject({ command: 'run', distribute: true });
-    expect(st.quota[0].requestLimit).toBeGreaterThan(0);
-    expect(st.quota[0].windowMs).toBeGreaterThanOrEqual(60_000);
-    expect(st.quota[0].windowMs).toBeLessThanOrEqual(61_100);
+    expect(st.last_batch).toMatchObject({ status: 'finished' });
+    expect(st.last_batch.options).toMatchObject({ command: 'run', distribute: true });
+    expect(st.quota[0].request_limit).toBeGreaterThan(0);
+    expect(st.quota[0].window_ms).toBeGreaterThanOrEqual(60_000);
+    expect(st.quota[0].window_ms).toBeLessThanOrEqual(61_100);
 
     // Again: the six are done, the failed file is handed back to the store's decision, nothing is paid.
     const again = await runCli(['run', input, '--out', out, '--store', url], cliEnv(emu), 120_000);
