@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { schemaFaults } from '../helpers/json-schemas.ts';
 import { claimedSizeBytes } from '../media/claimed-size.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -159,6 +160,7 @@ it('a watch stopped by Ctrl-C says so of the files it left, in its lines, report
     const r = report(out);
     expect(r.stopped_early).toBeNull();
     expect(r.stopped).toEqual({ reason: 'stopped by Ctrl-C / SIGINT', by: 'Ctrl-C / SIGINT' });
+    expect(schemaFaults('report', r)).toEqual([]); // `stopped`, an `unprocessed` item, as the schema has them
     expect(statuses(r)).toEqual({ 'a.txt': 'succeeded', 'slow.txt': 'unprocessed' });
     expect(r.items.find((i: { input: string }) => i.input === 'slow.txt').reason).toMatch(
       new RegExp(`^${words.replace(/[()]/g, '\\$&')}`),
