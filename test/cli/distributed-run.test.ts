@@ -18,6 +18,7 @@ import {
   unhold,
   until,
 } from '../helpers/emulator.ts';
+import { schemaFaults } from '../helpers/json-schemas.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
@@ -260,9 +261,12 @@ describe('genpipe run --store --detach', () => {
   it('enqueues and returns; status knows the out dir at once and says how far the workers got', async () => {
     const url = await pg.freshDatabase();
     const { input, out } = promptFolder(prompts(3, 'detached'));
-    const r = await runCli(['run', input, '--out', out, '--store', url, '--detach'], cliEnv(emu));
+    const r = await runCli(['run', input, '--out', out, '--store', url, '--detach', '--json'], cliEnv(emu));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/enqueued 3 files in the store's queue: 3 new/);
+    const enqueued = JSON.parse(r.stdout);
+    expect(enqueued).toMatchObject({ type: 'enqueued', files: 3, added: 3, put_back: 0, out_dir: out });
+    expect(schemaFaults('event', enqueued)).toEqual([]);
     const status = await runCli(['status', out, '--store', url], cliEnv(emu));
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/last batch: #1 of 1, enqueued for the workers \(--detach/);
