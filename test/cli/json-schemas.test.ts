@@ -1,7 +1,7 @@
 /**
  * Every JSON document genpipe writes or prints, produced for real — a `run --json` against the emulator
  * on loopback with its /healthz scraped mid-run, the report.json and result.json files it writes,
- * `status --json`, a `run --dry-run --json` and a `--json` error — is valid by its schema in
+ * `status --json`, a `run --dry-run --json`, a chain's steps in each, and a `--json` error — is valid by its schema in
  * docs/schemas/: snake_case keys only, times as ISO 8601 UTC strings, one word per state.
  */
 import { randomUUID } from 'node:crypto';
@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { writePng } from '../client/client-helpers.ts';
+import { FAN_OUT_CHAIN } from '../helpers/chain-recipe.ts';
 import { heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { type SchemaName, schemaFaults } from '../helpers/json-schemas.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -115,6 +116,28 @@ describe('the JSON genpipe writes and prints, by the schemas in docs/schemas/', 
     const lines = jsonLines(dry.stdout);
     expectValid('dry-run', lines);
     expect(lines).toContainEqual(expect.objectContaining({ input: 'd.txt', outcome: 'send' }));
+  }, 90_000);
+
+  it('a chain: its steps in the events, report.json, result.json and a dry run', async () => {
+    const { input, out } = promptFolder({});
+    await put(input, 'genpipe.yaml', FAN_OUT_CHAIN);
+    await writePng(join(input, 'photo.png'), 40, 30);
+    const run = await runCli(['run', input, '--out', out, '--json'], cliEnv(emu), 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    const events = jsonLines(run.stdout);
+    expectValid('event', events);
+    expect(events).toContainEqual(expect.objectContaining({ step: 'animate', step_event: 'done' }));
+    const report = (await readJson(join(out, 'report.json'))) as { items: Array<{ result: string }> };
+    expectValid('report', [report]);
+    expect(report.items[0]).toMatchObject({ steps: expect.any(Array) });
+    expectValid('result', [await readJson(join(out, report.items[0]!.result))]);
+
+    await writePng(join(input, 'other.png'), 30, 40);
+    const dry = await runCli(['run', input, '--out', out, '--dry-run', '--json'], cliEnv(emu));
+    expect(dry.code, dry.stderr).toBe(0);
+    const lines = jsonLines(dry.stdout);
+    expectValid('dry-run', lines);
+    expect(lines).toContainEqual(expect.objectContaining({ input: 'other.png', steps: expect.any(Array) }));
   }, 90_000);
 
   it('a --json error: the service refused the call', async () => {
