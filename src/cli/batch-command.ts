@@ -61,6 +61,7 @@ import { RetryNotes } from './retry-notes.ts';
 import { runOptionsOf } from './run-options.ts';
 import { ENV } from './service-config.ts';
 import { type StopSignal, signalName, signalStopReason } from './signal-words.ts';
+import { snakeKeys } from './snake-keys.ts';
 import { clientOptionsForStore, openRunStore, storeUrlOf } from './store-option.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -291,7 +292,12 @@ function openBatchLog(s: Session): LogFile | null {
   try {
     return openLogFile(
       resolve(path),
-      { version: genpipeVersion(), command: s.cmd.name, options: recordedFlags(s.cmd.name, s.flags) },
+      {
+        version: genpipeVersion(),
+        command: s.cmd.name,
+        // As status --json shows the batch's options: by the flags' names in snake_case.
+        options: snakeKeys(recordedFlags(s.cmd.name, s.flags)),
+      },
       {
         redact: createRedactor([s.flags.apiKey, s.flags.legacyToken]),
         onWriteError: (err) => {

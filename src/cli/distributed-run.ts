@@ -29,6 +29,7 @@ import {
   startBatch,
 } from '../pipeline/index.ts';
 import { type PostgresStore, redactUrl } from '../pipeline/store/postgres/index.ts';
+import { isoTime } from '../spec/iso-time.ts';
 import { plural } from '../spec/plural.ts';
 import type { BatchCommand } from './batch-command.ts';
 import type { BatchFlags } from './batch-options.ts';
@@ -180,7 +181,7 @@ export async function executeDetach(
     await store.finishBatch('finished');
     if (flags.json) {
       process.stdout.write(
-        `${JSON.stringify({ type: 'enqueued', batch, files: e.files, added: e.added, put_back: e.retried, out_dir: options.outDir })}\n`,
+        `${JSON.stringify({ type: 'enqueued', at: isoTime(Date.now()), batch, files: e.files, added: e.added, put_back: e.retried, out_dir: options.outDir })}\n`,
       );
     }
     say(enqueuedText(e, url));

@@ -18,6 +18,7 @@ import { isRecipeError } from '../pipeline/recipe-error.ts';
 import { StoreConnectionError } from '../pipeline/store/postgres/store-errors.ts';
 import { EXIT } from './exit-codes.ts';
 import { LOCAL_CHECK_NOTE, LocalCheckError } from './local-check-error.ts';
+import { snakeKeys } from './snake-keys.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
@@ -80,7 +81,10 @@ export function exitCodeOf(err: unknown): number {
   return EXIT.failed;
 }
 
-/** The facts of an error as a plain object: toJSON() of client errors plus what their class adds. */
+/**
+ * The facts of an error as a plain object: toJSON() of client errors plus what their class adds, its
+ * keys in snake_case as in every JSON document genpipe prints (docs/schemas/error.schema.json).
+ */
 export function errorFacts(err: unknown): Record<string, unknown> {
   if (err instanceof GenpipeError) {
     const facts: Record<string, unknown> = { ...err.toJSON() };
@@ -97,7 +101,7 @@ export function errorFacts(err: unknown): Record<string, unknown> {
       facts.fileId = err.fileId;
       facts.failureReason = err.failureReason;
     }
-    return facts;
+    return snakeKeys(facts);
   }
   if (err instanceof UsageError) return { name: err.name, code: 'GENPIPE_USAGE', message: err.message };
   if (err instanceof LocalCheckError) {

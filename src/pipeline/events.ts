@@ -58,15 +58,18 @@ export interface BatchTotals {
   succeeded: number;
   failed: number;
   skipped: number;
-  /** Items left unprocessed because the batch stopped early. */
-  stopped: number;
+  /**
+   * Items left unprocessed: the batch stopped before they were done (report.json's `unprocessed`, its
+   * `pending` counted here too: the batch has ended).
+   */
+  unprocessed: number;
   /** Entries of the input folder that are not inputs (see report.json `ignored`; watch: at its last complete rescan). */
   ignored?: number;
 }
 
 export type EventSink = (event: PipelineEvent) => void;
 
-/** A `batch_finished` event's totals from a report's (its files not processed, or still pending, as stopped). */
+/** A `batch_finished` event's totals from a report's (its files still pending counted as unprocessed). */
 export function batchTotals(
   t: {
     inputs: number;
@@ -83,7 +86,7 @@ export function batchTotals(
     succeeded: t.succeeded,
     failed: t.failed,
     skipped: t.skipped,
-    stopped: t.unprocessed + t.pending,
+    unprocessed: t.unprocessed + t.pending,
     ...(ignored ? { ignored: ignored.total } : {}),
   };
 }

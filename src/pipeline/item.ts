@@ -285,6 +285,29 @@ export interface ItemJournalNote {
   sameAs?: string;
 }
 
+/**
+ * A journal note as the JSON documents write it (result.json `journal`, a dry run's `journal`):
+ * snake_case, like every key genpipe writes (docs/schemas/common.schema.json's `journal_note`).
+ */
+export interface JournalNoteJson {
+  action: ItemJournalNote['action'];
+  reason: string | null;
+  retried?: true;
+  nothing_sent?: true;
+  same_as?: string;
+}
+
+/** The JSON form of a journal note (see JournalNoteJson). */
+export function journalNoteJson(note: ItemJournalNote): JournalNoteJson {
+  return {
+    action: note.action,
+    reason: note.reason,
+    ...(note.retried ? { retried: true as const } : {}),
+    ...(note.nothingSent ? { nothing_sent: true as const } : {}),
+    ...(note.sameAs !== undefined ? { same_as: note.sameAs } : {}),
+  };
+}
+
 /** See Item.failure. */
 export interface ItemFailure {
   /**

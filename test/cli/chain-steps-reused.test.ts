@@ -172,7 +172,7 @@ describe("a chain's steps done for the same content", () => {
     expect(report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
     expect(stepsOf(out, 'b.png')[0]).toEqual(stepsOf(out, 'a.png')[0]);
     const b = readJson(join(out, 'b.png', 'result.json'));
-    expect(b.journal).toMatchObject({ action: 'fresh', sameAs: 'a.png' });
+    expect(b.journal).toMatchObject({ action: 'fresh', same_as: 'a.png' });
     expect(b.journal.reason).toMatch(/^step 'stylize' reused: done for a\.png, which has the same content/);
     // It sent its own 'animate': new work, not counted as reused; its outcome line says succeeded.
     expect(b.request_sent).toBe(true);

@@ -18,6 +18,7 @@ import {
   unhold,
   until,
 } from '../helpers/emulator.ts';
+import { schemaFaults } from '../helpers/json-schemas.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
@@ -109,11 +110,11 @@ describe('genpipe run --store (distributed by default)', () => {
     const status = await runCli(['status', out, '--store', url, '--json'], cliEnv(emu));
     expect(status.code, status.stderr).toBe(0);
     const st = JSON.parse(status.stdout);
-    expect(st.lastBatch).toMatchObject({ status: 'finished' });
-    expect(st.lastBatch.options).toMatchObject({ command: 'run', distribute: true });
-    expect(st.quota[0].requestLimit).toBeGreaterThan(0);
-    expect(st.quota[0].windowMs).toBeGreaterThanOrEqual(60_000);
-    expect(st.quota[0].windowMs).toBeLessThanOrEqual(61_100);
+    expect(st.last_batch).toMatchObject({ status: 'finished' });
+    expect(st.last_batch.options).toMatchObject({ command: 'run', distribute: true });
+    expect(st.quota[0].request_limit).toBeGreaterThan(0);
+    expect(st.quota[0].window_ms).toBeGreaterThanOrEqual(60_000);
+    expect(st.quota[0].window_ms).toBeLessThanOrEqual(61_100);
 
     // Again: the six are done, the failed file is handed back to the store's decision, nothing is paid.
     const again = await runCli(['run', input, '--out', out, '--store', url], cliEnv(emu), 120_000);
@@ -260,9 +261,12 @@ describe('genpipe run --store --detach', () => {
   it('enqueues and returns; status knows the out dir at once and says how far the workers got', async () => {
     const url = await pg.freshDatabase();
     const { input, out } = promptFolder(prompts(3, 'detached'));
-    const r = await runCli(['run', input, '--out', out, '--store', url, '--detach'], cliEnv(emu));
+    const r = await runCli(['run', input, '--out', out, '--store', url, '--detach', '--json'], cliEnv(emu));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/enqueued 3 files in the store's queue: 3 new/);
+    const enqueued = JSON.parse(r.stdout);
+    expect(enqueued).toMatchObject({ type: 'enqueued', files: 3, added: 3, put_back: 0, out_dir: out });
+    expect(schemaFaults('event', enqueued)).toEqual([]);
     const status = await runCli(['status', out, '--store', url], cliEnv(emu));
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/last batch: #1 of 1, enqueued for the workers \(--detach/);

@@ -105,10 +105,10 @@ describe('a dry run of files with the same content', () => {
       [undefined, undefined],
     ]);
     expect(events[1].reason).toMatch(/^reused: same content as a\.txt \(done .* UTC, generation \S+\)$/);
-    expect(events[1]).toMatchObject({ journal: { action: 'reuse', sameAs: 'a.txt' }, request: null });
+    expect(events[1]).toMatchObject({ journal: { action: 'reuse', same_as: 'a.txt' }, request: null });
     expect(events[3]).toMatchObject({
       reason: 'reused: same content as c.txt (in this run)',
-      journal: { action: 'reuse', sameAs: 'c.txt' },
+      journal: { action: 'reuse', same_as: 'c.txt' },
     });
     expect(events[4]).toMatchObject({ outcomes: { send: 1, reuse: 2, done: 1 }, generations: { image: 1 } });
 

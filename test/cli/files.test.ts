@@ -257,7 +257,7 @@ describe('genpipe files list, get, delete', () => {
     expect(unknown.stdout).toBe('');
     const err = JSON.parse(unknown.stderr).error;
     expect(err).toMatchObject({ name: 'NotFoundError', status: 404, detail: 'File not found' });
-    expect(err.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(err.request_id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('a wrong key exits 1 with the 401 detail and never prints the key', async () => {

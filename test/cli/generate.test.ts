@@ -161,7 +161,7 @@ describe('genpipe generate', () => {
     const err = JSON.parse(json.stderr.trim().split('\n').at(-1) ?? '').error;
     expect(err).toMatchObject({
       name: 'GenerationFailedError',
-      failureCode: 'generation_failed',
+      failure_code: 'generation_failed',
       retryable: true,
     });
     expect(json.stderr).not.toContain(KEY);

@@ -77,6 +77,8 @@ describe('--log-file', () => {
     const lines = killed.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^==== genpipe \d+\.\d+\.\d+ run, started \S+Z, pid \d+ ====$/);
     expect(lines[1]).toMatch(new RegExp(`^${ISO} options: \\{"command":"run"`));
+    // The flags by the names status --json gives them (snake_case), the URL without its password.
+    expect(lines[1]).toContain('"legacy_base_url":"http://bob@127.0.0.1:9/legacy"');
     expect(killed).toMatch(new RegExp(`${ISO} run: `));
     // Every stage, as -v gives it, although stdout showed --json.
     for (const state of ['discovered', 'sniffed', 'planned', 'checked', 'submitted']) {

@@ -264,7 +264,7 @@ it.skipIf(!asRoot)(
     }
     // What status calls not yet submitted, the next run does not call resumed.
     const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
-    const notSent = status.byKind['not yet submitted'] ?? 0;
+    const notSent = status.by_kind.not_submitted ?? 0;
     if (sent === 0) expect(notSent).toBe(status.inputs);
 
     // Room again: the next run does the rest, each file generated exactly once.

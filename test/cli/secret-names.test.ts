@@ -131,10 +131,10 @@ describe('credentials given as flags', () => {
     expect(stored.join('\n')).toContain(`127.0.0.1:${port}`);
     const status = await runCli(['status', out, '--json'], cliEnv(emu));
     expect(status.code, status.stderr).toBe(0);
-    const options = JSON.parse(status.stdout).lastBatch.options;
-    expect(options.baseUrl).toBe(`http://alice@127.0.0.1:${port}`);
-    expect(options.legacyBaseUrl).toBe(`http://bob@127.0.0.1:${port}/dream-machine/v1`);
-    expect(options).not.toHaveProperty('legacyToken');
+    const options = JSON.parse(status.stdout).last_batch.options;
+    expect(options.base_url).toBe(`http://alice@127.0.0.1:${port}`);
+    expect(options.legacy_base_url).toBe(`http://bob@127.0.0.1:${port}/dream-machine/v1`);
+    expect(options).not.toHaveProperty('legacy_token');
     for (const text of [...stored, status.stdout]) {
       expect(text).not.toContain(password);
       expect(text).not.toContain(token);

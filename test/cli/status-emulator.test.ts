@@ -40,7 +40,7 @@ describe('genpipe status after an --emulator run', () => {
       'at an embedded emulator (2): processes them again from the start (an embedded emulator ends with its batch, and its files and generations with it)',
     );
     const json = JSON.parse((await runCli(['status', out, '--json'], process.env)).stdout);
-    expect(json.byKind).toEqual({ 'at an embedded emulator': 2 });
+    expect(json.by_kind).toEqual({ at_embedded_emulator: 2 });
 
     const again = await runToEnd(args, process.env);
     expect(again.code, again.child.stderr()).toBe(0);

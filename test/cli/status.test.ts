@@ -22,9 +22,9 @@ describe('genpipe status <out-dir>', () => {
     expect(status.stdout).toMatch(/^ +3 done$/m);
     expect(status.stdout).toContain('done (3): skips them (already done)');
     const json = await runCli(['status', out, '--json'], process.env);
-    const summary = JSON.parse(json.stdout) as { inputs: number; byKind: Record<string, number> };
+    const summary = JSON.parse(json.stdout) as { inputs: number; by_kind: Record<string, number> };
     expect(summary.inputs).toBe(3);
-    expect(summary.byKind.done).toBe(3);
+    expect(summary.by_kind.done).toBe(3);
   }, 90_000);
 
   it('refuses an out dir without a journal, with exit 2 and how to point at one', async () => {

@@ -97,7 +97,7 @@ describe('genpipe run --store <postgres url>', () => {
     expect(status.stdout).toContain('inputs in the journal: 2');
     expect(status.stdout).toMatch(/^ +2 done$/m);
     const json = await runCli(['status', out, '--store', pg.url(), '--json'], cliEnv(emu));
-    expect(JSON.parse(json.stdout)).toMatchObject({ inputs: 2, byKind: { done: 2 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ inputs: 2, by_kind: { done: 2 } });
     const client = new pgClient.Client({ connectionString: pg.url() });
     await client.connect();
     const stored = await client.query('SELECT options FROM genpipe.batches').finally(() => client.end());

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { startTestEmulator, until } from '../helpers/emulator.ts';
+import { schemaFaults } from '../helpers/json-schemas.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
@@ -71,6 +72,7 @@ it('names the files held back as incomplete on the summary line, at exit, in the
   );
   const final = report(out);
   expect(final.held_back).toEqual(running.held_back);
+  expect(schemaFaults('report', final)).toEqual([]); // a watch's report: held_back, no ignored
   expect(final.totals.inputs).toBe(1);
   const html = readFileSync(join(out, 'report.html'), 'utf8');
   expect(html).toContain('Held back as incomplete (1)');
@@ -83,6 +85,7 @@ it('names the files held back as incomplete on the summary line, at exit, in the
   );
   const asJson = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
   expect(asJson.held_back).toEqual(final.held_back);
+  expect(schemaFaults('status', asJson)).toEqual([]);
 }, 90_000);
 
 it('a restarted watch holds a file back since the earlier session did, and a signal ends it without "early"', async () => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
+import { schemaFaults } from '../helpers/json-schemas.ts';
 import { claimedSizeBytes } from '../media/claimed-size.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -90,7 +91,7 @@ it('a restarted --on-done move watch reports the inputs earlier sessions moved a
   expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('a.txt');
   // status counts the failure the watch filed in failed/ as failed, as it counts the moved successes done.
   const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
-  expect(status.byKind).toEqual({ done: 2, 'failed, moved away': 1 });
+  expect(status.by_kind).toEqual({ done: 2, failed_moved_away: 1 });
   expect(status.failures).toEqual([expect.objectContaining({ input: 'b.txt', retried: false })]);
 
   // A new version of a name goes to a folder of its own: both versions stay in the history.
@@ -134,7 +135,7 @@ it('keeps the files that failed before anything was sent, and status says a move
   expect(status.stdout).toMatch(/ {2}failed, moved away \(1\): leaves them failed/);
   expect(status.stdout).not.toContain('no longer in the input folder');
   const asJson = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
-  expect(asJson.byKind).toEqual({ done: 2, 'failed, moved away': 1 });
+  expect(asJson.by_kind).toEqual({ done: 2, failed_moved_away: 1 });
   expect(asJson.failures).toEqual([expect.objectContaining({ input: 'h.png', retried: false })]);
 }, 120_000);
 
@@ -159,6 +160,7 @@ it('a watch stopped by Ctrl-C says so of the files it left, in its lines, report
     const r = report(out);
     expect(r.stopped_early).toBeNull();
     expect(r.stopped).toEqual({ reason: 'stopped by Ctrl-C / SIGINT', by: 'Ctrl-C / SIGINT' });
+    expect(schemaFaults('report', r)).toEqual([]); // `stopped`, an `unprocessed` item, as the schema has them
     expect(statuses(r)).toEqual({ 'a.txt': 'succeeded', 'slow.txt': 'unprocessed' });
     expect(r.items.find((i: { input: string }) => i.input === 'slow.txt').reason).toMatch(
       new RegExp(`^${words.replace(/[()]/g, '\\$&')}`),
@@ -207,7 +209,7 @@ it('keeps the files refused before they were planned, a name that is not valid U
 
   // status counts them, by the name they print as, and knows they left the inbox.
   const status = jsonOut(await runCli(['status', out, '--json'], cliEnv(emu)));
-  expect(status.byKind).toEqual({ done: 2, 'failed, moved away': 3 });
+  expect(status.by_kind).toEqual({ done: 2, failed_moved_away: 3 });
   expect(status.failures.map((f: { input: string }) => f.input).sort()).toEqual([
     'bad.txt',
     SHOWN,

@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { adminRows, KEY, startTestEmulator, until } from '../helpers/emulator.ts';
+import { schemaFaults } from '../helpers/json-schemas.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 import { usePromptFolders } from './prompt-folder.ts';
@@ -173,6 +174,8 @@ describe('genpipe worker --metrics-port and status --store', () => {
     expect(gone.pid).toBe(a.proc.pid);
     expect(json.queue).toEqual({ queued: 0, active: 0, finished: 2, failed: 0 });
     expect(json.quota[0]).toMatchObject({ jobs: expect.any(Number), requests: expect.any(Number) });
+    // With a store it adds its workers, queue and quota, in the shape of every JSON document genpipe prints.
+    expect(schemaFaults('status', json)).toEqual([]);
     expect(JSON.stringify(json)).not.toContain(KEY);
     const after = await status(false);
     expect(after.stdout).toMatch(/workers on this store: 1 alive, 1 gone/);

@@ -109,7 +109,7 @@ describe.each(COMMANDS)('%s killed while creates wait in the client', (command) 
     const status = await runToEnd(['status', out, '--json'], env);
     expect(status.code, status.child.stderr()).toBe(0);
     const summary = JSON.parse(status.child.stdout());
-    expect(summary.byKind).toMatchObject({ 'outcome unknown': 1, 'not yet submitted': FILES - 1 });
+    expect(summary.by_kind).toMatchObject({ outcome_unknown: 1, not_submitted: FILES - 1 });
     const plain = (await runToEnd(['status', out], env)).child.stdout();
     expect(plain).toMatch(/last batch: #1 of 1, interrupted \(its runner, pid \d+, is gone\)/);
     // The failure says what the next run does with it, naming the request id, before that run.

@@ -80,7 +80,7 @@ describe('the TTY renderer', () => {
     applyEvent(s, {
       type: 'batch_finished',
       at: T + 4000,
-      totals: { inputs: 1, succeeded: 0, failed: 0, skipped: 0, stopped: 1 },
+      totals: { inputs: 1, succeeded: 0, failed: 0, skipped: 0, unprocessed: 1 },
     });
     const done = renderTty(s, { columns: 100, now: T + 60_000 });
     expect(done[0]).toContain('1/1  100%  done in 4.0s');

@@ -49,7 +49,7 @@ const EVENTS: PipelineEvent[] = [
   {
     type: 'batch_finished',
     at: T + 5000,
-    totals: { inputs: 3, succeeded: 1, failed: 1, skipped: 1, stopped: 0 },
+    totals: { inputs: 3, succeeded: 1, failed: 1, skipped: 1, unprocessed: 0 },
   },
 ];
 
@@ -129,7 +129,7 @@ describe('plain progress', () => {
       {
         type: 'batch_finished',
         at: T,
-        totals: { inputs: 5, succeeded: 1, failed: 0, skipped: 0, stopped: 4 },
+        totals: { inputs: 5, succeeded: 1, failed: 0, skipped: 0, unprocessed: 4 },
       },
       { utc: true },
     );
@@ -220,11 +220,12 @@ describe('--json progress', () => {
     const lines = out.text().trimEnd().split('\n');
     expect(lines).toHaveLength(EVENTS.length);
     const parsed = lines.map((l) => JSON.parse(l));
-    const expected = EVENTS.map((e) =>
-      e.type === 'item_state' && e.reason?.includes(KEY)
+    const expected = EVENTS.map((e) => ({
+      ...(e.type === 'item_state' && e.reason?.includes(KEY)
         ? { ...e, reason: `Invalid API key (${REDACTED})` }
-        : e,
-    );
+        : e),
+      at: new Date(e.at).toISOString(),
+    }));
     expect(parsed).toEqual(expected);
     expect(out.text()).not.toContain(KEY);
   });
@@ -235,7 +236,7 @@ describe('createProgress', () => {
     const event: PipelineEvent = { type: 'item_discovered', at: T, input: 'a.jpg', size: 1 };
     const json = fakeStream(true);
     createProgress({ json: true, stream: json }).sink(event);
-    expect(JSON.parse(json.text())).toEqual(event);
+    expect(JSON.parse(json.text())).toEqual({ ...event, at: new Date(T).toISOString() });
 
     const tty = fakeStream(true);
     const live = createProgress({ json: false, stream: tty, columns: 100 });

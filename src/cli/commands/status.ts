@@ -34,6 +34,7 @@ import { plural } from '../../spec/plural.ts';
 import { openRunStore } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 import { heldBackLines, statusHeldBack } from './status-held.ts';
+import { statusJson } from './status-json.ts';
 
 /** Failures listed one by one; the rest are counted. */
 export const STATUS_FAILURES_LISTED = 50;
@@ -154,10 +155,8 @@ function printStatus(
 ): void {
   const held = statusHeldBack(outDir);
   if (json) {
-    const more = shared ? { workers: shared.workers, queue: shared.queue, quota: shared.quota } : {};
-    const heldBack = { held_back: held?.files ?? [] };
     process.stdout.write(
-      `${JSON.stringify({ out_dir: outDir, journal, ...summary, ...heldBack, ...more })}\n`,
+      `${JSON.stringify(statusJson(outDir, journal, summary, held?.files ?? [], shared))}\n`,
     );
   } else {
     const lines = [

@@ -8,7 +8,7 @@
 import { uploadModeFor } from '../../client/index.ts';
 import type { GenerationType } from '../../spec/index.ts';
 import { isChain, stepOfPlaceholder, stepOutputWords } from '../chain.ts';
-import { currentStep, type Item, type ItemJournalNote, type StageName, type StepRecord } from '../item.ts';
+import { currentStep, type Item, type JournalNoteJson, type StageName, type StepRecord } from '../item.ts';
 import type { Recipe } from '../recipe.ts';
 import { INPUT_FILE_ID, isObject, type Json, REF_FILE_ID_PREFIX, requestType } from '../recipe-request.ts';
 import { fillReferences, referenceNamesIn } from '../references.ts';
@@ -53,7 +53,7 @@ export interface DryRunEntry {
   /** `send`: the shared references it uses (uploaded once per batch). */
   references: string[];
   /** What the journal would decide (absent without a journal, or for a file never planned). */
-  journal?: ItemJournalNote;
+  journal?: JournalNoteJson;
   /** Reported as an earlier run left it, nothing would run for it. */
   from_journal?: true;
   /**
@@ -180,7 +180,7 @@ export function dryRunEntry(
   const outcome = reusedByDecision(decision) ? 'reuse' : outcomeOf(item);
   if (outcome === null) return null;
   const bytes = item.media?.bytes ?? item.size;
-  const sameAs = decision?.sameContent ? { sameAs: decision.sameContent.input } : {};
+  const sameAs = decision?.sameContent ? { same_as: decision.sameContent.input } : {};
   const journal = decision
     ? { journal: { action: decision.action, reason: decision.reason, ...sameAs } }
     : {};
@@ -247,7 +247,7 @@ export function reusedInRun(entry: DryRunEntry, sameAs: string, reason: string):
     request: null,
     references: [],
     // What the journal would decide: wait for `sameAs`, then reuse its outputs.
-    ...(journal ? { journal: { action: 'reuse', reason, sameAs } } : {}),
+    ...(journal ? { journal: { action: 'reuse', reason, same_as: sameAs } } : {}),
   };
 }
 

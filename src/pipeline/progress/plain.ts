@@ -115,7 +115,7 @@ export function plainLine(event: PipelineEvent, opts: PlainOptions = {}): string
         `${t.failed} failed`,
         `${t.skipped} skipped`,
       ];
-      if (t.stopped > 0) parts.push(`${t.stopped} not processed`);
+      if (t.unprocessed > 0) parts.push(`${t.unprocessed} not processed`);
       if (t.ignored) parts.push(`${t.ignored} ignored`);
       return `${at} finished: ${parts.join(', ')}`;
     }

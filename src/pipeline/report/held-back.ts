@@ -3,6 +3,7 @@
  * not inputs yet, so not items: the reports list them apart, each with why and since when
  * (report.json `held_back`, a section of report.html), and `genpipe status` reads them from there.
  */
+import { isoTime } from '../../spec/iso-time.ts';
 import { esc } from './html-escape.ts';
 
 /** A file held back, as the watcher knows it. */
@@ -31,7 +32,7 @@ export interface ReportHeldBack {
 export function heldBackJson(files: readonly HeldBackFile[]): ReportHeldBack[] {
   return [...files]
     .sort((a, b) => (a.input < b.input ? -1 : a.input > b.input ? 1 : 0))
-    .map((f) => ({ input: f.input, reason: f.reason, since: new Date(f.since).toISOString() }));
+    .map((f) => ({ input: f.input, reason: f.reason, since: isoTime(f.since) }));
 }
 
 /** report.html's section of the files held back (none when there are none). */

@@ -7,6 +7,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { isoTime } from '../../spec/iso-time.ts';
 import { pluralNoun } from '../../spec/plural.ts';
 import { isChain } from '../chain.ts';
 import { itemStatus, type ReportStatus } from '../events.ts';
@@ -377,8 +378,8 @@ export function reportHead(entries: readonly ReportEntry[], meta: ReportMeta): R
   };
   for (const e of entries) totals[entryStatus(e, meta)]++;
   const head: ReportHead = {
-    started_at: new Date(meta.startedAt).toISOString(),
-    finished_at: meta.finishedAt == null ? null : new Date(meta.finishedAt).toISOString(),
+    started_at: isoTime(meta.startedAt),
+    finished_at: meta.finishedAt == null ? null : isoTime(meta.finishedAt),
     stopped_early: meta.stoppedEarly ? { ...meta.stoppedEarly } : null,
     ...(meta.stopped ? { stopped: { ...meta.stopped } } : {}),
     ...(meta.discovering && meta.finishedAt == null ? { discovering: true as const } : {}),

@@ -3,6 +3,7 @@
  * service answered and where the outputs are, written atomically whenever the item reaches a final state.
  */
 import { join } from 'node:path';
+import { isoTime } from '../../spec/iso-time.ts';
 import { isChain, recordedStepRequest } from '../chain.ts';
 import { itemStatus, type ReportStatus } from '../events.ts';
 import {
@@ -10,6 +11,8 @@ import {
   type Item,
   type ItemAttempt,
   type ItemLayer,
+  type JournalNoteJson,
+  journalNoteJson,
   STAGE_NAMES,
   type StageName,
   type StepRecord,
@@ -63,7 +66,7 @@ export interface ResultJson {
   request: Record<string, unknown> | null;
   /**
    * Whether the create request was sent to the service for this file: false for a file another input's
-   * work stood for (`journal.sameAs`, not `fresh`: its generation_id is that input's), nothing sent for it.
+   * work stood for (`journal.same_as`, not `fresh`: its generation_id is that input's), nothing sent for it.
    */
   request_sent: boolean;
   generation_id: string | null;
@@ -92,7 +95,7 @@ export interface ResultJson {
   /** Per stage that ran, in pipeline order. */
   timings: Partial<Record<StageName, StageTimingJson>>;
   /** With a journal: what it decided for the item in the run that wrote this file. Absent without one. */
-  journal?: NonNullable<Item['journal']>;
+  journal?: JournalNoteJson;
   /**
    * A chain rule's item: every step, parents first, with its request; the fields above are those of
    * the step the item is at (its last, or its first failed step). Absent for a single-request rule.
@@ -222,7 +225,7 @@ export function timingsJson(item: Item): Partial<Record<StageName, StageTimingJs
     const t = item.timings[stage];
     if (!t) continue;
     out[stage] = {
-      started_at: new Date(t.started_at).toISOString(),
+      started_at: isoTime(t.started_at),
       duration_ms: t.finished_at === undefined ? null : Math.max(0, t.finished_at - t.started_at),
     };
   }
@@ -266,7 +269,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
     timings: timingsJson(item),
   };
   if (isChain(item)) result.steps = stepsJson(item, { request: true });
-  if (item.journal) result.journal = { ...item.journal };
+  if (item.journal) result.journal = journalNoteJson(item.journal);
   return redactDeep(result, opts.redact ?? redactShapes);
 }
 

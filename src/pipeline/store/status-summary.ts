@@ -27,6 +27,23 @@ export type StatusKind =
   | 'failed, moved away'
   | 'no longer in the input folder';
 
+/** Each kind's key in `status --json`'s `by_kind` (docs/schemas/status.schema.json). */
+export const STATUS_KIND_KEYS: Record<StatusKind, string> = {
+  done: 'done',
+  'failed, retried by a re-run': 'failed_retried',
+  'failed, not retried': 'failed_not_retried',
+  'outcome unknown': 'outcome_unknown',
+  'being submitted by the running batch': 'being_submitted',
+  'at the service': 'at_service',
+  'at an embedded emulator': 'at_embedded_emulator',
+  downloaded: 'downloaded',
+  'failed before the service': 'failed_before_service',
+  skipped: 'skipped',
+  'not yet submitted': 'not_submitted',
+  'failed, moved away': 'failed_moved_away',
+  'no longer in the input folder': 'input_gone',
+};
+
 /** What a re-run does with the inputs of each kind. */
 export const RERUN_TEXTS: Record<StatusKind, string> = {
   done: 'skips them (already done)',

@@ -29,6 +29,7 @@ export { type JournalRunHooks, journalRunHooks } from '../run-hooks.ts';
 export { formerServiceIdentities, serviceIdentity } from '../service-identity.ts';
 export {
   RERUN_TEXTS,
+  STATUS_KIND_KEYS,
   type StatusContext,
   type StatusFailure,
   type StatusKind,
