@@ -56,7 +56,12 @@ import { IgnoredEntries, itemPlace, type ReportHead, reportStop } from './report
 import type { RunContext } from './run-context.ts';
 import { BatchItems } from './runner/batch-items.ts';
 import { ItemDriver } from './runner/item-driver.ts';
-import { type ResolvedRun, type RunOptions, resolveRunOptions } from './runner/options.ts';
+import {
+  type AdmitDecision,
+  type ResolvedRun,
+  type RunOptions,
+  resolveRunOptions,
+} from './runner/options.ts';
 import { Pools } from './runner/pools.ts';
 import { ReportRefresher } from './runner/report-refresher.ts';
 import { Scheduler } from './runner/scheduler.ts';
@@ -108,7 +113,9 @@ export interface Batch {
  * const { report, stop } = await batch.done;
  */
 export function startBatch(options: RunOptions): Batch {
-  const run = resolveRunOptions(options);
+  // An earlier version a decision left in flight is driven too, once the scheduler is there.
+  let takeUpLeft: (d: AdmitDecision) => void = () => undefined;
+  const run = resolveRunOptions(withLeftBehind(options, (d) => takeUpLeft(d)));
   const startedAt = Date.now();
   const emit = safeEmit(options.onEvent);
   const stops = new StopControl(
@@ -129,6 +136,9 @@ export function startBatch(options: RunOptions): Batch {
     if (item.journal) seen.delete(item.input);
     options.onItemEnded?.(item);
   });
+  takeUpLeft = (d) => {
+    if (!stops.stop) void driveTakenUp(run, d, { scheduler, emit });
+  };
   const writesReports = options.reports !== false;
   // What discovery leaves out of the input folder; a source (watch) is not a walk of it, and tells its own.
   const ignored = options.source ? null : new IgnoredEntries();
@@ -166,12 +176,8 @@ export function startBatch(options: RunOptions): Batch {
       const fed = await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
       notLookedAt = fed.notLookedAt;
       reports.discovered();
-      // Twice: what was left before this batch, then the earlier versions its files replaced (the
-      // newer versions are all admitted once the scheduler drained: store/left-in-flight.ts).
-      for (let pass = 0; pass < 2; pass++) {
-        await collectVanished(run, seen, { stops, driver, scheduler, emit });
-        await scheduler.drain();
-      }
+      await collectVanished(run, seen, { stops, driver, scheduler, emit });
+      await scheduler.drain();
       windingUp = true;
     } finally {
       reports.halt();
@@ -361,10 +367,34 @@ async function collectVanished(
   } catch (err) {
     parts.stops.journalFailed(err);
   }
-  for (const d of back) {
-    const item: Item = { ...d.item, journal: { action: d.action, reason: d.reason } };
-    parts.emit({ type: 'item_discovered', at: Date.now(), input: item.input, size: item.size });
-    await sweepItemScratch(run.outDir, itemPlace(item)).catch(() => 0);
-    parts.scheduler.start(item, null);
-  }
+  for (const d of back) await driveTakenUp(run, d, parts);
+}
+
+/** Drives a row the store took up (vanishedInFlight, or a decision's leftBehind) from its state. */
+async function driveTakenUp(
+  run: ResolvedRun,
+  d: AdmitDecision,
+  parts: Pick<BatchParts, 'scheduler' | 'emit'>,
+): Promise<void> {
+  const item: Item = { ...d.item, journal: { action: d.action, reason: d.reason } };
+  parts.emit({ type: 'item_discovered', at: Date.now(), input: item.input, size: item.size });
+  await sweepItemScratch(run.outDir, itemPlace(item)).catch(() => 0);
+  parts.scheduler.start(item, null);
+}
+
+/**
+ * `options` whose admit hands a decision's leftBehind (an earlier version left in flight: the store's
+ * left-in-flight.ts) to `takeUp`, for the runner to drive it beside the file.
+ */
+function withLeftBehind(options: RunOptions, takeUp: (d: AdmitDecision) => void): RunOptions {
+  const admit = options.admit;
+  if (!admit) return options;
+  return {
+    ...options,
+    admit: async (item, signal, waitedOn) => {
+      const decision = await admit(item, signal, waitedOn);
+      if (decision.leftBehind) takeUp(decision.leftBehind);
+      return decision;
+    },
+  };
 }

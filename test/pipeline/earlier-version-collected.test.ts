@@ -16,7 +16,7 @@ import { envFor, generationsOf, runToEnd, spawnGenpipe } from './resume-helpers.
 import { readJson } from './run-fixtures.ts';
 import { noisePng } from './watch-helpers.ts';
 
-const CLIENTS = ['recipe', 'bytes', 'force', 'chain'] as const;
+const CLIENTS = ['recipe', 'bytes', 'force', 'chain', 'watch'] as const;
 type ClientName = (typeof CLIENTS)[number];
 const keyOf = (c: ClientName) => `svc-api-earlier-${c}`;
 
@@ -139,5 +139,37 @@ describe('a generation in flight when the run died, its file processed again by 
     expect(earlier.journal.reason).toContain(JOURNAL_TEXTS.earlierVersionCollected);
     const later: Loose = await readJson(join(out, 'a-1.png', 'result.json'));
     expect(later.steps.map((s: Loose) => s.name)).toEqual(['stylize', 'animate']);
+  }, 60_000);
+
+  it('is collected by a watch in the session that takes the file again', async () => {
+    const { input, out } = await recipeFolder(root, 'watch', recipe('1:1'), {
+      'a.txt': 'a lighthouse at dusk',
+    });
+    const env = envFor(emu.url, keyOf('watch'));
+    const args = ['watch', input, '--out', out, '--json', '--poll-interval', '1'];
+    const held = await hold(emu, { client: 'watch' });
+    const first = spawnGenpipe(args, env);
+    await first.until(
+      (ev) => ev.some((e) => e.type === 'item_state' && e.input === 'a.txt' && e.state === 'submitted'),
+      'a.txt submitted',
+    );
+    first.proc.kill('SIGKILL');
+    await first.exited;
+    await unhold(emu, held);
+    const [gen] = await generationsOf(emu, 'watch');
+    await writeFile(join(input, 'genpipe.yaml'), recipe('16:9'));
+    const second = spawnGenpipe(args, env);
+    const reportedAt = (place: string) => (ev: readonly { type: string; [k: string]: unknown }[]) =>
+      ev.some((e) => e.type === 'item_state' && e.place === place && e.state === 'reported');
+    await second.until(
+      (ev) => reportedAt('a.txt')(ev) && reportedAt('a-1.txt')(ev),
+      'both versions reported',
+    );
+    second.proc.kill('SIGINT');
+    await second.exited;
+    expect(await generationsOf(emu, 'watch')).toHaveLength(2);
+    const earlier: Loose = await readJson(join(out, 'a.txt', 'result.json'));
+    expect(earlier.generation_id).toBe(gen!.id);
+    expect(earlier.journal.reason).toContain(JOURNAL_TEXTS.earlierVersionCollected);
   }, 60_000);
 });

@@ -183,6 +183,11 @@ export interface AdmitDecision {
    * whether another input's work of the same identity would stand for it (see the store's WorkIdentity).
    */
   work?: { id: string; mayReuse: boolean; steps?: Readonly<Record<string, string>> };
+  /**
+   * The earlier version of the file this decision replaced while its generation was in flight, resumed
+   * to be collected into its own place: the runner drives it beside the file (after it). Absent otherwise.
+   */
+  leftBehind?: AdmitDecision;
 }
 
 /** A run's settings with every default applied (see resolveRunOptions). */

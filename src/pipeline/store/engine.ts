@@ -39,7 +39,7 @@ import { type JournalKey, type JournalRow, UNHASHED } from './journal-row.ts';
 import { KeysInFlight } from './keys-in-flight.ts';
 import { earlierBinding, leftRows, takeUp } from './left-in-flight.ts';
 import { realLocation } from './local-disk.ts';
-import { checkOutputs, type OutputCheck } from './outputs-check.ts';
+import { checkRowOutputs } from './outputs-check.ts';
 import { recordedOptions } from './recorded-options.ts';
 import { decide, decisionOf, type RowDecision } from './resume-decision.ts';
 import { RowWaiters } from './row-waiters.ts';
@@ -85,6 +85,8 @@ interface CurrentBatch {
 interface Admitted {
   decision: StoreDecision;
   id: number;
+  /** The active row the decision replaced, if any (its generation may be left in flight). */
+  replaced?: JournalRow;
 }
 
 /** See the module comment. */
@@ -240,12 +242,6 @@ export class StoreEngine implements Store {
 
   // ---- admitting ------------------------------------------------------------------------------
 
-  private outputsCheck(row: JournalRow): OutputCheck {
-    if (row.outputs === null)
-      return { complete: false, resultPresent: false, problems: ['outputs were not recorded'] };
-    return checkOutputs(this.outDir, row.place, row.outputs);
-  }
-
   /**
    * The row a planned file's key leads to (its active row, or an earlier version's row that the same
    * bytes and recipe bring back), and the decision for it (admission.ts, steps 1-3). With `write`, the
@@ -273,7 +269,7 @@ export class StoreEngine implements Store {
       ? yield* this.items.earlier(sql, item.input, key)
       : null;
     const row = earlier ?? active;
-    const outputs = needsOutputs(row, key) ? this.outputsCheck(row) : null;
+    const outputs = needsOutputs(row, key) ? checkRowOutputs(this.outDir, row) : null;
     const input = decideInputOf(row, item, key, opts, this.now(), outputs, this.batch?.id ?? null);
     return { active, row, decision: decide(input) };
   }
@@ -317,7 +313,8 @@ export class StoreEngine implements Store {
     }
     yield* this.items.claim(sql, id);
     this.admitting.add(id);
-    return { id, decision: decisionOf(decision, next) };
+    const replaced = w.supersede !== null && active?.id === w.supersede ? { replaced: active } : {};
+    return { id, decision: decisionOf(decision, next), ...replaced };
   }
 
   /**
@@ -340,7 +337,7 @@ export class StoreEngine implements Store {
       boundHere: (id) => boundIds.has(id),
       shared: this.backend.plans.claim !== null,
       now: this.now(),
-      outputsComplete: (row) => this.outputsCheck(row).complete,
+      outputsComplete: (row) => checkRowOutputs(this.outDir, row).complete,
       retryFailed: opts.retryFailed ?? false,
       resubmitUnknown: opts.resubmitUnknown ?? false,
       waitedOn: opts.waitedOn ?? null,
@@ -421,7 +418,9 @@ export class StoreEngine implements Store {
     const admitted = await this.backend.transaction(`admitting ${item.input}`, (sql) =>
       this.admitRow(sql, item, key, opts),
     );
+    const leftBehind = admitted.replaced && (await this.takeUpLeft(admitted.replaced, true));
     const decision = this.bind(item.input, admitted);
+    if (leftBehind) decision.leftBehind = leftBehind;
     if (decision.action === 'fresh' || decision.action === 'resume') {
       const at = { id: admitted.id, input: rowInputOf(item), place: itemPlace(decision.item) };
       this.keysHere.add(key, { ...at, item: decision.item });
@@ -641,16 +640,13 @@ export class StoreEngine implements Store {
   }
 
   /**
-   * Work the service did (or is doing) that no file of this session stands for (left-in-flight.ts):
-   * active rows in a VANISHED_TAKEN_PHASES phase whose input was not admitted (deleted or moved out of
-   * the input dir), and earlier versions replaced while their generation was in flight. Call after
-   * discovery. Each is resumed (bound for save, claimed where rows are), so a paid generation is still
-   * collected although its input is gone or changed.
+   * Work the service did (or does) that no file of this session stands for, taken up (left-in-flight.ts):
+   * call after discovery; each is resumed, so a paid generation is collected although its input is gone.
    *
    * @param skip - inputs to leave alone although unadmitted (see README.md)
    */
   async vanishedInFlight(skip?: (input: string) => boolean): Promise<StoreDecision[]> {
-    const batch = this.requireBatch();
+    this.requireBatch();
     this.assertWritable();
     const out: StoreDecision[] = [];
     for (const phase of VANISHED_TAKEN_PHASES) {
@@ -659,24 +655,33 @@ export class StoreEngine implements Store {
       );
       const bound = { inputs: new Set(this.bound.keys()), rows: this.inFlightHere() };
       for (const { row, earlier } of leftRows(rows, bound, skip)) {
-        const decision = takeUp(
-          { row, earlier },
-          this.now(),
-          phase === 'downloaded' ? this.outputsCheck(row) : null,
-        );
-        if (!decision) continue;
-        await this.backend.transaction(
-          `resuming ${row.input}`,
-          function* (this: StoreEngine, sql: Sql) {
-            yield* this.items.write(sql, row.id, decision.item, row, batch.id);
-            yield* this.items.claim(sql, row.id);
-          }.bind(this),
-        );
-        this.bound.set(earlier ? earlierBinding(row.input, itemPlace(decision.item)) : row.input, row.id);
-        out.push(decision);
+        const decision = await this.takeUpLeft(row, earlier);
+        if (decision) out.push(decision);
       }
     }
     return out;
+  }
+
+  /**
+   * A row left in flight resumed to be collected (left-in-flight.ts): written and claimed, bound for
+   * save (an earlier version by its input and place), its decision; null when there is nothing to
+   * collect or it is in flight here already.
+   */
+  private async takeUpLeft(row: JournalRow, earlier: boolean): Promise<StoreDecision | null> {
+    const batch = this.requireBatch();
+    if (!VANISHED_TAKEN_PHASES.some((p) => p === row.phase) || this.inFlightHere().has(row.id)) return null;
+    const outputs = row.phase === 'downloaded' ? checkRowOutputs(this.outDir, row) : null;
+    const decision = takeUp({ row, earlier }, this.now(), outputs);
+    if (!decision) return null;
+    await this.backend.transaction(
+      `resuming ${row.input}`,
+      function* (this: StoreEngine, sql: Sql) {
+        yield* this.items.write(sql, row.id, decision.item, row, batch.id);
+        yield* this.items.claim(sql, row.id);
+      }.bind(this),
+    );
+    this.bound.set(earlier ? earlierBinding(row.input, itemPlace(decision.item)) : row.input, row.id);
+    return decision;
   }
 
   // ---- shared references ----------------------------------------------------------------------

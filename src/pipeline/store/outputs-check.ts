@@ -59,6 +59,16 @@ export function measureOutputs(outDir: string, item: Pick<Item, 'steps'>): Recor
   return outputPathsOf(item).map((path) => ({ path, bytes: sizeOf(absOf(outDir, path)) }));
 }
 
+/** checkOutputs of a journal row: its place and recorded outputs (none recorded: incomplete). */
+export function checkRowOutputs(
+  outDir: string,
+  row: { place: string; outputs: readonly RecordedOutput[] | null },
+): OutputCheck {
+  if (row.outputs === null)
+    return { complete: false, resultPresent: false, problems: ['outputs were not recorded'] };
+  return checkOutputs(outDir, row.place, row.outputs);
+}
+
 /**
  * Compares the recorded outputs with the disk, and looks for the item's result.json.
  *

@@ -66,6 +66,12 @@ export interface StoreDecision {
   settled?: (signal?: AbortSignal) => Promise<void>;
   /** preview only: the identity of the file's work, by which a dry run tells copies apart. */
   work?: WorkIdentity;
+  /**
+   * The earlier version of the file this decision replaced while its generation was in flight (a run
+   * died or stopped first), taken up to be collected into its own place (left-in-flight.ts): the
+   * runner drives it too. Absent otherwise.
+   */
+  leftBehind?: StoreDecision;
 }
 
 /**
