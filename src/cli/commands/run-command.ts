@@ -5,7 +5,6 @@
 import { type Command, Option } from 'commander';
 import { addSharedBatchOptions, positiveSeconds } from '../batch-options.ts';
 import { addExamples } from '../command-examples.ts';
-import { intArg } from '../command-flags.ts';
 import type { WorkerFlags } from '../distributed.ts';
 import type { DistributeFlags } from '../distribution.ts';
 import { requiredByCommand } from '../option-help.ts';
@@ -31,12 +30,7 @@ export function registerRun(program: Command): void {
         ),
       ),
     )
-    .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)')
-    .option(
-      '--max-files <n>',
-      'take the first n files in discovery order (by name, folder by folder); the rest are listed as ignored',
-      intArg(1),
-    );
+    .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)');
   cmd
     .option(
       '--no-distribute',
