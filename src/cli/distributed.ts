@@ -7,7 +7,6 @@ import {
   queueOf,
   type SessionKey,
   type SharedDatabase,
-  WORKER_HEARTBEAT_MS,
   WorkerHeartbeat,
 } from '../pipeline/distributed/index.ts';
 import {
@@ -226,7 +225,7 @@ export async function executeWorker(
   });
   const heartbeat = new WorkerHeartbeat({
     store: service.shared,
-    intervalMs: Math.round((flags.heartbeat ?? WORKER_HEARTBEAT_MS / 1000) * 1000),
+    ...(flags.heartbeat !== undefined ? { intervalMs: Math.round(flags.heartbeat * 1000) } : {}),
     inHand: () => worker.inHand,
     onBeat: (problem) => metrics?.health.problem(problem === null ? null : `the store: ${problem}`),
   });
