@@ -1,7 +1,8 @@
 /**
- * The options `genpipe run` and `genpipe watch` share — how a batch runs (concurrency, emulator,
- * polling, retries), the journal, the service — and resolveBatchOptions, which applies their defaults
- * and checks in one place before anything is sent or written.
+ * The options `genpipe run` and `genpipe watch` share — the emulator, the dry run, then the flag groups
+ * (flag-groups/: selection, polling and pacing, journal and store, output, metrics, connection) — and
+ * resolveBatchOptions, which checks them in one place before anything is sent or written. It defaults
+ * nothing: what no flag says, the runner's options module, the client or the worker does.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
