@@ -69,6 +69,15 @@ describe('absurd flag values', () => {
     );
   });
 
+  it('run --files-at-once without a store: refused, a worker flag with no worker here', async () => {
+    const r = await runCli(['run', input, '--out', join(root, 'out'), '--files-at-once', '2'], env);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /^genpipe: --files-at-once sets the files a worker holds: it needs distributed mode/,
+    );
+    expect(r.stderr).toContain(HELP);
+  });
+
   it('--max-reads 1e6 is a whole number', async () => {
     const r = await runCli(
       ['run', input, '--out', join(root, 'out'), '--max-reads', '1e6', '--dry-run'],

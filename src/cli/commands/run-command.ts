@@ -7,6 +7,7 @@ import { addSharedBatchOptions, positiveSeconds } from '../batch-options.ts';
 import { addExamples } from '../command-examples.ts';
 import type { WorkerFlags } from '../distributed.ts';
 import type { DistributeFlags } from '../distribution.ts';
+import { checkFilesAtOnce } from '../flag-groups/index.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
@@ -68,6 +69,7 @@ export function registerRun(program: Command): void {
     let url: string | null;
     try {
       url = distributedStore(flags);
+      checkFilesAtOnce(flags, url !== null && flags.work !== false && flags.detach !== true, 'run');
     } catch (err) {
       process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
       return;

@@ -9,7 +9,7 @@ import { addSharedBatchOptions, positiveSeconds } from '../batch-options.ts';
 import { addExamples } from '../command-examples.ts';
 import { intArg } from '../command-flags.ts';
 import type { WorkerFlags } from '../distributed.ts';
-import { SELECTION } from '../flag-groups/index.ts';
+import { checkFilesAtOnce, SELECTION } from '../flag-groups/index.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
@@ -96,6 +96,7 @@ export function registerWatch(program: Command): void {
         );
       }
       url = distributedWatchStore(flags);
+      checkFilesAtOnce(flags, url !== null && flags.work !== false, 'watch');
     } catch (err) {
       process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
       return;

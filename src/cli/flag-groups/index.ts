@@ -13,6 +13,7 @@ export {
   secondsArg,
 } from './parsers.ts';
 export {
+  checkFilesAtOnce,
   checkPollingFlags,
   MAX_POLL_INTERVAL_S,
   MAX_RATE_WINDOW_S,

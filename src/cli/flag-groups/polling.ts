@@ -149,6 +149,26 @@ export function pollingSettings(flags: PollingFlags, command: string): RunSettin
   };
 }
 
+/**
+ * --files-at-once sets the files a worker holds: a command with no worker of its own (no store, or
+ * --no-work, --detach, --no-distribute, --emulator, --dry-run) would take it and do nothing with it.
+ *
+ * @param command - whose help the refusal points to (`run`, `watch`)
+ * @throws UsageError `--files-at-once sets the files a worker holds: …`
+ */
+export function checkFilesAtOnce(
+  flags: Pick<PollingFlags, 'filesAtOnce'>,
+  ownWorker: boolean,
+  command: string,
+): void {
+  if (flags.filesAtOnce !== undefined && !ownWorker) {
+    throw new UsageError(
+      '--files-at-once sets the files a worker holds: it needs distributed mode with a share worked on here (--store, without --no-work, --detach, --no-distribute, --emulator or --dry-run)',
+      { helpOf: `genpipe ${command}` },
+    );
+  }
+}
+
 /** The runner's part of the settings (RunOptions' keys). */
 export function runnerPacing(settings: RunSettings): RunnerPacing {
   const { rateWindowMs: _window, filesAtOnce: _files, ...runner } = settings;
