@@ -111,4 +111,15 @@ describe('one meaning per flag', () => {
     expect(texts.get('--files-at-once')).toMatch(/^files a worker holds at once/);
     expect([...texts.keys()]).not.toContain('--max-jobs');
   });
+
+  it('worker --max-jobs, the former name of its --concurrency, still taken, with a note', async () => {
+    // A store nobody listens on: the note comes before the worker connects.
+    const r = await runCli(['worker', '--store', 'postgres://u:p@127.0.0.1:9/db', '--max-jobs', '2'], {
+      ...plainEnv(),
+      GENPIPE_API_KEY: 'svc-api-flag-groups',
+      GENPIPE_BASE_URL: 'http://127.0.0.1:9',
+    });
+    expect(r.stderr).toContain('genpipe: --max-jobs is now --concurrency (jobs at the service at most');
+    expect(r.stderr).not.toMatch(/unknown option/);
+  });
 });
