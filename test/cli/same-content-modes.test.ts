@@ -305,7 +305,10 @@ describe('on a PostgreSQL store', () => {
     // Every generation held while processing: the copies are admitted while their twins are in flight.
     const holdId = await hold(emu, { state: 'processing', prompt: 'a distributed owl' });
     const runs = spawnGenpipe(
-      ['run', input, '--out', out, '--store', url, '--json', '--concurrency', '4', ...LOCK_FLAGS],
+      [
+        ...['run', input, '--out', out, '--store', url, '--json'],
+        ...['--files-at-once', '4', '--concurrency', '4', ...LOCK_FLAGS],
+      ],
       cliEnv(emu),
     );
     try {
