@@ -196,7 +196,11 @@ export async function benchWorkerSession(): Promise<{ rows: BenchRow[]; data: un
     const url = await pg.createDatabase(`bench_ws_${Date.now()}`);
     const service = ['--base-url', emu.url, '--api-key', KEY];
     const [input, out] = [join(dir, 'in'), join(dir, 'out')];
-    const worker = cli(root, ['worker', '--store', url, '--concurrency', '64', ...service], /worker ready/);
+    const worker = cli(
+      root,
+      ['worker', '--store', url, '--files-at-once', '64', '--concurrency', '64', ...service],
+      /worker ready/,
+    );
     try {
       await worker.ready;
       const pid = worker.proc.pid!;

@@ -363,14 +363,14 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     await cmd.checkFolders?.(options.inputDir, options.outDir);
     store = await openRunStore({ url: storeUrl, outDir: options.outDir, lock: cmd.storeLock !== false });
     s.store = store;
-    service = await connectService(flags, clientNote, clientHooks, (connection) =>
+    service = await connectService(flags, options.settings, clientNote, clientHooks, (connection) =>
       clientOptionsForStore(store, connection),
     );
     s.service = service;
     s.secrets = [...s.secrets, ...service.secrets];
     s.log?.setRedact(createRedactor(s.secrets));
   } else {
-    service = await connectService(flags, clientNote, clientHooks);
+    service = await connectService(flags, options.settings, clientNote, clientHooks);
     s.service = service;
     s.secrets = [...s.secrets, ...service.secrets];
     s.log?.setRedact(createRedactor(s.secrets));
@@ -426,7 +426,6 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
           inputDir: setup.inputDir,
           outDir: setup.outDir,
           recipe: setup.recipe,
-          concurrency: setup.concurrency,
           redact,
           onEvent,
           signal: s.controller.signal,

@@ -37,9 +37,9 @@ import {
   startEmbeddedEmulator,
 } from './embedded-emulator.ts';
 import { SIGNAL_EXIT } from './exit-codes.ts';
+import { type PollingFlags, pollingSettings, type RunSettings } from './flag-groups/polling.ts';
 import { makeClient } from './make-client.ts';
 import { checkOutDir } from './out-dir-check.ts';
-import { type RunSettingFlags, type RunSettings, runSettings } from './run-options.ts';
 import { resolveServiceConfig, type ServiceFlags } from './service-config.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -97,6 +97,7 @@ export interface BatchService {
   identity: string;
   /** Former identities of the same service (the URL with its credentials), never stored. */
   formerIdentities: string[];
+  /** The embedded emulator's own poll interval (loopback: fast); --poll-interval wins over it. */
   pollIntervalMs: number | undefined;
   filePollIntervalMs: number | undefined;
 }
@@ -110,7 +111,9 @@ export interface BatchService {
  * @throws UsageError when no service is configured, explaining every way to give one
  */
 export async function connectService(
-  flags: ServiceFlags & { emulator?: boolean; pollInterval?: number; rateWindow?: number },
+  flags: ServiceFlags & { emulator?: boolean },
+  /** The polling group's settings: the client's request window. */
+  settings: Pick<RunSettings, 'rateWindowMs'>,
   note: (text: string) => void,
   hooks: Omit<ClientHooks, 'log'> = {},
   /** Further client options for the service's connection (not the embedded emulator's): a store's shared quota. */
@@ -118,9 +121,8 @@ export async function connectService(
 ): Promise<BatchService> {
   const clientOptions: Partial<ClientOptions> = {
     hooks: { ...hooks, log: (m) => note(m) },
-    ...(flags.rateWindow !== undefined ? { rateWindowMs: Math.round(flags.rateWindow * 1000) } : {}),
+    ...(settings.rateWindowMs !== undefined ? { rateWindowMs: settings.rateWindowMs } : {}),
   };
-  const pollIntervalMs = flags.pollInterval !== undefined ? Math.round(flags.pollInterval * 1000) : undefined;
   if (flags.emulator) {
     const emulator = await startEmbeddedEmulator();
     const made = makeClient(
@@ -137,7 +139,7 @@ export async function connectService(
       secrets: made.secrets,
       identity: EMBEDDED_IDENTITY,
       formerIdentities: [],
-      pollIntervalMs: pollIntervalMs ?? EMBEDDED_CLIENT_SETTINGS.pollIntervalMs,
+      pollIntervalMs: EMBEDDED_CLIENT_SETTINGS.pollIntervalMs,
       filePollIntervalMs: EMBEDDED_CLIENT_SETTINGS.polling.intervalMs,
     };
   }
@@ -159,7 +161,7 @@ export async function connectService(
     secrets: made.secrets,
     identity: serviceIdentity(made.config.baseUrl),
     formerIdentities: formerServiceIdentities(made.config.baseUrl),
-    pollIntervalMs,
+    pollIntervalMs: undefined,
     filePollIntervalMs: undefined,
   };
 }
@@ -265,14 +267,14 @@ async function storedJobDurations(store: Store, service: string): Promise<JobDur
  * dir that is or can become a folder genpipe writes in (checkOutDir), an out dir and a journal apart
  * from the input tree (neither inside it nor equal to it, and the input dir
  * not inside the out dir, however spelled; with `--on-done move`, apart from processed/ and failed/
- * beside the inbox too), the settings of its runs (runSettings: a poll interval the interface accepts),
+ * beside the inbox too), the settings of its runs (pollingSettings: a poll interval the interface accepts),
  * and a recipe that loads. Each problem is a usage error (exit 2).
  *
  * @param command - whose words the refusals use
  */
 export async function checkBatchInputs(
   inputDir: string,
-  flags: RunSettingFlags & {
+  flags: PollingFlags & {
     recipe?: string;
     out?: string;
     journal?: string;
@@ -292,7 +294,7 @@ export async function checkBatchInputs(
     });
     if (refusal !== null) throw new UsageError(refusal);
   }
-  const settings = runSettings(flags, command);
+  const settings = pollingSettings(flags, command);
   try {
     return {
       recipe: await loadRecipe({ inputDir, ...(flags.recipe ? { recipePath: flags.recipe } : {}) }),

@@ -4,55 +4,30 @@
  * `genpipe <command> --help` does not load the client (make-client.ts runs a command's body with one).
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import { isRequestId, isUuid, LEGACY_BASE_PATH, REQUEST_ID_FORM } from '../spec/index.ts';
-import { type ServiceFlags, serviceFlagHelp } from './service-config.ts';
+import { isRequestId, isUuid, REQUEST_ID_FORM } from '../spec/index.ts';
+import { CONNECTION } from './flag-groups/connection.ts';
+import { addFlagGroups } from './flag-groups/group.ts';
+import { type OutputHelp, outputGroup } from './flag-groups/output.ts';
+import { POLLING } from './flag-groups/polling.ts';
+import type { ServiceFlags } from './service-config.ts';
 import { UsageError } from './usage-error.ts';
+
+export { intArg, MAX_FLAG_SECONDS, secondsArg } from './flag-groups/parsers.ts';
+export { MAX_POLL_INTERVAL_S } from './flag-groups/polling.ts';
 
 /** Flags every client command takes. */
 export interface ClientFlags extends ServiceFlags {
   json?: boolean;
   quiet?: boolean;
-  /** Seconds between status reads while waiting (see addPollOption). */
+  /** Seconds between two status reads of a job or file at most (the polling group's --poll-interval). */
   pollInterval?: number;
 }
 
-/** What --json and --quiet do, when a command's output is not one result (a batch's events). */
-export interface OutputHelp {
-  json?: string;
-  quiet?: string;
-}
+export type { OutputHelp };
 
-/**
- * Adds the connection flags (--api-key, --base-url, --legacy-base-url, --legacy-token), --json and
- * --quiet to a command.
- */
+/** Adds the connection flags (--api-key, --base-url, --legacy-base-url, --legacy-token), --json and --quiet. */
 export function addServiceOptions(cmd: Command, output: OutputHelp = {}): Command {
-  for (const [flags, help] of serviceFlagHelp()) {
-    cmd.option(
-      flags,
-      flags.startsWith('--legacy-base-url')
-        ? help.replace(/\)$/, `, else <base-url>${LEGACY_BASE_PATH})`)
-        : help,
-    );
-  }
-  cmd.option(
-    '--json',
-    output.json ?? 'print machine-readable JSON on stdout (errors as one JSON line on stderr)',
-  );
-  cmd.option('-q, --quiet', output.quiet ?? 'no notes or progress on stderr');
-  return cmd;
-}
-
-/** Parses a whole number of at least `min` for commander (a bad value is a usage error, exit 2). */
-export function intArg(min: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    // Digits, or a whole number in exponent form (1e6).
-    if (!/^\d+(\.\d+)?(e\+?\d+)?$/i.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
-      throw new InvalidArgumentError(`expected a whole number of at least ${min}`);
-    }
-    return n;
-  };
+  return addFlagGroups(cmd, [CONNECTION, outputGroup(output).only('--json', '--quiet')]);
 }
 
 /**
@@ -94,33 +69,9 @@ export function requestIdArg(command: string): (value: string) => string {
   };
 }
 
-/** The longest span a seconds flag takes by default: the longest timer Node has (about 24.8 days). */
-export const MAX_FLAG_SECONDS = 2_147_483;
-
-/** Parses a number of seconds of at least `min` and at most `max` for commander. */
-export function secondsArg(min: number, max: number = MAX_FLAG_SECONDS): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected a number of seconds of at least ${min} and at most ${max}`);
-    }
-    return n;
-  };
-}
-
-/** The longest --poll-interval taken, seconds (an hour between two reads of one job). */
-export const MAX_POLL_INTERVAL_S = 3600;
-
-/**
- * Adds --poll-interval (seconds, at least 1: the interface accepts polling every 1 to 5 s and
- * recommends 2 to 5, which is the default) to a command that waits.
- */
+/** Adds --poll-interval (the polling group's: one meaning on every command) to a command that waits. */
 export function addPollOption(cmd: Command): Command {
-  return cmd.option(
-    '--poll-interval <seconds>',
-    'first wait between two status reads of a file or a legacy generation, growing 1.5 times per read to 5 s (a generation: from 1 s); a value above 5 raises that ceiling (default 2; at least 1, at most 3600)',
-    secondsArg(1, MAX_POLL_INTERVAL_S),
-  );
+  return addFlagGroups(cmd, [POLLING.only('--poll-interval')]);
 }
 
 /**

@@ -217,7 +217,7 @@ export async function executeDistributedRun(
   }
   const store: PostgresStore = await openRunStore({ url, outDir, lock: false });
   // The runner's client: none of the files is worked on here, so it sends nothing.
-  const service = await connectService({ ...flags, emulator: false }, say);
+  const service = await connectService({ ...flags, emulator: false }, {}, say);
   const progress = createProgress({ json: false, isTTY: false });
   const setup = {
     inputDir: inDir,

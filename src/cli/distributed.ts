@@ -7,7 +7,6 @@ import {
   queueOf,
   type SessionKey,
   type SharedDatabase,
-  WORKER_HEARTBEAT_MS,
   WorkerHeartbeat,
 } from '../pipeline/distributed/index.ts';
 import {
@@ -23,24 +22,17 @@ import {
 import { redactUrl } from '../pipeline/store/postgres/index.ts';
 import { plural } from '../spec/plural.ts';
 import { startBatchMetrics } from './batch-metrics.ts';
-import { WORKER_DEFAULT_CONCURRENCY } from './batch-options.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import { EXIT } from './exit-codes.ts';
-import { type RunSettings, runOptionsOf, runSettings } from './run-options.ts';
+import { type PollingFlags, pollingSettings } from './flag-groups/polling.ts';
+import { type RunSettings, runOptionsOf } from './run-options.ts';
 import { resolveServiceConfig, type ServiceFlags } from './service-config.ts';
 import { openRunStore, quotaKeyOf } from './store-option.ts';
 
 /** Flags a worker's client and sessions take. */
-export interface WorkerFlags extends ServiceFlags {
-  /** Files worked on at once. */
-  concurrency?: number;
-  /** Jobs in flight at the service at most (default: concurrency). */
-  maxJobs?: number;
+export interface WorkerFlags extends ServiceFlags, PollingFlags {
   /** A line for every stage each file reaches. */
   verbose?: boolean;
-  pollInterval?: number;
-  rateWindow?: number;
-  retries?: number;
   /** Seconds a worker's hold on a job lasts without renewal (hidden; tests shorten it). */
   lockDuration?: number;
   /** Seconds between two looks for jobs whose lock lapsed (hidden; tests shorten it). */
@@ -81,6 +73,7 @@ export function queueConnection(url: string, flags: WorkerFlags): QueueConnectio
 export async function workerClient(
   url: string,
   flags: WorkerFlags,
+  settings: RunSettings,
   note: (text: string) => void,
   hooks: Omit<ClientHooks, 'log'> = {},
 ): Promise<BatchService & { shared: SharedDatabase; closeQuota: () => Promise<void> }> {
@@ -89,9 +82,15 @@ export async function workerClient(
   // intent is recorded by the job's own session store (under the item's claim) before it is sent.
   const shared = await openSharedDatabase(url);
   try {
-    const service = await connectService({ ...flags, emulator: false }, note, hooks, (connection) => ({
-      sharedQuota: shared.sharedQuota(quotaKeyOf(connection)),
-    }));
+    const service = await connectService(
+      { ...flags, emulator: false },
+      settings,
+      note,
+      hooks,
+      (connection) => ({
+        sharedQuota: shared.sharedQuota(quotaKeyOf(connection)),
+      }),
+    );
     return { ...service, shared, closeQuota: () => shared.close() };
   } catch (err) {
     await shared.close();
@@ -104,7 +103,7 @@ export function sessionOpener(
   url: string,
   service: BatchService,
   flags: WorkerFlags,
-  /** The worker's settings (runSettings of its flags, checked as it started). */
+  /** The worker's settings (pollingSettings of its flags, checked as it started). */
   settings: RunSettings,
   say: (line: string) => void = () => undefined,
   metrics: GenpipeMetrics | null = null,
@@ -114,7 +113,6 @@ export function sessionOpener(
    */
   fed: 'all' | 'creates' = 'all',
 ): (key: SessionKey) => Promise<OpenedSession> {
-  const jobs = flags.maxJobs ?? flags.concurrency;
   const onEvent = sessionSink(say, flags.verbose === true, metrics, fed);
   return async (key) => {
     const store = await openRunStore({ url, outDir: key.outDir, lock: false });
@@ -130,7 +128,8 @@ export function sessionOpener(
         formerServices: service.formerIdentities,
         options: {
           worker: true,
-          ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+          ...(settings.concurrency !== undefined ? { concurrency: settings.concurrency } : {}),
+          ...(settings.filesAtOnce !== undefined ? { filesAtOnce: settings.filesAtOnce } : {}),
         },
       });
       const base = {
@@ -140,7 +139,6 @@ export function sessionOpener(
         outDir: key.outDir,
         recipe,
         redact: createRedactor(service.secrets),
-        ...(jobs !== undefined ? { concurrency: jobs } : {}),
         ...(onEvent ? { onEvent } : {}),
       };
       return {
@@ -208,12 +206,12 @@ export async function executeWorker(
   say: (line: string) => void,
 ): Promise<number> {
   // Checked before anything starts, as run and watch check theirs.
-  const settings = runSettings(flags, 'worker');
+  const settings = pollingSettings(flags, 'worker');
   const served = await startBatchMetrics(flags, 'worker', say);
   const metrics = served?.metrics ?? null;
   let service: Awaited<ReturnType<typeof workerClient>>;
   try {
-    service = await workerClient(url, flags, say, metrics?.clientHooks);
+    service = await workerClient(url, flags, settings, say, metrics?.clientHooks);
   } catch (err) {
     await served?.server.close();
     throw err;
@@ -221,13 +219,13 @@ export async function executeWorker(
   metrics?.watchClient(service.client);
   const worker = new DistributedWorker({
     connection: queueConnection(url, flags),
-    concurrency: flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
+    ...(settings.filesAtOnce !== undefined ? { filesAtOnce: settings.filesAtOnce } : {}),
     openSession: sessionOpener(url, service, flags, settings, say, metrics),
     log: say,
   });
   const heartbeat = new WorkerHeartbeat({
     store: service.shared,
-    intervalMs: Math.round((flags.heartbeat ?? WORKER_HEARTBEAT_MS / 1000) * 1000),
+    ...(flags.heartbeat !== undefined ? { intervalMs: Math.round(flags.heartbeat * 1000) } : {}),
     inHand: () => worker.inHand,
     onBeat: (problem) => metrics?.health.problem(problem === null ? null : `the store: ${problem}`),
   });
@@ -247,7 +245,7 @@ export async function executeWorker(
     await heartbeat.start();
     metrics?.health.running();
     say(
-      `worker ready: store ${redactUrl(url)}, ${plural(flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY, 'item')} at once, pid ${process.pid}`,
+      `worker ready: store ${redactUrl(url)}, ${plural(worker.filesAtOnce, 'file')} at once, pid ${process.pid}`,
     );
     await stopped;
   } finally {

@@ -18,7 +18,7 @@ import {
 import type { GenpipeMetrics, RunOptions } from '../pipeline/index.ts';
 import { PostgresStore, StoreReachability } from '../pipeline/store/postgres/index.ts';
 import type { BatchSetup, Journaling } from './batch-command.ts';
-import { type BatchFlags, WORKER_DEFAULT_CONCURRENCY } from './batch-options.ts';
+import type { BatchFlags } from './batch-options.ts';
 import { queueConnection, sessionOpener, type WorkerFlags } from './distributed.ts';
 
 /** Files followed at once by a distributed batch (its runner's slots): following costs no job slot. */
@@ -147,7 +147,7 @@ export async function startDistribution(o: DistributionOptions): Promise<Distrib
 function ownWorker(o: DistributionOptions): DistributedWorker {
   return new DistributedWorker({
     connection: queueConnection(o.url, o.flags),
-    concurrency: o.flags.concurrency ?? WORKER_DEFAULT_CONCURRENCY,
+    ...(o.setup.settings.filesAtOnce !== undefined ? { filesAtOnce: o.setup.settings.filesAtOnce } : {}),
     openSession: sessionOpener(
       o.url,
       o.setup.service,

@@ -16,6 +16,7 @@ import {
 import { LEGACY_BASE_PATH } from '../spec/index.ts';
 import type { ClientFlags } from './command-flags.ts';
 import { signalExit } from './exit-codes.ts';
+import { pollIntervalMsOf } from './flag-groups/polling.ts';
 import { Interrupted, printError } from './print-error.ts';
 import { resolveServiceConfig, type ServiceConfig, type ServiceFlags } from './service-config.ts';
 import { UsageError } from './usage-error.ts';
@@ -116,8 +117,6 @@ export interface CommandContext {
   /** What to tell the person if a signal interrupts the command from now on (replaces the last one). */
   ifInterrupted(note: string): void;
   json: boolean;
-  /** Poll settings of waits, from --poll-interval. */
-  pollIntervalMs: number | undefined;
   /** Scrubs secrets from a text. */
   redact: Redact;
   /** A note for a person on stderr (not with --quiet). */
@@ -168,11 +167,12 @@ export async function runWithClient(
   process.once('SIGTERM', onSignal);
   let made: MadeClient | null = null;
   try {
-    const pollIntervalMs =
-      flags.pollInterval === undefined ? undefined : Math.round(flags.pollInterval * 1000);
+    // --poll-interval as on every command: the longest wait between two reads (the client's own
+    // settings do the rest: the first wait, its growth).
+    const pollIntervalMs = pollIntervalMsOf(flags);
     made = makeClient(flags, {
       hooks: { log: note },
-      ...(pollIntervalMs !== undefined ? { polling: { intervalMs: pollIntervalMs } } : {}),
+      ...(pollIntervalMs !== undefined ? { polling: { maxIntervalMs: pollIntervalMs } } : {}),
       ...options,
     });
     redact = createRedactor(made.secrets);
@@ -184,7 +184,6 @@ export async function runWithClient(
         interruptNote = text;
       },
       json,
-      pollIntervalMs,
       redact,
       note,
       result(value, human) {

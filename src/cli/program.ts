@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { printable } from '../pipeline/progress/format.ts';
+import { checkPollingFlags } from './flag-groups/polling.ts';
 import { configureOptionHelp } from './option-help.ts';
 import { checkPathArgs } from './path-args.ts';
 
@@ -68,7 +69,11 @@ export async function buildProgram(argv: readonly string[] = process.argv): Prom
     .configureOutput({ outputError: (text, write) => write(json ? jsonUsageError(text) : plainError(text)) })
     .exitOverride()
     // Every command's path-valued options and arguments, checked alike before it runs (path-args.ts).
-    .hook('preAction', (_program, action) => checkPathArgs(action));
+    .hook('preAction', (_program, action) => {
+      checkPathArgs(action);
+      // The rules of the flag groups, for every command that takes their flags (flag-groups/).
+      checkPollingFlags(action);
+    });
   configureOptionHelp(program);
   for (const [, load] of commandsFor(argv)) (await load())(program);
   for (const cmd of program.commands) requireSubcommand(cmd);

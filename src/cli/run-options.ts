@@ -2,65 +2,22 @@
  * The runner's options of a batch, built in one place for every process that runs one: `genpipe run`
  * and `genpipe watch` (batch-command.ts, their files processed here or handed to the workers) and each
  * session of `genpipe worker` (distributed.ts). What a process's flags say of how its batches poll and
- * retry is read and checked once, as the command starts (runSettings): a poll interval the interface
- * does not accept is refused whichever command was given it.
+ * retry is read and checked once, as the command starts (the polling group's pollingSettings): a poll
+ * interval the interface does not accept is refused whichever command was given it. Nothing is
+ * defaulted here: what no flag says, the runner's options module does.
  */
-import type { GenpipeClient, PollScheduleName } from '../client/index.ts';
-import {
-  type EventSink,
-  POLL_DEFAULTS,
-  type Recipe,
-  type Redact,
-  type RunOptions,
-} from '../pipeline/index.ts';
-import { UsageError } from './usage-error.ts';
+import type { GenpipeClient } from '../client/index.ts';
+import type { EventSink, Recipe, Redact, RunOptions } from '../pipeline/index.ts';
+import { type RunSettings, runnerPacing } from './flag-groups/polling.ts';
 
-/** The flags runSettings reads. */
-export interface RunSettingFlags {
-  /** Seconds between two reads of one job at most. */
-  pollInterval?: number;
-  pollSchedule?: PollScheduleName;
-  /** Status reads per second at most, across all jobs. */
-  maxReads?: number;
-  /** Resubmissions of a retryably failed generation. */
-  retries?: number;
-  /** The embedded emulator: any positive poll interval is accepted. */
-  emulator?: boolean;
-}
-
-/** How a process's batches poll and retry, from its flags (unset: the runner's default). */
-export interface RunSettings {
-  pollSchedule?: PollScheduleName;
-  maxGetsPerSecond?: number;
-  maxResubmits?: number;
-}
-
-/**
- * The settings of a process's batches from its flags, checked.
- *
- * @param command - whose help a refusal points to
- * @throws UsageError for a poll interval under 1 s against the service
- */
-export function runSettings(flags: RunSettingFlags, command: string): RunSettings {
-  if (flags.pollInterval !== undefined && flags.pollInterval < 1 && !flags.emulator) {
-    throw new UsageError(
-      '--poll-interval must be at least 1 second against the service (the interface accepts 1 to 5 s)',
-      { helpOf: `genpipe ${command}` },
-    );
-  }
-  return {
-    ...(flags.pollSchedule ? { pollSchedule: flags.pollSchedule } : {}),
-    ...(flags.maxReads !== undefined ? { maxGetsPerSecond: flags.maxReads } : {}),
-    ...(flags.retries !== undefined ? { maxResubmits: flags.retries } : {}),
-  };
-}
+export type { RunSettings } from './flag-groups/polling.ts';
 
 /** The service a batch talks to, as its options need it (batch-setup.ts BatchService). */
 export interface RunService {
   client: GenpipeClient;
   /** The embedded emulator, when the batch runs against it. */
   emulator: unknown;
-  /** From --poll-interval (the embedded emulator's own when not given). */
+  /** The embedded emulator's own poll interval (on loopback: fast), used when --poll-interval is not given. */
   pollIntervalMs: number | undefined;
   filePollIntervalMs: number | undefined;
 }
@@ -72,8 +29,6 @@ export interface BatchBase {
   inputDir: string;
   outDir: string;
   recipe: Recipe;
-  /** Jobs in flight at most (unset: the runner's default). */
-  concurrency?: number;
   redact: Redact;
   onEvent?: EventSink;
   signal?: AbortSignal;
@@ -90,10 +45,10 @@ export function runOptionsOf(base: BatchBase, more: Partial<RunOptions>): RunOpt
     outDir: base.outDir,
     recipe: base.recipe,
     client: service.client,
-    ...(base.concurrency !== undefined ? { concurrency: base.concurrency } : {}),
-    pollIntervalMs: service.pollIntervalMs ?? POLL_DEFAULTS.intervalMs,
+    ...(service.pollIntervalMs !== undefined ? { pollIntervalMs: service.pollIntervalMs } : {}),
     ...(service.filePollIntervalMs !== undefined ? { filePollIntervalMs: service.filePollIntervalMs } : {}),
-    ...settings,
+    // The flags' settings over the service's own; what neither says, the runner's options module defaults.
+    ...runnerPacing(settings),
     redact: base.redact,
     emulator: service.emulator !== null,
     ...(base.onEvent ? { onEvent: base.onEvent } : {}),

@@ -10,7 +10,7 @@ import { Files } from './files.ts';
 import { Generations } from './generations.ts';
 import { Legacy } from './legacy.ts';
 import { Pacer } from './pacer.ts';
-import { DEFAULT_POLL_SETTINGS, type PollSettings } from './poll-schedule.ts';
+import { type PollSettings, pollSettingsOf } from './poll-schedule.ts';
 import { resolveRetryPolicy } from './retry-policy.ts';
 import type { ClientHooks } from './retrying-call.ts';
 import type { SharedQuota } from './shared-quota.ts';
@@ -111,7 +111,7 @@ export function createClient(options: ClientOptions): GenpipeClient {
   const dispatcher = options.dispatcher ?? new Agent({ connections: 32, connect: { timeout: 10_000 } });
   const hooks = options.hooks ?? {};
   const policy = resolveRetryPolicy(options.retry, options.maxRetries);
-  const polling: PollSettings = { ...DEFAULT_POLL_SETTINGS, ...options.polling };
+  const polling: PollSettings = pollSettingsOf(options.polling);
   const transport = new ApiTransport({
     dispatcher,
     baseUrl: trimSlash(options.baseUrl),

@@ -41,6 +41,19 @@ export const DEFAULT_POLL_SETTINGS: Readonly<PollSettings> = Object.freeze({
   schedule: 'adaptive',
 });
 
+/**
+ * The settings from those given, the defaults for the rest: a longest wait given without a first one
+ * lowers the default first wait to it (a longest wait of 1 s reads every second from the start).
+ *
+ * @example pollSettingsOf({ maxIntervalMs: 1_000 }).intervalMs // 1000
+ */
+export function pollSettingsOf(given: Partial<PollSettings> = {}): PollSettings {
+  const settings = { ...DEFAULT_POLL_SETTINGS, ...given };
+  if (given.intervalMs === undefined)
+    settings.intervalMs = Math.min(settings.intervalMs, settings.maxIntervalMs);
+  return settings;
+}
+
 const GROWTH = 1.5;
 
 /**

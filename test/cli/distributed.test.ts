@@ -86,7 +86,7 @@ describe('genpipe worker and run --store in distributed mode', () => {
     const before = await servicedCount();
     const holdId = await hold(emu, { state: 'processing' });
     // One job at the service at a time: the second item waits, admitted and ready, before its create.
-    const slow = startWorker(url, ['--concurrency', '2', '--max-jobs', '1', '--verbose']);
+    const slow = startWorker(url, ['--files-at-once', '2', '--concurrency', '1', '--verbose']);
     await slow.until(/worker ready/);
     const out = join(input, '..', 'out');
     const enq = await runCli(['run', input, '--out', out, '--store', url, '--detach'], cliEnv(emu), 60_000);

@@ -61,6 +61,23 @@ describe('absurd flag values', () => {
     );
   });
 
+  it('generate --poll-interval 0.5: the same rule, the same words, nothing sent', async () => {
+    const r = await runCli(['generate', '--prompt', 'a fox', '--wait', '--poll-interval', '0.5'], env);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(
+      "genpipe: --poll-interval must be at least 1 second against the service (the interface accepts 1 to 5 s)\nRun 'genpipe generate --help' for usage.\n",
+    );
+  });
+
+  it('run --files-at-once without a store: refused, a worker flag with no worker here', async () => {
+    const r = await runCli(['run', input, '--out', join(root, 'out'), '--files-at-once', '2'], env);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /^genpipe: --files-at-once sets the files a worker holds: it needs distributed mode/,
+    );
+    expect(r.stderr).toContain(HELP);
+  });
+
   it('--max-reads 1e6 is a whole number', async () => {
     const r = await runCli(
       ['run', input, '--out', join(root, 'out'), '--max-reads', '1e6', '--dry-run'],

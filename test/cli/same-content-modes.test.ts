@@ -305,7 +305,10 @@ describe('on a PostgreSQL store', () => {
     // Every generation held while processing: the copies are admitted while their twins are in flight.
     const holdId = await hold(emu, { state: 'processing', prompt: 'a distributed owl' });
     const runs = spawnGenpipe(
-      ['run', input, '--out', out, '--store', url, '--json', '--concurrency', '4', ...LOCK_FLAGS],
+      [
+        ...['run', input, '--out', out, '--store', url, '--json'],
+        ...['--files-at-once', '4', '--concurrency', '4', ...LOCK_FLAGS],
+      ],
       cliEnv(emu),
     );
     try {
@@ -336,7 +339,7 @@ describe('on a PostgreSQL store', () => {
     writeFileSync(join(input, 'a.png'), png);
     const before = await generations();
     // One file at a time each: a.png is the first worker's, its copy the second's.
-    const first = startWorker(url, ['--concurrency', '1']);
+    const first = startWorker(url, ['--files-at-once', '1', '--concurrency', '1']);
     await first.until(/worker ready/);
     // a.png's last steps held: its row holds generations, its chain not done.
     const holdId = await hold(emu, { state: 'processing', type: 'video_reframe' });
@@ -345,7 +348,7 @@ describe('on a PostgreSQL store', () => {
     let runB: Promise<{ code: number | null; stderr: string }>;
     try {
       await heldGenerations(emu, 1);
-      const second = startWorker(url, ['--concurrency', '1']);
+      const second = startWorker(url, ['--files-at-once', '1', '--concurrency', '1']);
       await second.until(/worker ready/);
       writeFileSync(join(input, 'b.png'), png);
       runB = runCli(args, cliEnv(emu), 120_000);
@@ -369,7 +372,16 @@ describe('on a PostgreSQL store', () => {
     const url = await pg.freshDatabase();
     const { input, out } = promptFolder({ 'a.txt': 'a flaky wolf, across workers' });
     const before = await generations();
-    const workerArgs = ['--concurrency', '1', '--retries', '1', '--poll-interval', '1'];
+    const workerArgs = [
+      '--files-at-once',
+      '1',
+      '--concurrency',
+      '1',
+      '--retries',
+      '1',
+      '--poll-interval',
+      '1',
+    ];
     const first = startWorker(url, workerArgs);
     await first.until(/worker ready/);
     await setFaults(emu, { failure_codes: { generation_failed: 1 } });

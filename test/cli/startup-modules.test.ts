@@ -42,12 +42,16 @@ describe('a start that does next to nothing loads nothing heavy', () => {
     expect(await heavyLoaded(['--version'])).toEqual({ code: 0, heavy: [] });
   });
 
-  it.each(['run --help', 'watch --help', 'files list --help', 'generate --help', 'status --help'])(
-    'genpipe %s',
-    async (line) => {
-      expect(await heavyLoaded(line.split(' '))).toEqual({ code: 0, heavy: [] });
-    },
-  );
+  it.each([
+    'run --help',
+    'watch --help',
+    'worker --help',
+    'files list --help',
+    'generate --help',
+    'status --help',
+  ])('genpipe %s', async (line) => {
+    expect(await heavyLoaded(line.split(' '))).toEqual({ code: 0, heavy: [] });
+  });
 
   it('genpipe status <an out dir nothing ran in> (no journal: a usage error)', async () => {
     expect(await heavyLoaded(['status', dir])).toEqual({ code: 2, heavy: [] });

@@ -35,7 +35,7 @@ export function useWorkerChildren(
   return (url, extra = []) => {
     const proc = spawn(
       process.execPath,
-      [BIN, 'worker', '--store', url, '--concurrency', '4', ...LOCK_FLAGS, ...extra],
+      [BIN, 'worker', '--store', url, '--files-at-once', '4', '--concurrency', '4', ...LOCK_FLAGS, ...extra],
       { env: cliEnv(emu()), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(proc);

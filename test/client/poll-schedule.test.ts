@@ -237,3 +237,16 @@ describe('ReadBudget', () => {
     expect(free.nextAt(5)).toBe(5);
   });
 });
+
+describe('a longest wait given alone (--poll-interval of a single command)', () => {
+  it('bounds every wait, the first one too; a longer one lets the default first wait grow to it', async () => {
+    const { pollDelay, pollSettingsOf } = await import('../../src/client/poll-schedule.ts');
+    const oneSecond = pollSettingsOf({ maxIntervalMs: 1_000 });
+    for (const n of [0, 1, 5]) {
+      expect(pollDelay(n, oneSecond, () => 0.99)).toBeLessThanOrEqual(1_000);
+    }
+    const tenSeconds = pollSettingsOf({ maxIntervalMs: 10_000 });
+    expect(pollDelay(0, tenSeconds, () => 0)).toBe(2_000);
+    expect(pollDelay(10, tenSeconds, () => 0)).toBe(10_000);
+  });
+});

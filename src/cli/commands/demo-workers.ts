@@ -28,7 +28,7 @@ import { ENV } from '../service-config.ts';
 export interface DemoWorkersFlags {
   workers: number;
   out: string;
-  /** Files each worker works on at once. */
+  /** Jobs each worker has in flight at most (its --concurrency). */
   concurrency?: number;
   quiet?: boolean;
 }

@@ -7,9 +7,9 @@
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { REPORT_HTML_FILE } from '../../pipeline/report/out-dir-names.ts';
-import { RUN_DEFAULTS } from '../../pipeline/runner/run-defaults.ts';
 import { addExamples } from '../command-examples.ts';
 import { intArg } from '../command-flags.ts';
+import { addFlagGroups, POLLING } from '../flag-groups/index.ts';
 import { checkOutDir } from '../out-dir-check.ts';
 import { packageRoot } from '../package-root.ts';
 import { UsageError } from '../usage-error.ts';
@@ -36,14 +36,14 @@ export function registerDemo(program: Command): void {
       'Run the bundled samples through the embedded emulator into out/demo, then say where to look',
     )
     .option('-o, --out <out-dir>', `where the outputs and reports go (default ${DEMO_OUT_DIR})`)
-    .option('--concurrency <n>', `jobs in flight at most (default ${RUN_DEFAULTS.concurrency})`, intArg(1))
     .option(
       '--workers <n>',
-      'run it in distributed mode on this machine: an embedded PostgreSQL and n `genpipe worker` processes (--concurrency: files each works on at once)',
+      'run it in distributed mode on this machine: an embedded PostgreSQL and n `genpipe worker` processes (--concurrency: the jobs each has in flight)',
       intArg(1),
     )
     .option('--json', 'one JSON object per event on stdout')
     .option('-q, --quiet', 'no progress, only the summary');
+  addFlagGroups(cmd, [POLLING.only('--concurrency')]);
   addExamples(cmd, {
     examples: [
       { comment: 'the bundled samples into out/demo; then open out/demo/report.html', line: 'genpipe demo' },

@@ -132,7 +132,6 @@ export async function uploadPath(
   const file = await ctx.client.files.waitUntilReady(result.file.id, {
     signal: ctx.signal,
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-    ...(ctx.pollIntervalMs !== undefined ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
   });
   return { ...result, file, transferMs, readyWaitMs: performance.now() - transferred };
 }

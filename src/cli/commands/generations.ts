@@ -67,7 +67,6 @@ export function waitNoting(
     signal: ctx.signal,
     onUpdate: (g) => ctx.note(`generation ${g.id}: ${g.state}`),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    ...(ctx.pollIntervalMs !== undefined ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
   });
 }
 

@@ -127,7 +127,6 @@ export function registerLegacy(program: Command): void {
           signal: ctx.signal,
           onUpdate: (g) => ctx.note(`legacy generation ${g.id}: ${g.state}`),
           ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {}),
-          ...(ctx.pollIntervalMs !== undefined ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
         });
         if (flags.out !== undefined) {
           const done = final;

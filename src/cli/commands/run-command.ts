@@ -5,9 +5,9 @@
 import { type Command, Option } from 'commander';
 import { addSharedBatchOptions, positiveSeconds } from '../batch-options.ts';
 import { addExamples } from '../command-examples.ts';
-import { intArg } from '../command-flags.ts';
 import type { WorkerFlags } from '../distributed.ts';
 import type { DistributeFlags } from '../distribution.ts';
+import { checkFilesAtOnce } from '../flag-groups/index.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
@@ -31,12 +31,7 @@ export function registerRun(program: Command): void {
         ),
       ),
     )
-    .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)')
-    .option(
-      '--max-files <n>',
-      'take the first n files in discovery order (by name, folder by folder); the rest are listed as ignored',
-      intArg(1),
-    );
+    .option('--recipe <file>', 'the recipe (default: genpipe.yaml in the input dir)');
   cmd
     .option(
       '--no-distribute',
@@ -74,6 +69,7 @@ export function registerRun(program: Command): void {
     let url: string | null;
     try {
       url = distributedStore(flags);
+      checkFilesAtOnce(flags, url !== null && flags.work !== false && flags.detach !== true, 'run');
     } catch (err) {
       process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
       return;

@@ -9,6 +9,7 @@ import { addSharedBatchOptions, positiveSeconds } from '../batch-options.ts';
 import { addExamples } from '../command-examples.ts';
 import { intArg } from '../command-flags.ts';
 import type { WorkerFlags } from '../distributed.ts';
+import { checkFilesAtOnce, SELECTION } from '../flag-groups/index.ts';
 import { requiredByCommand } from '../option-help.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
@@ -68,7 +69,7 @@ export function registerWatch(program: Command): void {
     // The own worker's job locks (hidden, as on `genpipe worker`: tests shorten them).
     .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
-  addSharedBatchOptions(cmd);
+  addSharedBatchOptions(cmd, SELECTION.only('--include', '--exclude'));
   addExamples(cmd, {
     examples: [
       {
@@ -95,6 +96,7 @@ export function registerWatch(program: Command): void {
         );
       }
       url = distributedWatchStore(flags);
+      checkFilesAtOnce(flags, url !== null && flags.work !== false, 'watch');
     } catch (err) {
       process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
       return;

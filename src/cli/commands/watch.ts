@@ -42,7 +42,6 @@ import {
   seedEarlier,
   settleInput,
   startWatcher,
-  WATCH_DEFAULTS,
   type Watcher,
 } from '../../pipeline/index.ts';
 import { inputPathIn } from '../../pipeline/raw-names.ts';
@@ -286,8 +285,9 @@ class WatchCommand implements BatchCommand {
       heldEarlier: (input) => heldEarlier.get(input),
       dir: setup.inputDir,
       outDir: setup.outDir,
-      quietMs: flags.quietMs ?? WATCH_DEFAULTS.quietMs,
-      rescanMs: flags.rescanMs ?? WATCH_DEFAULTS.rescanMs,
+      // Unset: the watcher's own defaults (resolveWatchSettings).
+      ...(flags.quietMs !== undefined ? { quietMs: flags.quietMs } : {}),
+      ...(flags.rescanMs !== undefined ? { rescanMs: flags.rescanMs } : {}),
       poll: flags.poll === true,
       skipFiles: recipeFiles(setup.recipe),
       select: { include: setup.select.include, exclude: setup.select.exclude },

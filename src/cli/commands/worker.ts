@@ -4,16 +4,18 @@
  * as `genpipe run` for each, records every step in the store, and goes on until SIGINT / SIGTERM.
  */
 import { type Command, Option } from 'commander';
-import {
-  checkMetricsHost,
-  METRICS_DEFAULT_HOST,
-  portArg,
-  positiveSeconds,
-  WORKER_DEFAULT_CONCURRENCY,
-} from '../batch-options.ts';
 import { AGAINST_SERVE, addExamples } from '../command-examples.ts';
-import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from '../command-flags.ts';
 import type { WorkerOnlyFlags as DistributedFlags } from '../distributed.ts';
+import {
+  addFlagGroups,
+  CONNECTION,
+  checkMetricsHost,
+  intArg,
+  METRICS,
+  outputGroup,
+  POLLING,
+  positiveSeconds,
+} from '../flag-groups/index.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
 import { storeUrlOf } from '../store-url.ts';
@@ -30,40 +32,12 @@ export function registerWorker(program: Command): void {
       '--store <url>',
       `the PostgreSQL store whose queue to work on, postgres://user:password@host:port/db (default: $${ENV.store}); the password is never shown`,
     )
-    .option(
-      '--concurrency <n>',
-      `files worked on at once (default ${WORKER_DEFAULT_CONCURRENCY}; the service's own ceiling also applies)`,
-      intArg(1),
-    )
-    .option(
-      '--max-jobs <n>',
-      'jobs in flight at the service at most, from submit until the job ends (default: --concurrency)',
-      intArg(1),
-    )
-    .option('-v, --verbose', 'a line for every stage each file reaches')
-    .option(
-      '--poll-interval <seconds>',
-      'longest time between two status reads of a job (default 2; at least 1, as the service accepts; at most 3600)',
-      positiveSeconds(MAX_POLL_INTERVAL_S),
-    )
-    .option(
-      '--retries <n>',
-      'resubmissions of a generation that failed with a retryable failure_code',
-      intArg(0),
-    )
-    .option(
-      '--metrics-port <port>',
-      'serve Prometheus metrics (GET /metrics) and a health check (GET /healthz) on this port while the worker runs; 0 picks a free port; the address is printed on stderr',
-      portArg,
-    )
-    .option(
-      '--metrics-host <host>',
-      `the address the metrics server listens on (default ${METRICS_DEFAULT_HOST}; 0.0.0.0 exposes it to the network)`,
-    )
+    // What --concurrency (jobs at the service) was called on workers before it meant the same everywhere.
+    .addOption(new Option('--max-jobs <n>').argParser(intArg(1)).hideHelp())
     .addOption(new Option('--heartbeat <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
-  addServiceOptions(cmd);
+  addFlagGroups(cmd, [POLLING, outputGroup().only('--json', '--quiet', '--verbose'), METRICS, CONNECTION]);
   addExamples(cmd, {
     setup: {
       comment: `${AGAINST_SERVE.comment}, and the PostgreSQL store runs enqueue files in`,
@@ -72,7 +46,7 @@ export function registerWorker(program: Command): void {
     examples: [
       {
         comment: 'work on the files `genpipe run --store` enqueues, 8 at a time, until Ctrl-C',
-        line: 'genpipe worker --concurrency 8',
+        line: 'genpipe worker --files-at-once 8',
       },
       {
         comment: 'and serve Prometheus metrics and a health check on port 9464',
@@ -80,7 +54,7 @@ export function registerWorker(program: Command): void {
       },
       {
         comment: 'a line for every stage, at most 4 jobs at the service',
-        line: 'genpipe worker --verbose --max-jobs 4',
+        line: 'genpipe worker --verbose --concurrency 4',
       },
     ],
   });
@@ -95,9 +69,25 @@ export function registerWorker(program: Command): void {
       const say = flags.quiet ? () => undefined : (line: string) => process.stderr.write(`${line}\n`);
       // Loaded only now: the queue, the store and the pipeline are no part of the command's --help.
       const { executeWorker } = await import('../distributed.ts');
-      process.exitCode = await executeWorker(url, flags, say);
+      process.exitCode = await executeWorker(url, withoutMaxJobs(flags, say), say);
     } catch (err) {
       process.exitCode = printError(err, { json: flags.json, secrets: [flags.apiKey, flags.store] });
     }
   });
+}
+
+/**
+ * --max-jobs, the name --concurrency (jobs at the service at most) had on workers, taken as
+ * --concurrency with a note; --files-at-once is now the files a worker holds.
+ */
+function withoutMaxJobs(
+  flags: DistributedFlags & { maxJobs?: number },
+  say: (line: string) => void,
+): DistributedFlags {
+  const { maxJobs, ...rest } = flags;
+  if (maxJobs === undefined) return rest;
+  say(
+    'genpipe: --max-jobs is now --concurrency (jobs at the service at most, as on run and watch); --files-at-once sets the files a worker holds',
+  );
+  return { ...rest, concurrency: rest.concurrency ?? maxJobs };
 }

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { WORKER_HEARTBEAT_MS } from './worker-registry.ts';
 
 /** What the heartbeat writes to. */
 export interface HeartbeatStore {
@@ -21,7 +22,8 @@ export interface HeartbeatStore {
 
 export interface HeartbeatOptions {
   store: HeartbeatStore;
-  intervalMs: number;
+  /** Between two beats (default WORKER_HEARTBEAT_MS). */
+  intervalMs?: number;
   /** Jobs in hand now. */
   inHand: () => number;
   /** After each beat: null when it was recorded, else why not (redacted by the store). */
@@ -32,8 +34,11 @@ export class WorkerHeartbeat {
   readonly id = randomUUID();
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<void> | null = null;
+  private readonly intervalMs: number;
 
-  constructor(private readonly opts: HeartbeatOptions) {}
+  constructor(private readonly opts: HeartbeatOptions) {
+    this.intervalMs = opts.intervalMs ?? WORKER_HEARTBEAT_MS;
+  }
 
   /** Records the first beat (its failure thrown) and renews it every interval. */
   async start(): Promise<void> {
@@ -49,7 +54,7 @@ export class WorkerHeartbeat {
         .finally(() => {
           this.beating = null;
         });
-    }, this.opts.intervalMs);
+    }, this.intervalMs);
     this.timer.unref();
   }
 
@@ -66,7 +71,7 @@ export class WorkerHeartbeat {
       id: this.id,
       host: hostname(),
       pid: process.pid,
-      heartbeatMs: this.opts.intervalMs,
+      heartbeatMs: this.intervalMs,
       inHand: this.opts.inHand(),
     };
   }

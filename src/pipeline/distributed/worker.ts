@@ -29,6 +29,7 @@ import {
   type QueueConnection,
 } from './item-queue.ts';
 import { type ItemSession, ItemSession as Session, type SessionRunOptions } from './item-session.ts';
+import { WORKER_DEFAULTS } from './worker-defaults.ts';
 
 /** What identifies a session: the jobs of one out dir, input dir, recipe and flags share one. */
 export type SessionKey = Pick<ItemJobData, 'inputDir' | 'outDir' | 'recipe' | 'flags'>;
@@ -41,8 +42,8 @@ export interface OpenedSession {
 
 export interface WorkerOptions {
   connection: QueueConnection;
-  /** Items worked on at once (jobs held). */
-  concurrency: number;
+  /** Files held at once (queue jobs taken; default WORKER_DEFAULTS.filesAtOnce). */
+  filesAtOnce?: number;
   openSession: (key: SessionKey) => Promise<OpenedSession>;
   /** Where the worker's lines go (a job refused here, the store gone and back). */
   log?: (line: string) => void;
@@ -63,12 +64,15 @@ export class DistributedWorker {
   /** Says once that the store went away and once that it is back; quiet in between. */
   private readonly reach: StoreReachability;
   private held = 0;
+  /** Files held at once at most. */
+  readonly filesAtOnce: number;
 
   constructor(private readonly opts: WorkerOptions) {
+    this.filesAtOnce = opts.filesAtOnce ?? WORKER_DEFAULTS.filesAtOnce;
     this.log = opts.log ?? (() => undefined);
     this.trace = opts.trace ?? this.log;
     this.reach = new StoreReachability(opts.connection.url, this.log, 'worker');
-    this.worker = openItemWorker(opts.connection, (job) => this.process(job), opts.concurrency);
+    this.worker = openItemWorker(opts.connection, (job) => this.process(job), this.filesAtOnce);
     this.worker.on('error', (err) => void this.reach.failed(err));
   }
 
