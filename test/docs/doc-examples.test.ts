@@ -7,7 +7,9 @@
  * below, its set-up lines in their place. `genpipe`, `npx genpipe` and `node bin/genpipe.js` are shell
  * functions that run this checkout's bin/genpipe.js with GENPIPE_BASE_URL and GENPIPE_API_KEY set to the
  * emulator's (over whatever the block exported: the docs' service URL and key are placeholders), and
- * record each command's exit code. A command that runs until it is signalled (`watch`, `serve`,
+ * GENPIPE_STORE, when the block sets it, to a database of the test's own PostgreSQL
+ * (test/helpers/postgres.ts; the docs' store URL is a placeholder too); and record each command's exit
+ * code. A command that runs until it is signalled (`watch`, `serve`,
  * `worker`) is started, stopped with SIGTERM as soon as it prints that it is ready (READY), and must then
  * exit as expected, as a user's Ctrl-C ends it.
  *
@@ -25,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY, useTestEmulator } from '../helpers/emulator.ts';
+import { usePostgres } from '../helpers/postgres.ts';
 import { allExamples, type ExampleBlock, examplesIn } from './doc-examples.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -69,10 +72,12 @@ async function makeFixture(dir: string): Promise<void> {
 
 /** The shell functions a block's script starts with (see the file's comment). */
 const PRELUDE = `
-__call() { GENPIPE_BASE_URL="$__URL" GENPIPE_API_KEY="$__KEY" "$__NODE" "$__BIN" "$@"; }
+__store() { if [ -n "\${GENPIPE_STORE-}" ]; then export GENPIPE_STORE="$__STORE"; fi; }
+__call() { __store; GENPIPE_BASE_URL="$__URL" GENPIPE_API_KEY="$__KEY" "$__NODE" "$__BIN" "$@"; }
 __long() {
   local fifo="$__TMP/ready-$__EX" pid line
   mkfifo "$fifo"
+  __store
   # a simple command in the background: $! is genpipe's own pid, the one to signal
   GENPIPE_BASE_URL="$__URL" GENPIPE_API_KEY="$__KEY" "$__NODE" "$__BIN" "$@" >"$fifo" 2>&1 &
   pid=$!
@@ -116,7 +121,7 @@ interface BlockRun {
 }
 
 /** Runs the block's script in `dir`; stops its whole process group after BLOCK_TIMEOUT_MS. */
-async function runBlock(block: ExampleBlock, dir: string, url: string): Promise<BlockRun> {
+async function runBlock(block: ExampleBlock, dir: string, url: string, store: string): Promise<BlockRun> {
   const results = join(dir, '.doc-example-results');
   await writeFile(results, '');
   const child = spawn('bash', ['-c', scriptOf(block)], {
@@ -127,6 +132,7 @@ async function runBlock(block: ExampleBlock, dir: string, url: string): Promise<
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GENPIPE_'))),
       __URL: url,
       __KEY: KEY,
+      __STORE: store,
       __NODE: process.execPath,
       __BIN: BIN,
       __RESULTS: results,
@@ -156,6 +162,7 @@ const skipped: string[] = [];
 
 describe('the example commands of README.md and docs/*.md', () => {
   const emu = useTestEmulator();
+  const pg = usePostgres();
   let fixture: string;
   let work: string;
 
@@ -191,7 +198,7 @@ describe('the example commands of README.md and docs/*.md', () => {
     it(name, { timeout: BLOCK_TIMEOUT_MS + 10_000 }, async () => {
       const dir = join(work, `block-${index}`);
       await cp(fixture, dir, { recursive: true });
-      const run = await runBlock(block, dir, emu().url);
+      const run = await runBlock(block, dir, emu().url, pg.url());
       for (const [k, line] of block.lines.entries()) {
         if (line.kind !== 'genpipe') continue;
         const where = `${block.file}:${line.line}: ${line.text}`;
