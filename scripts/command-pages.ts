@@ -3,18 +3,20 @@
  * commander definitions of src/cli (as rclone writes its command pages): the description, the usage
  * line, the arguments and options as `--help` shows them (grouped as it groups them), the examples
  * `--help` ends with (src/cli/command-examples.ts), the exit codes (COMMAND_EXITS of
- * src/cli/exit-codes.ts) and links to the parent, sibling and sub commands and back to the README.
+ * src/cli/exit-codes.ts) and links to the parent, sibling and sub commands and to the guide page that
+ * explains the command (docs/*.md, else the README).
  *
- * `npm run docs` writes them with README.md's flag tables (scripts/docs.ts);
- * test/scripts/readme-flags.test.ts fails when a page differs, is missing or is no command's.
+ * `npm run docs` writes them (scripts/docs.ts); test/scripts/command-pages.test.ts fails when a page
+ * differs, is missing or is no command's.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type Command, Help, type Option } from 'commander';
 import { examplesOf } from '../src/cli/command-examples.ts';
 import { COMMAND_EXITS, EXIT, type ExitMeanings } from '../src/cli/exit-codes.ts';
 import { optionHelpText } from '../src/cli/option-help.ts';
 import { buildProgram, commandDefinedIn } from '../src/cli/program.ts';
-import { argumentWord, cell, commandPath, visibleOptions } from './readme-flags.ts';
+import { argumentWord, cell, commandPath, visibleOptions } from './command-words.ts';
 
 /** Where the pages are, relative to the package root. */
 export const PAGES_DIR = 'docs/commands';
@@ -45,25 +47,39 @@ function topLevel(cmd: Command): Command {
   return top;
 }
 
-/** README.md's heading about the command (`### \`genpipe files list\`, \`files get\`` for `files get`), as a link. */
-function readmeLink(cmd: Command, readme: string): string {
+/**
+ * The guides a page links to for the command, by path relative to PAGES_DIR (`../run.md`), in the
+ * order they are searched: the first with a heading about the command wins.
+ */
+export type Guides = ReadonlyMap<string, string>;
+
+/** The README, where a guide page lacks a command. */
+const README_LINK = '../../README.md';
+
+/**
+ * The first guide heading about the command (`## \`genpipe files list\`, \`files get\`` for `files get`),
+ * as a markdown link: to the page when it is the page's title, else to the heading.
+ */
+function guideLink(cmd: Command, guides: Guides): string {
   const path = commandPath(cmd);
   const sub = path.includes(' ') ? path : null;
-  const heading = readme
-    .split('\n')
-    .filter((line) => /^#{2,4} /.test(line))
-    .find((line) => line.includes(`\`genpipe ${path}\``) || (sub !== null && line.includes(`\`${sub}\``)));
-  if (heading === undefined) {
-    // A group (`files`): the section of its first command.
-    const [first] = cmd.commands;
-    return first === undefined ? '../../README.md' : readmeLink(first, readme);
+  for (const [file, text] of guides) {
+    const heading = text
+      .split('\n')
+      .filter((line) => /^#{1,4} /.test(line))
+      .find((line) => line.includes(`\`genpipe ${path}\``) || (sub !== null && line.includes(`\`${sub}\``)));
+    if (heading === undefined) continue;
+    const title = heading.replace(/^#+ /, '');
+    if (heading.startsWith('# ')) return `[${title}](${file})`;
+    const anchor = title
+      .toLowerCase()
+      .replace(/[^a-z0-9 _-]/g, '')
+      .replace(/ /g, '-');
+    return `[${title}](${file}#${anchor})`;
   }
-  const anchor = heading
-    .replace(/^#+ /, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9 _-]/g, '')
-    .replace(/ /g, '-');
-  return `../../README.md#${anchor}`;
+  // A group (`files`): the section of its first command.
+  const [first] = cmd.commands;
+  return first === undefined ? `[README](${README_LINK})` : guideLink(first, guides);
 }
 
 function mdTable(head: [string, string], rows: Array<[string, string]>): string {
@@ -121,7 +137,7 @@ function link(cmd: Command): string {
   return `[\`genpipe ${commandPath(cmd)}\`](${pageFile(cmd)})`;
 }
 
-function seeAlso(cmd: Command, readme: string): string[] {
+function seeAlso(cmd: Command, guides: Guides): string[] {
   const items: string[] = [];
   const parent = cmd.parent?.parent ? cmd.parent : null;
   if (parent) items.push(`${link(parent)}: ${parent.description()}`);
@@ -129,12 +145,12 @@ function seeAlso(cmd: Command, readme: string): string[] {
   for (const sibling of parent?.commands ?? []) {
     if (sibling !== cmd) items.push(`${link(sibling)}: ${sibling.description()}`);
   }
-  items.push(`[README: \`genpipe ${commandPath(cmd)}\`](${readmeLink(cmd, readme)})`);
+  items.push(guideLink(cmd, guides));
   return ['## See also', items.map((item) => `- ${item}`).join('\n')];
 }
 
 /** A page's whole text. */
-function page(cmd: Command, readme: string, exits: Readonly<Record<string, ExitMeanings>>): string {
+function page(cmd: Command, guides: Guides, exits: Readonly<Record<string, ExitMeanings>>): string {
   const definedIn = commandDefinedIn(topLevel(cmd).name());
   const source = definedIn === undefined ? 'src/cli' : `src/cli/${definedIn}`;
   const args = cmd.registeredArguments.map((a): [string, string] => [
@@ -153,7 +169,7 @@ function page(cmd: Command, readme: string, exits: Readonly<Record<string, ExitM
     ...optionsSection(cmd),
     ...examplesSection(cmd),
     ...exitCodesSection(cmd, exits),
-    ...seeAlso(cmd, readme),
+    ...seeAlso(cmd, guides),
   ];
   return `${sections.join('\n\n')}\n`;
 }
@@ -161,19 +177,19 @@ function page(cmd: Command, readme: string, exits: Readonly<Record<string, ExitM
 /**
  * Every page, by file name, from the program's commands.
  *
- * @param readme - README.md's text (the pages link to its sections)
+ * @param guides - the guide pages' texts (readGuides): each page links to the one about its command
  * @param program - the program with every command registered (default: buildProgram's)
  * @param exits - what each command's exit codes mean (default: COMMAND_EXITS)
  * @throws Error naming a command whose exit codes src/cli/exit-codes.ts does not give
- * @example for (const [file, text] of await renderCommandPages(readme)) await writeFile(join(PAGES_DIR, file), text);
+ * @example for (const [file, text] of await renderCommandPages(await readGuides(root))) await writeFile(join(PAGES_DIR, file), text);
  */
 export async function renderCommandPages(
-  readme: string,
+  guides: Guides,
   program?: Command,
   exits: Readonly<Record<string, ExitMeanings>> = COMMAND_EXITS,
 ): Promise<Map<string, string>> {
   const root = program ?? (await buildProgram(['node', 'genpipe']));
-  return new Map(allCommands(root).map((cmd) => [pageFile(cmd), page(cmd, readme, exits)]));
+  return new Map(allCommands(root).map((cmd) => [pageFile(cmd), page(cmd, guides, exits)]));
 }
 
 /** The generated pages in `dir` (PAGE_FILE names; none when it does not exist). */
@@ -183,4 +199,17 @@ export async function pageFilesIn(dir: string): Promise<string[]> {
     throw err;
   });
   return names.filter((name) => PAGE_FILE.test(name)).sort();
+}
+
+/**
+ * The guides the pages link to, read from the package root: docs/*.md by name, then README.md.
+ * @param root - the package root
+ */
+export async function readGuides(root: string): Promise<Map<string, string>> {
+  const docs = join(root, 'docs');
+  const names = (await readdir(docs)).filter((name) => name.endsWith('.md')).sort();
+  const guides = new Map<string, string>();
+  for (const name of names) guides.set(`../${name}`, await readFile(join(docs, name), 'utf8'));
+  guides.set(README_LINK, await readFile(join(root, 'README.md'), 'utf8'));
+  return guides;
 }

@@ -1,5 +1,5 @@
 /**
- * How an option describes itself, in `--help` and in README.md's flag tables alike
+ * How an option describes itself, in `--help` and in the generated docs/commands pages alike
  * (scripts/docs.ts): commander's text (the description, then its choices and default), after
  * "required:" for an option a command cannot run without — one commander enforces (requiredOption),
  * or one the command checks itself with its own message (requiredByCommand).

@@ -1,7 +1,7 @@
 /**
  * The genpipe program: every command, loaded only when it is the one being run. Kept apart from
  * main.ts (which parses argv when imported) so that scripts and tests can walk the commands and their
- * options: README.md's flag tables and docs/commands are written from them (scripts/docs.ts).
+ * options: the docs/commands pages are written from them (scripts/docs.ts).
  */
 import { Command } from 'commander';
 import { printable } from '../pipeline/progress/format.ts';

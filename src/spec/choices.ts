@@ -1,6 +1,6 @@
 /**
  * Decisions for everything the interface leaves "not shown". Each is written once here, used by the
- * client and the emulator alike, and listed in the README's "Choices" section.
+ * client and the emulator alike, and listed in docs/interface-choices.md.
  */
 import type { FailureCode, GenerationType, Model } from './enums.ts';
 

@@ -3,7 +3,7 @@
  * emulator and the tests can never disagree on a word.
  *
  * Texts the interface gives are reproduced exactly; where it writes "..." the sentence is finished here,
- * keeping the given prefix. Texts the interface does not give at all are our choices (README "Choices").
+ * keeping the given prefix. Texts the interface does not give at all are our choices (docs/interface-choices.md).
  * Wrong JSON types and out-of-range values share one sharp-style builder, {@link expectedDetail}.
  */
 import { MANGA_ASPECT_RATIOS, MODELS } from './enums.ts';
@@ -153,7 +153,7 @@ export function tooManyImageRefsDetail(type: string): string {
 
 /**
  * The source forms video_edit and video_reframe take, quoted in the source messages. file_id of an
- * uploaded video is accepted as well (our choice; see README "Choices").
+ * uploaded video is accepted as well (our choice; see docs/interface-choices.md).
  */
 const VIDEO_SOURCE_FORMS =
   'source.generation_id of a completed video generation, source.file_id of an uploaded video, or source.url / source.data with a video/* source.media_type';

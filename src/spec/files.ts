@@ -49,7 +49,7 @@ export interface ApiFileList {
 
 // ---- choices --------------------------------------------------------------------------------
 
-/** Decisions about files that the interface leaves "not shown" (listed in the README's "Choices"). */
+/** Decisions about files that the interface leaves "not shown" (listed in docs/interface-choices.md). */
 export const FILE_CHOICES = {
   /** purpose of a file created without one. */
   defaultPurpose: 'input' as FilePurpose,

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { commandPath, visibleOptions } from '../../scripts/readme-flags.ts';
+import { commandPath, visibleOptions } from '../../scripts/command-words.ts';
 import { type Example, examplesOf } from '../../src/cli/command-examples.ts';
 import { buildProgram } from '../../src/cli/program.ts';
 import { runCli } from './run-cli.ts';

@@ -59,7 +59,7 @@ export function rateLimitedKind(err: RateLimitError): RateLimitedKind {
 }
 
 /**
- * A fresh registry with genpipe's metrics (see README "Metrics") and the process's defaults.
+ * A fresh registry with genpipe's metrics (see docs/metrics.md) and the process's defaults.
  *
  * @example
  * const metrics = createMetrics();

@@ -1,6 +1,6 @@
 /**
  * Every default and fixed text of the watcher in one place (they are pipeline decisions, not parts of the
- * service contract, so they live here rather than in src/spec; the README's "Choices" lists them).
+ * service contract, so they live here rather than in src/spec; docs/interface-choices.md lists them).
  */
 
 export const WATCH_DEFAULTS = {

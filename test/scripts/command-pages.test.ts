@@ -2,15 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { PAGES_DIR, pageFilesIn, renderCommandPages } from '../../scripts/command-pages.ts';
-import { renderFlagTables } from '../../scripts/readme-flags.ts';
+import { PAGES_DIR, pageFilesIn, readGuides, renderCommandPages } from '../../scripts/command-pages.ts';
 import { addExamples } from '../../src/cli/command-examples.ts';
 import { addServiceOptions } from '../../src/cli/make-client.ts';
 import { requiredByCommand } from '../../src/cli/option-help.ts';
 import { buildProgram } from '../../src/cli/program.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const README = join(ROOT, 'README.md');
 
 /** A small program: `tool copy <from> --to <dir> [--mode <m>] [--tag <t>]` and `tool shelf list`. */
 function toyProgram(): Command {
@@ -29,22 +27,9 @@ function toyProgram(): Command {
   return program;
 }
 
-const BLOCKS = (names: string[]) =>
-  names.map((n) => `<!-- flags:${n} -->\nold text\n<!-- /flags:${n} -->`).join('\n\nprose\n\n');
-
-describe('README.md flag tables and docs/commands (scripts/readme-flags.ts, scripts/command-pages.ts)', () => {
-  it('README.md holds exactly the tables `npm run docs` writes from src/cli', async () => {
-    const readme = await readFile(README, 'utf8');
-    const expected = await renderFlagTables(readme);
-    expect(
-      readme,
-      "README.md's flag tables differ from the commands' options in src/cli: run `npm run docs`",
-    ).toBe(expected);
-  });
-
+describe('docs/commands (scripts/command-pages.ts)', () => {
   it('docs/commands holds exactly the pages `npm run docs` writes from src/cli: none missing, none stale', async () => {
-    const readme = await readFile(README, 'utf8');
-    const expected = await renderCommandPages(readme);
+    const expected = await renderCommandPages(await readGuides(ROOT));
     const dir = join(ROOT, PAGES_DIR);
     const present = await pageFilesIn(dir);
     const run = 'run `npm run docs`';
@@ -70,7 +55,12 @@ describe('README.md flag tables and docs/commands (scripts/readme-flags.ts, scri
       'shelf list': { 0: 'listed' },
       'shelf empty': { 0: 'emptied', 130: 'stopped' },
     };
-    const pages = await renderCommandPages('## `genpipe copy`\n', program, exits);
+    const guides = new Map([
+      ['../intro.md', '# Intro\n\n## How `tool` works\n'],
+      ['../copying.md', '# Copying: `genpipe copy`\n\n## Shelves: `genpipe shelf list`, `shelf empty`\n'],
+      ['../../README.md', '# tool\n\n### `genpipe copy` from cron\n'],
+    ]);
+    const pages = await renderCommandPages(guides, program, exits);
     expect([...pages.keys()]).toEqual([
       'genpipe-copy.md',
       'genpipe-shelf.md',
@@ -89,56 +79,25 @@ describe('README.md flag tables and docs/commands (scripts/readme-flags.ts, scri
     expect(page).not.toContain('secret-knob');
     expect(page).toContain('## Examples\n\n```sh\n# copy a file\ntool copy a --to b --tag t\n```');
     expect(page).toContain('## Exit codes\n\n| code | meaning |\n|---|---|\n| 0 | copied |');
-    expect(page).toContain('[README: `genpipe copy`](../../README.md#genpipe-copy)');
+    expect(page).toContain('- [Copying: `genpipe copy`](../copying.md)\n');
+    expect(pages.get('genpipe-shelf-empty.md')).toContain(
+      '- [Shelves: `genpipe shelf list`, `shelf empty`](../copying.md#shelves-genpipe-shelf-list-shelf-empty)\n',
+    );
+    expect(pages.get('genpipe-shelf.md')).toContain(
+      '(../copying.md#shelves-genpipe-shelf-list-shelf-empty)\n',
+    );
     expect(pages.get('genpipe-shelf-empty.md')).toContain('| 130 / 143 | stopped |');
     const shelf = pages.get('genpipe-shelf.md')!;
     expect(shelf).toContain('## Commands');
     expect(shelf).toContain('| [`genpipe shelf list`](genpipe-shelf-list.md) |');
     expect(pages.get('genpipe-shelf-list.md')).toContain('- [`genpipe shelf`](genpipe-shelf.md)');
     expect(pages.get('genpipe-shelf-list.md')).toContain('- [`genpipe shelf empty`](genpipe-shelf-empty.md)');
-    await expect(renderCommandPages('', program, { copy: { 0: 'copied' } })).rejects.toThrow(
+    await expect(renderCommandPages(guides, program, { copy: { 0: 'copied' } })).rejects.toThrow(
       "COMMAND_EXITS has no entry for 'genpipe shelf'",
     );
   });
 
-  it('writes a synopsis and a table of every visible option, with what --help says', async () => {
-    const out = await renderFlagTables(BLOCKS(['copy', 'shelf list', 'connection']), toyProgram());
-    expect(out).toContain(
-      '```\ngenpipe copy <from> --to <dir> --tag <t> [--mode <m>] [--json] [--quiet] [connection options]\n```',
-    );
-    expect(out).toContain('| `<from>` | what to copy |');
-    expect(out).toContain('| `-t, --to <dir>` | required: where it goes |');
-    expect(out).toContain('| `--mode <m>` | fast \\| safe (choices: "fast", "safe", default: "safe") |');
-    expect(out).toContain('| `--tag <t>` | required: a \\<label> for \\*it\\* |');
-    expect(out).not.toContain('secret-knob');
-    expect(out).toContain('Also the [connection options](#connection-options).');
-    expect(out).toContain('| `--limit <n>` | at most n (default: all) |');
-    expect(out).toMatch(
-      /<!-- flags:connection -->\n\n\| option \| meaning \|\n\|---\|---\|\n\| `--api-key <key>` \|/,
-    );
-    expect(out).not.toContain('old text');
-    expect(await renderFlagTables(out, toyProgram())).toBe(out);
-  });
-
-  it('refuses a README that lacks a table of a command, or has one of no command', async () => {
-    await expect(renderFlagTables(BLOCKS(['copy', 'connection']), toyProgram())).rejects.toThrow(
-      'README.md has no flag table for: shelf list.',
-    );
-    await expect(renderFlagTables(BLOCKS(['copy', 'shelf list']), toyProgram())).rejects.toThrow(
-      'README.md has no flag table for: connection.',
-    );
-    await expect(
-      renderFlagTables(BLOCKS(['copy', 'shelf list', 'connection', 'shelf empty']), toyProgram()),
-    ).rejects.toThrow('<!-- flags:shelf empty --> names no command with options');
-    await expect(
-      renderFlagTables(
-        `${BLOCKS(['copy', 'shelf list', 'connection'])}\n<!-- flags:copy -->\n`,
-        toyProgram(),
-      ),
-    ).rejects.toThrow('no closing <!-- /flags:NAME --> for: copy');
-  });
-
-  it("--help of run and watch marks --out required, as the README's tables do", async () => {
+  it("--help of run and watch marks --out required, as their pages' tables do", async () => {
     for (const name of ['run', 'watch']) {
       const program = await buildProgram(['node', 'genpipe', name]);
       const help = program.commands.find((c) => c.name() === name)!.helpInformation();
