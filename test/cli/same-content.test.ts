@@ -172,6 +172,26 @@ describe('same content under another name', () => {
     expect(item.journal).toMatch(/^same content as a\.txt: collecting its generation /);
   });
 
+  it("a copy's own folder deleted: linked again from the other file, still nothing sent for it", async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a lantern, copy folder deleted',
+      'b.txt': 'a lantern, copy folder deleted',
+    });
+    const before = await generations();
+    await run(input, out);
+    const copy = result(out, 'b.txt').journal?.same_as ? 'b.txt' : 'a.txt';
+    const other = copy === 'b.txt' ? 'a.txt' : 'b.txt';
+    rmSync(join(out, copy), { recursive: true });
+    const { report } = await run(input, out);
+    expect((await generations()) - before).toBe(1);
+    expect(outputsOf(out, copy)).toHaveLength(1);
+    const again = result(out, copy);
+    expect(again.request_sent).toBe(false);
+    expect(again.journal.same_as).toBe(other);
+    expect(report.journal.same_content).toBe(1);
+    expect(report.journal.resumed ?? 0).toBe(0);
+  });
+
   it('--force redoes each content once: copies within the run share the new result', async () => {
     const { input, out } = promptFolder({ 'a.txt': 'a forced kite', 'b.txt': 'a forced kite' });
     const before = await generations();

@@ -80,7 +80,7 @@ export interface TwinContext {
 /**
  * True when another input's work may stand for the file's: its own decision would have the service do
  * new work (fresh, or a resume before any create, its upload kept), or reports it failed in an earlier
- * run (a copy done since stands for it, for free). Never with --redo-same-content; with --force only
+ * run (a copy done since stands for it, for free), or resumes a copy's work taken from another file. Never with --redo-same-content; with --force only
  * this batch's work stands (TwinContext.batchOnly).
  */
 export function twinWanted(decision: RowDecision, opts: PlanOptions): boolean {
@@ -88,6 +88,9 @@ export function twinWanted(decision: RowDecision, opts: PlanOptions): boolean {
   if (decision.action === 'fresh') return true;
   if (decision.action === 'done') return decision.item.state === 'failed' && !opts.force;
   if (decision.action !== 'resume') return false;
+  // A copy whose work was another file's (its note names it), its outputs to collect again: that
+  // file's work stands for it again, rather than its own resume of that work counting as sent.
+  if (decision.item.journal?.sameAs !== undefined) return true;
   return !decision.item.steps.some((s) => s.requestId || s.generationId || s.outputs.length > 0);
 }
 
