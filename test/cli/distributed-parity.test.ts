@@ -11,19 +11,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { writePng } from '../client/client-helpers.ts';
+import { PROMPT_OR_EDIT_ANY_DEPTH } from '../helpers/chain-recipe.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { put } from '../pipeline/stage-helpers.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
-const RECIPE = `rules:
-  - match: "**/*.txt"
-    input_as: prompt
-    request: { type: image, model: uni-1, aspect_ratio: "1:1" }
-  - match: "**/*.png"
-    input_as: source
-    request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-`;
+const RECIPE = PROMPT_OR_EDIT_ANY_DEPTH;
 
 const pg = usePostgres();
 let emu: RunningEmulator;

@@ -15,19 +15,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { imageTooManyPixelsDetail } from '../../src/spec/index.ts';
 import { writePng } from '../client/client-helpers.ts';
+import { PROMPT_OR_EDIT_ANY_DEPTH } from '../helpers/chain-recipe.ts';
 import { call, startTestEmulator } from '../helpers/emulator.ts';
 import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { put } from '../pipeline/stage-helpers.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
-const RECIPE = `rules:
-  - match: "**/*.txt"
-    input_as: prompt
-    request: { type: image, model: uni-1, aspect_ratio: "1:1" }
-  - match: "**/*.png"
-    input_as: source
-    request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-`;
+const RECIPE = PROMPT_OR_EDIT_ANY_DEPTH;
 
 /** Distinct prices, so that a sum says which ones were used. */
 const COSTS = { image: 2, image_edit: 3, video: 10, video_edit: 10, video_reframe: 10 };

@@ -11,7 +11,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { writePng } from '../client/client-helpers.ts';
-import { FAN_OUT_CHAIN } from '../helpers/chain-recipe.ts';
+import { FAN_OUT_CHAIN, PROMPT_OR_EDIT_ANY_DEPTH } from '../helpers/chain-recipe.ts';
 import { heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { type SchemaName, schemaFaults } from '../helpers/json-schemas.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -19,14 +19,7 @@ import { put } from '../pipeline/stage-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
-const RECIPE = `rules:
-  - match: "**/*.txt"
-    input_as: prompt
-    request: { type: image, model: uni-1, aspect_ratio: "1:1" }
-  - match: "**/*.png"
-    input_as: source
-    request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-`;
+const RECIPE = PROMPT_OR_EDIT_ANY_DEPTH;
 
 let emu: RunningEmulator;
 const promptFolder = usePromptFolders();

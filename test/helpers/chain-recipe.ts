@@ -15,3 +15,13 @@ export const FAN_OUT_CHAIN = `rules:
       - name: square
         request: { type: video_reframe, model: ray-3.2, prompt: "keep it", aspect_ratio: "1:1", source: { from: animate }, video: { resolution: 360p } }
 `;
+
+/** Text files at any depth are square image prompts, PNGs image_edit sources (one request each). */
+export const PROMPT_OR_EDIT_ANY_DEPTH = `rules:
+  - match: "**/*.txt"
+    input_as: prompt
+    request: { type: image, model: uni-1, aspect_ratio: "1:1" }
+  - match: "**/*.png"
+    input_as: source
+    request: { type: image_edit, model: uni-1, prompt: "watercolor" }
+`;
