@@ -3,8 +3,10 @@
  * main.ts (which parses argv when imported) so that scripts and tests can walk the commands and their
  * options: the docs/commands pages are written from them (scripts/docs.ts).
  */
+
 import { Command } from 'commander';
 import { printable } from '../pipeline/progress/format.ts';
+import { addExamples, type Examples } from './command-examples.ts';
 import { checkPollingFlags } from './flag-groups/polling.ts';
 import { configureOptionHelp } from './option-help.ts';
 import { checkPathArgs } from './path-args.ts';
@@ -77,10 +79,32 @@ export async function buildProgram(argv: readonly string[] = process.argv): Prom
   configureOptionHelp(program);
   for (const [, load] of commandsFor(argv)) (await load())(program);
   for (const cmd of program.commands) requireSubcommand(cmd);
+  addExamples(program, PROGRAM_EXAMPLES);
+  program.addHelpText('after', PROGRAM_DOCS);
   // The pointer to the help is text: with --json the JSON line stands alone.
   if (!json) pointToHelp(program);
   return program;
 }
+
+/** The program's own examples: the three ways people use genpipe, each against the embedded emulator. */
+const PROGRAM_EXAMPLES: Examples = {
+  examples: [
+    { comment: 'the bundled samples through an embedded emulator, with a report', line: 'genpipe demo' },
+    {
+      comment: 'a folder from the command line: what would be sent, and what it would cost',
+      line: 'genpipe run samples --out out/samples --emulator --dry-run',
+    },
+    {
+      comment: 'a drop folder: files dropped into inbox/ are processed until Ctrl-C',
+      line: 'genpipe watch inbox --out out/inbox --emulator',
+    },
+  ],
+};
+
+/** Where the manual is. */
+const PROGRAM_DOCS =
+  '\nDocumentation: README.md, the guides in docs/, and a page per command in docs/commands/\n' +
+  "(genpipe-<command>.md); 'genpipe <command> --help' for a command's flags and examples.";
 
 /**
  * The commands `argv` needs: the named one; none for `genpipe --version` (answered before any command

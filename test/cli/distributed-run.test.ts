@@ -226,7 +226,8 @@ describe('genpipe run --store (distributed by default)', () => {
     const before = await servicedCount();
     const none = await runCli(['run', input, '--out', out, '--detach'], cliEnv(emu));
     expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(/--no-work and --detach enqueue the files in a store for workers/);
+    expect(none.stderr).toMatch(/--detach enqueues the files in a store for workers/);
+    expect(none.stderr).toContain("Run 'genpipe run --help' for usage.");
     const alone = await runCli(
       ['run', input, '--out', out, '--store', url, '--no-work', '--no-distribute'],
       cliEnv(emu),
@@ -241,6 +242,7 @@ describe('genpipe run --store (distributed by default)', () => {
     );
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/give --detach or --no-work, not both/);
+    expect(both.stderr).toContain("Run 'genpipe run --help' for usage.");
     // A dry run reads no store yet: refused, whatever asks for the workers; nothing is enqueued or sent.
     for (const mode of ['--no-work', '--detach', '--distribute']) {
       const dry = await runCli(['run', input, '--out', out, '--store', url, mode, '--dry-run'], cliEnv(emu));

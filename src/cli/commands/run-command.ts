@@ -79,6 +79,9 @@ export function registerRun(program: Command): void {
   });
 }
 
+/** Where distributedStore's refusals point. */
+const RUN_HELP = { helpOf: 'genpipe run' };
+
 /**
  * The store a run distributes its folder through, or null when it runs the folder alone: with a store
  * (--store or GENPIPE_STORE) a run is distributed unless --no-distribute, --emulator (the embedded
@@ -92,7 +95,8 @@ function distributedStore(flags: RunFlags & DistributeFlags): string | null {
   if (url === null) {
     if (enqueueOnly) {
       throw new UsageError(
-        `--no-work and --detach enqueue the files in a store for workers: give --store <url> or ${ENV.store}`,
+        `${flags.detach ? '--detach' : '--no-work'} enqueues the files in a store for workers: give --store <url> or ${ENV.store}`,
+        RUN_HELP,
       );
     }
     return null;
@@ -100,17 +104,20 @@ function distributedStore(flags: RunFlags & DistributeFlags): string | null {
   if (flags.detach && (flags.logFile !== undefined || flags.metricsPort !== undefined)) {
     throw new UsageError(
       `--detach returns once the files are enqueued: ${flags.logFile !== undefined ? '--log-file' : '--metrics-port'} is for a run that follows its batch (leave out --detach, or give --no-work)`,
+      RUN_HELP,
     );
   }
   if (flags.detach && flags.work === false) {
     throw new UsageError(
       '--detach works on none of the files here already: give --detach or --no-work, not both',
+      RUN_HELP,
     );
   }
   const alone = flags.distribute === false ? '--no-distribute' : flags.emulator ? '--emulator' : null;
   if (alone && enqueueOnly) {
     throw new UsageError(
       `${flags.detach ? '--detach' : '--no-work'} leaves the files to workers, but ${alone} runs them here alone${alone === '--emulator' ? " (the embedded emulator is this run's own: no worker can reach it)" : ''}: give one or the other`,
+      RUN_HELP,
     );
   }
   if (alone || flags.dryRun) return null;
