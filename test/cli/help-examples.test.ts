@@ -109,11 +109,13 @@ describe('examples at the end of --help (src/cli/command-examples.ts)', async ()
     }
   });
 
-  it("genpipe --help ends with examples of the commands people start with, each parsed as its command, and where the manual is", async () => {
+  it('genpipe --help ends with examples of the commands people start with, each parsed as its command, and where the manual is', async () => {
     const own = examplesOf(program)?.examples ?? [];
     expect(own.length).toBeGreaterThanOrEqual(2);
     for (const example of own) expect(await parseOnly(example), example.line).toBe(words(example.line)[1]);
-    expect(helpOf(program)).toMatch(/Documentation: README\.md, the guides in docs\/, and a page per command/);
+    expect(helpOf(program)).toMatch(
+      /Documentation: README\.md, the guides in docs\/, and a page per command/,
+    );
   });
 
   it('a line with a flag the command lacks is refused by that check', async () => {
