@@ -117,6 +117,13 @@ it('a restarted watch holds a file back since the earlier session did, and a sig
   // A signal is how a watch ends: it stops, not "early".
   expect(first.output).toContain('stopping: Ctrl-C / SIGINT');
   expect(first.output).not.toMatch(/early/);
+  // A session stopped before it looked at the file again (still in its quiet period) keeps it held
+  // back since then in its report, rather than forgetting it.
+  const brief = spawnGenpipe(['watch', inbox, '--out', out, '--quiet-ms', '600000'], cliEnv(emu));
+  await brief.until(() => /1 settling/.test(brief.stderr()), 'half.png settling');
+  brief.proc.kill('SIGINT');
+  expect((await brief.exited).code, brief.stderr()).toBe(0);
+  expect(report(out).held_back).toEqual([expect.objectContaining({ input: 'half.png', since: first.since })]);
   const second = await session();
   expect(second.since).toBe(first.since);
   expect(second.output).toContain(

@@ -45,7 +45,7 @@ import {
   type Watcher,
 } from '../../pipeline/index.ts';
 import { inputPathIn } from '../../pipeline/raw-names.ts';
-import type { WatcherOptions } from '../../pipeline/watch/index.ts';
+import type { HeldEarlier, WatcherOptions } from '../../pipeline/watch/index.ts';
 import {
   type BatchCommand,
   type BatchSetup,
@@ -278,9 +278,9 @@ class WatchCommand implements BatchCommand {
         ? new Map<string, { size: number; mtimeMs: number }>()
         : await setup.store.finishedFiles();
     // The files an earlier watch held back: one still so, unchanged, is held back since then.
-    const heldEarlier = new Map<string, number>();
+    const heldEarlier = new Map<string, HeldEarlier>();
     for (const h of readReportHead(setup.outDir)?.held_back ?? [])
-      heldEarlier.set(h.input, Date.parse(h.since));
+      heldEarlier.set(h.input, { since: Date.parse(h.since), reason: h.reason });
     return {
       heldEarlier: (input) => heldEarlier.get(input),
       dir: setup.inputDir,

@@ -24,5 +24,5 @@ export type { WatcherOptions } from './options.ts';
 export { incompleteReason, type ReadyFile, readyItem } from './ready-file.ts';
 export { createReadyQueue, type ReadyQueue } from './ready-queue.ts';
 export type { RescanResult } from './rescan.ts';
-export { sameSignature } from './stability.ts';
+export { type HeldEarlier, sameSignature } from './stability.ts';
 export { startWatcher, type Watcher, type WatcherStats } from './watcher.ts';

@@ -9,7 +9,7 @@ import { type InputSelection, selectionFilter } from '../input-selection.ts';
 import { WATCH_DEFAULTS } from './defaults.ts';
 import type { ReadyFile } from './ready-file.ts';
 import type { RescanResult } from './rescan.ts';
-import type { Signature } from './stability.ts';
+import type { HeldEarlier, Signature } from './stability.ts';
 
 export interface WatcherOptions {
   /** The folder to watch (the inbox). Must exist at start. */
@@ -45,7 +45,7 @@ export interface WatcherOptions {
    * When an earlier watch held back the file at `input` as incomplete (the out dir's last report.json),
    * if it did: see StabilityOptions.heldEarlier.
    */
-  heldEarlier?: (input: string) => number | undefined;
+  heldEarlier?: (input: string) => HeldEarlier | undefined;
   /** Further inputs to leave out, by path relative to the watched folder. */
   shouldSkip?: (input: string) => boolean;
   /**

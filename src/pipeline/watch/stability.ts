@@ -49,13 +49,19 @@ export interface TrackedFile extends Signature {
   missingSince: number | null;
 }
 
+/** A file an earlier watch of the out dir held back: since when (ms since the epoch), and why. */
+export interface HeldEarlier {
+  since: number;
+  reason: string;
+}
+
 export interface StabilityOptions {
   /**
    * When an earlier watch of the out dir held back the file at `input` (its last report.json's
    * held_back), if it did: a file held back again, unchanged since then (its mtime not later), is held
    * back since that time, not since this session's check.
    */
-  heldEarlier?: (input: string) => number | undefined;
+  heldEarlier?: (input: string) => HeldEarlier | undefined;
   /** Size and mtime must stay unchanged this long before the file is checked. */
   quietMs: number;
   /** A held file is handed over as it is once unchanged this long (since its last change). */
@@ -213,9 +219,19 @@ export class StabilityTracker {
     for (const f of this.#active) {
       if (f.state === 'held') {
         held.push({ input: f.input, reason: f.heldReason ?? 'not complete', since: f.heldSince ?? f.since });
+        continue;
       }
+      // Not judged again yet in this session: held back as an earlier watch held it, while unchanged.
+      const earlier =
+        f.state === 'pending' || f.state === 'checking' ? this.options.heldEarlier?.(f.input) : undefined;
+      if (earlier && this.unchangedSince(f, earlier)) held.push({ input: f.input, ...earlier });
     }
     return held.sort((a, b) => (a.input < b.input ? -1 : a.input > b.input ? 1 : 0));
+  }
+
+  /** True when `f` did not change after an earlier watch held it back (its mtime not later). */
+  private unchangedSince(f: TrackedFile, earlier: HeldEarlier): boolean {
+    return Math.trunc(f.mtimeMs) <= earlier.since;
   }
 
   /** Marks `f` as being checked; returns the version the verdict must match to count. */
@@ -242,7 +258,7 @@ export class StabilityTracker {
     if (reason === null) return 'ready';
     f.heldReason = reason;
     const earlier = this.options.heldEarlier?.(f.input);
-    f.heldSince = earlier !== undefined && Math.trunc(f.mtimeMs) <= earlier ? Math.min(earlier, now) : now;
+    f.heldSince = earlier && this.unchangedSince(f, earlier) ? Math.min(earlier.since, now) : now;
     this.#setState(f, 'held');
     return 'held';
   }
