@@ -116,6 +116,11 @@ export function inlineTooLargeDetail(maxBytes: number): string {
 export const LEGACY_CHOICES = {
   /** Generation.generation_type of a modify-video generation. */
   generationType: 'video',
+  /**
+   * Generation.assets is null until the generation has completed (then an object with its video or
+   * image URL): the @ai-sdk/luma provider parses a present assets object as one that holds an image.
+   */
+  assetsUntilCompleted: null,
   /** Generation type used internally (costs, admin view) for a legacy modify-video generation. */
   internalType: 'video_edit',
   /** Largest source video fetched from media.url (512 MiB); larger sources fail the generation. */
@@ -162,6 +167,7 @@ export const LEGACY_FAILURE_REASONS = {
   notVideo: (field: string): string => `${field}: content-type is not a video`,
   notImage: (field: string): string => `${field}: content-type is not an image`,
   undecodable: (field: string): string => `${field}: video could not be decoded`,
+  imageUndecodable: (field: string): string => `${field}: image could not be decoded`,
   tooLong: (field: string, maxSeconds: number): string =>
     `${field}: video is longer than ${maxSeconds} seconds`,
   /** The agents surface's texts for the same failures. */

@@ -1,5 +1,6 @@
 /**
- * The legacy surface under /dream-machine/v1: POST /generations/video/modify and GET /generations/:id.
+ * The legacy surface under /dream-machine/v1: POST /generations/video/modify and GET /generations/:id
+ * here, the other operations in legacy-operations.ts.
  * Bearer-key auth like /v1; errors are `{ detail }`; no rate limits and no X-RateLimit headers; every
  * response carries X-Request-Id (X-API-Version stays a /v1 header).
  */
@@ -13,6 +14,7 @@ import { legacyView } from '../legacy/legacy-view.ts';
 import { createModifyGeneration } from '../legacy/modify.ts';
 import { legacyRuntime } from '../legacy/runtime.ts';
 import { publicBase } from '../signing.ts';
+import { registerLegacyOperations } from './legacy-operations.ts';
 
 function bearerKey(request: FastifyRequest): string {
   const header = request.headers.authorization;
@@ -66,6 +68,8 @@ async function legacyPlugin(app: FastifyInstance): Promise<void> {
     }
     return reply.send(legacyView(ctx, publicBase(request), rec));
   });
+
+  registerLegacyOperations(app);
 }
 
 /** Registers the legacy surface under its base path, encapsulated (its hooks apply to it alone). */
