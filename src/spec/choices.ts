@@ -114,15 +114,11 @@ export function inlineTooLargeDetail(maxBytes: number): string {
 
 /** Decisions for the legacy surface, whose limits, headers and callback behaviour are not shown. */
 export const LEGACY_CHOICES = {
-  /** Generation.generation_type of a modify-video generation. */
-  generationType: 'video',
   /**
    * Generation.assets is null until the generation has completed (then an object with its video or
    * image URL): the @ai-sdk/luma provider parses a present assets object as one that holds an image.
    */
   assetsUntilCompleted: null,
-  /** Generation type used internally (costs, admin view) for a legacy modify-video generation. */
-  internalType: 'video_edit',
   /** Largest source video fetched from media.url (512 MiB); larger sources fail the generation. */
   sourceMaxBytes: 512 * 1024 * 1024,
   /** Largest first_frame image fetched (50 MiB, the agents per-image limit). */

@@ -5,7 +5,7 @@
  * response carries X-Request-Id (X-API-Version stays a /v1 header).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DETAILS, LEGACY_BASE_PATH, LEGACY_CHOICES, validateModifyRequest } from '../../spec/index.ts';
+import { DETAILS, LEGACY_BASE_PATH, LEGACY_OPERATIONS, validateModifyRequest } from '../../spec/index.ts';
 import { authenticate } from '../auth.ts';
 import { checkBalance } from '../generations/balance.ts';
 import { HttpError } from '../http-error.ts';
@@ -49,7 +49,7 @@ async function legacyPlugin(app: FastifyInstance): Promise<void> {
       const problem = callbackUrlProblem(ctx, body.callback_url);
       if (problem) throw new HttpError(400, problem);
     }
-    checkBalance(client, ctx.config.costs[LEGACY_CHOICES.internalType]);
+    checkBalance(client, ctx.config.costs[LEGACY_OPERATIONS.modify_video.costType]);
     const rec = createModifyGeneration(ctx, {
       client,
       request: body,
