@@ -244,9 +244,17 @@ describe('lumaai against genpipe serve', () => {
       media: { url: media.videoUrl },
       model: 'ray-flash-2',
       aspect_ratio: '1:1',
+      callback_url: callbackUrl,
     });
     const pv = await probeDownload((await completed(rv.id!)).assets!.video!, media.dir, 'rv.mp4');
     expect([pv.width, pv.height]).toEqual([360, 360]);
+    await until(async () => (callbacks.get(rv.id!)?.length ?? 0) >= 2);
+    expect(
+      callbacks.get(rv.id!)!.map((c) => [c.state, c.generation_type, c.request.generation_type]),
+    ).toEqual([
+      ['dreaming', 'video', 'reframe_video'],
+      ['completed', 'video', 'reframe_video'],
+    ]);
 
     const mod = await client.generations.video.modify({
       generation_type: 'modify_video',
@@ -305,5 +313,38 @@ describe('lumaai against genpipe serve', () => {
       .upscale('00000000-0000-4000-8000-000000000000', {})
       .catch((e) => e);
     expect(missing).toBeInstanceOf(LumaAI.NotFoundError);
+
+    const ghost = '00000000-0000-4000-8000-000000000000';
+    const frame = await client.generations
+      .create({ model: 'ray-2', keyframes: { frame0: { type: 'generation', id: ghost } } })
+      .catch((e) => e);
+    expect(frame).toBeInstanceOf(LumaAI.BadRequestError);
+    expect(frame.error).toEqual({ detail: `keyframes.frame0.id: generation '${ghost}' not found` });
+
+    const still = await client.generations.image.create({
+      model: 'photon-flash-1',
+      prompt: 'still',
+      sync: true,
+    });
+    const notVideo = await client.generations.upscale(still.id!, {}).catch((e) => e);
+    expect(notVideo).toBeInstanceOf(LumaAI.BadRequestError);
+    expect(notVideo.error).toEqual({ detail: `generation '${still.id}' is not a video generation` });
+  });
+
+  it('a reference that cannot be fetched fails the generation with a reason naming the field', async () => {
+    const created = await client.generations.image.create({
+      model: 'photon-1',
+      prompt: 'x',
+      style_ref: [{ url: media.imageUrl.replace('source.png', 'missing.png'), weight: 0.8 }],
+      callback_url: callbackUrl,
+    });
+    const done = await settled(created.id!);
+    expect([done.state, done.failure_reason, done.assets]).toEqual([
+      'failed',
+      'style_ref[0].url: failed to fetch URL (HTTP 404)',
+      null,
+    ]);
+    await until(async () => (callbacks.get(created.id!)?.length ?? 0) >= 2);
+    expect(callbacks.get(created.id!)!.map((c) => c.state)).toEqual(['dreaming', 'failed']);
   });
 });

@@ -3,7 +3,7 @@
  * failure_reason of the legacy surface), and the output of one of the caller's completed generations
  * (a keyframe, or the source of an upscale or add-audio).
  */
-import { LEGACY_FAILURE_REASONS, LEGACY_OPERATION_DETAILS } from '../../spec/index.ts';
+import { DETAILS, LEGACY_FAILURE_REASONS, LEGACY_OPERATION_DETAILS } from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { FetchMediaError, fetchToFile } from '../fetch-media.ts';
 import { HttpError } from '../http-error.ts';
@@ -44,6 +44,17 @@ export async function fetchInput(
   } catch (err) {
     throw new LegacyFailure(failureReason(o.field, o.accept, o.maxBytes, err));
   }
+}
+
+/**
+ * The caller's legacy generation `id`.
+ * @throws HttpError 404 `Generation not found` when unknown, another client's, or an agents one
+ */
+export function callerGeneration(ctx: EmulatorContext, clientId: string, id: string): GenerationRec {
+  const rec = ctx.store.generations.get(id);
+  if (rec?.surface !== 'legacy' || rec.clientId !== clientId)
+    throw new HttpError(404, DETAILS.generationNotFound);
+  return rec;
 }
 
 /**

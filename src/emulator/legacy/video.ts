@@ -6,7 +6,7 @@
  */
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LEGACY_OPERATION_CHOICES as C, DETAILS } from '../../spec/index.ts';
+import { LEGACY_OPERATION_CHOICES as C, LEGACY_OPERATION_DETAILS } from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { extractFrame } from '../generations/extend-frame.ts';
 import { HttpError } from '../http-error.ts';
@@ -34,7 +34,7 @@ type FrameSource = { url: string } | { output: StoredOutput };
 /**
  * Checks the generation keyframes (they must be the caller's completed generations) and returns the
  * render of the video.
- * @throws HttpError 404 / 400 for a keyframe generation that is unknown or not completed
+ * @throws HttpError 400 for a keyframe generation that is unknown (or another client's) or not completed
  */
 export function videoRender(ctx: EmulatorContext, clientId: string, request: VideoRequest): LegacyRender {
   const frames: { frame0?: FrameSource; frame1?: FrameSource } = {};
@@ -44,13 +44,9 @@ export function videoRender(ctx: EmulatorContext, clientId: string, request: Vid
     if (kf.type === 'image') frames[name] = { url: kf.url };
     else {
       const path = `keyframes.${name}`;
-      const { output } = completedOutput(
-        ctx,
-        clientId,
-        kf.id,
-        path,
-        () => new HttpError(404, DETAILS.generationNotFound),
-      );
+      const notFound = () =>
+        new HttpError(400, LEGACY_OPERATION_DETAILS.keyframeGenerationNotFound(path, kf.id));
+      const { output } = completedOutput(ctx, clientId, kf.id, path, notFound);
       frames[name] = { output };
     }
   }

@@ -1,15 +1,12 @@
 /**
- * The legacy operations beyond modify, on the paths the public SDKs call (spec LEGACY_PATHS): create
- * video, image (async or sync), reframe image and video, upscale and add audio of a completed video;
- * list, delete, the concepts list, credits and ping. Registered inside the legacy plugin (its auth,
- * X-Request-Id and `{ detail }` errors apply).
+ * The legacy creates beyond modify, on the paths the public SDKs call (spec LEGACY_PATHS): video, image
+ * (async or sync), reframe image and video, upscale and add audio of a completed video. Registered
+ * inside the legacy plugin (its auth, X-Request-Id and `{ detail }` errors apply).
  */
-import { rm } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   LEGACY_OPERATION_CHOICES as C,
   DETAILS,
-  LEGACY_CONCEPTS,
   LEGACY_OPERATION_DETAILS,
   LEGACY_OPERATIONS,
   type LegacyRequestResult,
@@ -27,13 +24,12 @@ import { callbackUrlProblem } from '../legacy/callbacks.ts';
 import { audioRender, upscaleRender } from '../legacy/follow-up.ts';
 import { type ImageRequest, imageRender } from '../legacy/image.ts';
 import { legacyView } from '../legacy/legacy-view.ts';
-import { createLegacyGeneration, type LegacyRender, legacyDir } from '../legacy/lifecycle.ts';
+import { createLegacyGeneration, type LegacyRender } from '../legacy/lifecycle.ts';
 import { type ReframeRequest, reframeImageRender, reframeVideoRender } from '../legacy/reframe.ts';
 import { legacyRuntime } from '../legacy/runtime.ts';
-import { completedOutput } from '../legacy/sources.ts';
+import { callerGeneration, completedOutput } from '../legacy/sources.ts';
 import { type VideoRequest, videoRender } from '../legacy/video.ts';
 import { publicBase } from '../signing.ts';
-import type { GenerationRec } from '../store.ts';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
@@ -62,7 +58,6 @@ async function waitEnded(ended: Promise<void>, seconds: number, closing: AbortSi
   }
 }
 
-// long-function: one route table, each route a few lines
 export function registerLegacyOperations(app: FastifyInstance): void {
   const ctx = app.emu;
   const log = (msg: string) => app.log.warn(msg);
@@ -99,18 +94,9 @@ export function registerLegacyOperations(app: FastifyInstance): void {
     return reply.status(C.createStatus).send(legacyView(ctx, publicBase(request), rec));
   }
 
-  /** The caller's legacy generation, else 404 (unknown, another client's, or an agents one). */
-  function ownGeneration(request: IdRequest): GenerationRec {
-    const rec = ctx.store.generations.get(request.params.id);
-    if (rec?.surface !== 'legacy' || rec.clientId !== request.client!.id) {
-      throw new HttpError(404, DETAILS.generationNotFound);
-    }
-    return rec;
-  }
-
   /** The caller's completed video generation an upscale or add-audio starts from. */
   function videoSource(request: IdRequest) {
-    const rec = ownGeneration(request);
+    const rec = callerGeneration(ctx, request.client!.id, request.params.id);
     if (LEGACY_OPERATIONS[rec.legacyType as keyof typeof LEGACY_OPERATIONS]?.generationType !== 'video') {
       throw new HttpError(400, LEGACY_OPERATION_DETAILS.sourceNotVideo(rec.id));
     }
@@ -122,43 +108,6 @@ export function registerLegacyOperations(app: FastifyInstance): void {
       () => new HttpError(404, DETAILS.generationNotFound),
     );
   }
-
-  app.get(P.ping, async () => C.pingBody);
-
-  app.get(P.credits, async (request) => ({ credit_balance: request.client!.balance }));
-
-  app.get(P.concepts, async () => [...LEGACY_CONCEPTS]);
-
-  app.get<{ Querystring: Record<string, string | undefined> }>(P.list, async (request) => {
-    const { limit: rawLimit, offset: rawOffset } = request.query;
-    const limit = rawLimit === undefined ? C.listDefaultLimit : Number(rawLimit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > C.listMaxLimit) {
-      throw new HttpError(400, LEGACY_OPERATION_DETAILS.listLimit(String(rawLimit)));
-    }
-    const offset = rawOffset === undefined ? 0 : Number(rawOffset);
-    if (!Number.isInteger(offset) || offset < 0) {
-      throw new HttpError(400, LEGACY_OPERATION_DETAILS.listOffset(String(rawOffset)));
-    }
-    const own = [...ctx.store.generations.values()]
-      .filter((g) => g.surface === 'legacy' && g.clientId === request.client!.id)
-      .sort((a, b) => b.seq - a.seq);
-    const page = own.slice(offset, offset + limit);
-    const base = publicBase(request);
-    return {
-      generations: page.map((g) => legacyView(ctx, base, g)),
-      count: page.length,
-      has_more: offset + page.length < own.length,
-      limit,
-      offset,
-    };
-  });
-
-  app.delete<{ Params: { id: string } }>(P.delete, async (request, reply) => {
-    const rec = ownGeneration(request);
-    ctx.store.generations.delete(rec.id);
-    await rm(legacyDir(ctx, rec.id), { recursive: true, force: true });
-    return reply.status(C.deleteStatus).send();
-  });
 
   app.post(P.video, async (request, reply) => {
     const body = valid(validateVideoRequest(request.body));

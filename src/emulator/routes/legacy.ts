@@ -1,6 +1,6 @@
 /**
  * The legacy surface under /dream-machine/v1: POST /generations/video/modify and GET /generations/:id
- * here, the other operations in legacy-operations.ts.
+ * here, the other creates in legacy-operations.ts, list/delete/credits/ping/concepts in legacy-reads.ts.
  * Bearer-key auth like /v1; errors are `{ detail }`; no rate limits and no X-RateLimit headers; every
  * response carries X-Request-Id (X-API-Version stays a /v1 header).
  */
@@ -13,8 +13,10 @@ import { callbackUrlProblem } from '../legacy/callbacks.ts';
 import { legacyView } from '../legacy/legacy-view.ts';
 import { createModifyGeneration } from '../legacy/modify.ts';
 import { legacyRuntime } from '../legacy/runtime.ts';
+import { callerGeneration } from '../legacy/sources.ts';
 import { publicBase } from '../signing.ts';
 import { registerLegacyOperations } from './legacy-operations.ts';
+import { registerLegacyReads } from './legacy-reads.ts';
 
 function bearerKey(request: FastifyRequest): string {
   const header = request.headers.authorization;
@@ -62,13 +64,11 @@ async function legacyPlugin(app: FastifyInstance): Promise<void> {
   });
 
   app.get<{ Params: { id: string } }>('/generations/:id', async (request, reply) => {
-    const rec = ctx.store.generations.get(request.params.id);
-    if (rec?.surface !== 'legacy' || rec.clientId !== request.client!.id) {
-      throw new HttpError(404, DETAILS.generationNotFound);
-    }
+    const rec = callerGeneration(ctx, request.client!.id, request.params.id);
     return reply.send(legacyView(ctx, publicBase(request), rec));
   });
 
+  registerLegacyReads(app);
   registerLegacyOperations(app);
 }
 
