@@ -195,17 +195,16 @@ describe('lumaai against genpipe serve', () => {
     const p2 = await probeDownload((await completed(i2v.id!)).assets!.video!, media.dir, 'i2v.mp4');
     expect([p2.width, p2.height]).toEqual([480, 360]);
 
-    // extend: continues from the last frame of the first video; a loop.
+    // extend: continues from the last frame of the first video, in its shape; a loop.
     const ext = await client.generations.create({
       model: 'ray-2',
       prompt: 'more waves',
-      resolution: '360p',
       duration: '1s',
       loop: true,
       keyframes: { frame0: { type: 'generation', id: t2v.id! } },
     });
     const p3 = await probeDownload((await completed(ext.id!)).assets!.video!, media.dir, 'ext.mp4');
-    expect([p3.width, p3.height]).toEqual([640, 360]);
+    expect([p3.width, p3.height]).toEqual([360, 640]);
 
     const up = await client.generations.upscale(t2v.id!, {
       generation_type: 'upscale_video',

@@ -2,13 +2,14 @@
  * Text-to-video and image-to-video (legacy GenerationRequest): a video of the asked shape, resolution
  * and duration seeded by the prompt and concepts; keyframes give the first (frame0) and last (frame1)
  * frames — an image by URL, or a completed generation of the caller: its video's last frame for frame0
- * (extend), its first frame for frame1 (reverse extend), or its image. `loop` ends on the first frame.
+ * (extend), its first frame for frame1 (reverse extend), or its image; an extend keeps that video's
+ * aspect ratio and resolution unless the request gives them. `loop` ends on the first frame.
  */
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LEGACY_OPERATION_CHOICES as C, LEGACY_OPERATION_DETAILS } from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
-import { extractFrame } from '../generations/extend-frame.ts';
+import { extendShape, extractFrame } from '../generations/extend-frame.ts';
 import { HttpError } from '../http-error.ts';
 import { renderImage, renderVideo } from '../media/render.ts';
 import type { StoredOutput } from '../store.ts';
@@ -65,7 +66,18 @@ export function videoRender(ctx: EmulatorContext, clientId: string, request: Vid
       await copyFile(src.output.blobPath, dest);
       return dest;
     };
-    const aspectRatio = request.aspect_ratio ?? C.defaultAspectRatio;
+    // An extend (a video generation as a keyframe) keeps that video's shape unless the request says.
+    const parent = [frames.frame0, frames.frame1].find(
+      (f) => f && 'output' in f && f.output.type === 'video',
+    );
+    const shape =
+      parent && 'output' in parent
+        ? await extendShape(parent.output.blobPath, {
+            aspectRatio: request.aspect_ratio,
+            resolution: request.resolution,
+          })
+        : { aspectRatio: request.aspect_ratio, resolution: request.resolution };
+    const aspectRatio = shape.aspectRatio ?? C.defaultAspectRatio;
     const prompt = [request.prompt ?? '', ...(request.concepts ?? []).map((c) => c.key)].join(' ').trim();
     let start = await resolve('frame0');
     let end = await resolve('frame1');
@@ -82,7 +94,7 @@ export function videoRender(ctx: EmulatorContext, clientId: string, request: Vid
       prompt,
       aspectRatio,
       duration: request.duration ?? C.defaultDuration,
-      resolution: request.resolution ?? C.defaultResolution,
+      resolution: shape.resolution ?? C.defaultResolution,
       outPath: join(dir, 'output.mp4'),
       startFramePath: start,
       endFramePath: end,
