@@ -47,14 +47,17 @@ function valid(result: LegacyRequestResult) {
 /** Waits for the generation to end, at most `seconds`, or until the app closes. */
 async function waitEnded(ended: Promise<void>, seconds: number, closing: AbortSignal): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  let onClose = () => {};
   const timeout = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, Math.min(seconds, C.syncTimeoutMaxSeconds) * 1000);
-    closing.addEventListener('abort', () => resolve(), { once: true });
+    onClose = () => resolve();
+    closing.addEventListener('abort', onClose, { once: true });
   });
   try {
     await Promise.race([ended, timeout]);
   } finally {
     clearTimeout(timer);
+    closing.removeEventListener('abort', onClose);
   }
 }
 
