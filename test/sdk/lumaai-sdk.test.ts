@@ -153,7 +153,7 @@ describe('lumaai against genpipe serve', () => {
       prompt: 'an edit',
       modify_image_ref: { url: slowUrl, weight: 1 },
       sync: true,
-      sync_timeout: 0.2,
+      sync_timeout: 1,
     });
     await slowRequested;
     expect(pending.state).toBe('dreaming');
