@@ -114,10 +114,11 @@ export function inlineTooLargeDetail(maxBytes: number): string {
 
 /** Decisions for the legacy surface, whose limits, headers and callback behaviour are not shown. */
 export const LEGACY_CHOICES = {
-  /** Generation.generation_type of a modify-video generation. */
-  generationType: 'video',
-  /** Generation type used internally (costs, admin view) for a legacy modify-video generation. */
-  internalType: 'video_edit',
+  /**
+   * Generation.assets is null until the generation has completed (then an object with its video or
+   * image URL): the @ai-sdk/luma provider parses a present assets object as one that holds an image.
+   */
+  assetsUntilCompleted: null,
   /** Largest source video fetched from media.url (512 MiB); larger sources fail the generation. */
   sourceMaxBytes: 512 * 1024 * 1024,
   /** Largest first_frame image fetched (50 MiB, the agents per-image limit). */
@@ -162,6 +163,7 @@ export const LEGACY_FAILURE_REASONS = {
   notVideo: (field: string): string => `${field}: content-type is not a video`,
   notImage: (field: string): string => `${field}: content-type is not an image`,
   undecodable: (field: string): string => `${field}: video could not be decoded`,
+  imageUndecodable: (field: string): string => `${field}: image could not be decoded`,
   tooLong: (field: string, maxSeconds: number): string =>
     `${field}: video is longer than ${maxSeconds} seconds`,
   /** The agents surface's texts for the same failures. */

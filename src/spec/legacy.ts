@@ -8,11 +8,7 @@
  */
 import { expectedDetail, oneOf, unknownFieldDetail } from './details.ts';
 import { LEGACY_MODIFY_MODES, LEGACY_VIDEO_MODELS, type LegacyModifyMode } from './enums.ts';
-
-/** Legacy Media: an object with a required `url` (an absolute http or https URI). */
-export interface LegacyMedia {
-  url: string;
-}
+import type { LegacyMedia } from './legacy-fields.ts';
 
 /** ModifyVideoRequest with its default applied (generation_type is always present). */
 export interface ModifyVideoRequest {

@@ -60,7 +60,8 @@ export interface LegacyGeneration {
   state: LegacyState;
   failure_reason: string | null;
   created_at: string;
-  assets: LegacyAssets;
+  /** null until the generation has completed (LEGACY_CHOICES.assetsUntilCompleted). */
+  assets: LegacyAssets | null;
   model: string;
   request: Record<string, unknown>;
 }

@@ -91,7 +91,7 @@ describe('legacy modifyVideo', () => {
     expect(gen.state).toBe('queued');
     const done = await client.legacy.wait(gen.id);
     expect(done.state).toBe('completed');
-    expect(done.assets.video).toMatch(/^http/);
+    expect(done.assets?.video).toMatch(/^http/);
     const cbs = await until(async () => {
       const got = callbacksOf(gen.id);
       return got.some((c) => c.generation.state === 'completed') ? got : null;

@@ -187,7 +187,7 @@ describe('legacy lifecycle', () => {
       generation_type: 'video',
       state: 'queued',
       failure_reason: null,
-      assets: {},
+      assets: null,
       model: 'ray-flash-2',
       request: { generation_type: 'modify_video', media: { url: sourceUrl }, mode: 'flex_1' },
     });
@@ -214,7 +214,7 @@ describe('legacy lifecycle', () => {
     const created = await call(emu, 'POST', MODIFY, { json: modifyBody({ media: { url: deadUrl } }) });
     expect(created.status).toBe(201);
     const done = await waitTerminal(created.body.id);
-    expect(done.body).toMatchObject({ state: 'failed', assets: {} });
+    expect(done.body).toMatchObject({ state: 'failed', assets: null });
     expect(done.body.failure_reason).toBe(LEGACY_FAILURE_REASONS.fetchFailed('media.url'));
     expect(done.body).not.toHaveProperty('failure_code');
   });

@@ -109,7 +109,7 @@ describe('a body-less request that says application/json (as the lumaai SDK send
     ['DELETE', `/v1/files/${id}`, DETAILS.fileNotFound],
     ['POST', `/v1/files/${id}/complete`, DETAILS.fileNotFound],
     ['DELETE', '/v1/nothing-here', DETAILS.routeNotFound],
-    ['DELETE', `/dream-machine/v1/generations/${id}`, DETAILS.routeNotFound],
+    ['DELETE', `/dream-machine/v1/generations/${id}`, DETAILS.generationNotFound],
     ['GET', `/dream-machine/v1/generations/${id}`, DETAILS.generationNotFound],
   ])('%s %s gets the route’s own answer, not an invalid-JSON 400', async (method, path, detail) => {
     const r = await call(emu, method, path, { headers: json, body: '' });

@@ -3,9 +3,10 @@
  * assets, model, request), built from a stored GenerationRec. The legacy shape has no failure_code.
  */
 import {
-  LEGACY_CHOICES,
+  LEGACY_OPERATIONS,
   type LegacyAssets,
   type LegacyGeneration,
+  type LegacyRequestType,
   type LegacyState,
 } from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
@@ -21,16 +22,19 @@ import type { GenerationRec } from '../store.ts';
  * reply.send(legacyView(ctx, publicBase(request), rec));
  */
 export function legacyView(ctx: EmulatorContext, base: string, rec: GenerationRec): LegacyGeneration {
-  const assets: LegacyAssets = {};
+  // null until there is an output (LEGACY_CHOICES.assetsUntilCompleted).
+  let assets: LegacyAssets | null = null;
   if (rec.state === 'completed') {
+    assets = {};
+    const a = assets;
     rec.outputs.forEach((out, i) => {
-      if (out.type === 'video' && assets.video === undefined) assets.video = outputUrl(ctx, base, rec.id, i);
-      if (out.type === 'image' && assets.image === undefined) assets.image = outputUrl(ctx, base, rec.id, i);
+      if (out.type === 'video' && a.video === undefined) a.video = outputUrl(ctx, base, rec.id, i);
+      if (out.type === 'image' && a.image === undefined) a.image = outputUrl(ctx, base, rec.id, i);
     });
   }
   return {
     id: rec.id,
-    generation_type: LEGACY_CHOICES.generationType,
+    generation_type: LEGACY_OPERATIONS[rec.legacyType as LegacyRequestType]?.generationType ?? 'video',
     state: rec.state as LegacyState,
     failure_reason: rec.failure_reason,
     created_at: new Date(rec.createdAt).toISOString(),

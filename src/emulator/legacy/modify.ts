@@ -1,113 +1,41 @@
 /**
- * The lifecycle of a legacy modify-video generation: created queued, dreaming after config.queue_ms
- * (the source is fetched, checked and edited), then completed after at least processing_ms.video, or
- * failed with a failure_reason. Each state change is stored first, then a callback is queued.
+ * Modify a video (legacy): the source is fetched, checked and edited with a colour transform seeded by
+ * the mode and prompt; the lifecycle is lifecycle.ts's.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isMediaError, probeVideo } from '../../media/index.ts';
-import {
-  LEGACY_CHOICES,
-  LEGACY_FAILURE_REASONS,
-  type LegacyState,
-  type ModifyVideoRequest,
-} from '../../spec/index.ts';
-import { schedule, track } from '../background.ts';
-import { drawMs } from '../config.ts';
+import { LEGACY_CHOICES, LEGACY_FAILURE_REASONS, type ModifyVideoRequest } from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
-import { FetchMediaError, fetchToFile } from '../fetch-media.ts';
-import { debit } from '../generations/balance.ts';
 import { editVideo } from '../media/render.ts';
-import type { ClientRec, GenerationRec, StoredOutput } from '../store.ts';
-import { queueCallback } from './callbacks.ts';
-import { legacyView } from './legacy-view.ts';
-import { type LegacyJob, legacyRuntime } from './runtime.ts';
-
-export interface CreateModifyOptions {
-  client: ClientRec;
-  request: ModifyVideoRequest;
-  /** Id of the HTTP request that created the generation. */
-  requestId: string;
-  /** scheme://host[:port] of the create request, for storage URLs in callbacks. */
-  base: string;
-  /** The API key used; signs callbacks, never logged. */
-  apiKey: string;
-  /** Reports background problems (callback give-ups, render errors). */
-  log?: (msg: string) => void;
-}
-
-/** Thrown by the processing steps with the failure_reason to store. */
-class LegacyFailure extends Error {
-  override name = 'LegacyFailure';
-}
-
-function setState(
-  ctx: EmulatorContext,
-  rec: GenerationRec,
-  job: LegacyJob,
-  state: LegacyState,
-  log: (msg: string) => void,
-  failureReason: string | null = null,
-): void {
-  rec.state = state;
-  if (state === 'failed') rec.failure_reason = failureReason;
-  if (state === 'completed' || state === 'failed') rec.finishedAt = ctx.clock.now();
-  queueCallback(ctx, job, legacyView(ctx, job.base, rec), log);
-}
-
-function fetchFailureReason(field: 'media.url' | 'first_frame.url', maxBytes: number, err: unknown): string {
-  if (!(err instanceof FetchMediaError)) return LEGACY_FAILURE_REASONS.fetchFailed(field);
-  switch (err.kind) {
-    case 'not_allowed':
-      return LEGACY_FAILURE_REASONS.hostNotAllowed(field);
-    case 'http':
-      return LEGACY_FAILURE_REASONS.fetchHttp(field, err.httpStatus ?? 0);
-    case 'too_large':
-      return LEGACY_FAILURE_REASONS.tooLarge(field, maxBytes);
-    case 'not_media':
-      return field === 'media.url'
-        ? LEGACY_FAILURE_REASONS.notVideo(field)
-        : LEGACY_FAILURE_REASONS.notImage(field);
-    default:
-      return LEGACY_FAILURE_REASONS.fetchFailed(field);
-  }
-}
+import type { GenerationRec, StoredOutput } from '../store.ts';
+import { type CreateLegacyOptions, createLegacyGeneration, LegacyFailure } from './lifecycle.ts';
+import { fetchInput } from './sources.ts';
 
 /** Fetches and checks the inputs, renders the edit; throws LegacyFailure with the reason to store. */
 async function render(
   ctx: EmulatorContext,
-  rec: GenerationRec,
   request: ModifyVideoRequest,
+  dir: string,
+  signal: AbortSignal,
 ): Promise<StoredOutput> {
-  const signal = legacyRuntime(ctx).closing.signal;
-  const dir = join(ctx.dataDir, 'blobs', 'legacy', rec.id);
-  await mkdir(dir, { recursive: true });
   const sourcePath = join(dir, 'source');
   const framePath = join(dir, 'first-frame');
   try {
-    try {
-      await fetchToFile(ctx, request.media.url, sourcePath, {
-        maxBytes: LEGACY_CHOICES.sourceMaxBytes,
-        accept: 'video',
-        signal,
-      });
-    } catch (err) {
-      throw new LegacyFailure(fetchFailureReason('media.url', LEGACY_CHOICES.sourceMaxBytes, err));
-    }
+    await fetchInput(ctx, request.media.url, sourcePath, {
+      field: 'media.url',
+      accept: 'video',
+      maxBytes: LEGACY_CHOICES.sourceMaxBytes,
+      signal,
+    });
     if (request.first_frame) {
       // Fetched so an unreachable first frame fails like a real service; the edit itself does not use it.
-      try {
-        await fetchToFile(ctx, request.first_frame.url, framePath, {
-          maxBytes: LEGACY_CHOICES.firstFrameMaxBytes,
-          accept: 'image',
-          signal,
-        });
-      } catch (err) {
-        throw new LegacyFailure(
-          fetchFailureReason('first_frame.url', LEGACY_CHOICES.firstFrameMaxBytes, err),
-        );
-      }
+      await fetchInput(ctx, request.first_frame.url, framePath, {
+        field: 'first_frame.url',
+        accept: 'image',
+        maxBytes: LEGACY_CHOICES.firstFrameMaxBytes,
+        signal,
+      });
     }
     let durationSeconds: number;
     try {
@@ -140,88 +68,19 @@ async function render(
   }
 }
 
-/** Terminal step: charge the client and publish the output, or fail when the balance ran out. */
-function complete(
-  ctx: EmulatorContext,
-  rec: GenerationRec,
-  job: LegacyJob,
-  output: StoredOutput,
-  log: (msg: string) => void,
-): void {
-  const client = ctx.store.clients.get(rec.clientId);
-  if (!client || !debit(client, rec.cost)) {
-    track(ctx, rm(output.blobPath, { force: true }));
-    setState(ctx, rec, job, 'failed', log, LEGACY_FAILURE_REASONS.budgetExhausted);
-    return;
-  }
-  rec.outputs = [output];
-  setState(ctx, rec, job, 'completed', log);
-}
-
-async function runModify(
-  ctx: EmulatorContext,
-  rec: GenerationRec,
-  job: LegacyJob,
-  request: ModifyVideoRequest,
-  log: (msg: string) => void,
-): Promise<void> {
-  if (rec.state !== 'queued') return;
-  const started = Date.now();
-  setState(ctx, rec, job, 'dreaming', log);
-  let output: StoredOutput;
-  try {
-    output = await render(ctx, rec, request);
-  } catch (err) {
-    // A render cut short by the app closing is no failure of the generation.
-    if (ctx.closed || legacyRuntime(ctx).closing.signal.aborted) return;
-    if (!(err instanceof LegacyFailure)) log(`legacy render error: ${(err as Error).message}`);
-    const reason = err instanceof LegacyFailure ? err.message : LEGACY_FAILURE_REASONS.generationFailed;
-    setState(ctx, rec, job, 'failed', log, reason);
-    return;
-  }
-  const remaining = drawMs(ctx.config.processing_ms.video, ctx.rng) - (Date.now() - started);
-  schedule(ctx, remaining, () => complete(ctx, rec, job, output, log));
-}
-
 /**
- * Creates a queued legacy modify-video generation, stores it and schedules its processing.
- * The caller has already authenticated, validated the request, checked callback_url and the balance.
- * @param ctx the emulator context.
- * @param o.client the calling client (owner of the generation).
- * @param o.request the validated ModifyVideoRequest (stored as Generation.request).
- * @returns the stored record, in state queued.
+ * Creates a queued legacy modify-video generation (see lifecycle.ts).
  * @example
  * const rec = createModifyGeneration(ctx, { client, request, requestId: req.id, base, apiKey });
  */
-export function createModifyGeneration(ctx: EmulatorContext, o: CreateModifyOptions): GenerationRec {
-  const log = o.log ?? (() => {});
-  const rec: GenerationRec = {
-    id: randomUUID(),
-    clientId: o.client.id,
-    surface: 'legacy',
-    seq: ctx.store.nextSeq(),
-    type: LEGACY_CHOICES.internalType,
-    legacyType: o.request.generation_type,
-    model: o.request.model,
-    state: 'queued',
-    createdAt: ctx.clock.now(),
-    request: { ...o.request },
-    requestId: o.requestId,
-    cost: ctx.config.costs[LEGACY_CHOICES.internalType],
-    failure_reason: null,
-    failure_code: null,
-    outputs: [],
-    finishedAt: null,
-  };
-  if (o.request.callback_url) rec.callbackUrl = o.request.callback_url;
-  const job: LegacyJob = {
-    base: o.base,
-    apiKey: o.apiKey,
-    requestId: o.requestId,
-    callbackUrl: o.request.callback_url ?? null,
-    chain: Promise.resolve(),
-  };
-  ctx.store.generations.set(rec.id, rec);
-  schedule(ctx, ctx.config.queue_ms, () => runModify(ctx, rec, job, o.request, log));
-  return rec;
+export function createModifyGeneration(
+  ctx: EmulatorContext,
+  o: Omit<CreateLegacyOptions, 'render' | 'model' | 'request'> & { request: ModifyVideoRequest },
+): GenerationRec {
+  const request = o.request;
+  return createLegacyGeneration(ctx, {
+    ...o,
+    model: request.model,
+    render: (dir, signal) => render(ctx, request, dir, signal),
+  }).rec;
 }

@@ -15,6 +15,9 @@ export interface LegacyJob {
   callbackUrl: string | null;
   /** Tail of this generation's callback deliveries; each new one waits for it, so they arrive in order. */
   chain: Promise<void>;
+  /** Resolves when the generation reaches completed or failed (or its run is abandoned). */
+  ended: Promise<void>;
+  end: () => void;
 }
 
 export interface LegacyRuntime {

@@ -1,10 +1,11 @@
 /**
- * The legacy surface under /dream-machine/v1: POST /generations/video/modify and GET /generations/:id.
+ * The legacy surface under /dream-machine/v1: POST /generations/video/modify and GET /generations/:id
+ * here, the other creates in legacy-operations.ts, list/delete/credits/ping/concepts in legacy-reads.ts.
  * Bearer-key auth like /v1; errors are `{ detail }`; no rate limits and no X-RateLimit headers; every
  * response carries X-Request-Id (X-API-Version stays a /v1 header).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DETAILS, LEGACY_BASE_PATH, LEGACY_CHOICES, validateModifyRequest } from '../../spec/index.ts';
+import { DETAILS, LEGACY_BASE_PATH, LEGACY_OPERATIONS, validateModifyRequest } from '../../spec/index.ts';
 import { authenticate } from '../auth.ts';
 import { checkBalance } from '../generations/balance.ts';
 import { HttpError } from '../http-error.ts';
@@ -12,7 +13,10 @@ import { callbackUrlProblem } from '../legacy/callbacks.ts';
 import { legacyView } from '../legacy/legacy-view.ts';
 import { createModifyGeneration } from '../legacy/modify.ts';
 import { legacyRuntime } from '../legacy/runtime.ts';
+import { callerGeneration } from '../legacy/sources.ts';
 import { publicBase } from '../signing.ts';
+import { registerLegacyOperations } from './legacy-operations.ts';
+import { registerLegacyReads } from './legacy-reads.ts';
 
 function bearerKey(request: FastifyRequest): string {
   const header = request.headers.authorization;
@@ -47,7 +51,7 @@ async function legacyPlugin(app: FastifyInstance): Promise<void> {
       const problem = callbackUrlProblem(ctx, body.callback_url);
       if (problem) throw new HttpError(400, problem);
     }
-    checkBalance(client, ctx.config.costs[LEGACY_CHOICES.internalType]);
+    checkBalance(client, ctx.config.costs[LEGACY_OPERATIONS.modify_video.costType]);
     const rec = createModifyGeneration(ctx, {
       client,
       request: body,
@@ -60,12 +64,12 @@ async function legacyPlugin(app: FastifyInstance): Promise<void> {
   });
 
   app.get<{ Params: { id: string } }>('/generations/:id', async (request, reply) => {
-    const rec = ctx.store.generations.get(request.params.id);
-    if (rec?.surface !== 'legacy' || rec.clientId !== request.client!.id) {
-      throw new HttpError(404, DETAILS.generationNotFound);
-    }
+    const rec = callerGeneration(ctx, request.client!.id, request.params.id);
     return reply.send(legacyView(ctx, publicBase(request), rec));
   });
+
+  registerLegacyReads(app);
+  registerLegacyOperations(app);
 }
 
 /** Registers the legacy surface under its base path, encapsulated (its hooks apply to it alone). */
