@@ -73,6 +73,19 @@ export {
   RecentJobDurations,
   type RecentJobDurationsOptions,
 } from './job-durations.ts';
+export { preflightLegacy } from './legacy/calls.ts';
+export type {
+  LegacyAudioInput,
+  LegacyCreateOptions,
+  LegacyCredits,
+  LegacyGenerationList,
+  LegacyImageInput,
+  LegacyKeyframe,
+  LegacyReframeImageInput,
+  LegacyReframeVideoInput,
+  LegacyUpscaleInput,
+  LegacyVideoInput,
+} from './legacy/inputs.ts';
 export { Legacy } from './legacy.ts';
 export { Pacer, type PacerOptions } from './pacer.ts';
 export {

@@ -1,12 +1,26 @@
 /**
- * The legacy surface ({legacyBaseUrl}, e.g. http://host/dream-machine/v1): modify a video, read a
- * generation, wait for it. The modify is a paid job, so it follows the create retry rules (no resend
- * after a lost response). Callbacks are received by callback-receiver.ts.
+ * The legacy surface ({legacyBaseUrl}, e.g. http://host/dream-machine/v1): the creates (video, image,
+ * modify, reframe, upscale, add audio), reading, listing and deleting a generation, waiting for it and
+ * downloading its assets, the concepts, credits and ping. Every create is checked locally first and is
+ * a paid job, so it follows the create retry rules (no resend after a lost response); the calls live
+ * in legacy/calls.ts. Callbacks are received by callback-receiver.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { ApiTransport } from './api-transport.ts';
 import { type DownloadedOutput, type DownloadOptions, downloadOutputs } from './download-outputs.ts';
 import { GenerationFailedError, GenpipeError, TimeoutError } from './errors.ts';
+import { createLegacy, deleteLegacy, legacyReads, listLegacy } from './legacy/calls.ts';
+import type {
+  LegacyAudioInput,
+  LegacyCreateOptions,
+  LegacyCredits,
+  LegacyGenerationList,
+  LegacyImageInput,
+  LegacyReframeImageInput,
+  LegacyReframeVideoInput,
+  LegacyUpscaleInput,
+  LegacyVideoInput,
+} from './legacy/inputs.ts';
 import { type PollSettings, pollDelay } from './poll-schedule.ts';
 import { preflightModify } from './preflight.ts';
 import { sleep } from './sleep.ts';
@@ -67,6 +81,84 @@ export class Legacy {
       signal: options.signal,
     });
     return generation;
+  }
+
+  /**
+   * Starts a video (prompt, keyframes, concepts...). Checked locally first (PreflightError 400, nothing
+   * sent). @example await client.legacy.createVideo({ prompt: 'a lighthouse', duration: '5s' })
+   */
+  createVideo(request: LegacyVideoInput, options: LegacyCreateOptions = {}): Promise<LegacyGeneration> {
+    return createLegacy(this.deps.transport, 'video', request, options);
+  }
+
+  /**
+   * Starts an image; with `sync: true` the answer waits up to `sync_timeout` s (default 60) for it to
+   * end, and is the generation as it stands then (poll it with wait() when not completed).
+   * @example await client.legacy.createImage({ prompt: 'a red fox', format: 'png', sync: true })
+   */
+  createImage(request: LegacyImageInput, options: LegacyCreateOptions = {}): Promise<LegacyGeneration> {
+    return createLegacy(this.deps.transport, 'image', request, options);
+  }
+
+  /** Reframes an image by URL to another aspect ratio. @throws PreflightError, the answer's error */
+  reframeImage(
+    request: LegacyReframeImageInput,
+    options: LegacyCreateOptions = {},
+  ): Promise<LegacyGeneration> {
+    return createLegacy(this.deps.transport, 'reframeImage', request, options);
+  }
+
+  /** Reframes a video by URL to another aspect ratio. @throws PreflightError, the answer's error */
+  reframeVideo(
+    request: LegacyReframeVideoInput,
+    options: LegacyCreateOptions = {},
+  ): Promise<LegacyGeneration> {
+    return createLegacy(this.deps.transport, 'reframeVideo', request, options);
+  }
+
+  /** Upscales one of your completed video generations (a new generation). @throws NotFoundError */
+  upscale(
+    id: string,
+    request: LegacyUpscaleInput = {},
+    options: LegacyCreateOptions = {},
+  ): Promise<LegacyGeneration> {
+    return createLegacy(this.deps.transport, 'upscale', request, { ...options, id });
+  }
+
+  /** Adds an audio track to one of your completed video generations (a new generation). */
+  addAudio(
+    id: string,
+    request: LegacyAudioInput = {},
+    options: LegacyCreateOptions = {},
+  ): Promise<LegacyGeneration> {
+    return createLegacy(this.deps.transport, 'audio', request, { ...options, id });
+  }
+
+  /** One page of your legacy generations, newest first (limit 1..100, default 10). */
+  list(
+    options: { limit?: number; offset?: number; signal?: AbortSignal } = {},
+  ): Promise<LegacyGenerationList> {
+    return listLegacy(this.deps.transport, options);
+  }
+
+  /** Deletes a legacy generation and its outputs. @throws NotFoundError */
+  delete(id: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    return deleteLegacy(this.deps.transport, id, options);
+  }
+
+  /** The camera concepts `concepts[].key` accepts. */
+  concepts(options: { signal?: AbortSignal } = {}): Promise<string[]> {
+    return legacyReads.concepts(this.deps.transport, options);
+  }
+
+  /** Your balance, `credit_balance` in US cents. */
+  credits(options: { signal?: AbortSignal } = {}): Promise<LegacyCredits> {
+    return legacyReads.credits(this.deps.transport, options);
+  }
+
+  /** `{ message: 'pong' }` when the legacy surface answers. */
+  ping(options: { signal?: AbortSignal } = {}): Promise<{ message: string }> {
+    return legacyReads.ping(this.deps.transport, options);
   }
 
   /** Reads a legacy generation. @throws NotFoundError */

@@ -18,12 +18,18 @@ import {
   GenerationFailedError,
   type GenpipeClient,
   type LegacyCallback,
+  NotFoundError,
   PreflightError,
   startCallbackReceiver,
 } from '../../src/client/index.ts';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { ffmpegPath } from '../../src/media/index.ts';
-import { LEGACY_CHOICES, validateModifyRequest } from '../../src/spec/index.ts';
+import {
+  LEGACY_CHOICES,
+  LEGACY_CONCEPTS,
+  validateImageRequest,
+  validateModifyRequest,
+} from '../../src/spec/index.ts';
 import { clientFor, KEY, startTestEmulator, stats, until } from './client-helpers.ts';
 
 let dir: string;
@@ -156,5 +162,54 @@ describe('callback receiver', () => {
     await iterating;
     expect(events.map((e) => e.generation.id)).toEqual(['g-1']);
     expect(r.received).toHaveLength(1);
+  });
+});
+
+describe('legacy creates beyond modify', () => {
+  it('a bad create is refused locally with the spec detail; nothing is sent', async () => {
+    const bad = { prompt: 'x', format: 'gif' };
+    const expected = validateImageRequest(bad);
+    expect(expected.ok).toBe(false);
+    const before = (await stats(emu)).responses;
+    const err = await client.legacy.createImage(bad as never).catch((e) => e);
+    expect(err).toBeInstanceOf(PreflightError);
+    expect(err).toMatchObject({ status: 400, detail: (expected as { detail: string }).detail });
+    const upscale = await client.legacy
+      .upscale('0f0e7a52-1111-4222-8333-444455556666', { resolution: 4 } as never)
+      .catch((e) => e);
+    expect(upscale).toBeInstanceOf(PreflightError);
+    expect((await stats(emu)).responses).toEqual({ ...before, 200: (before['200'] ?? 0) + 1 });
+  });
+
+  it('image (sync), reframe image, video, upscale and add audio complete; list and delete agree', async () => {
+    const image = await client.legacy.createImage({ prompt: 'a red fox', format: 'png', sync: true });
+    const doneImage = image.state === 'completed' ? image : await client.legacy.wait(image.id);
+    expect(doneImage.assets?.image).toMatch(/^http/);
+    const reframed = await client.legacy.reframeImage({
+      media: { url: doneImage.assets!.image! },
+      aspect_ratio: '9:16',
+      model: 'photon-flash-1',
+    });
+    expect((await client.legacy.wait(reframed.id)).assets?.image).toMatch(/^http/);
+    const video = await client.legacy.wait(
+      (await client.legacy.createVideo({ prompt: 'a lighthouse', resolution: '360p', duration: '1s' })).id,
+    );
+    expect(video.assets?.video).toMatch(/^http/);
+    const upscaled = await client.legacy.wait(
+      (await client.legacy.upscale(video.id, { resolution: '540p' })).id,
+    );
+    expect(upscaled.request).toMatchObject({ generation_type: 'upscale_video', resolution: '540p' });
+    const voiced = await client.legacy.wait((await client.legacy.addAudio(video.id, { prompt: 'waves' })).id);
+    expect(voiced.assets?.video).toMatch(/^http/);
+
+    const page = await client.legacy.list({ limit: 3 });
+    expect(page.generations.map((g) => g.id)).toEqual([voiced.id, upscaled.id, video.id]);
+    expect(page).toMatchObject({ count: 3, has_more: true, limit: 3, offset: 0 });
+    await client.legacy.delete(voiced.id);
+    expect((await client.legacy.list({ limit: 1 })).generations[0]?.id).toBe(upscaled.id);
+    expect(await client.legacy.get(voiced.id).catch((e) => e)).toBeInstanceOf(NotFoundError);
+    expect(await client.legacy.concepts()).toEqual([...LEGACY_CONCEPTS]);
+    expect(await client.legacy.ping()).toEqual({ message: 'pong' });
+    expect((await client.legacy.credits()).credit_balance).toBeGreaterThan(0);
   });
 });
