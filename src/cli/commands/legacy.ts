@@ -1,49 +1,33 @@
 /**
- * `genpipe legacy modify|get`: the legacy surface (`<legacy-base-url>`, by default
- * `<base-url>/dream-machine/v1`): modify a video by URL, optionally wait and download the result
- * (into `<out>/<generation id>/`, see generation-out.ts).
+ * `genpipe legacy ...`: the legacy surface (`<legacy-base-url>`, by default
+ * `<base-url>/dream-machine/v1`). Here the group, `modify` and `get`; the other creates and reads are
+ * registered from legacy-*.ts, every create through legacy-create.ts (flags, wait, --out, output).
  */
-import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import type { LegacyGeneration, ModifyVideoInput } from '../../client/index.ts';
+import type { ModifyVideoInput } from '../../client/index.ts';
 import { LEGACY_MODIFY_MODES, LEGACY_VIDEO_MODELS } from '../../spec/index.ts';
 import { AGAINST_SERVE, addExamples, type Examples } from '../command-examples.ts';
-import {
-  addPollOption,
-  addServiceOptions,
-  type ClientFlags,
-  checkTimeoutWaits,
-  idArg,
-  REQUEST_ID_HELP,
-  requestIdArg,
-  secondsArg,
-} from '../command-flags.ts';
-import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
-import { checkOutDir } from '../out-dir-check.ts';
+import { addServiceOptions, type ClientFlags, idArg } from '../command-flags.ts';
 import { runWithClient } from '../run-with-client.ts';
-import { outputsJson } from './generations.ts';
+import {
+  addLegacyCreateOptions,
+  type LegacyCreateFlags,
+  legacyLines,
+  runLegacyCreate,
+} from './legacy-create.ts';
+import { registerLegacyDerived } from './legacy-derive.ts';
+import { registerLegacyImage } from './legacy-image.ts';
+import { registerLegacyReads } from './legacy-reads.ts';
+import { registerLegacyReframe } from './legacy-reframe.ts';
+import { registerLegacyVideo } from './legacy-video.ts';
 
-/** The lines describing a legacy generation, for people. */
-export function legacyLines(g: LegacyGeneration, requestId?: string): string[] {
-  const lines = [`legacy generation ${g.id}  ${g.state}`];
-  lines.push(`  model: ${g.model}   created: ${g.created_at}`);
-  if (requestId) lines.push(`  request id: ${requestId}`);
-  if (g.failure_reason) lines.push(`  failure_reason: ${g.failure_reason}`);
-  for (const [name, url] of Object.entries(g.assets ?? {})) if (url) lines.push(`  ${name}: ${url}`);
-  return lines;
-}
-
-interface ModifyFlags extends ClientFlags {
+interface ModifyFlags extends LegacyCreateFlags {
   mediaUrl: string;
   model: string;
   mode: string;
   prompt?: string;
   firstFrameUrl?: string;
   callbackUrl?: string;
-  requestId?: string;
-  wait?: boolean;
-  out?: string;
-  timeout?: number;
 }
 
 /** Builds the ModifyVideoRequest from the flags (checked by the service's rules when sent). */
@@ -88,7 +72,9 @@ const GET_EXAMPLES: Examples = {
 export function registerLegacy(program: Command): void {
   const legacy = program
     .command('legacy')
-    .description('The legacy surface (/dream-machine/v1): modify a video, show a generation');
+    .description(
+      'The legacy surface (/dream-machine/v1): generate, modify, reframe, upscale and add audio; list, show and delete generations; concepts and credits',
+    );
 
   const modify = legacy
     .command('modify')
@@ -98,53 +84,16 @@ export function registerLegacy(program: Command): void {
     .requiredOption('--mode <mode>', LEGACY_MODIFY_MODES.join(', '))
     .option('--prompt <text>', 'what to change')
     .option('--first-frame-url <url>', 'an image for the first frame')
-    .option('--callback-url <url>', 'receives the generation when dreaming, completed or failed')
-    .option('--request-id <id>', REQUEST_ID_HELP, requestIdArg('genpipe legacy modify'))
-    .option('--wait', 'wait until the generation completes (exit 1 when it fails)')
-    .option(
-      '--out <dir>',
-      'wait, then download the result into <dir>/<generation id>/output-0.mp4 and print its path',
-    )
-    .option(
-      '--timeout <seconds>',
-      'with --wait or --out: give up waiting after this long (exit 1; default: no limit)',
-      secondsArg(0),
-    );
-  addPollOption(addServiceOptions(addExamples(modify, MODIFY_EXAMPLES))).action((flags: ModifyFlags) =>
-    runWithClient(flags, async (ctx) => {
-      checkTimeoutWaits(flags, flags.wait === true || flags.out !== undefined, '--wait or --out');
-      if (flags.out !== undefined) await checkOutDir(flags.out);
-      const requestId = flags.requestId ?? randomUUID();
-      const created = await ctx.client.legacy.modifyVideo(modifyRequest(flags), {
-        requestId,
-        signal: ctx.signal,
-      });
-      let final = created;
-      let outputs: SavedOutput[] | null = null;
-      if (flags.wait === true || flags.out !== undefined) {
-        ctx.note(`created legacy generation ${created.id} (request id ${requestId}); waiting`);
-        final = await ctx.client.legacy.wait(created.id, {
-          signal: ctx.signal,
-          onUpdate: (g) => ctx.note(`legacy generation ${g.id}: ${g.state}`),
-          ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {}),
-        });
-        if (flags.out !== undefined) {
-          const done = final;
-          outputs = await saveGenerationOutputs(ctx, done, flags.out, (dir, o) =>
-            ctx.client.legacy.download(done, dir, o),
-          );
-        }
-      }
-      ctx.result(
-        {
-          request_id: requestId,
-          generation: final,
-          ...(outputs ? { outputs: outputsJson(outputs) } : {}),
-        },
-        () => (outputs ? outputs.map((o) => o.path) : legacyLines(final, requestId)),
-      );
-    }),
+    .option('--callback-url <url>', 'receives the generation when dreaming, completed or failed');
+  addLegacyCreateOptions(modify, MODIFY_EXAMPLES, 'output-0.mp4', false).action((flags: ModifyFlags) =>
+    runLegacyCreate(flags, (ctx, requestId) =>
+      ctx.client.legacy.modifyVideo(modifyRequest(flags), { requestId, signal: ctx.signal }),
+    ),
   );
+  registerLegacyVideo(legacy);
+  registerLegacyImage(legacy);
+  registerLegacyReframe(legacy);
+  registerLegacyDerived(legacy);
 
   addServiceOptions(
     addExamples(
@@ -160,4 +109,5 @@ export function registerLegacy(program: Command): void {
       ctx.result(g, () => legacyLines(g));
     }),
   );
+  registerLegacyReads(legacy);
 }
