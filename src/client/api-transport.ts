@@ -58,6 +58,8 @@ export interface JsonCall {
   signal?: AbortSignal | undefined;
   /** X-Request-Id to send; a fresh UUID when omitted. */
   requestId?: string;
+  /** Time limit of each attempt, for a call the service answers late on purpose (default: the client's). */
+  timeoutMs?: number;
 }
 
 /** A successful JSON answer. */
@@ -136,7 +138,14 @@ export class ApiTransport {
       run: async () => {
         let res: AttemptResponse;
         try {
-          res = await this.attempt({ method: call.method, url, headers, body, signal: call.signal });
+          res = await this.attempt({
+            method: call.method,
+            url,
+            headers,
+            body,
+            signal: call.signal,
+            ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
+          });
         } catch (err) {
           throw retryClass === 'create'
             ? lostIfSent(err, what, requestId)

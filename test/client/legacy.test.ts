@@ -213,3 +213,18 @@ describe('legacy creates beyond modify', () => {
     expect((await client.legacy.credits()).credit_balance).toBeGreaterThan(0);
   });
 });
+
+describe('legacy createImage with sync', () => {
+  it('waits for the answer as long as sync_timeout asks, beyond the client timeout of an ordinary call', async () => {
+    const slow = await startTestEmulator({ processing_ms: { image: 1500, video: 100 } });
+    const impatient = clientFor(slow, { timeoutMs: 400 });
+    try {
+      const g = await impatient.legacy.createImage({ prompt: 'a slow fox', sync: true, sync_timeout: 20 });
+      expect(g.state).toBe('completed');
+      expect(g.assets?.image).toMatch(/^http/);
+    } finally {
+      await impatient.close();
+      await slow.close();
+    }
+  });
+});

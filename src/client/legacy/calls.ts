@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  LEGACY_OPERATION_CHOICES as C,
   LEGACY_PATHS,
   type LegacyGeneration,
   type LegacyRequestResult,
@@ -55,6 +56,17 @@ export function preflightLegacy(
   return checked.request;
 }
 
+/**
+ * How long an attempt of a create may wait for its answer: a sync image is answered only when done or
+ * after its sync_timeout (clipped to the longest the service accepts), so that wait comes on top of the
+ * client's time limit; undefined for every other create (the client's limit).
+ */
+function answerTimeout(transport: ApiTransport, request: Record<string, unknown>): number | undefined {
+  if (request.sync !== true) return undefined;
+  const asked = typeof request.sync_timeout === 'number' ? request.sync_timeout : C.syncTimeoutDefaultSeconds;
+  return transport.settings.timeoutMs + Math.min(asked, C.syncTimeoutMaxSeconds) * 1000;
+}
+
 /** Checks, then posts a legacy create; `id` is the source generation of an upscale or add-audio. */
 export async function createLegacy(
   transport: ApiTransport,
@@ -62,7 +74,8 @@ export async function createLegacy(
   body: unknown,
   options: LegacyCreateOptions & { id?: string },
 ): Promise<LegacyGeneration> {
-  preflightLegacy(kind, body, transport.secrets);
+  const request = preflightLegacy(kind, body, transport.secrets);
+  const timeoutMs = answerTimeout(transport, request);
   const { body: generation } = await transport.json<LegacyGeneration>({
     surface: 'legacy',
     method: 'POST',
@@ -71,6 +84,7 @@ export async function createLegacy(
     retryClass: 'create',
     requestId: options.requestId ?? randomUUID(),
     signal: options.signal,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
   });
   return generation;
 }
