@@ -11,7 +11,10 @@ describe('a command group without a command', () => {
   for (const [group, names] of [
     ['files', 'upload, list, get, delete'],
     ['generations', 'get, wait, download'],
-    ['legacy', 'modify, get'],
+    [
+      'legacy',
+      'modify, generate-video, generate-image, reframe-image, reframe-video, upscale, add-audio, get, list, delete, concepts, credits',
+    ],
   ] as const) {
     it(`genpipe ${group}: one line and the pointer to its help, exit 2`, async () => {
       const r = await runCli([group], process.env);
