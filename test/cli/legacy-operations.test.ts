@@ -51,8 +51,9 @@ describe('genpipe legacy creates', () => {
     expect(image.path).toMatch(/output-0\.png$/);
     expect(magic(image.path)).toBe('89504e47');
     const imageUrl = (await runCli(['legacy', 'get', image.id, '--json'], cliEnv(emu))).stdout;
+    const imageUrlOf: string = JSON.parse(imageUrl).assets.image;
     const reframedImage = await created([
-      ...['reframe-image', '--media-url', JSON.parse(imageUrl).assets.image],
+      ...['reframe-image', '--media-url', imageUrlOf],
       ...['--aspect-ratio', '9:16', '--model', 'photon-flash-1'],
     ]);
     expect(magic(reframedImage.path).slice(0, 4)).toBe('ffd8');
@@ -66,6 +67,19 @@ describe('genpipe legacy creates', () => {
     expect((await probeVideo(video.path)).codec).toBe('h264');
     const videoUrl = JSON.parse((await runCli(['legacy', 'get', video.id, '--json'], cliEnv(emu))).stdout)
       .assets.video;
+
+    const extend = await runCli(
+      [
+        ...['legacy', 'generate-video', '--frame0', `generation:${video.id}`, '--concept', 'zoom_in'],
+        ...['--concept', 'pan_left', '--frame1', imageUrlOf, '--json'],
+      ],
+      cliEnv(emu),
+    );
+    expect(extend.code, extend.stderr).toBe(0);
+    expect(jsonOut(extend).generation.request).toMatchObject({
+      keyframes: { frame0: { type: 'generation', id: video.id }, frame1: { type: 'image', url: imageUrlOf } },
+      concepts: [{ key: 'zoom_in' }, { key: 'pan_left' }],
+    });
 
     const square = await created([
       ...['reframe-video', '--media-url', videoUrl, '--aspect-ratio', '1:1', '--model', 'ray-flash-2'],
