@@ -78,7 +78,7 @@ export function registerLegacyImage(legacy: Command): void {
       positiveSeconds(max),
     )
     .option('--callback-url <url>', 'receives the generation when dreaming, completed or failed');
-  addLegacyCreateOptions(cmd, EXAMPLES, 'output-0.jpg').action((flags: ImageFlags) =>
+  addLegacyCreateOptions(cmd, EXAMPLES, 'output-0.jpg (or .png)').action((flags: ImageFlags) =>
     runLegacyCreate(flags, (ctx, requestId) =>
       ctx.client.legacy.createImage(imageRequest(flags), { requestId, signal: ctx.signal }),
     ),

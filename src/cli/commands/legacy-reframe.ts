@@ -80,13 +80,14 @@ export function registerLegacyReframe(legacy: Command): void {
     .option('--format <format>', 'jpg (default) or png')
     .option('--callback-url <url>', 'receives the generation when dreaming, completed or failed')
     .option('--request <file>', GEOMETRY_HELP);
-  addLegacyCreateOptions(image, IMAGE_EXAMPLES, 'output-0.jpg', false).action((flags: ReframeFlags) =>
-    runLegacyCreate(flags, (ctx, requestId) =>
-      ctx.client.legacy.reframeImage(reframeRequest(flags) as unknown as LegacyReframeImageInput, {
-        requestId,
-        signal: ctx.signal,
-      }),
-    ),
+  addLegacyCreateOptions(image, IMAGE_EXAMPLES, 'output-0.jpg (or .png)', false).action(
+    (flags: ReframeFlags) =>
+      runLegacyCreate(flags, (ctx, requestId) =>
+        ctx.client.legacy.reframeImage(reframeRequest(flags) as unknown as LegacyReframeImageInput, {
+          requestId,
+          signal: ctx.signal,
+        }),
+      ),
   );
   const video = reframeCommand(legacy, 'reframe-video', 'a video', LEGACY_VIDEO_MODELS)
     .option('--first-frame-url <url>', 'an image for the first frame')
