@@ -13,6 +13,7 @@ import { recordedOptions } from '../pipeline/store/recorded-options.ts';
 import { JOURNAL_FILE } from '../pipeline/store/sqlite/journal-file.ts';
 import type { JournalFlags } from './batch-setup.ts';
 import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from './command-flags.ts';
+import { DASHBOARD_DEFAULT_HOST, type DashboardAddress, dashboardArg } from './dashboard-arg.ts';
 import type { RunSettings } from './run-options.ts';
 import type { ServiceFlags } from './service-config.ts';
 import { STORE_HELP } from './store-url.ts';
@@ -66,6 +67,8 @@ export interface BatchFlags extends ServiceFlags, JournalFlags {
   metricsPort?: number;
   /** `--metrics-host <host>`: the address the metrics server listens on (default 127.0.0.1). */
   metricsHost?: string;
+  /** `--dashboard [host:]port`: serve the live dashboard there while the batch runs. */
+  dashboard?: DashboardAddress;
 }
 
 /** A batch's options once defaulted and checked. */
@@ -111,6 +114,9 @@ export async function resolveBatchOptions(
     throw new UsageError('--metrics-port serves a running batch: a dry run has no metrics', helpOf);
   }
   checkMetricsHost(flags, helpOf);
+  if (flags.dashboard !== undefined && flags.dryRun) {
+    throw new UsageError('--dashboard shows a running batch: a dry run has none', helpOf);
+  }
   const inputDir = resolve(inputDirArg);
   const outDir = resolve(flags.out);
   await checkInputDir(inputDir);
@@ -294,6 +300,11 @@ export function addSharedBatchOptions(cmd: Command): Command {
     .option(
       '--metrics-host <host>',
       `the address the metrics server listens on (default ${METRICS_DEFAULT_HOST}; 0.0.0.0 exposes it to the network)`,
+    )
+    .option(
+      '--dashboard <[host:]port>',
+      `serve a live dashboard of the batch in a browser on this port while it runs (host default ${DASHBOARD_DEFAULT_HOST}; 0 picks a free port); the address and the token its actions need are printed on stderr`,
+      dashboardArg,
     );
   return addServiceOptions(cmd, {
     json: 'one JSON object per event on stdout (errors as one JSON line on stderr)',

@@ -402,6 +402,23 @@ class WatchCommand implements BatchCommand {
     };
   }
 
+  /**
+   * The dashboard's retry: the watcher forgets the file and rescans, so it is seen anew, settles and is
+   * handed over like any file; the store decides whether it is sent again (a retryable failure is).
+   */
+  async retake(input: string): Promise<string> {
+    const watcher = this.watcher;
+    if (watcher === null || this.stopping)
+      throw new Error('the watch is stopping: it takes nothing in any more');
+    watcher.forget(input);
+    void watcher.rescanNow();
+    return `${input} taken again: once it is seen settled the journal decides whether it is sent`;
+  }
+
+  heldBack(): readonly { input: string; reason: string }[] {
+    return this.started?.stats().heldBack ?? [];
+  }
+
   observe(event: PipelineEvent): void {
     applyEvent(this.counts, event);
     if (event.type === 'batch_stopping' && !this.stopping) void this.stopIntake();

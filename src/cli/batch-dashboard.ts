@@ -1,0 +1,78 @@
+/**
+ * `--dashboard [host:]port` of `run` and `watch`: the batch's live dashboard (pipeline/dashboard),
+ * served by this process while the batch runs, fed by the batch's events. Started with the metrics
+ * server, before the service is connected, so that an address that cannot be listened on is refused
+ * (exit 2) before anything is sent. Its address and the token its actions need are printed on stderr
+ * (the token never in the log file).
+ */
+import {
+  type DashboardActions,
+  DashboardModel,
+  type DashboardServer,
+  DashboardServerError,
+  isLoopback,
+  startDashboardServer,
+} from '../pipeline/dashboard/index.ts';
+import type { DashboardAddress } from './dashboard-arg.ts';
+import { UsageError } from './usage-error.ts';
+
+/** A batch's dashboard: its model (a sink of the batch's events) and its server. */
+export interface BatchDashboard {
+  readonly model: DashboardModel;
+  readonly server: DashboardServer;
+}
+
+/** What the dashboard serves and does. */
+export interface BatchDashboardOptions {
+  address: DashboardAddress | undefined;
+  command: 'run' | 'watch';
+  inputDir: string;
+  outDir: string;
+  title: string;
+  actions: DashboardActions;
+  heldBack?: () => readonly { input: string; reason: string }[];
+  /** Prints a line on stderr (the command's own way). */
+  print: (line: string) => void;
+  /** Writes a line to the log file only. */
+  record: (line: string) => void;
+}
+
+/**
+ * Starts the dashboard when `--dashboard` is given (null otherwise) and prints where, and its token.
+ *
+ * @throws UsageError when it cannot listen there
+ */
+export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<BatchDashboard | null> {
+  if (opts.address === undefined) return null;
+  const model = new DashboardModel(opts.command);
+  const { heldBack } = opts;
+  try {
+    const server = await startDashboardServer({
+      ...opts.address,
+      model,
+      inputDir: opts.inputDir,
+      outDir: opts.outDir,
+      title: opts.title,
+      actions: opts.actions,
+      ...(heldBack
+        ? {
+            refresh: () => {
+              model.batch.heldBack = heldBack().map((h) => ({ input: h.input, reason: h.reason }));
+            },
+          }
+        : {}),
+    });
+    const where = `genpipe: dashboard on ${server.url}`;
+    const open = isLoopback(opts.address.host)
+      ? ''
+      : ' (off loopback the page needs it too: open it as /?token=…)';
+    opts.print(`${where} (actions need the token ${server.token}${open})`);
+    opts.record(where);
+    return { model, server };
+  } catch (err) {
+    if (err instanceof DashboardServerError) {
+      throw new UsageError([`--dashboard ${err.message}`, `Run 'genpipe ${opts.command} --help' for usage.`]);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * `genpipe watch --dashboard 0` in headless Chromium (Debian's chromium through playwright-core): a
+ * file dropped into the inbox appears and reaches succeeded without a reload; a 9000 px image shows
+ * its refusal reason; a retryable failure (the emulator's fault, then faults off) retried from the page
+ * succeeds with exactly one more generation at the emulator; the stop button ends the watch; the page
+ * logs no console error, and a screenshot of each state is written to a folder under the OS temp dir.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { imageTooManyPixelsDetail } from '../../src/spec/index.ts';
+import { usePromptFolders } from '../cli/prompt-folder.ts';
+import { cliEnv } from '../cli/run-cli.ts';
+import { writePng } from '../client/client-helpers.ts';
+import { adminRows, call, startTestEmulator } from '../helpers/emulator.ts';
+import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
+import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
+import { noisePng } from '../pipeline/watch-helpers.ts';
+
+const CHROMIUM = process.env.GENPIPE_CHROMIUM ?? '/usr/bin/chromium';
+const promptFolder = usePromptFolders();
+let emu: RunningEmulator;
+let browser: Browser;
+const shots = mkdtempSync(join(tmpdir(), 'genpipe-dashboard-shots-'));
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  console.log(`dashboard screenshots: ${shots}`);
+});
+
+afterAll(async () => {
+  killChildren();
+  await browser?.close();
+  await emu?.close();
+});
+
+const faults = (json: unknown) => call(emu, 'PUT', '/_emulator/faults', { key: null, json });
+
+/** The row of `input` once it shows `status`. */
+function row(page: Page, input: string, status: string) {
+  return page.locator(`.row[data-input="${input}"][data-status="${status}"]`);
+}
+
+it('follows a watched inbox live, shows a refusal, retries a failure once, and stops', async () => {
+  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox' });
+  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const child = spawnGenpipe(
+    [
+      'watch',
+      inbox,
+      '--out',
+      out,
+      '--quiet-ms',
+      '200',
+      '--rescan-ms',
+      '300',
+      '--retries',
+      '0',
+      '--dashboard',
+      '0',
+    ],
+    cliEnv(emu),
+  );
+  await child.until(
+    () => /dashboard on http:\/\/\S+ \(actions need the token \S+\)/.test(child.stderr()),
+    'the address',
+  );
+  const [, url, token] = /dashboard on (http:\/\/\S+) \(actions need the token (\S+)\)/.exec(child.stderr())!;
+  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(e.message));
+  await page.goto(`${url}?token=${encodeURIComponent(token!)}`);
+  await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: join(shots, '1-first-file-succeeded.png') });
+  // Set once: a reload would lose it.
+  await page.evaluate(() => Object.assign(window, { notReloaded: true }));
+
+  writeFileSync(join(inbox, 'photo.png'), await noisePng(64, 64));
+  await row(page, 'photo.png', 'succeeded').waitFor({ timeout: 30_000 });
+  expect(await page.locator('.row[data-input="photo.png"] img').count()).toBe(1);
+  await page.screenshot({ path: join(shots, '2-dropped-file-succeeded.png') });
+
+  await writePng(join(inbox, 'big.png'), 9000, 30);
+  const big = row(page, 'big.png', 'failed');
+  await big.waitFor({ timeout: 30_000 });
+  const refusal = imageTooManyPixelsDetail('source', 9000, 30);
+  expect(await big.locator('.reason').textContent()).toBe(refusal);
+  await big.click();
+  await page.locator('#detail td.reason', { hasText: refusal }).first().waitFor();
+  expect(await page.locator('#groups').textContent()).toContain(`1 × ${refusal}`);
+  await page.screenshot({ path: join(shots, '3-refused-9000px.png') });
+
+  // A retryable failure at the service, then the faults off: the page's retry sends it once more.
+  await faults({ failure_codes: { generation_failed: 1 } });
+  let before: number;
+  try {
+    writeFileSync(join(inbox, 'retry.png'), await noisePng(48, 48));
+    await row(page, 'retry.png', 'failed').waitFor({ timeout: 30_000 });
+    before = (await adminRows(emu)).length;
+  } finally {
+    await faults({});
+  }
+  await row(page, 'retry.png', 'failed').click();
+  await page.locator('#retry-one').click();
+  await page.locator('#said', { hasText: 'retry.png taken again' }).waitFor();
+  await row(page, 'retry.png', 'succeeded').waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: join(shots, '4-retried-succeeded.png') });
+  expect((await adminRows(emu)).length).toBe(before + 1);
+  // The refusal is the file's own: it stays failed, nothing sent for it.
+  expect(await row(page, 'big.png', 'failed').count()).toBe(1);
+  expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+
+  await page.locator('button[data-action="stop"]').click();
+  await page.locator('#said', { hasText: 'stopping' }).waitFor();
+  await page.screenshot({ path: join(shots, '5-stopping.png') });
+  const exited = await child.exited;
+  expect(exited.code, child.stderr()).toBe(0);
+  expect(child.stderr()).toContain('stopped from the dashboard');
+  expect(problems).toEqual([]);
+  await page.close();
+}, 120_000);
