@@ -15,7 +15,7 @@ import { imageTooManyPixelsDetail } from '../../src/spec/index.ts';
 import { usePromptFolders } from '../cli/prompt-folder.ts';
 import { cliEnv } from '../cli/run-cli.ts';
 import { writePng } from '../client/client-helpers.ts';
-import { adminRows, call, startTestEmulator } from '../helpers/emulator.ts';
+import { adminRows, call, KEY, startTestEmulator } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
@@ -125,6 +125,68 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
   const exited = await child.exited;
   expect(exited.code, child.stderr()).toBe(0);
   expect(child.stderr()).toContain('stopped from the dashboard');
+  expect(problems).toEqual([]);
+  await page.close();
+}, 120_000);
+
+it('escapes hostile file names, keeps secrets off the page, and asks for the token off loopback', async () => {
+  const hostile = '<img src=x onerror=alert(1)>.txt';
+  const { input: inbox, out } = promptFolder({ [hostile]: 'a red fox', 'b.txt': 'a blue fox' });
+  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const child = spawnGenpipe(
+    ['watch', inbox, '--out', out, '--quiet-ms', '200', '--rescan-ms', '300', '--dashboard', '0.0.0.0:0'],
+    cliEnv(emu),
+  );
+  const said = /dashboard on http:\/\/0\.0\.0\.0:(\d+)\/ \(actions need the token (\S+) \(off loopback/;
+  await child.until(() => said.test(child.stderr()), 'the address');
+  const [, port, token] = said.exec(child.stderr())!;
+  const base = `http://127.0.0.1:${port}`;
+
+  // Off loopback every path needs the token; the actions need it everywhere.
+  expect((await fetch(`${base}/`)).status).toBe(401);
+  expect((await fetch(`${base}/api/snapshot`)).status).toBe(401);
+  expect((await fetch(`${base}/api/actions/stop`, { method: 'POST' })).status).toBe(401);
+  const wrong = await fetch(`${base}/api/actions/stop`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer nope' },
+  });
+  expect(wrong.status).toBe(401);
+  const pageRes = await fetch(`${base}/?token=${token}`);
+  expect(pageRes.status).toBe(200);
+  const csp = pageRes.headers.get('content-security-policy') ?? '';
+  expect(csp).toMatch(/script-src 'nonce-[^']+'/);
+  expect(csp).not.toContain('unsafe-inline');
+
+  const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(e.message));
+  page.on('dialog', (d) => {
+    problems.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  await page.goto(`${base}/?token=${encodeURIComponent(token!)}`);
+  await page.locator('.row[data-input="b.txt"][data-status="succeeded"]').waitFor({ timeout: 30_000 });
+  const name = page.locator('.row .name', { hasText: 'onerror' });
+  await name.waitFor();
+  expect(await name.textContent()).toBe(hostile);
+  expect(await page.locator('#spacer img[src="x"]').count()).toBe(0);
+  // The token came in the URL and stays out of it.
+  expect(page.url()).not.toContain(token);
+  await page.screenshot({ path: join(shots, '6-hostile-name.png') });
+
+  const snapshot = await (
+    await fetch(`${base}/api/snapshot`, { headers: { authorization: `Bearer ${token}` } })
+  ).text();
+  const html = await (await fetch(`${base}/?token=${token}`)).text();
+  for (const body of [snapshot, html]) {
+    expect(body).not.toContain(KEY);
+    expect(body).not.toContain(token);
+  }
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
   expect(problems).toEqual([]);
   await page.close();
 }, 120_000);

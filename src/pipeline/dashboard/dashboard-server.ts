@@ -223,7 +223,8 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
 
   app.addHook('onRequest', async (req, reply) => {
     const isAction = req.method === 'POST';
-    if ((isAction || guardAll) && !sameToken(tokenOf(req), token)) {
+    const guarded = isAction || (guardAll && req.url !== '/favicon.ico');
+    if (guarded && !sameToken(tokenOf(req), token)) {
       return reply
         .code(401)
         .header('cache-control', 'no-store')
