@@ -111,6 +111,11 @@ export const COMMAND_EXITS: Readonly<Record<string, ExitMeanings>> = {
   legacy: GROUP,
   'legacy modify': CLIENT_WAIT,
   'legacy get': CLIENT_CALL,
+  dashboard: {
+    [EXIT.ok]: 'stopped by SIGINT / SIGTERM after serving the page',
+    [EXIT.failed]: 'the journal could not be read',
+    [EXIT.usage]: `${USAGE}; also no journal at the out dir, a --journal file that does not exist, an address that cannot be listened on, or --store (not served yet)`,
+  },
   status: {
     [EXIT.ok]: 'the summary was printed (whatever the runs it tells of ended with)',
     [EXIT.failed]: 'the journal could not be read',

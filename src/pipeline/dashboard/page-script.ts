@@ -68,7 +68,7 @@ function fill(e, r) {
     const img = el('img');
     img.loading = 'lazy';
     img.alt = '';
-    img.src = withToken('/thumbs/' + r.id + '?v=' + (r.status === 'pending' ? 0 : 1));
+    img.src = withToken('thumbs/' + r.id + '?v=' + (r.status === 'pending' ? 0 : 1));
     img.addEventListener('error', () => img.replaceWith(el('span', 'ph')));
     e.append(img);
   } else e.append(el('span', 'ph'));
@@ -152,13 +152,13 @@ function drawGroups() {
 async function showDetail(id) {
   selected = id;
   schedule(false);
-  const res = await fetch(withToken('/api/files/' + id), { headers: headers() });
+  const res = await fetch(withToken('api/files/' + id), { headers: headers() });
   if (!res.ok) return;
   const d = await res.json();
   const r = d.row;
   const box = $('detail');
   box.replaceChildren(el('h2', null, r.input));
-  if (r.thumb) { const img = el('img'); img.alt = ''; img.src = withToken('/thumbs/' + r.id); box.append(img); }
+  if (r.thumb) { const img = el('img'); img.alt = ''; img.src = withToken('thumbs/' + r.id); box.append(img); }
   const t = el('table');
   for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', r.place],
     ['generation', r.generationId], ['request', r.requestId], ['first seen', when(r.firstAt)], ['took', secs(r.lastAt - r.firstAt)], ['reason', r.reason]]) {
@@ -191,7 +191,7 @@ async function act(name, body) {
     token = given.trim();
     sessionStorage.setItem(KEY, token);
   }
-  const res = await fetch('/api/actions/' + name, { method: 'POST', headers: Object.assign({ 'content-type': 'application/json' }, headers()), body: JSON.stringify(body || {}) });
+  const res = await fetch('api/actions/' + name, { method: 'POST', headers: Object.assign({ 'content-type': 'application/json' }, headers()), body: JSON.stringify(body || {}) });
   const answer = await res.json().catch(() => ({}));
   if (res.status === 401) { token = ''; sessionStorage.removeItem(KEY); }
   $('said').textContent = answer.message || answer.error || res.statusText;
@@ -211,7 +211,7 @@ function drawActions() {
   $('lock').textContent = token ? 'actions unlocked' : (actions.length ? 'read-only (actions ask for the token)' : 'read-only');
 }
 function follow() {
-  const es = new EventSource(withToken('/api/events'));
+  const es = new EventSource(withToken('api/events'));
   es.onmessage = (m) => {
     const d = JSON.parse(m.data);
     for (const r of d.rows) take(r);
@@ -221,7 +221,7 @@ function follow() {
   };
 }
 async function start() {
-  const res = await fetch(withToken('/api/snapshot'), { headers: headers(), cache: 'no-store' });
+  const res = await fetch(withToken('api/snapshot'), { headers: headers(), cache: 'no-store' });
   if (res.status === 401) { $('note').textContent = 'this dashboard needs its token: open it as /?token=<token>'; return; }
   const s = await res.json();
   for (const r of s.rows) take(r);
