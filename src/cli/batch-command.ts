@@ -12,6 +12,7 @@
  */
 
 import { isAbsolute, relative, resolve } from 'node:path';
+import type { ClientHooks } from '../client/index.ts';
 import type { DashboardActions } from '../pipeline/dashboard/index.ts';
 import {
   type Batch,
@@ -420,7 +421,7 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     record: s.record,
   });
   if (s.dashboard) s.secrets = [...s.secrets, s.dashboard.server.token];
-  const clientHooks = s.metrics?.metrics.clientHooks;
+  const clientHooks = bothHooks(s.metrics?.metrics.clientHooks, s.dashboard?.quota.hooks);
   const clientNote = (text: string) => (s.json ? s.record(text) : notes ? notes.note(text) : s.note(text));
   let store: Store;
   let service: BatchService;
@@ -448,6 +449,7 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     s.store = store;
   }
   s.metrics?.metrics.watchClient(service.client);
+  s.dashboard?.quota.watch(service.client);
   const setup: BatchSetup = { ...options, service, store, note: s.note };
   await cmd.open?.(setup);
   // Said loudly, and only now: a usage error (a refused journal, watch's refusals) comes before anything else.
@@ -456,6 +458,21 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     s.record('using the embedded emulator, not the real service');
   }
   return setup;
+}
+
+/** The metrics' client hooks and the dashboard's, each called (undefined: neither is served). */
+function bothHooks(
+  metrics: Pick<ClientHooks, 'onRetry' | 'onTransfer'> | undefined,
+  dashboard: Pick<ClientHooks, 'onRetry'> | undefined,
+): Omit<ClientHooks, 'log'> | undefined {
+  if (!metrics || !dashboard) return metrics ?? dashboard;
+  return {
+    ...metrics,
+    onRetry: (info) => {
+      dashboard.onRetry?.(info);
+      return metrics.onRetry?.(info);
+    },
+  };
 }
 
 /** Runs the batch to its end, prints the closing summary, and returns the command's exit code. */

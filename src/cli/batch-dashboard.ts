@@ -11,6 +11,7 @@ import {
   type DashboardServer,
   DashboardServerError,
   isLoopback,
+  QuotaView,
   startDashboardServer,
 } from '../pipeline/dashboard/index.ts';
 import type { DashboardAddress } from './dashboard-arg.ts';
@@ -20,6 +21,8 @@ import { UsageError } from './usage-error.ts';
 export interface BatchDashboard {
   readonly model: DashboardModel;
   readonly server: DashboardServer;
+  /** The client's quota (watch it once the client is made; its hooks count the 429s). */
+  readonly quota: QuotaView;
 }
 
 /** What the dashboard serves and does. */
@@ -45,6 +48,7 @@ export interface BatchDashboardOptions {
 export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<BatchDashboard | null> {
   if (opts.address === undefined) return null;
   const model = new DashboardModel(opts.command);
+  const quota = new QuotaView();
   const { heldBack } = opts;
   try {
     const server = await startDashboardServer({
@@ -54,13 +58,10 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
       outDir: opts.outDir,
       title: opts.title,
       actions: opts.actions,
-      ...(heldBack
-        ? {
-            refresh: () => {
-              model.batch.heldBack = heldBack().map((h) => ({ input: h.input, reason: h.reason }));
-            },
-          }
-        : {}),
+      refresh: () => {
+        model.batch.quota = quota.read();
+        if (heldBack) model.batch.heldBack = heldBack().map((h) => ({ input: h.input, reason: h.reason }));
+      },
     });
     const where = `genpipe: dashboard on ${server.url}`;
     const open = isLoopback(opts.address.host)
@@ -68,7 +69,7 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
       : ' (off loopback the page needs it too: open it as /?token=…)';
     opts.print(`${where} (actions need the token ${server.token}${open})`);
     opts.record(where);
-    return { model, server };
+    return { model, server, quota };
   } catch (err) {
     if (err instanceof DashboardServerError) {
       throw new UsageError([`--dashboard ${err.message}`, `Run 'genpipe ${opts.command} --help' for usage.`]);

@@ -80,6 +80,7 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
   page.on('pageerror', (e) => problems.push(e.message));
   await page.goto(`${url}?token=${encodeURIComponent(token!)}`);
   await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
+  await page.locator('#quota', { hasText: /^quota: \d+.* requests in .*; \d+ jobs .*429s: \d+/ }).waitFor();
   await page.screenshot({ path: join(shots, '1-first-file-succeeded.png') });
   // Set once: a reload would lose it.
   await page.evaluate(() => Object.assign(window, { notReloaded: true }));

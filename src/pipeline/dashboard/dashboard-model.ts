@@ -9,6 +9,7 @@
  */
 import type { PipelineEvent } from '../events.ts';
 import { FINAL_ITEM_STATES, type ItemState } from '../item.ts';
+import type { DashboardQuota } from './quota-view.ts';
 
 /** A file's status on the page: the report's, with `reused` for one done in an earlier run. */
 export type DashboardStatus = 'pending' | 'succeeded' | 'reused' | 'failed' | 'skipped' | 'unprocessed';
@@ -53,6 +54,8 @@ export interface DashboardBatch {
   heldBack: { input: string; reason: string }[];
   /** True for a page served from an out dir's journal, nothing running. */
   readOnly: boolean;
+  /** The client's quota now (null: no client, as from a journal). */
+  quota: DashboardQuota | null;
 }
 
 /** Everything the page needs at first paint. */
@@ -107,7 +110,15 @@ export class DashboardModel {
   readonly batch: DashboardBatch;
 
   constructor(command: string, readOnly = false) {
-    this.batch = { command, startedAt: null, stopping: null, finishedAt: null, heldBack: [], readOnly };
+    this.batch = {
+      command,
+      startedAt: null,
+      stopping: null,
+      finishedAt: null,
+      heldBack: [],
+      readOnly,
+      quota: null,
+    };
   }
 
   /** Takes one event of the batch in (a sink of RunOptions.onEvent). */

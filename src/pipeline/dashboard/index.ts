@@ -19,3 +19,4 @@ export {
   isLoopback,
   startDashboardServer,
 } from './dashboard-server.ts';
+export { type DashboardQuota, QuotaView } from './quota-view.ts';

@@ -127,7 +127,16 @@ function drawGlance() {
   const b = batch || {};
   $('batch').textContent = b.readOnly ? 'read from the journal, nothing running' :
     b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
+  drawQuota(b.quota);
   if (filter === 'held_back') drawHeld();
+}
+function drawQuota(q) {
+  if (!q) { $('quota').textContent = ''; return; }
+  const win = q.windowMs === null ? 'window not learned yet' : 'the ' + secs(q.windowMs) + ' window';
+  const limit = q.limit === null ? '' : ' of ' + q.limit;
+  const ceiling = q.ceiling === null ? 'ceiling not learned' : 'ceiling ' + q.ceiling;
+  $('quota').textContent = 'quota: ' + q.used + limit + ' requests in ' + win + '; ' + q.jobs + ' jobs (' + ceiling + ')'
+    + (q.waiting ? ', ' + q.waiting + ' waiting' : '') + '; 429s: ' + q.rateLimited + ', retry waits: ' + q.retries;
 }
 function drawHeld() {
   const box = $('detail');

@@ -4,7 +4,7 @@ export const DASHBOARD_STYLE = `
 body { margin: 0; display: grid; grid-template-rows: auto auto 1fr; height: 100vh; }
 header { padding: 8px 14px; border-bottom: 1px solid #8884; display: flex; gap: 12px; align-items: center; flex-wrap: wrap; }
 header h1 { font-size: 16px; margin: 0; }
-#batch { color: #777; }
+#batch, #quota { color: #777; }
 #tokenbox { margin-left: auto; display: flex; gap: 6px; align-items: center; }
 button { font: inherit; padding: 3px 10px; cursor: pointer; }
 button:disabled { cursor: default; opacity: .5; }
@@ -32,6 +32,7 @@ aside h2 { font-size: 15px; word-break: break-all; }
 aside table { border-collapse: collapse; width: 100%; font-size: 12px; }
 aside td { border-top: 1px solid #8883; padding: 2px 4px; vertical-align: top; word-break: break-word; }
 aside img { max-width: 100%; }
-aside td.mono { white-space: nowrap; }
+aside td.mono, aside td:first-child { white-space: nowrap; word-break: normal; }
+#history td:nth-child(2) { white-space: nowrap; }
 #note { padding: 4px 14px; color: #777; }
 `;
