@@ -125,6 +125,11 @@ export interface BatchCommand {
    * file it sees anew), for the store to decide; the answer in words. Absent: the command cannot.
    */
   retake?(input: string): Promise<string>;
+  /**
+   * True once for an input `retake` took in again: its admission retries its failure as --retry-failed
+   * would (the store's own decision, with that flag for this file).
+   */
+  retryFailedOnce?(input: string): boolean;
   /** The files held back as incomplete now, with why (watch's), for the dashboard. */
   heldBack?(): readonly { input: string; reason: string }[];
   /** Sees every event of the batch before the progress display. */
@@ -480,13 +485,19 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
   const { cmd, flags } = s;
   const setup = await setUp(s, request.inputDir);
   const { service, store } = setup;
-  const journaling = await journalRunOptions(store, setup.recipe, flags, {
-    inputDir: setup.inputDir,
-    service: service.identity,
-    formerServices: service.formerIdentities,
-    options: recordedFlags(cmd.name, flags),
-    embedded: service.emulator !== null,
-  });
+  const journaling = await journalRunOptions(
+    store,
+    setup.recipe,
+    flags,
+    {
+      inputDir: setup.inputDir,
+      service: service.identity,
+      formerServices: service.formerIdentities,
+      options: recordedFlags(cmd.name, flags),
+      embedded: service.emulator !== null,
+    },
+    cmd.retryFailedOnce?.bind(cmd),
+  );
   const metrics = s.metrics?.metrics;
   // The poll loop's duration model tells the metrics how late each job's end was noticed.
   if (metrics && journaling.jobDurations) {

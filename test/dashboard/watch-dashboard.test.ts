@@ -2,7 +2,8 @@
  * `genpipe watch --dashboard 0` in headless Chromium (Debian's chromium through playwright-core): a
  * file dropped into the inbox appears and reaches succeeded without a reload; a 9000 px image shows
  * its refusal reason; a retryable failure (the emulator's fault, then faults off) retried from the page
- * succeeds with exactly one more generation at the emulator; the stop button ends the watch; the page
+ * succeeds with exactly one more generation at the emulator; a failure that is the file's own (a refused
+ * prompt) retried from the page is sent once more, as --retry-failed would; the stop button ends the watch; the page
  * logs no console error, and a screenshot of each state is written to a folder under the OS temp dir.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { imageTooManyPixelsDetail } from '../../src/spec/index.ts';
 import { usePromptFolders } from '../cli/prompt-folder.ts';
 import { cliEnv } from '../cli/run-cli.ts';
 import { writePng } from '../client/client-helpers.ts';
-import { adminRows, call, KEY, startTestEmulator } from '../helpers/emulator.ts';
+import { adminRows, call, KEY, startTestEmulator, until } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
@@ -27,7 +28,7 @@ let browser: Browser;
 const shots = mkdtempSync(join(tmpdir(), 'genpipe-dashboard-shots-'));
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
+  emu = await startTestEmulator({ blocked_words: ['forbidden'] });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   console.log(`dashboard screenshots: ${shots}`);
 });
@@ -189,5 +190,38 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
   expect(problems).toEqual([]);
+  await page.close();
+}, 120_000);
+
+it("retries a failure that is the file's own as --retry-failed would: sent once more", async () => {
+  const { input: inbox, out } = promptFolder({ 'no.txt': 'a forbidden fox' });
+  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const child = spawnGenpipe(
+    ['watch', inbox, '--out', out, '--quiet-ms', '200', '--rescan-ms', '300', '--dashboard', '0'],
+    cliEnv(emu),
+  );
+  const said = /dashboard on (http:\/\/\S+) \(actions need the token (\S+)\)/;
+  await child.until(() => said.test(child.stderr()), 'the address');
+  const [, url, token] = said.exec(child.stderr())!;
+  const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
+  await page.goto(`${url}?token=${encodeURIComponent(token!)}`);
+  const failed = row(page, 'no.txt', 'failed');
+  await failed.waitFor({ timeout: 30_000 });
+  const reason = await failed.locator('.reason').textContent();
+  const sent = async () =>
+    (await adminRows(emu)).filter((r) => r.failure_code !== null && r.type === 'image').length;
+  const before = await sent();
+
+  await failed.click();
+  await page.locator('#retry-one').click();
+  // Sent once more (refused again, the prompt being what it is), and no more.
+  await until(async () => (await sent()) === before + 1);
+  await page.locator('#history td.reason', { hasText: 'retried' }).first().waitFor({ timeout: 30_000 });
+  await row(page, 'no.txt', 'failed').waitFor({ timeout: 30_000 });
+  expect(await row(page, 'no.txt', 'failed').locator('.reason').textContent()).toBe(reason);
+  await page.screenshot({ path: join(shots, '7-retried-as-retry-failed.png') });
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+  expect(await sent()).toBe(before + 1);
   await page.close();
 }, 120_000);

@@ -164,6 +164,8 @@ class WatchCommand implements BatchCommand {
   private readonly counts = newProgressState();
   /** Inputs the watcher handed over that failed its completeness check, and why. */
   private readonly incomplete = new Map<string, string>();
+  /** Inputs the dashboard's retry took in again, until their admission (retryFailedOnce). */
+  private readonly retryAsFlag = new Set<string>();
   private dir = '';
   /** The watcher once started (kept for its stats after it closed). */
   private started: Watcher | null = null;
@@ -404,15 +406,22 @@ class WatchCommand implements BatchCommand {
 
   /**
    * The dashboard's retry: the watcher forgets the file and rescans, so it is seen anew, settles and is
-   * handed over like any file; the store decides whether it is sent again (a retryable failure is).
+   * handed over like any file; its admission is the store's decision with --retry-failed for this file
+   * (a failure at the service is sent again, its upload reused while recent; outputs already there are
+   * never paid again).
    */
   async retake(input: string): Promise<string> {
     const watcher = this.watcher;
     if (watcher === null || this.stopping)
       throw new Error('the watch is stopping: it takes nothing in any more');
+    this.retryAsFlag.add(input);
     watcher.forget(input);
     void watcher.rescanNow();
     return `${input} taken again: once it is seen settled the journal decides whether it is sent`;
+  }
+
+  retryFailedOnce(input: string): boolean {
+    return this.retryAsFlag.delete(input);
   }
 
   heldBack(): readonly { input: string; reason: string }[] {
