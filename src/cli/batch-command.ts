@@ -125,6 +125,9 @@ export interface BatchCommand {
    * file it sees anew), for the store to decide; the answer in words. Absent: the command cannot.
    */
   retake?(input: string): Promise<string>;
+  /** `--dashboard`'s pause and resume of the intake: no new file is started meanwhile (watch's). */
+  pauseIntake?(): Promise<string>;
+  resumeIntake?(): Promise<string>;
   /**
    * True once for an input `retake` took in again: its admission retries its failure as --retry-failed
    * would (the store's own decision, with that flag for this file).
@@ -310,7 +313,16 @@ function stopBatch(s: Session, reason: string, note: string | null, end: string 
 function dashboardActions(s: Session): DashboardActions {
   const { cmd } = s;
   const retake = cmd.retake?.bind(cmd);
+  const pause = cmd.pauseIntake?.bind(cmd);
+  const resume = cmd.resumeIntake?.bind(cmd);
+  const intake = (paused: boolean, act: () => Promise<string>) => async () => {
+    const said = await act();
+    if (s.dashboard) s.dashboard.model.batch.intakePaused = paused;
+    s.note(said);
+    return said;
+  };
   return {
+    ...(pause && resume ? { pause: intake(true, pause), resume: intake(false, resume) } : {}),
     stop: async () => {
       if (s.stopReason !== null) return 'already stopping';
       stopBatch(

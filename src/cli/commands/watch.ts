@@ -47,6 +47,7 @@ import {
 } from '../../pipeline/index.ts';
 import { inputPathIn } from '../../pipeline/raw-names.ts';
 import type { WatcherOptions } from '../../pipeline/watch/index.ts';
+import { plural } from '../../spec/plural.ts';
 import {
   type BatchCommand,
   type BatchSetup,
@@ -420,6 +421,21 @@ class WatchCommand implements BatchCommand {
     return `${input} taken again: once it is seen settled the journal decides whether it is sent`;
   }
 
+  /** The dashboard's pause: files are still watched, settled and queued, none is started until resumed. */
+  async pauseIntake(): Promise<string> {
+    if (this.queue.paused) return 'the intake is paused already';
+    this.queue.pause();
+    this.summary.set(this.summaryText());
+    return 'intake paused: files are still watched and queued, none is started until resumed';
+  }
+
+  async resumeIntake(): Promise<string> {
+    if (!this.queue.paused) return 'the intake is not paused';
+    this.queue.resume();
+    this.summary.set(this.summaryText());
+    return `intake resumed: ${plural(this.queue.size, 'file')} waiting taken in`;
+  }
+
   retryFailedOnce(input: string): boolean {
     return this.retryAsFlag.delete(input);
   }
@@ -473,7 +489,10 @@ class WatchCommand implements BatchCommand {
   }
 
   private summaryText(): string {
-    return summaryText(shown(this.dir), this.counts, this.started!.stats(), this.pausedBecause);
+    const intake = this.queue.paused
+      ? `intake paused from the dashboard, ${plural(this.queue.size, 'file')} waiting`
+      : null;
+    return summaryText(shown(this.dir), this.counts, this.started!.stats(), this.pausedBecause ?? intake);
   }
 }
 

@@ -56,6 +56,8 @@ export interface DashboardBatch {
   readOnly: boolean;
   /** The client's quota now (null: no client, as from a journal). */
   quota: DashboardQuota | null;
+  /** The intake is paused (the dashboard's pause of a watch). */
+  intakePaused: boolean;
 }
 
 /** Everything the page needs at first paint. */
@@ -118,6 +120,7 @@ export class DashboardModel {
       heldBack: [],
       readOnly,
       quota: null,
+      intakePaused: false,
     };
   }
 

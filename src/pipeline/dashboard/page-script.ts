@@ -126,7 +126,7 @@ function drawGlance() {
   $('progress').textContent = done + ' of ' + (counts.total || 0) + ' done' + (stages ? '; in progress: ' + stages : '') + rate;
   const b = batch || {};
   $('batch').textContent = b.readOnly ? 'read from the journal, nothing running' :
-    b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
+    b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
   drawQuota(b.quota);
   if (filter === 'held_back') drawHeld();
 }
