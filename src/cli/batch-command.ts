@@ -12,7 +12,6 @@
  */
 
 import { isAbsolute, relative, resolve } from 'node:path';
-import type { ClientHooks } from '../client/index.ts';
 import type { DashboardActions } from '../pipeline/dashboard/index.ts';
 import {
   type Batch,
@@ -41,7 +40,7 @@ import {
 import { printable } from '../pipeline/progress/index.ts';
 import { secretsOf } from '../pipeline/store/postgres/index.ts';
 import { plural } from '../spec/plural.ts';
-import { type BatchDashboard, startBatchDashboard } from './batch-dashboard.ts';
+import { type BatchDashboard, bothHooks, startBatchDashboard } from './batch-dashboard.ts';
 import { type BatchMetrics, startBatchMetrics } from './batch-metrics.ts';
 import { type BatchFlags, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
@@ -475,21 +474,6 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     s.record('using the embedded emulator, not the real service');
   }
   return setup;
-}
-
-/** The metrics' client hooks and the dashboard's, each called (undefined: neither is served). */
-function bothHooks(
-  metrics: Pick<ClientHooks, 'onRetry' | 'onTransfer'> | undefined,
-  dashboard: Pick<ClientHooks, 'onRetry'> | undefined,
-): Omit<ClientHooks, 'log'> | undefined {
-  if (!metrics || !dashboard) return metrics ?? dashboard;
-  return {
-    ...metrics,
-    onRetry: (info) => {
-      dashboard.onRetry?.(info);
-      return metrics.onRetry?.(info);
-    },
-  };
 }
 
 /** Runs the batch to its end, prints the closing summary, and returns the command's exit code. */

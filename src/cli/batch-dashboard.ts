@@ -5,6 +5,7 @@
  * (exit 2) before anything is sent. Its address and the token its actions need are printed on stderr
  * (the token never in the log file).
  */
+import type { ClientHooks } from '../client/index.ts';
 import {
   type DashboardActions,
   DashboardModel,
@@ -28,9 +29,11 @@ export interface BatchDashboard {
 /** What the dashboard serves and does. */
 export interface BatchDashboardOptions {
   address: DashboardAddress | undefined;
-  command: 'run' | 'watch';
-  inputDir: string;
-  outDir: string;
+  command: 'run' | 'watch' | 'worker';
+  /** Where the inputs are (their thumbnails); null: none (a worker's, of many out dirs). */
+  inputDir: string | null;
+  /** Where thumbnails are kept; null: none. */
+  outDir: string | null;
   title: string;
   actions: DashboardActions;
   heldBack?: () => readonly { input: string; reason: string }[];
@@ -54,8 +57,8 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
     const server = await startDashboardServer({
       ...opts.address,
       model,
-      inputDir: opts.inputDir,
-      outDir: opts.outDir,
+      inputDir: opts.outDir === null ? null : opts.inputDir,
+      outDir: opts.outDir ?? '',
       title: opts.title,
       actions: opts.actions,
       refresh: () => {
@@ -76,4 +79,19 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
     }
     throw err;
   }
+}
+
+/** The metrics' client hooks and the dashboard's, each called (undefined: neither is served). */
+export function bothHooks(
+  metrics: Pick<ClientHooks, 'onRetry' | 'onTransfer'> | undefined,
+  dashboard: Pick<ClientHooks, 'onRetry'> | undefined,
+): Omit<ClientHooks, 'log'> | undefined {
+  if (!metrics || !dashboard) return metrics ?? dashboard;
+  return {
+    ...metrics,
+    onRetry: (info) => {
+      dashboard.onRetry?.(info);
+      return metrics.onRetry?.(info);
+    },
+  };
 }

@@ -123,6 +123,7 @@ export const COMMAND_EXITS: Readonly<Record<string, ExitMeanings>> = {
     [EXIT.stoppedEarly]: 'the PostgreSQL store (--store) could not be reached',
   },
   worker: {
+    [EXIT.ok]: 'stopped from its dashboard (--dashboard): the files in its hands go back to the queue',
     [EXIT.failed]: 'an error that ended the worker',
     [EXIT.usage]: `${USAGE}; also no store (--store or GENPIPE_STORE), or --metrics-host without --metrics-port`,
     [EXIT.stoppedEarly]:

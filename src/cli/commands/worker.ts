@@ -13,6 +13,7 @@ import {
 } from '../batch-options.ts';
 import { AGAINST_SERVE, addExamples } from '../command-examples.ts';
 import { addServiceOptions, intArg, MAX_POLL_INTERVAL_S } from '../command-flags.ts';
+import { DASHBOARD_DEFAULT_HOST, dashboardArg } from '../dashboard-arg.ts';
 import type { WorkerOnlyFlags as DistributedFlags } from '../distributed.ts';
 import { printError } from '../print-error.ts';
 import { ENV } from '../service-config.ts';
@@ -59,6 +60,11 @@ export function registerWorker(program: Command): void {
     .option(
       '--metrics-host <host>',
       `the address the metrics server listens on (default ${METRICS_DEFAULT_HOST}; 0.0.0.0 exposes it to the network)`,
+    )
+    .option(
+      '--dashboard <[host:]port>',
+      `serve a live page of the worker's files in a browser on this port while it runs (host default ${DASHBOARD_DEFAULT_HOST}; 0 picks a free port); the address and the token its stop needs are printed on stderr`,
+      dashboardArg,
     )
     .addOption(new Option('--heartbeat <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
