@@ -113,8 +113,8 @@ export const COMMAND_EXITS: Readonly<Record<string, ExitMeanings>> = {
   'legacy get': CLIENT_CALL,
   dashboard: {
     [EXIT.ok]: 'stopped by SIGINT / SIGTERM after serving the page',
-    [EXIT.failed]: 'the journal could not be read',
-    [EXIT.usage]: `${USAGE}; also no journal at the out dir, a --journal file that does not exist, an address that cannot be listened on, or --store (not served yet)`,
+    [EXIT.failed]: 'the journal or the store could not be read',
+    [EXIT.usage]: `${USAGE}; also no journal at the out dir, a --journal file that does not exist, or an address that cannot be listened on`,
   },
   status: {
     [EXIT.ok]: 'the summary was printed (whatever the runs it tells of ended with)',

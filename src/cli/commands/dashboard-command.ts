@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { defaultJournalPath } from '../../pipeline/store/sqlite/journal-file.ts';
 import { addExamples } from '../command-examples.ts';
 import { DASHBOARD_DEFAULT_HOST, type DashboardAddress, dashboardArg } from '../dashboard-arg.ts';
-import { storeUrlOf } from '../store-url.ts';
+import { STORE_HELP, storeUrlOf } from '../store-url.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** Registers `genpipe dashboard`. */
@@ -28,7 +28,10 @@ export function registerDashboard(program: Command): void {
       '--journal <path>',
       'the journal file, when the runs used --journal (default <out-dir>/.genpipe/journal.db)',
     )
-    .option('--store <url>', 'a PostgreSQL store (not served by this command yet)');
+    .option(
+      '--store <url>',
+      `${STORE_HELP.replace('to keep the journal in instead of the journal file', 'the runs kept their journal in')}; the workers on it are shown too`,
+    );
   addExamples(cmd, {
     examples: [
       {
@@ -40,10 +43,12 @@ export function registerDashboard(program: Command): void {
   cmd.action(
     async (outArg: string, opts: { listen?: DashboardAddress; journal?: string; store?: string }) => {
       const outDir = resolve(outArg);
-      if (storeUrlOf(opts) !== null) {
-        throw new UsageError(
-          'genpipe dashboard reads a journal file; a PostgreSQL store (--store or GENPIPE_STORE) is not served yet: give the out dir of a run without --store',
-        );
+      const address = opts.listen ?? { host: DASHBOARD_DEFAULT_HOST, port: 0 };
+      const storeUrl = storeUrlOf(opts);
+      if (storeUrl !== null) {
+        const { serveOutDirDashboard } = await import('./dashboard.ts');
+        process.exitCode = await serveOutDirDashboard(outDir, { storeUrl }, address);
+        return;
       }
       const path = opts.journal ? resolve(opts.journal) : defaultJournalPath(outDir);
       if (!existsSync(path)) {
@@ -53,12 +58,8 @@ export function registerDashboard(program: Command): void {
             : `no journal at ${path}: nothing ran with ${outArg} as its --out (or the runs used --journal <path>: pass it here too)`,
         );
       }
-      const { serveJournalDashboard } = await import('./dashboard.ts');
-      process.exitCode = await serveJournalDashboard(
-        outDir,
-        path,
-        opts.listen ?? { host: DASHBOARD_DEFAULT_HOST, port: 0 },
-      );
+      const { serveOutDirDashboard } = await import('./dashboard.ts');
+      process.exitCode = await serveOutDirDashboard(outDir, { journal: path }, address);
     },
   );
 }

@@ -58,6 +58,17 @@ export interface DashboardBatch {
   quota: DashboardQuota | null;
   /** The intake is paused (the dashboard's pause of a watch). */
   intakePaused: boolean;
+  /** The workers on the store (`genpipe dashboard --store`); null: no store read. */
+  workers: DashboardWorker[] | null;
+}
+
+/** A worker on the store, as its heartbeat row says. */
+export interface DashboardWorker {
+  host: string;
+  pid: number;
+  alive: boolean;
+  inHand: number;
+  seenAgoMs: number;
 }
 
 /** Everything the page needs at first paint. */
@@ -121,6 +132,7 @@ export class DashboardModel {
       readOnly,
       quota: null,
       intakePaused: false,
+      workers: null,
     };
   }
 

@@ -9,6 +9,7 @@ export {
   type DashboardRow,
   type DashboardSnapshot,
   type DashboardStatus,
+  type DashboardWorker,
   statusOf,
 } from './dashboard-model.ts';
 export {

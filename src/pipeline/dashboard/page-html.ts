@@ -39,6 +39,7 @@ export function dashboardPage(opts: DashboardPageOptions): string {
 <span id="batch"></span>
 <span id="progress"></span>
 <span id="quota"></span>
+<span id="workers"></span>
 <span id="tokenbox"><span id="actions"></span><span id="lock"></span><span id="said" role="status"></span></span>
 </header>
 <div id="glance"><span id="chips"></span><input id="search" type="search" placeholder="search names, reasons, generation ids" aria-label="search"></div>

@@ -128,7 +128,15 @@ function drawGlance() {
   $('batch').textContent = b.readOnly ? 'read from the journal, nothing running' :
     b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
   drawQuota(b.quota);
+  drawWorkers(b.workers);
   if (filter === 'held_back') drawHeld();
+}
+function drawWorkers(ws) {
+  if (!ws) { $('workers').textContent = ''; return; }
+  const alive = ws.filter((w) => w.alive);
+  const gone = ws.length - alive.length;
+  $('workers').textContent = 'workers: ' + alive.length + ' alive' + (gone ? ', ' + gone + ' gone' : '')
+    + alive.map((w) => '; ' + w.host + ' pid ' + w.pid + ', ' + w.inHand + ' in hand, seen ' + secs(w.seenAgoMs) + ' ago').join('');
 }
 function drawQuota(q) {
   if (!q) { $('quota').textContent = ''; return; }

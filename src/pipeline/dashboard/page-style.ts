@@ -4,7 +4,7 @@ export const DASHBOARD_STYLE = `
 body { margin: 0; display: grid; grid-template-rows: auto auto 1fr; height: 100vh; }
 header { padding: 8px 14px; border-bottom: 1px solid #8884; display: flex; gap: 12px; align-items: center; flex-wrap: wrap; }
 header h1 { font-size: 16px; margin: 0; }
-#batch, #quota { color: #777; }
+#batch, #quota, #workers { color: #777; }
 #tokenbox { margin-left: auto; display: flex; gap: 6px; align-items: center; }
 button { font: inherit; padding: 3px 10px; cursor: pointer; }
 button:disabled { cursor: default; opacity: .5; }
