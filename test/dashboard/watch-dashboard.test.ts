@@ -193,7 +193,7 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
   await page.close();
 }, 120_000);
 
-it("retries a failure that is the file's own as --retry-failed would: sent once more", async () => {
+it("retries a failure that is the file's own as --retry-failed would: sent once more, by itself and with every failed file", async () => {
   const { input: inbox, out } = promptFolder({ 'no.txt': 'a forbidden fox' });
   writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
   const child = spawnGenpipe(
@@ -220,9 +220,19 @@ it("retries a failure that is the file's own as --retry-failed would: sent once 
   await row(page, 'no.txt', 'failed').waitFor({ timeout: 30_000 });
   expect(await row(page, 'no.txt', 'failed').locator('.reason').textContent()).toBe(reason);
   await page.screenshot({ path: join(shots, '7-retried-as-retry-failed.png') });
+
+  // Retry every failed file: the one failed file once more, through the same path.
+  const all = await fetch(`${url}api/actions/retry-all`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  expect(await all.json()).toEqual({ message: 'taken again: 1 failed file' });
+  await until(async () => (await sent()) === before + 2);
+  await row(page, 'no.txt', 'failed').waitFor({ timeout: 30_000 });
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
-  expect(await sent()).toBe(before + 1);
+  expect(await sent()).toBe(before + 2);
   await page.close();
 }, 120_000);
 
