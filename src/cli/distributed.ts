@@ -282,6 +282,7 @@ export async function executeWorker(
     const on = (signal: 'SIGINT' | 'SIGTERM') => {
       signalled ??= signal;
       metrics?.health.stopping(signal);
+      if (dashboard) dashboard.model.batch.stopping = `stopping: ${signal}`;
       say(`worker: ${signal}: the items in hand stop and go back to the queue`);
       res();
     };
@@ -289,6 +290,7 @@ export async function executeWorker(
     process.once('SIGTERM', () => on('SIGTERM'));
     stopNow = () => {
       stoppedFromPage = signalled === null;
+      if (dashboard) dashboard.model.batch.stopping = 'stopping: from the dashboard';
       say('worker: stopped from the dashboard: the items in hand stop and go back to the queue');
       res();
     };

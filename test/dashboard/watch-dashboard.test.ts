@@ -89,6 +89,15 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
   writeFileSync(join(inbox, 'photo.png'), await noisePng(64, 64));
   await row(page, 'photo.png', 'succeeded').waitFor({ timeout: 30_000 });
   expect(await page.locator('.row[data-input="photo.png"] img').count()).toBe(1);
+  // Its detail: the request sent, its outputs with previews.
+  await row(page, 'photo.png', 'succeeded').click();
+  await page.locator('#request', { hasText: 'watercolor' }).waitFor();
+  const preview = page.locator('#outputs img').first();
+  await preview.waitFor();
+  await page.waitForFunction(() => {
+    const img = document.querySelector<HTMLImageElement>('#outputs img');
+    return img?.complete === true && img.naturalWidth > 0;
+  });
   await page.screenshot({ path: join(shots, '2-dropped-file-succeeded.png') });
 
   await writePng(join(inbox, 'big.png'), 9000, 30);
@@ -127,6 +136,7 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
   const exited = await child.exited;
   expect(exited.code, child.stderr()).toBe(0);
   expect(child.stderr()).toContain('stopped from the dashboard');
+  await page.locator('#said', { hasText: 'the batch has ended' }).waitFor();
   expect(problems).toEqual([]);
   await page.close();
 }, 120_000);

@@ -14,8 +14,9 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { RESULT_FILE } from '../report/item-paths.ts';
 import { makeThumbnail, THUMBS_DIR, thumbKindOfName } from '../report/thumbnails.ts';
 import type { DashboardModel } from './dashboard-model.ts';
 import { dashboardPage } from './page-html.ts';
@@ -164,8 +165,55 @@ async function sendThumb(opts: DashboardServerOptions, id: number, reply: Fastif
   const kind = row ? thumbKindOfName(row.input) : null;
   // 204, not 404: a file without a thumbnail is no error (the page shows a placeholder).
   if (!row || !kind || opts.inputDir === null) return reply.code(204).send();
+  return sendMade(opts, join(opts.inputDir, ...row.input.split('/')), kind, reply);
+}
+
+/** What a file's result.json (`<out>/<place>/result.json`) tells the detail pane; null without one. */
+async function resultOf(
+  opts: DashboardServerOptions,
+  id: number,
+): Promise<{ request: unknown; outputs: string[]; timings: unknown } | null> {
+  const row = opts.model.row(id);
+  if (!row?.place || !opts.outDir) return null;
+  const file = resolve(opts.outDir, ...row.place.split('/'), RESULT_FILE);
+  // The place is the store's or an event's; still, nothing outside the out dir is read.
+  if (!file.startsWith(resolve(opts.outDir) + sep)) return null;
+  try {
+    const r = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    const outputs = Array.isArray(r.outputs)
+      ? r.outputs.filter((o): o is string => typeof o === 'string')
+      : [];
+    return { request: r.request ?? null, outputs, timings: r.timings ?? null };
+  } catch {
+    return null;
+  }
+}
+
+/** Sends the preview of a file's `n`th output (made as report.html's thumbnails are), or 204. */
+async function sendOutput(
+  opts: DashboardServerOptions,
+  id: number,
+  n: number,
+  reply: FastifyReply,
+): Promise<void> {
+  const result = await resultOf(opts, id);
+  const rel = result?.outputs[n];
+  const kind = rel ? thumbKindOfName(rel) : null;
+  if (!rel || !kind) return reply.code(204).send();
+  const source = resolve(opts.outDir, ...rel.split('/'));
+  if (!source.startsWith(resolve(opts.outDir) + sep)) return reply.code(204).send();
+  return sendMade(opts, source, kind, reply);
+}
+
+/** Makes (or reuses) the thumbnail of `source` and sends it; 204 when it cannot be made. */
+async function sendMade(
+  opts: DashboardServerOptions,
+  source: string,
+  kind: 'image' | 'video',
+  reply: FastifyReply,
+): Promise<void> {
   const thumbsDir = join(opts.outDir, THUMBS_DIR);
-  const name = await makeThumbnail(join(opts.inputDir, ...row.input.split('/')), kind, thumbsDir);
+  const name = await makeThumbnail(source, kind, thumbsDir);
   if (!name) return reply.code(204).send();
   const bytes = await readFile(join(thumbsDir, name));
   const type = name.endsWith('.png') ? 'image/png' : name.endsWith('.webp') ? 'image/webp' : 'image/jpeg';
@@ -259,8 +307,11 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
     const id = Number(req.params.id);
     const row = opts.model.row(id);
     if (!row) return reply.code(404).send({ error: 'no such file' });
-    return { row, history: opts.model.historyOf(id) };
+    return { row, history: opts.model.historyOf(id), result: await resultOf(opts, id) };
   });
+  app.get<{ Params: { id: string; n: string } }>('/outputs/:id/:n', (req, reply) =>
+    sendOutput(opts, Number(req.params.id), Number(req.params.n), reply),
+  );
   app.get<{ Params: { id: string } }>('/thumbs/:id', (req, reply) =>
     sendThumb(opts, Number(req.params.id), reply),
   );

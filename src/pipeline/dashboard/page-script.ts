@@ -191,6 +191,7 @@ async function showDetail(id) {
     b.addEventListener('click', () => act('retry', { id: r.id }));
     box.append(b);
   }
+  if (d.result) drawResult(box, r, d.result);
   box.append(el('h3', null, 'Steps'));
   const h = el('table');
   h.id = 'history';
@@ -200,6 +201,39 @@ async function showDetail(id) {
     h.append(tr);
   }
   box.append(h);
+}
+function drawResult(box, r, result) {
+  if (result.outputs.length) {
+    box.append(el('h3', null, 'Outputs'));
+    const outs = el('div');
+    outs.id = 'outputs';
+    result.outputs.forEach((name, n) => {
+      const fig = el('figure');
+      const img = el('img');
+      img.alt = '';
+      img.src = withToken('outputs/' + r.id + '/' + n);
+      img.addEventListener('error', () => img.remove());
+      fig.append(img, el('figcaption', 'mono', name));
+      outs.append(fig);
+    });
+    box.append(outs);
+  }
+  if (result.timings) {
+    box.append(el('h3', null, 'Timings'));
+    const t = el('table');
+    for (const [stage, v] of Object.entries(result.timings)) {
+      const tr = el('tr');
+      tr.append(el('td', null, stage), el('td', null, v && typeof v.duration_ms === 'number' ? secs(v.duration_ms) : ''));
+      t.append(tr);
+    }
+    box.append(t);
+  }
+  if (result.request) {
+    box.append(el('h3', null, 'Request'));
+    const pre = el('pre', 'mono', JSON.stringify(result.request, null, 2));
+    pre.id = 'request';
+    box.append(pre);
+  }
 }
 async function act(name, body) {
   if (!token) {
@@ -235,6 +269,13 @@ function follow() {
     counts = d.counts;
     batch = d.batch;
     schedule(true);
+  };
+  // A batch that stopped or finished ends its stream for good: no reconnecting to a closed server.
+  es.onerror = () => {
+    if (batch && (batch.stopping || batch.finishedAt)) {
+      es.close();
+      $('said').textContent = 'the batch has ended: this page no longer updates';
+    }
   };
 }
 async function start() {

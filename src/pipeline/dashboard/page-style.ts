@@ -35,4 +35,7 @@ aside img { max-width: 100%; }
 aside td.mono, aside td:first-child { white-space: nowrap; word-break: normal; }
 #history td:nth-child(2) { white-space: nowrap; }
 #note { padding: 4px 14px; color: #777; }
+#outputs figure { margin: 0 0 8px; }
+#outputs img { max-width: 100%; }
+#request { white-space: pre-wrap; word-break: break-word; }
 `;
