@@ -2,10 +2,11 @@
  * `npm run bench [name...]`: runs the benches, prints one table and writes bench/results/<name>.json.
  * Names: emulator-get, emulator-upload, emulator-chains, client-upload, client-pacing, pipeline-schedule,
  * pipeline-overhead, pipeline-discover, pipeline-journal, pipeline-quota, pipeline-scale, pipeline-chain,
- * watch-restart, report-html, distributed, worker-session, same-content, startup (all when none given).
+ * watch-restart, report-html, dashboard, distributed, worker-session, same-content, startup (all when none given).
  */
 import { benchClientPacing } from './client-pacing.bench.ts';
 import { benchClientUpload } from './client-upload.bench.ts';
+import { benchDashboard } from './dashboard.bench.ts';
 import { benchDistributed } from './distributed.bench.ts';
 import { benchGetThroughput, benchPresignedUploadMemory } from './emulator.bench.ts';
 import { benchEmulatorChains } from './emulator-chains.bench.ts';
@@ -38,6 +39,7 @@ const BENCHES: Record<string, () => Promise<{ rows: BenchRow[]; data: unknown }>
   'pipeline-chain': benchPipelineChain,
   'watch-restart': benchWatchRestart,
   'report-html': benchReportHtml,
+  dashboard: benchDashboard,
   distributed: benchDistributed,
   'worker-session': benchWorkerSession,
   'same-content': benchSameContent,

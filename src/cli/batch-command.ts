@@ -12,6 +12,7 @@
  */
 
 import { isAbsolute, relative, resolve } from 'node:path';
+import type { DashboardActions } from '../pipeline/dashboard/index.ts';
 import {
   type Batch,
   type BatchResult,
@@ -39,6 +40,7 @@ import {
 import { printable } from '../pipeline/progress/index.ts';
 import { secretsOf } from '../pipeline/store/postgres/index.ts';
 import { plural } from '../spec/plural.ts';
+import { type BatchDashboard, bothHooks, startBatchDashboard } from './batch-dashboard.ts';
 import { type BatchMetrics, startBatchMetrics } from './batch-metrics.ts';
 import { type BatchFlags, recordedFlags, resolveBatchOptions } from './batch-options.ts';
 import {
@@ -117,6 +119,21 @@ export interface BatchCommand {
     journaling: Journaling,
     metrics: GenpipeMetrics | null,
   ): Partial<RunOptions> | Promise<Partial<RunOptions>>;
+  /**
+   * `--dashboard`'s retry of a failed input: takes it in again as the command takes a file (watch: as a
+   * file it sees anew), for the store to decide; the answer in words. Absent: the command cannot.
+   */
+  retake?(input: string): Promise<string>;
+  /** `--dashboard`'s pause and resume of the intake: no new file is started meanwhile (watch's). */
+  pauseIntake?(): Promise<string>;
+  resumeIntake?(): Promise<string>;
+  /**
+   * True once for an input `retake` took in again: its admission retries its failure as --retry-failed
+   * would (the store's own decision, with that flag for this file).
+   */
+  retryFailedOnce?(input: string): boolean;
+  /** The files held back as incomplete now, with why (watch's), for the dashboard. */
+  heldBack?(): readonly { input: string; reason: string }[];
   /** Sees every event of the batch before the progress display. */
   observe?(event: PipelineEvent): void;
   /** Stops taking in new items (more calls: nothing): on the first signal, the batch's end, the teardown. */
@@ -169,6 +186,8 @@ interface Session {
   retryNotes: RetryNotes | null;
   /** `--metrics-port`: the batch's metrics and their server, once started. */
   metrics: BatchMetrics | null;
+  /** `--dashboard`: the batch's dashboard, once started. */
+  dashboard: BatchDashboard | null;
   /** Why the batch stopped early, once it ended (a journal failure is then said already). */
   stopCause: BatchStop['cause'] | null;
 }
@@ -209,6 +228,7 @@ export async function executeBatch(cmd: BatchCommand, request: BatchRequest): Pr
     record: (text) => session.log?.line('note', text),
     retryNotes: null,
     metrics: null,
+    dashboard: null,
     stopCause: null,
   };
   const signals = wireSignals(session);
@@ -260,12 +280,7 @@ function wireSignals(s: Session): SignalWatch {
       const { reason, note } = s.flags.dryRun
         ? { reason: signalStopReason(signal), note: null }
         : s.cmd.interruption(signal, s.batch !== null);
-      s.stopReason = reason;
-      s.metrics?.metrics.health.stopping(reason);
-      if (note !== null) s.note(note);
-      if (!s.batch) s.controller.abort(new DOMException('interrupted', 'AbortError'));
-      s.batch?.stop(reason, s.cmd.endsOnSignal ? signalName(signal) : undefined);
-      void s.cmd.stopIntake?.();
+      stopBatch(s, reason, note, s.cmd.endsOnSignal ? signalName(signal) : undefined);
     },
     second: () => {
       s.note('stopping at once; the journal keeps how far each file got');
@@ -279,6 +294,62 @@ function wireSignals(s: Session): SignalWatch {
     },
   });
 }
+
+/**
+ * The first stop, by a signal or the dashboard's stop: no new work, what is at the service winds down.
+ * `end`: the stop is how the batch normally ends (a watch's), in those words.
+ */
+function stopBatch(s: Session, reason: string, note: string | null, end: string | undefined): void {
+  s.stopReason = reason;
+  s.metrics?.metrics.health.stopping(reason);
+  if (note !== null) s.note(note);
+  if (!s.batch) s.controller.abort(new DOMException('interrupted', 'AbortError'));
+  s.batch?.stop(reason, end);
+  void s.cmd.stopIntake?.();
+}
+
+/** What the dashboard's buttons do: each what the CLI would do (a signal, a file seen anew). */
+function dashboardActions(s: Session): DashboardActions {
+  const { cmd } = s;
+  const retake = cmd.retake?.bind(cmd);
+  const pause = cmd.pauseIntake?.bind(cmd);
+  const resume = cmd.resumeIntake?.bind(cmd);
+  const intake = (paused: boolean, act: () => Promise<string>) => async () => {
+    const said = await act();
+    if (s.dashboard) s.dashboard.model.batch.intakePaused = paused;
+    s.note(said);
+    return said;
+  };
+  return {
+    ...(pause && resume ? { pause: intake(true, pause), resume: intake(false, resume) } : {}),
+    stop: async () => {
+      if (s.stopReason !== null) return 'already stopping';
+      stopBatch(
+        s,
+        DASHBOARD_STOP_REASON,
+        `${DASHBOARD_STOP_REASON}: ${DASHBOARD_STOP_NOTE}`,
+        cmd.endsOnSignal ? 'the dashboard' : undefined,
+      );
+      return 'stopping: no new work; work already at the service winds down';
+    },
+    ...(retake
+      ? {
+          retry: (input: string) => retake(input),
+          retryAll: async () => {
+            const failed = s.dashboard?.model.failedInputs() ?? [];
+            for (const input of failed) await retake(input);
+            return failed.length === 0
+              ? 'no failed file to retry'
+              : `taken again: ${plural(failed.length, 'failed file')}`;
+          },
+        }
+      : {}),
+  };
+}
+
+const DASHBOARD_STOP_REASON = 'stopped from the dashboard';
+const DASHBOARD_STOP_NOTE =
+  'no new work; work already at the service gets its grace period, then the journal keeps the rest';
 
 /**
  * `--log-file`, opened before anything else (a file that cannot be opened is a usage error), with the
@@ -354,7 +425,19 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     cmd.print(line);
     s.record(line);
   });
-  const clientHooks = s.metrics?.metrics.clientHooks;
+  s.dashboard = await startBatchDashboard({
+    address: flags.dashboard,
+    command: cmd.name,
+    inputDir: options.inputDir,
+    outDir: options.outDir,
+    title: shown(options.inputDir),
+    actions: dashboardActions(s),
+    ...(cmd.heldBack ? { heldBack: cmd.heldBack.bind(cmd) } : {}),
+    print: (line) => cmd.print(line),
+    record: s.record,
+  });
+  if (s.dashboard) s.secrets = [...s.secrets, s.dashboard.server.token];
+  const clientHooks = bothHooks(s.metrics?.metrics.clientHooks, s.dashboard?.quota.hooks);
   const clientNote = (text: string) => (s.json ? s.record(text) : notes ? notes.note(text) : s.note(text));
   let store: Store;
   let service: BatchService;
@@ -382,6 +465,7 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     s.store = store;
   }
   s.metrics?.metrics.watchClient(service.client);
+  s.dashboard?.quota.watch(service.client);
   const setup: BatchSetup = { ...options, service, store, note: s.note };
   await cmd.open?.(setup);
   // Said loudly, and only now: a usage error (a refused journal, watch's refusals) comes before anything else.
@@ -397,13 +481,19 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
   const { cmd, flags } = s;
   const setup = await setUp(s, request.inputDir);
   const { service, store } = setup;
-  const journaling = await journalRunOptions(store, setup.recipe, flags, {
-    inputDir: setup.inputDir,
-    service: service.identity,
-    formerServices: service.formerIdentities,
-    options: recordedFlags(cmd.name, flags),
-    embedded: service.emulator !== null,
-  });
+  const journaling = await journalRunOptions(
+    store,
+    setup.recipe,
+    flags,
+    {
+      inputDir: setup.inputDir,
+      service: service.identity,
+      formerServices: service.formerIdentities,
+      options: recordedFlags(cmd.name, flags),
+      embedded: service.emulator !== null,
+    },
+    cmd.retryFailedOnce?.bind(cmd),
+  );
   const metrics = s.metrics?.metrics;
   // The poll loop's duration model tells the metrics how late each job's end was noticed.
   if (metrics && journaling.jobDurations) {
@@ -492,9 +582,14 @@ function printClosing(
  * display.
  */
 function batchSink(s: Session, display: ProgressDisplay | null): RunOptions['onEvent'] {
-  const sinks = [s.metrics?.metrics.sink, s.log?.sink, s.cmd.observe?.bind(s.cmd), display?.sink].filter(
-    (f): f is (event: PipelineEvent) => void => f !== undefined,
-  );
+  const model = s.dashboard?.model;
+  const sinks = [
+    s.metrics?.metrics.sink,
+    model ? (e: PipelineEvent) => model.apply(e) : undefined,
+    s.log?.sink,
+    s.cmd.observe?.bind(s.cmd),
+    display?.sink,
+  ].filter((f): f is (event: PipelineEvent) => void => f !== undefined);
   if (sinks.length === 0) return undefined;
   if (sinks.length === 1) return sinks[0];
   return (event) => {
@@ -511,6 +606,7 @@ function batchSink(s: Session, display: ProgressDisplay | null): RunOptions['onE
 async function tearDown(s: Session, signals: SignalWatch): Promise<boolean> {
   signals.dispose();
   await s.metrics?.server.close();
+  await s.dashboard?.server.close();
   s.retryNotes?.close();
   await s.cmd.stopIntake?.();
   let closed = true;

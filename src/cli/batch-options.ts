@@ -9,10 +9,12 @@ import type { Command } from 'commander';
 import type { InputSelection, OVERLAP_WORDS, Recipe } from '../pipeline/index.ts';
 import { recordedOptions } from '../pipeline/store/recorded-options.ts';
 import type { JournalFlags } from './batch-setup.ts';
+import type { DashboardAddress } from './dashboard-arg.ts';
 import {
   addFlagGroups,
   CONNECTION,
   checkMetricsHost,
+  DASHBOARD,
   JOURNAL,
   METRICS,
   outputGroup,
@@ -54,6 +56,8 @@ export interface BatchFlags extends ServiceFlags, JournalFlags, PollingFlags {
   metricsPort?: number;
   /** `--metrics-host <host>`: the address the metrics server listens on (default 127.0.0.1). */
   metricsHost?: string;
+  /** `--dashboard [host:]port`: serve the live dashboard there while the batch runs. */
+  dashboard?: DashboardAddress;
 }
 
 /** A batch's options once defaulted and checked. */
@@ -98,6 +102,9 @@ export async function resolveBatchOptions(
     throw new UsageError('--metrics-port serves a running batch: a dry run has no metrics', helpOf);
   }
   checkMetricsHost(flags, helpOf);
+  if (flags.dashboard !== undefined && flags.dryRun) {
+    throw new UsageError('--dashboard shows a running batch: a dry run has none', helpOf);
+  }
   const inputDir = resolve(inputDirArg);
   const outDir = resolve(flags.out);
   await checkInputDir(inputDir);
@@ -180,6 +187,7 @@ export function addSharedBatchOptions(cmd: Command, selection = SELECTION): Comm
         'when stdout is not a terminal, a line for every stage each file reaches (default: one line per file outcome)',
     }),
     METRICS,
+    DASHBOARD,
     CONNECTION,
   ]);
 }

@@ -224,10 +224,12 @@ export async function journalRunOptions(
     options: Record<string, unknown>;
     embedded?: boolean;
   },
+  /** An input whose next admission retries its failure as --retry-failed would (journalRunHooks). */
+  retryFailedOnce?: (input: string) => boolean,
 ): Promise<JournalRunOptions> {
   const { embedded = false, ...info } = batch;
   await store.startBatch(info);
-  const hooks = journalRunHooks(store, recipe, planOptionsOf(flags));
+  const hooks = journalRunHooks(store, recipe, planOptionsOf(flags), retryFailedOnce);
   return {
     persist: hooks.persist,
     // The embedded emulator dies with its process: a finished result on disk is still good, but an

@@ -1,4 +1,5 @@
 import type { ClientHooks } from '../client/index.ts';
+import type { DashboardModel } from '../pipeline/dashboard/index.ts';
 import {
   DistributedWorker,
   type OpenedSession,
@@ -21,8 +22,11 @@ import {
 } from '../pipeline/index.ts';
 import { redactUrl } from '../pipeline/store/postgres/index.ts';
 import { plural } from '../spec/plural.ts';
+import { shown } from './batch-command.ts';
+import { type BatchDashboard, bothHooks, startBatchDashboard } from './batch-dashboard.ts';
 import { startBatchMetrics } from './batch-metrics.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
+import type { DashboardAddress } from './dashboard-arg.ts';
 import { EXIT } from './exit-codes.ts';
 import { type PollingFlags, pollingSettings } from './flag-groups/polling.ts';
 import { type RunSettings, runOptionsOf } from './run-options.ts';
@@ -46,6 +50,8 @@ export interface WorkerOnlyFlags extends WorkerFlags {
   metricsHost?: string;
   /** Seconds between two heartbeats of the worker's row in the store (hidden; tests shorten it). */
   heartbeat?: number;
+  /** `--dashboard [host:]port`: the worker's files on a live page. */
+  dashboard?: DashboardAddress;
 }
 
 /**
@@ -112,9 +118,12 @@ export function sessionOpener(
    * share, whose files the run's metrics already hear of from the batch it follows).
    */
   fed: 'all' | 'creates' = 'all',
+  /** `--dashboard`'s model (a worker's): each session's files, named with their out dir. */
+  dashboard: DashboardModel | null = null,
 ): (key: SessionKey) => Promise<OpenedSession> {
-  const onEvent = sessionSink(say, flags.verbose === true, metrics, fed);
+  const shared = sessionSink(say, flags.verbose === true, metrics, fed);
   return async (key) => {
+    const onEvent = withDashboard(shared, dashboard, key.outDir);
     const store = await openRunStore({ url, outDir: key.outDir, lock: false });
     try {
       const recipe = await sessionRecipe(key);
@@ -168,6 +177,23 @@ async function sessionRecipe(key: SessionKey): Promise<Recipe> {
   }
 }
 
+/**
+ * A session's sink with the worker's dashboard fed too: its files' events, each file named with its
+ * out dir (a worker serves many); a session's own batch events are not the worker's.
+ */
+function withDashboard(
+  sink: ((e: PipelineEvent) => void) | undefined,
+  model: DashboardModel | null,
+  outDir: string,
+): ((e: PipelineEvent) => void) | undefined {
+  if (!model) return sink;
+  return (e) => {
+    sink?.(e);
+    if (e.type === 'item_state' || e.type === 'item_discovered')
+      model.apply({ ...e, input: `${shown(outDir)}/${e.input}` });
+  };
+}
+
 /** Where a worker's session events go: its metrics, its -v lines; undefined when nowhere. */
 function sessionSink(
   say: (line: string) => void,
@@ -209,18 +235,44 @@ export async function executeWorker(
   const settings = pollingSettings(flags, 'worker');
   const served = await startBatchMetrics(flags, 'worker', say);
   const metrics = served?.metrics ?? null;
+  let stopNow: () => void = () => undefined;
+  let stoppedFromPage = false;
+  let dashboard: BatchDashboard | null = null;
   let service: Awaited<ReturnType<typeof workerClient>>;
   try {
-    service = await workerClient(url, flags, settings, say, metrics?.clientHooks);
+    dashboard = await startBatchDashboard({
+      address: flags.dashboard,
+      command: 'worker',
+      inputDir: null,
+      outDir: null,
+      title: 'worker',
+      actions: {
+        stop: async () => {
+          stopNow();
+          return 'stopping: the items in hand stop and go back to the queue';
+        },
+      },
+      print: say,
+      record: () => undefined,
+    });
+    service = await workerClient(
+      url,
+      flags,
+      settings,
+      say,
+      bothHooks(metrics?.clientHooks, dashboard?.quota.hooks),
+    );
   } catch (err) {
     await served?.server.close();
+    await dashboard?.server.close();
     throw err;
   }
   metrics?.watchClient(service.client);
+  dashboard?.quota.watch(service.client);
   const worker = new DistributedWorker({
     connection: queueConnection(url, flags),
     ...(settings.filesAtOnce !== undefined ? { filesAtOnce: settings.filesAtOnce } : {}),
-    openSession: sessionOpener(url, service, flags, settings, say, metrics),
+    openSession: sessionOpener(url, service, flags, settings, say, metrics, 'all', dashboard?.model ?? null),
     log: say,
   });
   const heartbeat = new WorkerHeartbeat({
@@ -234,11 +286,18 @@ export async function executeWorker(
     const on = (signal: 'SIGINT' | 'SIGTERM') => {
       signalled ??= signal;
       metrics?.health.stopping(signal);
+      if (dashboard) dashboard.model.batch.stopping = `stopping: ${signal}`;
       say(`worker: ${signal}: the items in hand stop and go back to the queue`);
       res();
     };
     process.once('SIGINT', () => on('SIGINT'));
     process.once('SIGTERM', () => on('SIGTERM'));
+    stopNow = () => {
+      stoppedFromPage = signalled === null;
+      if (dashboard) dashboard.model.batch.stopping = 'stopping: from the dashboard';
+      say('worker: stopped from the dashboard: the items in hand stop and go back to the queue');
+      res();
+    };
   });
   try {
     await worker.ready();
@@ -254,6 +313,8 @@ export async function executeWorker(
     await service.client.close?.();
     await service.closeQuota();
     await served?.server.close();
+    await dashboard?.server.close();
   }
+  if (stoppedFromPage && signalled === null) return EXIT.ok;
   return signalled === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted;
 }

@@ -121,6 +121,11 @@ export const COMMAND_EXITS: Readonly<Record<string, ExitMeanings>> = {
   'legacy delete': CLIENT_CALL,
   'legacy concepts': CLIENT_CALL,
   'legacy credits': CLIENT_CALL,
+  dashboard: {
+    [EXIT.ok]: 'stopped by SIGINT / SIGTERM after serving the page',
+    [EXIT.failed]: 'the journal or the store could not be read',
+    [EXIT.usage]: `${USAGE}; also no journal at the out dir, a --journal file that does not exist, or an address that cannot be listened on`,
+  },
   status: {
     [EXIT.ok]: 'the summary was printed (whatever the runs it tells of ended with)',
     [EXIT.failed]: 'the journal could not be read',
@@ -128,6 +133,7 @@ export const COMMAND_EXITS: Readonly<Record<string, ExitMeanings>> = {
     [EXIT.stoppedEarly]: 'the PostgreSQL store (--store) could not be reached',
   },
   worker: {
+    [EXIT.ok]: 'stopped from its dashboard (--dashboard): the files in its hands go back to the queue',
     [EXIT.failed]: 'an error that ended the worker',
     [EXIT.usage]: `${USAGE}; also no store (--store or GENPIPE_STORE), or --metrics-host without --metrics-port`,
     [EXIT.stoppedEarly]:

@@ -42,6 +42,11 @@ const COMMANDS: ReadonlyArray<[name: string, load: () => Promise<Register>, defi
     async () => (await import('./commands/status-command.ts')).registerStatus,
     'commands/status-command.ts',
   ],
+  [
+    'dashboard',
+    async () => (await import('./commands/dashboard-command.ts')).registerDashboard,
+    'commands/dashboard-command.ts',
+  ],
   ['worker', async () => (await import('./commands/worker.ts')).registerWorker, 'commands/worker.ts'],
 ];
 

@@ -46,6 +46,7 @@ import {
 } from '../../pipeline/index.ts';
 import { inputPathIn } from '../../pipeline/raw-names.ts';
 import type { HeldEarlier, WatcherOptions } from '../../pipeline/watch/index.ts';
+import { plural } from '../../spec/plural.ts';
 import {
   type BatchCommand,
   type BatchSetup,
@@ -163,6 +164,8 @@ class WatchCommand implements BatchCommand {
   private readonly counts = newProgressState();
   /** Inputs the watcher handed over that failed its completeness check, and why. */
   private readonly incomplete = new Map<string, string>();
+  /** Inputs the dashboard's retry took in again, until their admission (retryFailedOnce). */
+  private readonly retryAsFlag = new Set<string>();
   private dir = '';
   /** The watcher once started (kept for its stats after it closed). */
   private started: Watcher | null = null;
@@ -402,6 +405,45 @@ class WatchCommand implements BatchCommand {
     };
   }
 
+  /**
+   * The dashboard's retry: the watcher forgets the file and rescans, so it is seen anew, settles and is
+   * handed over like any file; its admission is the store's decision with --retry-failed for this file
+   * (a failure at the service is sent again, its upload reused while recent; outputs already there are
+   * never paid again).
+   */
+  async retake(input: string): Promise<string> {
+    const watcher = this.watcher;
+    if (watcher === null || this.stopping)
+      throw new Error('the watch is stopping: it takes nothing in any more');
+    this.retryAsFlag.add(input);
+    watcher.forget(input);
+    void watcher.rescanNow();
+    return `${input} taken again: once it is seen settled the journal decides whether it is sent`;
+  }
+
+  /** The dashboard's pause: files are still watched, settled and queued, none is started until resumed. */
+  async pauseIntake(): Promise<string> {
+    if (this.queue.paused) return 'the intake is paused already';
+    this.queue.pause();
+    this.summary.set(this.summaryText());
+    return 'intake paused: files are still watched and queued, none is started until resumed';
+  }
+
+  async resumeIntake(): Promise<string> {
+    if (!this.queue.paused) return 'the intake is not paused';
+    this.queue.resume();
+    this.summary.set(this.summaryText());
+    return `intake resumed: ${plural(this.queue.size, 'file')} waiting taken in`;
+  }
+
+  retryFailedOnce(input: string): boolean {
+    return this.retryAsFlag.delete(input);
+  }
+
+  heldBack(): readonly { input: string; reason: string }[] {
+    return this.started?.stats().heldBack ?? [];
+  }
+
   observe(event: PipelineEvent): void {
     applyEvent(this.counts, event);
     if (event.type === 'batch_stopping' && !this.stopping) void this.stopIntake();
@@ -447,7 +489,10 @@ class WatchCommand implements BatchCommand {
   }
 
   private summaryText(): string {
-    return summaryText(shown(this.dir), this.counts, this.started!.stats(), this.pausedBecause);
+    const intake = this.queue.paused
+      ? `intake paused from the dashboard, ${plural(this.queue.size, 'file')} waiting`
+      : null;
+    return summaryText(shown(this.dir), this.counts, this.started!.stats(), this.pausedBecause ?? intake);
   }
 }
 

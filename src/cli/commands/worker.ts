@@ -10,6 +10,7 @@ import {
   addFlagGroups,
   CONNECTION,
   checkMetricsHost,
+  DASHBOARD,
   intArg,
   METRICS,
   outputGroup,
@@ -37,7 +38,13 @@ export function registerWorker(program: Command): void {
     .addOption(new Option('--heartbeat <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--lock-duration <seconds>').argParser(positiveSeconds(3600)).hideHelp())
     .addOption(new Option('--stall-interval <seconds>').argParser(positiveSeconds(3600)).hideHelp());
-  addFlagGroups(cmd, [POLLING, outputGroup().only('--json', '--quiet', '--verbose'), METRICS, CONNECTION]);
+  addFlagGroups(cmd, [
+    POLLING,
+    outputGroup().only('--json', '--quiet', '--verbose'),
+    METRICS,
+    DASHBOARD,
+    CONNECTION,
+  ]);
   addExamples(cmd, {
     setup: {
       comment: `${AGAINST_SERVE.comment}, and the PostgreSQL store runs enqueue files in`,

@@ -1,5 +1,6 @@
 /** Flag groups: each group's flags declared once, with their parse and resolve steps (see group.ts). */
 export { CONNECTION } from './connection.ts';
+export { DASHBOARD } from './dashboard.ts';
 export { addFlagGroups, type FlagDefinition, FlagGroup } from './group.ts';
 export { JOURNAL } from './journal.ts';
 export { checkMetricsHost, METRICS, METRICS_DEFAULT_HOST } from './metrics.ts';

@@ -42,11 +42,18 @@ export interface JournalRunHooks {
  * The hooks of a store for one batch (startBatch must have been called).
  *
  * @param opts - `force` (--force), `resubmitUnknown` (--resubmit-unknown), `retryFailed` (--retry-failed)
+ * @param retryFailedOnce - true for an input whose next admission is to retry its failure as
+ *   --retry-failed would (the dashboard's retry of one file); asked once per admission
  * @example
  * const hooks = journalRunHooks(journal, recipe, { force, resubmitUnknown });
  * startBatch({ …, persist: hooks.persist, admit: hooks.admit, vanished: hooks.vanished });
  */
-export function journalRunHooks(store: Store, recipe: RecipeFiles, opts: PlanOptions = {}): JournalRunHooks {
+export function journalRunHooks(
+  store: Store,
+  recipe: RecipeFiles,
+  opts: PlanOptions = {},
+  retryFailedOnce?: (input: string) => boolean,
+): JournalRunHooks {
   const refHash = (name: string, signal?: AbortSignal): Promise<string | null> => {
     const ref = recipe.references[name];
     return ref ? hashWithCache(store, ref.absPath, signal) : Promise.resolve(null);
@@ -55,7 +62,12 @@ export function journalRunHooks(store: Store, recipe: RecipeFiles, opts: PlanOpt
     // A file whose name is not valid UTF-8 has its row by its bytes (admission.ts's rowInputOf).
     persist: (item) => store.save(item),
     admit: (item, signal, waitedOn) =>
-      store.admit(item, recipe, { ...opts, signal, ...(waitedOn !== undefined ? { waitedOn } : {}) }),
+      store.admit(item, recipe, {
+        ...opts,
+        ...(retryFailedOnce?.(item.input) ? { retryFailed: true } : {}),
+        signal,
+        ...(waitedOn !== undefined ? { waitedOn } : {}),
+      }),
     vanished: (skip) => store.vanishedInFlight(skip),
     placeFor: (item) => store.placeFor(placeInput(item), inputKey(item)),
     referenceFileId: async (name, signal) => {

@@ -6,6 +6,9 @@
  * Two lanes: values added with `push` are taken first, in order; values added with `pushBehind` only
  * when none of those waits. A watch restarted over thousands of files the journal already finished
  * queues them behind, so that a new file is taken as soon as it is ready, not after all of them.
+ *
+ * Paused (the dashboard's pause of a watch's intake), values are still added but none is taken until
+ * resumed; ended while paused, iteration ends at once, the values left untaken.
  */
 
 export interface ReadyQueue<T> extends AsyncIterable<T> {
@@ -17,6 +20,10 @@ export interface ReadyQueue<T> extends AsyncIterable<T> {
   end(): void;
   /** Values queued and not yet taken (both lanes). */
   readonly size: number;
+  /** No value is taken until resume() (more calls: nothing). */
+  pause(): void;
+  resume(): void;
+  readonly paused: boolean;
 }
 
 /**
@@ -28,6 +35,7 @@ export function createReadyQueue<T>(): ReadyQueue<T> {
   const first: T[] = [];
   const behind: T[] = [];
   let ended = false;
+  let paused = false;
   let wake: (() => void) | null = null;
   const notify = () => {
     const w = wake;
@@ -52,8 +60,25 @@ export function createReadyQueue<T>(): ReadyQueue<T> {
     get size() {
       return first.length + behind.length;
     },
+    pause() {
+      paused = true;
+    },
+    resume() {
+      paused = false;
+      notify();
+    },
+    get paused() {
+      return paused;
+    },
     async *[Symbol.asyncIterator]() {
       for (;;) {
+        if (paused && ended) return;
+        if (paused) {
+          await new Promise<void>((r) => {
+            wake = r;
+          });
+          continue;
+        }
         if (first.length > 0) {
           yield first.shift() as T;
           continue;

@@ -1,0 +1,253 @@
+/**
+ * What the dashboard shows of a batch, kept from its events (PipelineEvent) or read from a journal:
+ * one row per file (by input) in its latest state, a short history of its transitions for the detail
+ * pane, the counts by status, and the batch's own line (started, stopping, finished). Rows changed
+ * since the last `takeChanges` are what the server streams (Server-Sent Events) to the pages.
+ *
+ * Nothing here holds a secret: events carry none (the runner redacts its reasons), and a row keeps
+ * only what an event says of a file.
+ */
+import type { PipelineEvent } from '../events.ts';
+import { FINAL_ITEM_STATES, type ItemState } from '../item.ts';
+import type { DashboardQuota } from './quota-view.ts';
+
+/** A file's status on the page: the report's, with `reused` for one done in an earlier run. */
+export type DashboardStatus = 'pending' | 'succeeded' | 'reused' | 'failed' | 'skipped' | 'unprocessed';
+
+/** One transition of a file, for its detail pane. */
+export interface DashboardStep {
+  at: number;
+  state: ItemState;
+  stage: string | null;
+  step: string | null;
+  reason: string | null;
+}
+
+/** One file as the page shows it. */
+export interface DashboardRow {
+  /** The row's number in this process (stable: the thumbnail's and the actions' handle). */
+  id: number;
+  input: string;
+  place: string | null;
+  status: DashboardStatus;
+  state: ItemState;
+  stage: string | null;
+  /** A chain's step the file is at; null for a single-request rule. */
+  step: string | null;
+  reason: string | null;
+  generationId: string | null;
+  requestId: string | null;
+  /** First and latest event of the file (ms since the epoch). */
+  firstAt: number;
+  lastAt: number;
+  /** Has a thumbnail (an image or a video by its name). */
+  thumb: boolean;
+}
+
+/** The batch's own line. */
+export interface DashboardBatch {
+  command: string;
+  startedAt: number | null;
+  stopping: string | null;
+  finishedAt: number | null;
+  /** A watch's files held back as incomplete (with why), from its source; empty otherwise. */
+  heldBack: { input: string; reason: string }[];
+  /** True for a page served from an out dir's journal, nothing running. */
+  readOnly: boolean;
+  /** The client's quota now (null: no client, as from a journal). */
+  quota: DashboardQuota | null;
+  /** The intake is paused (the dashboard's pause of a watch). */
+  intakePaused: boolean;
+  /** The workers on the store (`genpipe dashboard --store`); null: no store read. */
+  workers: DashboardWorker[] | null;
+}
+
+/** A worker on the store, as its heartbeat row says. */
+export interface DashboardWorker {
+  host: string;
+  pid: number;
+  alive: boolean;
+  inHand: number;
+  seenAgoMs: number;
+}
+
+/** Everything the page needs at first paint. */
+export interface DashboardSnapshot {
+  batch: DashboardBatch;
+  counts: Record<string, number>;
+  rows: DashboardRow[];
+  /** The actions this process can take (none for a read-only page). */
+  actions: string[];
+}
+
+/** Transitions kept per file for its detail pane. */
+const HISTORY_LIMIT = 40;
+
+const THUMB_NAME = /\.(png|jpe?g|webp|gif|avif|heic|heif|tiff?|mp4|mov|m4v|webm|mkv|avi)$/i;
+
+/** The page's status of an item state (as report.json's `status`, `reused` when from the journal). */
+export function statusOf(state: ItemState, fromJournal: boolean): DashboardStatus {
+  switch (state) {
+    case 'reported':
+    case 'downloaded':
+      return fromJournal ? 'reused' : 'succeeded';
+    case 'failed':
+      return 'failed';
+    case 'skipped':
+      return 'skipped';
+    case 'stopped':
+      return 'unprocessed';
+    default:
+      return 'pending';
+  }
+}
+
+/** The counts the page shows at a glance: by status, and files in progress by state. */
+export function countRows(rows: Iterable<DashboardRow>): Record<string, number> {
+  const counts: Record<string, number> = { total: 0 };
+  for (const r of rows) {
+    counts.total = (counts.total ?? 0) + 1;
+    counts[r.status] = (counts[r.status] ?? 0) + 1;
+    if (r.status === 'pending') counts[`in_${r.state}`] = (counts[`in_${r.state}`] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** The rows of a batch, kept from its events (see the module comment). */
+export class DashboardModel {
+  private readonly rows = new Map<string, DashboardRow>();
+  private readonly byId = new Map<number, DashboardRow>();
+  private readonly history = new Map<number, DashboardStep[]>();
+  private readonly changed = new Set<DashboardRow>();
+  private nextId = 1;
+  readonly batch: DashboardBatch;
+
+  constructor(command: string, readOnly = false) {
+    this.batch = {
+      command,
+      startedAt: null,
+      stopping: null,
+      finishedAt: null,
+      heldBack: [],
+      readOnly,
+      quota: null,
+      intakePaused: false,
+      workers: null,
+    };
+  }
+
+  /** Takes one event of the batch in (a sink of RunOptions.onEvent). */
+  apply(event: PipelineEvent): void {
+    switch (event.type) {
+      case 'batch_started':
+        this.batch.startedAt = event.at;
+        return;
+      case 'batch_stopping':
+        this.batch.stopping = event.end ? `stopping: ${event.end}` : `stopping early: ${event.reason}`;
+        return;
+      case 'batch_finished':
+        this.batch.finishedAt = event.at;
+        return;
+      case 'item_discovered':
+        this.upsert(event.input, event.at, 'discovered', {});
+        return;
+      case 'item_state':
+        this.upsert(event.input, event.at, event.state, {
+          place: event.place ?? null,
+          stage: event.stage,
+          step: event.step ?? null,
+          reason: event.reason,
+          generationId: event.generation_id ?? null,
+          requestId: event.request_id ?? null,
+          fromJournal: event.from_journal === true,
+        });
+        return;
+    }
+  }
+
+  /** A file's row as a journal row or an event says it (the fields given replace the row's). */
+  upsert(
+    input: string,
+    at: number,
+    state: ItemState,
+    patch: Partial<
+      Pick<DashboardRow, 'place' | 'stage' | 'step' | 'reason' | 'generationId' | 'requestId'>
+    > & {
+      fromJournal?: boolean;
+      firstAt?: number;
+    },
+  ): DashboardRow {
+    let row = this.rows.get(input);
+    if (!row) {
+      row = {
+        id: this.nextId++,
+        input,
+        place: null,
+        status: 'pending',
+        state,
+        stage: null,
+        step: null,
+        reason: null,
+        generationId: null,
+        requestId: null,
+        firstAt: patch.firstAt ?? at,
+        lastAt: at,
+        thumb: THUMB_NAME.test(input),
+      };
+      this.rows.set(input, row);
+      this.byId.set(row.id, row);
+    } else if (FINAL_ITEM_STATES.includes(row.state) && !FINAL_ITEM_STATES.includes(state)) {
+      // A file taken again (a retry, a changed file): its timings start again.
+      row.firstAt = at;
+      row.generationId = null;
+      row.requestId = null;
+    }
+    row.state = state;
+    row.status = statusOf(state, patch.fromJournal === true);
+    row.lastAt = at;
+    if (patch.place !== undefined && patch.place !== null) row.place = patch.place;
+    if (patch.stage !== undefined) row.stage = patch.stage;
+    if (patch.step !== undefined) row.step = patch.step;
+    if (patch.reason !== undefined) row.reason = patch.reason;
+    if (patch.generationId) row.generationId = patch.generationId;
+    if (patch.requestId) row.requestId = patch.requestId;
+    const steps = this.history.get(row.id) ?? [];
+    steps.push({ at, state, stage: row.stage, step: row.step, reason: patch.reason ?? null });
+    if (steps.length > HISTORY_LIMIT) steps.splice(0, steps.length - HISTORY_LIMIT);
+    this.history.set(row.id, steps);
+    this.changed.add(row);
+    return row;
+  }
+
+  /** The row of a number the page gave; undefined for one this process never made. */
+  row(id: number): DashboardRow | undefined {
+    return this.byId.get(id);
+  }
+
+  /** A file's transitions, oldest first. */
+  historyOf(id: number): DashboardStep[] {
+    return this.history.get(id) ?? [];
+  }
+
+  /** The rows changed since the last call (each once), and forgets them. */
+  takeChanges(): DashboardRow[] {
+    const out = [...this.changed];
+    this.changed.clear();
+    return out;
+  }
+
+  /** The inputs whose latest state is failed. */
+  failedInputs(): string[] {
+    return [...this.rows.values()].filter((r) => r.status === 'failed').map((r) => r.input);
+  }
+
+  counts(): Record<string, number> {
+    const counts = countRows(this.rows.values());
+    counts.held_back = this.batch.heldBack.length;
+    return counts;
+  }
+
+  snapshot(actions: string[]): DashboardSnapshot {
+    return { batch: this.batch, counts: this.counts(), rows: [...this.rows.values()], actions };
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The dashboard of an out dir nothing runs in (`genpipe dashboard <out-dir>`): its rows read from the
+ * journal's active rows, each file as the journal last saved it. Re-read when the journal changes;
+ * only rows saved since the last read are taken in again (what the page is then sent).
+ */
+import { isChain } from '../chain.ts';
+import { currentStep } from '../item.ts';
+import type { JournalRow } from '../store/journal-row.ts';
+import type { DashboardModel } from './dashboard-model.ts';
+
+/** Takes the journal's rows in (see the module comment); `seen` keeps each row's last save between reads. */
+export function applyJournalRows(
+  model: DashboardModel,
+  rows: readonly JournalRow[],
+  seen: Map<string, number>,
+): void {
+  for (const row of rows) {
+    if (seen.get(row.input) === row.updatedAt) continue;
+    seen.set(row.input, row.updatedAt);
+    const { item } = row;
+    const step = currentStep(item);
+    model.upsert(row.input, row.updatedAt, item.state, {
+      place: row.place,
+      stage: item.failedAt ?? null,
+      step: isChain(item) ? (step?.name ?? null) : null,
+      reason: item.reason,
+      generationId: step?.generationId ?? null,
+      requestId: step?.requestId ?? null,
+      firstAt: row.createdAt,
+    });
+  }
+}

@@ -1,0 +1,301 @@
+/**
+ * The dashboard page's script (inline, under the page's nonce; no framework, no build). It loads the
+ * snapshot, then follows the Server-Sent Events; renders only the rows in view (a virtualised list);
+ * filters by status, by a failure's reason and by a search; shows a file's detail; and takes the
+ * actions with the token the user gives once (kept in sessionStorage for the session). Every text of a
+ * file (its name, reason, ids) reaches the DOM through textContent, never as HTML.
+ */
+export const DASHBOARD_SCRIPT = `
+'use strict';
+const cfg = JSON.parse(document.getElementById('cfg').textContent);
+const $ = (id) => document.getElementById(id);
+const KEY = 'genpipe-dashboard-token';
+const ROW_H = 44;
+const STATUSES = ['pending', 'succeeded', 'reused', 'failed', 'skipped', 'unprocessed'];
+const fromUrl = new URLSearchParams(location.search).get('token');
+if (fromUrl) { sessionStorage.setItem(KEY, fromUrl); history.replaceState(null, '', location.pathname); }
+let token = sessionStorage.getItem(KEY) || '';
+const rows = [];
+const byId = new Map();
+let counts = {};
+let batch = null;
+let actions = [];
+let filter = 'all';
+let reasonFilter = null;
+let query = '';
+let view = [];
+let dirty = true;
+let selected = null;
+const pool = new Map();
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+function withToken(url) {
+  return cfg.needsToken && token ? url + (url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(token) : url;
+}
+function headers() { return token ? { authorization: 'Bearer ' + token } : {}; }
+function secs(ms) { return ms < 1000 ? ms + ' ms' : (ms / 1000).toFixed(1) + ' s'; }
+function when(at) { return new Date(at).toISOString().replace('T', ' ').replace(/\\.\\d+Z$/, ' UTC'); }
+
+function take(r) {
+  const had = byId.get(r.id);
+  if (had) Object.assign(had, r); else { byId.set(r.id, r); rows.push(r); }
+  if (selected === r.id) showDetail(r.id);
+}
+function matches(r) {
+  if (filter === 'held_back') return false;
+  if (filter !== 'all' && r.status !== filter) return false;
+  if (reasonFilter !== null && (r.status !== 'failed' || r.reason !== reasonFilter)) return false;
+  if (query && !(r.input.toLowerCase().includes(query) || (r.reason || '').toLowerCase().includes(query)
+      || (r.generationId || '').toLowerCase().includes(query))) return false;
+  return true;
+}
+function stageText(r) {
+  if (r.status !== 'pending') return r.state;
+  return (r.stage ? r.stage + ' \\u2192 ' : '') + r.state + (r.step ? ' (' + r.step + ')' : '');
+}
+function fill(e, r) {
+  e.className = 'row st-' + r.status + (selected === r.id ? ' sel' : '');
+  e.dataset.id = r.id;
+  e.dataset.input = r.input;
+  e.dataset.status = r.status;
+  e.replaceChildren();
+  if (r.thumb) {
+    const img = el('img');
+    img.loading = 'lazy';
+    img.alt = '';
+    img.src = withToken('thumbs/' + r.id + '?v=' + (r.status === 'pending' ? 0 : 1));
+    img.addEventListener('error', () => img.replaceWith(el('span', 'ph')));
+    e.append(img);
+  } else e.append(el('span', 'ph'));
+  e.append(el('span', 'name', r.input), el('span', 'status', r.status), el('span', 'stage', stageText(r)),
+    el('span', 'mono gen', r.generationId || ''), el('span', 'took', secs(r.lastAt - r.firstAt)),
+    el('span', 'reason', r.reason || ''));
+}
+function render() {
+  if (dirty) { view = rows.filter(matches); dirty = false; drawGlance(); drawGroups(); }
+  const list = $('list');
+  $('spacer').style.height = view.length * ROW_H + 'px';
+  const first = Math.max(0, Math.floor(list.scrollTop / ROW_H) - 5);
+  const last = Math.min(view.length, Math.ceil((list.scrollTop + list.clientHeight) / ROW_H) + 5);
+  const keep = new Set();
+  for (let i = first; i < last; i++) {
+    const r = view[i];
+    keep.add(r.id);
+    let e = pool.get(r.id);
+    if (!e) { e = el('div'); pool.set(r.id, e); $('spacer').append(e); e.dataset.v = ''; }
+    const v = r.status + '|' + r.state + '|' + r.stage + '|' + r.lastAt + '|' + (selected === r.id);
+    if (e.dataset.v !== v) { fill(e, r); e.dataset.v = v; }
+    e.style.transform = 'translateY(' + i * ROW_H + 'px)';
+  }
+  for (const [id, e] of pool) if (!keep.has(id)) { e.remove(); pool.delete(id); }
+  $('note').textContent = view.length === rows.length ? rows.length + ' files' : view.length + ' of ' + rows.length + ' files';
+}
+let queued = false;
+function schedule(changed) {
+  if (changed) dirty = true;
+  if (queued) return;
+  queued = true;
+  requestAnimationFrame(() => { queued = false; render(); });
+}
+function chip(key, label, n) {
+  const b = el('button', 'chip', label + ' ' + (n || 0));
+  b.dataset.filter = key;
+  b.setAttribute('aria-pressed', String(filter === key));
+  b.addEventListener('click', () => { filter = key; reasonFilter = null; schedule(true); });
+  return b;
+}
+function drawGlance() {
+  const g = $('chips');
+  g.replaceChildren(chip('all', 'all', counts.total));
+  for (const s of STATUSES) g.append(chip(s, s.replace('pending', 'in progress'), counts[s]));
+  g.append(chip('held_back', 'held back', counts.held_back));
+  const stages = Object.keys(counts).filter((k) => k.startsWith('in_') && counts[k] > 0)
+    .map((k) => k.slice(3) + ' ' + counts[k]).join(', ');
+  const done = (counts.succeeded || 0) + (counts.reused || 0) + (counts.failed || 0) + (counts.skipped || 0);
+  let rate = '';
+  if (batch && batch.startedAt && (counts.succeeded || 0) + (counts.failed || 0) > 0) {
+    const per = ((counts.succeeded || 0) + (counts.failed || 0)) / ((Date.now() - batch.startedAt) / 60000);
+    const left = counts.pending || 0;
+    rate = '; ' + per.toFixed(1) + ' files/min' + (left > 0 && per > 0 ? ', about ' + secs(Math.round(left / per * 60000)) + ' left' : '');
+  }
+  $('progress').textContent = done + ' of ' + (counts.total || 0) + ' done' + (stages ? '; in progress: ' + stages : '') + rate;
+  const b = batch || {};
+  $('batch').textContent = b.readOnly ? 'read from the journal, nothing running' :
+    b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
+  drawQuota(b.quota);
+  drawWorkers(b.workers);
+  if (filter === 'held_back') drawHeld();
+}
+function drawWorkers(ws) {
+  if (!ws) { $('workers').textContent = ''; return; }
+  const alive = ws.filter((w) => w.alive);
+  const gone = ws.length - alive.length;
+  $('workers').textContent = 'workers: ' + alive.length + ' alive' + (gone ? ', ' + gone + ' gone' : '')
+    + alive.map((w) => '; ' + w.host + ' pid ' + w.pid + ', ' + w.inHand + ' in hand, seen ' + secs(w.seenAgoMs) + ' ago').join('');
+}
+function drawQuota(q) {
+  if (!q) { $('quota').textContent = ''; return; }
+  const win = q.windowMs === null ? 'window not learned yet' : 'the ' + secs(q.windowMs) + ' window';
+  const limit = q.limit === null ? '' : ' of ' + q.limit;
+  const ceiling = q.ceiling === null ? 'ceiling not learned' : 'ceiling ' + q.ceiling;
+  $('quota').textContent = 'quota: ' + q.used + limit + ' requests in ' + win + '; ' + q.jobs + ' jobs (' + ceiling + ')'
+    + (q.waiting ? ', ' + q.waiting + ' waiting' : '') + '; 429s: ' + q.rateLimited + ', retry waits: ' + q.retries;
+}
+function drawHeld() {
+  const box = $('detail');
+  box.replaceChildren(el('h2', null, 'Held back as incomplete'));
+  for (const h of (batch && batch.heldBack) || []) {
+    const p = el('p');
+    p.append(el('b', null, h.input), document.createTextNode(': '), el('span', 'reason', h.reason));
+    box.append(p);
+  }
+}
+function drawGroups() {
+  const groups = new Map();
+  for (const r of rows) if (r.status === 'failed') groups.set(r.reason || '(no reason)', (groups.get(r.reason || '(no reason)') || 0) + 1);
+  const box = $('groups');
+  box.replaceChildren();
+  for (const [reason, n] of [...groups].sort((a, b) => b[1] - a[1])) {
+    const b = el('button', 'group', n + ' \\u00d7 ' + reason);
+    b.addEventListener('click', () => { reasonFilter = reasonFilter === reason ? null : reason; filter = 'all'; schedule(true); });
+    box.append(b);
+  }
+}
+async function showDetail(id) {
+  selected = id;
+  schedule(false);
+  const res = await fetch(withToken('api/files/' + id), { headers: headers() });
+  if (!res.ok) return;
+  const d = await res.json();
+  const r = d.row;
+  const box = $('detail');
+  box.replaceChildren(el('h2', null, r.input));
+  if (r.thumb) { const img = el('img'); img.alt = ''; img.src = withToken('thumbs/' + r.id); box.append(img); }
+  const t = el('table');
+  for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', r.place],
+    ['generation', r.generationId], ['request', r.requestId], ['first seen', when(r.firstAt)], ['took', secs(r.lastAt - r.firstAt)], ['reason', r.reason]]) {
+    if (v === null || v === undefined || v === '') continue;
+    const tr = el('tr');
+    tr.append(el('td', null, k), el('td', k === 'reason' ? 'reason' : null, v));
+    t.append(tr);
+  }
+  box.append(t);
+  if (r.status === 'failed' && actions.includes('retry')) {
+    const b = el('button', null, 'Retry this file');
+    b.id = 'retry-one';
+    b.addEventListener('click', () => act('retry', { id: r.id }));
+    box.append(b);
+  }
+  if (d.result) drawResult(box, r, d.result);
+  box.append(el('h3', null, 'Steps'));
+  const h = el('table');
+  h.id = 'history';
+  for (const s of d.history) {
+    const tr = el('tr');
+    tr.append(el('td', 'mono', when(s.at).slice(11)), el('td', null, (s.stage ? s.stage + ' \\u2192 ' : '') + s.state + (s.step ? ' (' + s.step + ')' : '')), el('td', 'reason', s.reason || ''));
+    h.append(tr);
+  }
+  box.append(h);
+}
+function drawResult(box, r, result) {
+  if (result.outputs.length) {
+    box.append(el('h3', null, 'Outputs'));
+    const outs = el('div');
+    outs.id = 'outputs';
+    result.outputs.forEach((name, n) => {
+      const fig = el('figure');
+      const img = el('img');
+      img.alt = '';
+      img.src = withToken('outputs/' + r.id + '/' + n);
+      img.addEventListener('error', () => img.remove());
+      fig.append(img, el('figcaption', 'mono', name));
+      outs.append(fig);
+    });
+    box.append(outs);
+  }
+  if (result.timings) {
+    box.append(el('h3', null, 'Timings'));
+    const t = el('table');
+    for (const [stage, v] of Object.entries(result.timings)) {
+      const tr = el('tr');
+      tr.append(el('td', null, stage), el('td', null, v && typeof v.duration_ms === 'number' ? secs(v.duration_ms) : ''));
+      t.append(tr);
+    }
+    box.append(t);
+  }
+  if (result.request) {
+    box.append(el('h3', null, 'Request'));
+    const pre = el('pre', 'mono', JSON.stringify(result.request, null, 2));
+    pre.id = 'request';
+    box.append(pre);
+  }
+}
+async function act(name, body) {
+  if (!token) {
+    const given = prompt('The dashboard token (printed on stderr when genpipe started):');
+    if (!given) return;
+    token = given.trim();
+    sessionStorage.setItem(KEY, token);
+  }
+  const res = await fetch('api/actions/' + name, { method: 'POST', headers: Object.assign({ 'content-type': 'application/json' }, headers()), body: JSON.stringify(body || {}) });
+  const answer = await res.json().catch(() => ({}));
+  if (res.status === 401) { token = ''; sessionStorage.removeItem(KEY); }
+  $('said').textContent = answer.message || answer.error || res.statusText;
+  drawActions();
+}
+function drawActions() {
+  const box = $('actions');
+  box.replaceChildren();
+  const names = { stop: 'Stop', pause: 'Pause intake', resume: 'Resume intake', 'retry-all': 'Retry failed' };
+  for (const a of actions) {
+    if (!names[a]) continue;
+    const b = el('button', null, names[a]);
+    b.dataset.action = a;
+    b.addEventListener('click', () => act(a));
+    box.append(b);
+  }
+  $('lock').textContent = token ? 'actions unlocked' : (actions.length ? 'read-only (actions ask for the token)' : 'read-only');
+}
+function follow() {
+  const es = new EventSource(withToken('api/events'));
+  es.onmessage = (m) => {
+    const d = JSON.parse(m.data);
+    for (const r of d.rows) take(r);
+    counts = d.counts;
+    batch = d.batch;
+    schedule(true);
+  };
+  // A batch that stopped or finished ends its stream for good: no reconnecting to a closed server.
+  es.onerror = () => {
+    if (batch && (batch.stopping || batch.finishedAt)) {
+      es.close();
+      $('said').textContent = 'the batch has ended: this page no longer updates';
+    }
+  };
+}
+async function start() {
+  const res = await fetch(withToken('api/snapshot'), { headers: headers(), cache: 'no-store' });
+  if (res.status === 401) { $('note').textContent = 'this dashboard needs its token: open it as /?token=<token>'; return; }
+  const s = await res.json();
+  for (const r of s.rows) take(r);
+  counts = s.counts;
+  batch = s.batch;
+  actions = s.actions;
+  drawActions();
+  schedule(true);
+  follow();
+}
+$('list').addEventListener('scroll', () => schedule(false));
+window.addEventListener('resize', () => schedule(false));
+$('spacer').addEventListener('click', (e) => {
+  const row = e.target.closest('.row');
+  if (row) showDetail(Number(row.dataset.id));
+});
+$('search').addEventListener('input', (e) => { query = e.target.value.trim().toLowerCase(); schedule(true); });
+start();
+`;
