@@ -50,6 +50,8 @@ describe('genpipe CLI', () => {
     const res = await call({ url }, 'GET', '/v1/files', { key: key! });
     expect(res.status).toBe(200);
     expect(res.headers['x-api-version']).toBe('2026-04-01');
+    // The base URL each public SDK takes (lumaai adds nothing to it, @ai-sdk/luma adds /dream-machine/v1).
+    expect(out).toContain(`lumaai SDK: baseURL ${url}/dream-machine/v1    @ai-sdk/luma: baseURL ${url}`);
   });
 
   it('serve --config rejects a bad config naming the key, exit 2', () => {

@@ -74,6 +74,8 @@ export function registerServe(program: Command): void {
     process.once('SIGTERM', stop);
     console.log(`genpipe emulator listening on ${emu.url}`);
     console.log(`  agents surface: ${emu.url}/v1    legacy surface: ${emu.url}/dream-machine/v1`);
+    // What the public SDKs take as their base URL (each adds its own part of the path, or not).
+    console.log(`  lumaai SDK: baseURL ${emu.url}/dream-machine/v1    @ai-sdk/luma: baseURL ${emu.url}`);
     if (!opts.config) {
       // Printing the key is safe: it is the emulator's well-known default, not a real secret.
       console.log(`  no --config: one active client 'default' with API key ${DEFAULT_KEY}`);
