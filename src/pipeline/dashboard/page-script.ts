@@ -274,7 +274,9 @@ function follow() {
   es.onerror = () => {
     if (batch && (batch.stopping || batch.finishedAt)) {
       es.close();
-      $('said').textContent = 'the batch has ended: this page no longer updates';
+      // After the answer of the action that ended it (stop), not over it.
+      const said = $('said').textContent;
+      $('said').textContent = (said ? said + ' · ' : '') + 'the batch has ended: this page no longer updates';
     }
   };
 }
