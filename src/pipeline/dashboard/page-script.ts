@@ -235,6 +235,7 @@ function drawResult(box, r, result) {
     box.append(pre);
   }
 }
+let stopAsked = false;
 async function act(name, body) {
   if (!token) {
     const given = prompt('The dashboard token (printed on stderr when genpipe started):');
@@ -246,6 +247,8 @@ async function act(name, body) {
   const answer = await res.json().catch(() => ({}));
   if (res.status === 401) { token = ''; sessionStorage.removeItem(KEY); }
   $('said').textContent = answer.message || answer.error || res.statusText;
+  // Stopped from here: the stream's end is the batch's, whether or not its last update arrived.
+  if (name === 'stop' && res.ok) stopAsked = true;
   drawActions();
 }
 function drawActions() {
@@ -272,7 +275,7 @@ function follow() {
   };
   // A batch that stopped or finished ends its stream for good: no reconnecting to a closed server.
   es.onerror = () => {
-    if (batch && (batch.stopping || batch.finishedAt)) {
+    if (stopAsked || (batch && (batch.stopping || batch.finishedAt))) {
       es.close();
       // After the answer of the action that ended it (stop), not over it.
       const said = $('said').textContent;
