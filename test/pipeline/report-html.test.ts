@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { access, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { access, link, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Item } from '../../src/pipeline/item.ts';
@@ -17,6 +17,7 @@ import {
   relUrl,
   renderReportHtml,
   THUMBS_DIR,
+  thumbnailCounts,
   writeReportHtml,
   writeReports,
 } from '../../src/pipeline/report/index.ts';
@@ -236,6 +237,23 @@ describe('report.html', () => {
       await writeFile(a.absPath, bytes);
       await utimes(a.absPath, st.atime, st.mtime);
     }
+  });
+
+  it('makes one thumbnail for outputs linked into several folders (a copy of the same content)', async () => {
+    const a = items.find((i) => i.input === 'photos/a.jpg')!;
+    const source = join(outDir, 'linked-source.png');
+    await sharp({ create: { width: 40, height: 30, channels: 3, background: '#3a6' } })
+      .png()
+      .toFile(source);
+    const copies = ['x', 'y', 'z'].map((n) => join(outDir, `linked-${n}.png`));
+    for (const c of copies) await link(source, c);
+    const linked = copies.map((c) => ({ ...a, input: basename(c), absPath: c, sniff: null }));
+    const before = thumbnailCounts.opened;
+    const thumbs = await makeThumbnails(linked, outDir);
+    // One source opened for the three paths (a's own output was made before), one thumbnail for all.
+    expect(thumbnailCounts.opened - before).toBe(1);
+    expect(new Set(copies.map((c) => thumbs.get(c))).size).toBe(1);
+    expect(thumbs.get(copies[0]!)).toMatch(/\.jpg$/);
   });
 
   it("shows a chain's steps left to right, a failed step in place with why", () => {

@@ -88,7 +88,14 @@ export {
   timingsJson,
   writeResultJson,
 } from './result-json.ts';
-export { makeThumbnail, makeThumbnails, THUMB_MAX_SIDE, THUMBS_DIR, type Thumbnails } from './thumbnails.ts';
+export {
+  makeThumbnail,
+  makeThumbnails,
+  THUMB_MAX_SIDE,
+  THUMBS_DIR,
+  type Thumbnails,
+  thumbnailCounts,
+} from './thumbnails.ts';
 export { timelineSvg } from './timeline-svg.ts';
 export { AtomicFile, writeFileAtomic } from './write-atomic.ts';
 

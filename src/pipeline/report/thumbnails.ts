@@ -38,6 +38,9 @@ const IMAGE_EXTS = new Set([
 ]);
 const VIDEO_EXTS = new Set(['.mp4', '.mov', '.m4v', '.webm', '.mkv', '.avi']);
 
+/** Sources opened to make a thumbnail, by this process (for tests and the benches). */
+export const thumbnailCounts = { opened: 0 };
+
 /** What a file can be thumbnailed as, judged from its name. */
 export function thumbKindOfName(name: string): 'image' | 'video' | null {
   const ext = extname(name).toLowerCase();
@@ -112,6 +115,7 @@ async function exists(path: string): Promise<boolean> {
 async function imageThumb(file: string, thumbsDir: string, key: string): Promise<string> {
   // Made by an earlier run: found without opening the source.
   for (const made of [`${key}.jpg`, `${key}.png`]) if (await exists(join(thumbsDir, made))) return made;
+  thumbnailCounts.opened++;
   const meta = await sharp(file, { failOn: 'none' }).metadata();
   const ext = meta.hasAlpha ? 'png' : 'jpg';
   const name = `${key}.${ext}`;
@@ -137,6 +141,7 @@ async function videoPoster(file: string, thumbsDir: string, key: string): Promis
   const name = `${key}.jpg`;
   const path = join(thumbsDir, name);
   if (await exists(path)) return name;
+  thumbnailCounts.opened++;
   const { durationSeconds } = await probeVideo(file);
   const at = Math.min(1, durationSeconds * 0.25);
   const part = `${path}.${randomUUID().slice(0, 8)}.part`;
@@ -245,11 +250,21 @@ export async function makeThumbnails(items: Iterable<Item>, outDir: string): Pro
   const sources = new Map<string, 'image' | 'video'>();
   for (const item of items) for (const s of thumbSources(item, outDir)) sources.set(s.file, s.kind);
   const thumbs = new Map<string, string>();
+  // One making per key: the outputs a copy's folder links to (same inode) are made once, not per path.
+  const making = new Map<string, Promise<string | null>>();
   await Promise.all(
     [...sources].map(async ([file, kind]) => {
       const key = cacheKeySync(file);
       if (!key) return;
-      const name = madeName(thumbsDir, key) ?? (await limit(() => makeKeyed(file, kind, thumbsDir, key)));
+      let name = madeName(thumbsDir, key) ?? null;
+      if (!name) {
+        let made = making.get(key);
+        if (!made) {
+          made = limit(() => makeKeyed(file, kind, thumbsDir, key));
+          making.set(key, made);
+        }
+        name = await made;
+      }
       if (name) thumbs.set(file, relative(outDir, join(thumbsDir, name)).split(sep).join('/'));
     }),
   );
