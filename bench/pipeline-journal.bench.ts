@@ -2,10 +2,11 @@
  * Journal bench (issue 5): the journal's overhead per item, i.e. one full item lifecycle of 8 durable
  * writes (plan's insert — after choosing the item's place —, then checked, uploaded, submitting, submitted, completed, downloaded — which
  * also stats the output to record its size — and reported), timed per item over BENCH_JOURNAL_ITEMS
- * items (default 2,000) with `synchronous = FULL` (what genpipe uses: every commit fsynced).
+ * items (default 2,000) in the journal's FULL mode (what genpipe uses: each write awaited until the WAL
+ * is synced to disk, off the event loop — store/sqlite/wal-sync.ts).
  *
- * Baseline: the same writes with `synchronous = NORMAL` (WAL commits not fsynced; a power cut may lose
- * the last ones), measured in the same run. The two modes alternate in rounds so that load from other
+ * Baseline: the same writes in NORMAL mode (WAL commits not synced; a power cut may lose the last
+ * ones), measured in the same run. The two modes alternate in rounds so that load from other
  * processes falls on both alike. The journal goes in a fresh folder under BENCH_JOURNAL_DIR (default
  * the OS temp dir), which must be a real disk for the fsyncs to mean anything (tmpfs makes them free).
  */

@@ -111,12 +111,13 @@ async function finish(j: Journal, start: Item, outputBytes = 'PNGDATA'): Promise
 }
 
 describe('opening', () => {
-  it('lives in <out>/.genpipe/journal.db in WAL mode with synchronous=FULL', async () => {
+  it('lives in <out>/.genpipe/journal.db in WAL mode, its commits synced by the journal itself', async () => {
     const j = journal();
     expect(j.path).toBe(join(outDir, '.genpipe', 'journal.db'));
     expect(existsSync(j.path)).toBe(true);
     expect(j.testOnlyDatabase().pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(j.testOnlyDatabase().pragma('synchronous', { simple: true })).toBe(2); // 2 = FULL
+    // NORMAL (1): a commit does not fsync on the event loop; the journal syncs the WAL itself (wal-sync.ts).
+    expect(j.testOnlyDatabase().pragma('synchronous', { simple: true })).toBe(1);
     expect(j.testOnlyDatabase().pragma('user_version', { simple: true })).toBe(4);
     const tables = j
       .testOnlyDatabase()
@@ -242,6 +243,31 @@ describe('opening', () => {
     expect(() => journal({ outDir: out2, path: join(dir, 'j.db') })).toThrow(
       `cannot take the runner lock ${join(out2, '.genpipe', 'runner.lock')} (`,
     );
+  });
+
+  it('resolves a write only once the WAL was synced, one sync for the writes asked for together', async () => {
+    const j = await session();
+    const before = j.testOnlyWalSyncs() ?? 0;
+    const writes = Array.from({ length: 50 }, (_, i) =>
+      j.saveHash(
+        join(dir, `f${i}`),
+        { dev: '1', ino: String(i), size: i, mtimeNs: '1', ctimeNs: '1' },
+        'a'.repeat(64),
+      ),
+    );
+    let resolved = 0;
+    for (const w of writes) void w.then(() => resolved++);
+    await writes[0];
+    // Each of the 50 waited for a sync started after its commit; the group shared one (two at most).
+    const syncs = (j.testOnlyWalSyncs() ?? 0) - before;
+    expect(syncs).toBeGreaterThanOrEqual(1);
+    await Promise.all(writes);
+    expect(resolved).toBe(50);
+    expect((j.testOnlyWalSyncs() ?? 0) - before).toBeLessThanOrEqual(2);
+    // The bench's baseline does not sync.
+    const unsynced = join(dir, 'unsynced');
+    mkdirSync(unsynced);
+    expect(journal({ outDir: unsynced, synchronous: 'NORMAL' }).testOnlyWalSyncs()).toBeNull();
   });
 
   it('records batches with their options', async () => {

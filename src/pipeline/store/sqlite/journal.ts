@@ -1,11 +1,11 @@
 /**
  * The journal: the crash-safe record that makes genpipe never pay twice and never lose a result, and
  * the first implementation of the Store interface (../store/store.ts, its contract in
- * ../store/README.md). A SQLite file (better-sqlite3) in WAL mode with `synchronous = FULL`, on a local
- * disk, by default `<out>/.genpipe/journal.db`. Reads and plan are done when the promise is made; the
- * writes asked for within 10 ms of the first queued one (save, the hash cache, quota state, job
- * durations, references) are committed together (write-group.ts), and each one's promise resolves
- * once committed.
+ * ../store/README.md). A SQLite file (better-sqlite3) in WAL mode, on a local disk, by default
+ * `<out>/.genpipe/journal.db`. Reads and plan are done when the promise is made; the writes asked for
+ * within 10 ms of the first queued one (save, the hash cache, quota state, job durations, references)
+ * are committed together (write-group.ts), and each one's promise resolves once committed and synced
+ * to disk — synced off the event loop (wal-sync.ts), as durable as `synchronous = FULL`.
  *
  * Its decisions are the store engine's (../store/engine.ts), written once for every store; this class
  * is only what the SQLite file adds: opening it (a local disk, the schema brought up to date, read-only
@@ -52,6 +52,7 @@ import { defaultJournalPath } from './journal-file.ts';
 import { openReadOnly } from './read-only.ts';
 import { applyPragmas, JournalFileError, migrate, type SynchronousMode } from './schema.ts';
 import { SqliteBackend } from './sqlite-backend.ts';
+import { WalSync } from './wal-sync.ts';
 
 export type { BatchInfo, BatchRow, PlanOptions, RecipeFiles };
 
@@ -117,11 +118,11 @@ function permissionProblem(path: string, write: boolean): string | null {
 }
 
 /** Opens the SQLite file: pragmas set, schema brought up to date. */
-function openDatabase(path: string, synchronous: SynchronousMode): Database.Database {
+function openDatabase(path: string): Database.Database {
   let db: Database.Database | null = null;
   try {
     db = new Database(path);
-    applyPragmas(db, path, synchronous);
+    applyPragmas(db, path);
     migrate(db, path);
     return db;
   } catch (err) {
@@ -155,6 +156,7 @@ export class Journal extends StoreEngine {
   readonly readNote: string | null;
   private readonly db: Database.Database;
   private readonly sqlite: SqliteBackend;
+  private readonly walSync: WalSync | null;
 
   constructor(opts: OpenJournalOptions) {
     const outDir = realLocation(opts.outDir);
@@ -167,14 +169,17 @@ export class Journal extends StoreEngine {
       ({ db, note: readNote } = openDatabaseToRead(path));
     } else {
       mkdirSync(dirname(path), { recursive: true });
-      db = openDatabase(path, opts.synchronous ?? 'FULL');
+      db = openDatabase(path);
     }
-    const backend = new SqliteBackend(db, path, outDir, now);
+    const synced = !opts.readOnly && (opts.synchronous ?? 'FULL') === 'FULL';
+    const walSync = synced ? new WalSync(`${path}-wal`) : null;
+    const backend = new SqliteBackend(db, path, outDir, now, walSync);
     super(backend, outDir, now);
     this.path = path;
     this.readNote = readNote;
     this.db = db;
     this.sqlite = backend;
+    this.walSync = walSync;
     if (opts.lock !== false && !opts.readOnly) {
       try {
         backend.takeLock();
@@ -191,6 +196,11 @@ export class Journal extends StoreEngine {
    */
   testOnlyDatabase(): Database.Database {
     return this.db;
+  }
+
+  /** TEST ONLY: the fdatasyncs of the WAL made so far (wal-sync.ts), or null when commits are not synced. */
+  testOnlyWalSyncs(): number | null {
+    return this.walSync?.syncs ?? null;
   }
 
   /**

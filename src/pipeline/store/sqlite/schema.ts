@@ -37,23 +37,24 @@ export class JournalFileError extends Error {
   readonly code = 'journal_file';
 }
 
-/** The synchronous setting of a connection. FULL is genpipe's; NORMAL exists for the bench's baseline. */
+/**
+ * How durable a journal's writes are when their promises resolve. FULL (genpipe's): on disk, as SQLite's
+ * `synchronous = FULL` makes them, but synced off the event loop (wal-sync.ts). NORMAL exists for the
+ * bench's baseline: committed, not synced (a power cut may lose the last ones).
+ */
 export type SynchronousMode = 'FULL' | 'NORMAL';
 
 /**
- * Sets the connection up: busy timeout, WAL, the synchronous mode and foreign keys.
+ * Sets the connection up: busy timeout, WAL, `synchronous = NORMAL` (a commit does not fsync on the
+ * event loop: the journal syncs the WAL itself, wal-sync.ts) and foreign keys.
  *
  * @throws JournalFileError when the file cannot be put in WAL mode
  */
-export function applyPragmas(
-  db: Database.Database,
-  path: string,
-  synchronous: SynchronousMode = 'FULL',
-): void {
+export function applyPragmas(db: Database.Database, path: string): void {
   db.pragma(PRAGMAS.busyTimeout(JOURNAL_FILE.busyTimeoutMs));
   const mode = String(db.pragma(PRAGMAS.wal, { simple: true }));
   if (mode.toLowerCase() !== 'wal') throw new JournalFileError(JOURNAL_TEXTS.notWal(path, mode));
-  db.pragma(PRAGMAS.synchronous(synchronous));
+  db.pragma(PRAGMAS.synchronous('NORMAL'));
   db.pragma(PRAGMAS.foreignKeys);
 }
 

@@ -1,9 +1,10 @@
 /**
  * The SQLite journal's backend (../backend.ts): what the store engine asks of the database, on one
  * better-sqlite3 connection. Reads and transactions are done by the time their promise is made (the
- * engine's row work runs synchronously, runNow); writes on their own join the write group (one commit,
- * one fsync, for those asked within a few ms: write-group.ts); the out dir's lock is an
- * operating-system file lock (runner-lock.ts), so a killed runner holds nothing.
+ * engine's row work runs synchronously, runNow); writes on their own join the write group (one commit
+ * for those asked within a few ms: write-group.ts); a transaction's or a write's promise resolves once
+ * the WAL is synced (wal-sync.ts, off the event loop); the out dir's lock is an operating-system file
+ * lock (runner-lock.ts), so a killed runner holds nothing.
  */
 import type Database from 'better-sqlite3';
 import type { StoreBackend } from '../backend.ts';
@@ -14,6 +15,7 @@ import { runNow, type Step } from '../step.ts';
 import { acquireRunnerLock, type RunnerLock, releaseRunnerLock } from './runner-lock.ts';
 import { SCRUB_SERVICE_CREDENTIALS, SQLITE_PLANS } from './sqlite-plans.ts';
 import { SqliteSql } from './sqlite-sql.ts';
+import type { WalSync } from './wal-sync.ts';
 import { WriteGroup } from './write-group.ts';
 
 /** See the module comment. Not safe to share between threads; one per process and out dir. */
@@ -32,9 +34,20 @@ export class SqliteBackend implements StoreBackend {
     readonly location: string,
     private readonly outDir: string,
     private readonly now: () => number,
+    /** Syncs the WAL (null: commits are not synced, the bench's baseline). */
+    private readonly walSync: WalSync | null = null,
   ) {
     this.sql = new SqliteSql(db);
-    this.group = new WriteGroup(db, () => this.onRollback());
+    this.group = new WriteGroup(
+      db,
+      () => this.onRollback(),
+      () => this.durable(),
+    );
+  }
+
+  /** Resolves once every commit made so far is on disk. */
+  durable(): Promise<void> {
+    return this.walSync ? this.walSync.durable() : Promise.resolve();
   }
 
   /** Runs `body` now, every queued write committed first (nothing overtakes a queued write). */
@@ -52,7 +65,10 @@ export class SqliteBackend implements StoreBackend {
     return runNow(body(this.sql));
   }
 
-  /** Runs `body` in one `BEGIN IMMEDIATE` transaction, now (committed, and fsynced, when it returns). */
+  /**
+   * Runs `body` in one `BEGIN IMMEDIATE` transaction, now: committed when it returns, on disk once
+   * durable() resolves (transaction() awaits it).
+   */
   transactionNow<T>(body: (sql: Sql) => Step<T>): T {
     let ran = false;
     try {
@@ -68,7 +84,9 @@ export class SqliteBackend implements StoreBackend {
   }
 
   async transaction<T>(_what: string, body: (sql: Sql) => Step<T>): Promise<T> {
-    return this.transactionNow(body);
+    const value = this.transactionNow(body);
+    await this.durable();
+    return value;
   }
 
   write(_what: string, body: (sql: Sql) => Step<void>): Promise<void> {
@@ -121,6 +139,7 @@ export class SqliteBackend implements StoreBackend {
     } finally {
       this.lock = null;
       this.db.close();
+      await this.walSync?.close();
     }
   }
 }

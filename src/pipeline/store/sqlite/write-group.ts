@@ -1,8 +1,9 @@
 /**
  * Group commit for the journal: the writes asked for within GROUP_WINDOW_MS of the first queued one (a
  * batch of 64 jobs makes many state changes at once) go into one `BEGIN IMMEDIATE` transaction, so they
- * cost one commit (and one fsync with `synchronous = FULL`) instead of one each. Each write's promise resolves
- * only once that transaction is committed: "durable on resolve" (../store/README.md) still holds.
+ * cost one commit instead of one each. Each write's promise resolves only once that transaction is
+ * committed and made durable (`durable`: the WAL synced off the event loop, wal-sync.ts): "durable on
+ * resolve" (../store/README.md) holds.
  *
  * Each write runs in a savepoint of its own: one that throws is rolled back alone and rejects its own
  * promise; the others are committed. A commit that fails rejects them all. Writes are applied in the
@@ -30,10 +31,14 @@ export class WriteGroup {
   private queue: QueuedWrite[] = [];
   private scheduled = false;
 
-  /** @param rolledBack - called when a commit failed (whatever its writes did is undone) */
+  /**
+   * @param rolledBack - called when a commit failed (whatever its writes did is undone)
+   * @param durable - resolves once every commit made so far is on disk (WalSync.durable)
+   */
   constructor(
     private readonly db: Database.Database,
     private readonly rolledBack: () => void = () => undefined,
+    private readonly durable: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   /**
@@ -66,7 +71,7 @@ export class WriteGroup {
 
   /**
    * Runs `body` in one `BEGIN IMMEDIATE` transaction after the queued writes, in a savepoint of its
-   * own: one commit (one fsync) for both, instead of a commit of the queue and one of its own. A
+   * own: one commit for both, instead of a commit of the queue and one of its own. A
    * `body` that throws is rolled back alone (the queued writes are still committed) and its error
    * thrown; a commit that fails rejects the queued writes and is thrown.
    *
@@ -99,10 +104,17 @@ export class WriteGroup {
       for (const w of writes) w.fail(err);
       throw err;
     }
-    for (const w of writes) {
-      if (failed.has(w)) w.fail(failed.get(w));
-      else w.done();
-    }
+    const committed = writes.filter((w) => !failed.has(w));
+    for (const [w, err] of failed) w.fail(err);
+    if (committed.length > 0)
+      this.durable().then(
+        () => {
+          for (const w of committed) w.done();
+        },
+        (err: unknown) => {
+          for (const w of committed) w.fail(err);
+        },
+      );
     if ('error' in outcome) throw outcome.error;
     return outcome.value;
   }
