@@ -210,3 +210,8 @@ export function writeEmulatorConfig(
   );
   return path;
 }
+
+/** The time of a `--json` event line, ms since the epoch (the CLI writes `at` as an ISO 8601 string). */
+export function eventAt(e: { at?: string | number }): number {
+  return typeof e.at === 'string' ? Date.parse(e.at) : (e.at ?? 0);
+}

@@ -23,7 +23,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { type BenchRow, ROOT, spawnEmulator, writeEmulatorConfig } from './lib.ts';
+import { type BenchRow, eventAt, ROOT, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 import { idealScheduleMs } from './pipeline-schedule.bench.ts';
 
 const KEY = 'svc-api-bench-quota';
@@ -158,15 +158,15 @@ async function runCli(args: string[]): Promise<{ wallMs: number; succeeded: numb
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
       nl = buffered.indexOf('\n');
-      let e: { type?: string; at?: number; state?: string };
+      let e: { type?: string; at?: string; state?: string };
       try {
         e = JSON.parse(line);
       } catch {
         continue;
       }
-      if (e.type === 'batch_started') startedAt = e.at ?? 0;
+      if (e.type === 'batch_started') startedAt = eventAt(e);
       if (e.type === 'item_state' && ['reported', 'failed', 'skipped', 'stopped'].includes(e.state ?? '')) {
-        lastFinal = Math.max(lastFinal, e.at ?? 0);
+        lastFinal = Math.max(lastFinal, eventAt(e));
         if (e.state === 'reported') succeeded++;
       }
     }

@@ -43,7 +43,7 @@ import { type Item, stepOf } from '../src/pipeline/item.ts';
 import { writeReports } from '../src/pipeline/report/index.ts';
 import { openJournal } from '../src/pipeline/store/sqlite/index.ts';
 import { patchItem } from '../test/helpers/item-patch.ts';
-import { type BenchRow, ROOT, spawnEmulator, writeEmulatorConfig } from './lib.ts';
+import { type BenchRow, eventAt, ROOT, spawnEmulator, writeEmulatorConfig } from './lib.ts';
 
 const KEY = 'svc-api-bench-watch-restart';
 const N = Number(process.env.BENCH_WATCH_RESTART_FILES ?? 10_000);
@@ -81,7 +81,8 @@ function genpipe(args: string[], env: NodeJS.ProcessEnv) {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
       try {
-        events.push(JSON.parse(line) as ChildEvent);
+        const e = JSON.parse(line) as Omit<ChildEvent, 'at'> & { at: string };
+        events.push({ ...e, at: eventAt(e) });
       } catch {
         // a plain line
       }
