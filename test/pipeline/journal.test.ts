@@ -858,6 +858,8 @@ describe('content hashes and references', () => {
     writeFileSync(path, bytes);
     const expected = createHash('sha256').update(bytes).digest('hex');
     expect(await j.hashFile(path)).toBe(expected);
+    // The cache's write is not waited for by the hash; a read of the journal commits it first.
+    j.rows();
     const cached = j
       .testOnlyDatabase()
       .prepare('SELECT hash FROM content_hashes WHERE path = ?')

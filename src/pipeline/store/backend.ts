@@ -41,7 +41,8 @@ export interface StoreBackend {
    */
   readCache<T>(what: string, body: (sql: Sql) => Step<T>): Promise<T>;
   /**
-   * One transaction, committed when it resolves, rolled back (onRollback) when `body` throws.
+   * One transaction, committed when it resolves, rolled back (onRollback) when `body` throws; on disk
+   * at the latest with the next write's (the journal syncs commits off the event loop, in order).
    * `serial`: an item row's id, whose writes are made in the order asked.
    */
   transaction<T>(what: string, body: (sql: Sql) => Step<T>, serial?: number): Promise<T>;

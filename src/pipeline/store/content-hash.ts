@@ -59,7 +59,7 @@ export interface HashCache {
 /**
  * The sha256 of a file's bytes, streamed; taken from `cache` when the file's identity (device, inode,
  * size, mtime, ctime) is the one it was hashed at. A file that changes while it is read is hashed but
- * not cached.
+ * not cached. The hash is answered without waiting for the cache's write to be recorded.
  *
  * @example await hashWithCache(store, '/in/clip.mp4')
  */
@@ -69,6 +69,8 @@ export async function hashWithCache(cache: HashCache, path: string, signal?: Abo
   if (cached !== null) return cached;
   const hash = await sha256File(path, signal);
   const after = await fileIdentity(path);
-  if (sameIdentity(before, after)) await cache.saveHash(path, after, hash);
+  // Not waited for: a cache entry lost (a failed write, a power cut) is only hashed again next time, and
+  // the file's admission goes on meanwhile instead of waiting for the journal's next commit.
+  if (sameIdentity(before, after)) cache.saveHash(path, after, hash).catch(() => undefined);
   return hash;
 }

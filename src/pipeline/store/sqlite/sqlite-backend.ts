@@ -2,8 +2,8 @@
  * The SQLite journal's backend (../backend.ts): what the store engine asks of the database, on one
  * better-sqlite3 connection. Reads and transactions are done by the time their promise is made (the
  * engine's row work runs synchronously, runNow); writes on their own join the write group (one commit
- * for those asked within a few ms: write-group.ts); a transaction's or a write's promise resolves once
- * the WAL is synced (wal-sync.ts, off the event loop); the out dir's lock is an operating-system file
+ * for those asked within a few ms: write-group.ts), and a write's promise resolves once the WAL is
+ * synced (wal-sync.ts, off the event loop); a transaction's once committed; the out dir's lock is an operating-system file
  * lock (runner-lock.ts), so a killed runner holds nothing.
  */
 import type Database from 'better-sqlite3';
@@ -67,7 +67,7 @@ export class SqliteBackend implements StoreBackend {
 
   /**
    * Runs `body` in one `BEGIN IMMEDIATE` transaction, now: committed when it returns, on disk once
-   * durable() resolves (transaction() awaits it).
+   * durable() resolves.
    */
   transactionNow<T>(body: (sql: Sql) => Step<T>): T {
     let ran = false;
@@ -83,10 +83,13 @@ export class SqliteBackend implements StoreBackend {
     }
   }
 
+  /**
+   * Committed when it resolves (backend.ts), not yet synced: an admission need not wait for the disk.
+   * What genpipe acts on outside the journal (a create sent, a file reported) is a write's, and a
+   * write waits for a sync that covers every commit before it.
+   */
   async transaction<T>(_what: string, body: (sql: Sql) => Step<T>): Promise<T> {
-    const value = this.transactionNow(body);
-    await this.durable();
-    return value;
+    return this.transactionNow(body);
   }
 
   write(_what: string, body: (sql: Sql) => Step<void>): Promise<void> {
