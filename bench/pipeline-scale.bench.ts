@@ -11,7 +11,12 @@
  * /proc/<pid>/stat; and the ratio of the peak RSS at the largest size to that at 10,000.
  *
  * GENPIPE_BENCH_SCALE_MAX caps the largest size (e.g. 10000 for a quick run); the default runs all
- * three. The throughput is bounded by the job slots (a job holds one until its first read, 1 s after
+ * three.
+ *
+ * Real outputs: the same at 1,000 and 6,000 files against an emulator that renders its real images
+ * (not `tiny_outputs`), what a user's batch downloads, thumbnails and reports: CPU per item, and the
+ * growth of peak RSS per extra item between the two sizes (targets ≤ 8 ms and ≤ 5 KB).
+ * GENPIPE_BENCH_SCALE_REAL=0 skips it; GENPIPE_BENCH_SCALE_REAL_MAX caps its sizes too. The throughput is bounded by the job slots (a job holds one until its first read, 1 s after
  * its create) and genpipe's own CPU: wall time grows about linearly with the batch.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -40,8 +45,14 @@ const CONCURRENCY = 64;
 const MAX_READS = 200;
 const RSS_TARGET_MB = 400;
 const CPU_TARGET_MS = 8;
+/** The real-outputs variant's sizes, and its target for the growth of peak RSS per extra item. */
+const REAL_SIZES = [1_000, 6_000];
+const REAL_MAX = Number(process.env.GENPIPE_BENCH_SCALE_REAL_MAX ?? Number.POSITIVE_INFINITY);
+const RSS_GROWTH_TARGET_KB = 5;
 
 interface SizeResult {
+  /** Real outputs (the emulator's images), or tiny ones. */
+  real: boolean;
   items: number;
   succeeded: number;
   wallS: number;
@@ -81,12 +92,13 @@ function runCli(input: string, out: string, url: string): Promise<MeasuredRun> {
   return runGenpipeMeasured(args, { GENPIPE_BASE_URL: url, GENPIPE_API_KEY: KEY }, join(out, '..'));
 }
 
-async function benchSize(dir: string, n: number, url: string): Promise<SizeResult> {
+async function benchSize(dir: string, n: number, url: string, real: boolean): Promise<SizeResult> {
   const input = join(dir, `in-${n}`);
-  const out = join(dir, `out-${n}`);
+  const out = join(dir, `out-${n}${real ? '-real' : ''}`);
+  const what = real ? ' (real outputs)' : '';
   process.stderr.write(`  pipeline-scale: writing ${n} prompt files...\n`);
   await writePrompts(input, n);
-  process.stderr.write(`  pipeline-scale: genpipe run over ${n} items...\n`);
+  process.stderr.write(`  pipeline-scale: genpipe run over ${n} items${what}...\n`);
   const r = await runCli(input, out, url);
   const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as {
     totals: { succeeded: number; inputs: number };
@@ -95,6 +107,7 @@ async function benchSize(dir: string, n: number, url: string): Promise<SizeResul
   rmSync(input, { recursive: true, force: true });
   rmSync(out, { recursive: true, force: true });
   return {
+    real,
     items: n,
     succeeded: report.totals.succeeded,
     wallS: r.wallS,
@@ -105,7 +118,8 @@ async function benchSize(dir: string, n: number, url: string): Promise<SizeResul
   };
 }
 
-function rowsOf(results: SizeResult[]): BenchRow[] {
+function rowsOf(all: SizeResult[]): BenchRow[] {
+  const results = all.filter((r) => !r.real);
   const rows: BenchRow[] = [];
   for (const r of results) {
     const at = `${r.items} items`;
@@ -142,24 +156,83 @@ function rowsOf(results: SizeResult[]): BenchRow[] {
       pass: top.peakRssMb / base.peakRssMb <= 1.25,
     });
   }
+  return [...rows, ...realRowsOf(all.filter((r) => r.real))];
+}
+
+/** The real-outputs variant's rows: CPU per item at each size, and peak RSS growth per extra item. */
+function realRowsOf(real: SizeResult[]): BenchRow[] {
+  const bench = 'pipeline-scale, real outputs';
+  const rows: BenchRow[] = [];
+  for (const r of real) {
+    const at = `${r.items} items`;
+    rows.push(
+      { bench, metric: `${at}: wall`, value: r.wallS, unit: 's' },
+      { bench, metric: `${at}: peak RSS of genpipe`, value: r.peakRssMb, unit: 'MB' },
+      {
+        bench,
+        metric: `${at}: genpipe CPU per item`,
+        value: r.cpuMsPerItem,
+        unit: 'ms',
+        target: `<= ${CPU_TARGET_MS}`,
+        pass: r.cpuMsPerItem <= CPU_TARGET_MS,
+      },
+      { bench, metric: `${at}: succeeded`, value: r.succeeded, unit: 'count' },
+    );
+  }
+  const [small, large] = [real[0], real.at(-1)];
+  if (small && large && large.items > small.items) {
+    const kb = ((large.peakRssMb - small.peakRssMb) * 1024) / (large.items - small.items);
+    rows.push({
+      bench,
+      metric: `peak RSS growth per extra item (${small.items} → ${large.items})`,
+      value: kb,
+      unit: 'KB',
+      target: `<= ${RSS_GROWTH_TARGET_KB}`,
+      pass: kb <= RSS_GROWTH_TARGET_KB,
+    });
+  }
   return rows;
+}
+
+/** Runs `sizes` against a fresh emulator (real outputs, or tiny ones). */
+async function benchSizes(dir: string, sizes: number[], real: boolean): Promise<SizeResult[]> {
+  const configPath = writeEmulatorConfig(
+    dir,
+    KEY,
+    { rpm: 1e7, concurrency: 10_000, balance: 1e12 },
+    { queue_ms: 0, processing_ms: { image: 50, video: 50 }, abuse_ceiling: 1e9, tiny_outputs: !real },
+  );
+  const emu = await spawnEmulator(configPath, join(dir, real ? 'data-real' : 'data'));
+  const results: SizeResult[] = [];
+  try {
+    for (const n of sizes) results.push(await benchSize(dir, n, emu.url, real));
+  } finally {
+    await emu.stop();
+  }
+  return results;
 }
 
 export async function benchPipelineScale(): Promise<{ rows: BenchRow[]; data: unknown }> {
   buildCli();
   const dir = mkdtempSync(join(tmpdir(), 'genpipe-bench-scale-'));
-  const configPath = writeEmulatorConfig(
-    dir,
-    KEY,
-    { rpm: 1e7, concurrency: 10_000, balance: 1e12 },
-    { queue_ms: 0, processing_ms: { image: 50, video: 50 }, abuse_ceiling: 1e9, tiny_outputs: true },
-  );
-  const emu = await spawnEmulator(configPath, join(dir, 'data'));
   const results: SizeResult[] = [];
   try {
-    for (const n of SIZES.filter((s) => s <= MAX)) results.push(await benchSize(dir, n, emu.url));
+    results.push(
+      ...(await benchSizes(
+        dir,
+        SIZES.filter((s) => s <= MAX),
+        false,
+      )),
+    );
+    if (process.env.GENPIPE_BENCH_SCALE_REAL !== '0')
+      results.push(
+        ...(await benchSizes(
+          dir,
+          REAL_SIZES.filter((s) => s <= REAL_MAX),
+          true,
+        )),
+      );
   } finally {
-    await emu.stop();
     rmSync(dir, { recursive: true, force: true });
   }
   return { rows: rowsOf(results), data: { concurrency: CONCURRENCY, sizes: results } };
