@@ -40,11 +40,13 @@ import { fillStepOutputs, stepOutputsIn } from '../chain.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, assertFileAsChecked, sha256Of } from '../input-changed.ts';
 import { type Item, stepOf, withStep } from '../item.ts';
+import { isLegacyRequest } from '../legacy-request.ts';
 import { lostAnswerReason } from '../outcome-texts.ts';
 import type { Json } from '../recipe-request.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advanceStep, expectState, failStep } from '../stage.ts';
+import { submitLegacy } from './legacy-submit.ts';
 import { deletedIfChanged, INLINE_INPUT_DATA } from './upload.ts';
 
 /**
@@ -119,6 +121,7 @@ async function withParentUrls(item: Item, request: Json, ctx: RunContext): Promi
 export async function submit(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'submit', 'uploaded');
   ctx.signal.throwIfAborted();
+  if (isLegacyRequest(stepOf(item).request)) return submitLegacy(item, ctx);
   let request: Json;
   try {
     request = await withParentUrls(item, stepOf(item).request as Json, ctx);
