@@ -581,7 +581,7 @@ function readChainRule(
 export const LEGACY_RULE_TEXTS = {
   inChain:
     "a chain's steps are generations of the agents surface: a request to the legacy surface is a rule of its own",
-  noMediaUrl: `the legacy surface takes media by URL: give the rule media_url (a URL template such as https://cdn.example.com/clips/{path}, or '${EMULATOR_MEDIA_URL}' against genpipe serve)`,
+  noMediaUrl: `the legacy surface takes media by URL: give the rule media_url (a URL template such as https://cdn.example.com/{path}, or '${EMULATOR_MEDIA_URL}' against genpipe serve)`,
 } as const;
 
 /** How many of one request's problems are reported, each found once the one before is set aside. */

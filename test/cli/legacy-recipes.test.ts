@@ -294,3 +294,32 @@ describe('a local video reframed by URL', () => {
     );
   });
 });
+
+describe('a dry run', () => {
+  it('shows each legacy request as it would go, the URL in place, and prices it as the legacy surface charges it', async () => {
+    const { input, out } = folder(
+      [
+        PHOTON.trimEnd(),
+        '  - match: "clips/*.mp4"',
+        '    media_url: "https://cdn.example.com/{path}"',
+        '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "9:16" }',
+        '',
+      ].join('\n'),
+      { 'fox.txt': 'a red fox in the snow' },
+    );
+    mkdirSync(join(input, 'clips'));
+    clip(join(input, 'clips', 'a b.mp4'));
+    const before = await legacyCount();
+    const r = await runCli(['run', input, '--out', out, '--dry-run'], cliEnv(emu), 60_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('clips/a b.mp4: would send video_reframe (ray-2), the file by URL (');
+    expect(r.stdout).toContain(
+      '{"surface":"legacy","operation":"reframe-video","model":"ray-2","aspect_ratio":"9:16","media":{"url":"https://cdn.example.com/clips/a%20b.mp4"}}',
+    );
+    expect(r.stdout).toContain(
+      'fox.txt: would send image (photon-1), the text as the prompt: {"surface":"legacy","operation":"generate-image","model":"photon-1","aspect_ratio":"16:9","prompt":"a red fox in the snow"}',
+    );
+    expect(r.stderr).toContain('estimated cost: 11 credits (1 image × 1, 1 video_reframe × 10)');
+    expect((await legacyCount()) - before).toBe(0);
+  });
+});
