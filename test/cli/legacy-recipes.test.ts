@@ -181,6 +181,34 @@ describe('a request the legacy surface would refuse', () => {
     expect((await legacyCount()) - before).toBe(0);
   });
 
+  it('a rule whose operation takes media without media_url, and a chain step on the legacy surface, stop the batch (exit 2)', async () => {
+    const recipe = [
+      'rules:',
+      '  - match: "*.mp4"',
+      '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "9:16" }',
+      '  - match: "*.png"',
+      '    steps:',
+      '      - name: one',
+      '        request: { surface: legacy, operation: reframe-image, model: photon-1, aspect_ratio: "1:1" }',
+      '  - match: "*.txt"',
+      '    media_url: "ftp://example.com/{path}"',
+      '    request: { surface: legacy, operation: generate-image }',
+      '',
+    ].join('\n');
+    const { input, out } = folder(recipe, PROMPTS);
+    const r = await run(input, out);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "genpipe.yaml:2: rules[0]: the legacy surface takes media by URL: give the rule media_url (a URL template such as https://cdn.example.com/{path}, or 'emulator' against genpipe serve)",
+    );
+    expect(r.stderr).toContain(
+      "genpipe.yaml:7: rules[1].steps[0].request.surface: a chain's steps are generations of the agents surface: a request to the legacy surface is a rule of its own",
+    );
+    expect(r.stderr).toContain(
+      'genpipe.yaml:9: rules[2].media_url: must be a URL template with {path} (https://cdn.example.com/{path}) or \'emulator\' (genpipe serve only): "ftp://example.com/{path}" does not make an http(s) URL',
+    );
+  });
+
   it("a bad field in a sidecar fails that file with the surface's detail and the sidecar's name; the others go on", async () => {
     const { input, out } = folder(PHOTON, { ...PROMPTS, 'fox.txt.json': '{ "format": "gif" }' });
     const before = await legacyCount();
@@ -196,7 +224,38 @@ describe('a request the legacy surface would refuse', () => {
   });
 });
 
-/** A 4 s 320x240 video, made with ffmpeg. */
+describe('a file the legacy operation does not take', () => {
+  it('an image where reframe-video takes a video fails that file, naming the rule and the operation; the others go on', async () => {
+    const { input, out } = folder(
+      [
+        'rules:',
+        '  - match: "*.{mp4,png}"',
+        '    media_url: emulator',
+        '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "9:16" }',
+        '',
+      ].join('\n'),
+      {
+        'still.png': await sharp({
+          create: { width: 32, height: 24, channels: 3, background: '#336699' },
+        })
+          .png()
+          .toBuffer(),
+      },
+    );
+    clip(join(input, 'clip.mp4'));
+    const before = await legacyCount();
+    const r = await run(input, out);
+    expect(r.code).toBe(1);
+    expect((await legacyCount()) - before).toBe(1);
+    const still = r.report.items.find((i: Loose) => i.input === 'still.png');
+    expect(still.reason).toBe(
+      'wrong type: the file is an image (image/png), but rules[0] "*.{mp4,png}" uses it as media of operation \'reframe-video\', which takes a video',
+    );
+    expect(r.report.totals).toMatchObject({ succeeded: 1, failed: 1 });
+  });
+});
+
+/** A 2 s 320x240 video, made with ffmpeg. */
 function clip(path: string): void {
   execFileSync(ffmpegPath(), [
     '-loglevel',
