@@ -13,7 +13,7 @@
  *   its own.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateNotSentError, LostResponseError, PreflightError } from '../../client/index.ts';
+import { CreateNotSentError } from '../../client/index.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertFileAsChecked } from '../input-changed.ts';
 import { type Item, stepOf, withStep } from '../item.ts';
@@ -25,11 +25,11 @@ import {
   legacyWireBody,
   withLegacyMediaUrl,
 } from '../legacy-request.ts';
-import { lostAnswerReason } from '../outcome-texts.ts';
 import type { Json } from '../recipe-request.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advanceStep, failStep } from '../stage.ts';
+import { createFailed } from './create-failure.ts';
 
 /** The rule's media_url of the item (null: the rule gives none). */
 function mediaUrlRule(item: Item, ctx: RunContext): string | null {
@@ -92,11 +92,6 @@ export async function submitLegacy(item: Item, ctx: RunContext): Promise<Item> {
     });
     return advanceStep(pending, 'submitted', { generationId: generation.id });
   } catch (err) {
-    if (isRunnersToHandle(err, ctx.signal)) throw err;
-    if (err instanceof LostResponseError) return failStep(pending, 'submit', lostAnswerReason(requestId));
-    if (err instanceof PreflightError) {
-      return failStep(pending, 'submit', err.detail, { requestId: null }, { failure: failureOfError(err) });
-    }
-    return failStep(pending, 'submit', reasonOf(err), {}, { failure: failureOfError(err) });
+    return createFailed(pending, requestId, err, ctx.signal);
   }
 }
