@@ -93,6 +93,16 @@ const PHOTON = [
   '',
 ].join('\n');
 
+/** A rule reframing the videos `match` takes, their media by `mediaUrl` (as the YAML value). */
+function reframeRule(match: string, mediaUrl: string, model: string, ratio: string): string {
+  return [
+    `  - match: "${match}"`,
+    `    media_url: ${mediaUrl}`,
+    `    request: { surface: legacy, operation: reframe-video, model: ${model}, aspect_ratio: "${ratio}" }`,
+    '',
+  ].join('\n');
+}
+
 const PROMPTS = {
   'fox.txt': 'a red fox in the snow',
   'heron.txt': 'a heron at dawn',
@@ -226,22 +236,13 @@ describe('a request the legacy surface would refuse', () => {
 
 describe('a file the legacy operation does not take', () => {
   it('an image where reframe-video takes a video fails that file, naming the rule and the operation; the others go on', async () => {
-    const { input, out } = folder(
-      [
-        'rules:',
-        '  - match: "*.{mp4,png}"',
-        '    media_url: emulator',
-        '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "9:16" }',
-        '',
-      ].join('\n'),
-      {
-        'still.png': await sharp({
-          create: { width: 32, height: 24, channels: 3, background: '#336699' },
-        })
-          .png()
-          .toBuffer(),
-      },
-    );
+    const { input, out } = folder(`rules:\n${reframeRule('*.{mp4,png}', 'emulator', 'ray-2', '9:16')}`, {
+      'still.png': await sharp({
+        create: { width: 32, height: 24, channels: 3, background: '#336699' },
+      })
+        .png()
+        .toBuffer(),
+    });
     clip(join(input, 'clip.mp4'));
     const before = await legacyCount();
     const r = await run(input, out);
@@ -282,13 +283,7 @@ function probe(path: string): { width: number; height: number } {
 describe('a local video reframed by URL', () => {
   it('media_url template: the legacy surface fetches the file at its public address; 9:16 comes back', async () => {
     const { input, out } = folder(
-      [
-        'rules:',
-        '  - match: "clips/*.mp4"',
-        `    media_url: "${filesUrl}/{path}"`,
-        '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "9:16" }',
-        '',
-      ].join('\n'),
+      `rules:\n${reframeRule('clips/*.mp4', `"${filesUrl}/{path}"`, 'ray-2', '9:16')}`,
       {},
     );
     mkdirSync(join(input, 'clips'));
@@ -306,16 +301,7 @@ describe('a local video reframed by URL', () => {
   });
 
   it("media_url: emulator: genpipe sends the bytes to the emulator's media store; 1:1 comes back", async () => {
-    const { input, out } = folder(
-      [
-        'rules:',
-        '  - match: "*.mp4"',
-        '    media_url: emulator',
-        '    request: { surface: legacy, operation: reframe-video, model: ray-flash-2, aspect_ratio: "1:1" }',
-        '',
-      ].join('\n'),
-      {},
-    );
+    const { input, out } = folder(`rules:\n${reframeRule('*.mp4', 'emulator', 'ray-flash-2', '1:1')}`, {});
     clip(join(input, 'clip.mp4'));
     const before = await legacyCount();
     const r = await run(input, out);
@@ -327,16 +313,7 @@ describe('a local video reframed by URL', () => {
   });
 
   it('media_url: emulator against a base URL that is not the emulator: refused, nothing sent', async () => {
-    const { input, out } = folder(
-      [
-        'rules:',
-        '  - match: "*.mp4"',
-        '    media_url: emulator',
-        '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "1:1" }',
-        '',
-      ].join('\n'),
-      {},
-    );
+    const { input, out } = folder(`rules:\n${reframeRule('*.mp4', 'emulator', 'ray-2', '1:1')}`, {});
     clip(join(input, 'clip.mp4'));
     const before = await legacyCount();
     // The legacy surface is the emulator's, but the base URL (where the media store is asked) is not.
@@ -357,13 +334,7 @@ describe('a local video reframed by URL', () => {
 describe('a dry run', () => {
   it('shows each legacy request as it would go, the URL in place, and prices it as the legacy surface charges it', async () => {
     const { input, out } = folder(
-      [
-        PHOTON.trimEnd(),
-        '  - match: "clips/*.mp4"',
-        '    media_url: "https://cdn.example.com/{path}"',
-        '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "9:16" }',
-        '',
-      ].join('\n'),
+      PHOTON + reframeRule('clips/*.mp4', '"https://cdn.example.com/{path}"', 'ray-2', '9:16'),
       { 'fox.txt': 'a red fox in the snow' },
     );
     mkdirSync(join(input, 'clips'));
