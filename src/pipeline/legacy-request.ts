@@ -103,6 +103,12 @@ export function legacyProblem(request: Json): string | null {
   return result.ok ? null : result.detail;
 }
 
+/** Where a legacy operation takes the item's file (its `input_as` when the rule gives none), or null. */
+export function legacyInputAsOf(request: Json): InputAs | null {
+  const op = legacyOperationOf(request);
+  return op === null ? null : LEGACY_RECIPE_OPERATIONS[op].inputAs;
+}
+
 /** Where a legacy operation takes the item's file, when `input_as` puts it elsewhere: the reason, or null. */
 export function legacyInputAsProblem(request: Json, inputAs: InputAs): string | null {
   const op = legacyOperationOf(request);

@@ -31,7 +31,7 @@ import {
 import { checkImageFacts, describeValue, LIMITS, type MediaFacts, withValidModels } from '../spec/index.ts';
 import type { InputAs } from './item.ts';
 import { EMULATOR_MEDIA_URL, mediaUrlProblem } from './legacy-media-url.ts';
-import { isLegacyRequest, legacyInputAsProblem, namesSurface } from './legacy-request.ts';
+import { isLegacyRequest, legacyInputAsOf, legacyInputAsProblem, namesSurface } from './legacy-request.ts';
 import { MEDIA_CHECK_REASONS } from './media-check.ts';
 import { type RecipeStep, readSteps } from './recipe-chain.ts';
 import { RecipeError, type RecipeProblem } from './recipe-error.ts';
@@ -619,7 +619,7 @@ function checkRuleRequest(
     return;
   }
   const type = requestType(request);
-  const inputAs = rule.inputAs ?? defaultInputAs(type);
+  const inputAs = rule.inputAs ?? legacyInputAsOf(request) ?? defaultInputAs(type);
   const inputWhere = rule.inputAs !== null ? ['rules', rule.index, 'input_as'] : here;
   const how =
     rule.inputAs !== null

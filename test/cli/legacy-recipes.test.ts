@@ -129,7 +129,7 @@ async function sizeOf(path: string): Promise<[number, number]> {
 }
 
 describe('photon images from prompt files', () => {
-  it('downloads one image of the asked shape per prompt, reports them, and a re-run creates nothing', async () => {
+  it('downloads one image of the asked shape per prompt, reports them; a re-run creates nothing, and downloads again an output found missing', async () => {
     const { input, out } = folder(PHOTON, PROMPTS);
     const before = await legacyCount();
     const first = await run(input, out);
@@ -153,6 +153,15 @@ describe('photon images from prompt files', () => {
     const again = await run(input, out);
     expect(again.code, again.stderr).toBe(0);
     expect((await legacyCount()) - before).toBe(3);
+
+    // An output found missing is downloaded again from its generation: nothing is created.
+    const fox = readJson(join(out, 'fox.txt', 'result.json')).outputs[0];
+    rmSync(join(out, fox));
+    const third = await run(input, out);
+    expect(third.code, third.stderr).toBe(0);
+    expect((await legacyCount()) - before).toBe(3);
+    const [w, h] = await sizeOf(join(out, fox));
+    expect(w / h).toBeCloseTo(16 / 9, 1);
   });
 
   it('kill -9 while the generations are held: the re-run collects them without creating any again', async () => {
@@ -351,5 +360,35 @@ describe('a dry run', () => {
     );
     expect(r.stderr).toContain('estimated cost: 11 credits (1 image × 1, 1 video_reframe × 10)');
     expect((await legacyCount()) - before).toBe(0);
+  });
+});
+
+describe('the other operations', () => {
+  it('generate-video from a prompt file and reframe-image of a local image, each of the asked shape', async () => {
+    const recipe = [
+      'rules:',
+      '  - match: "*.txt"',
+      '    request: { surface: legacy, operation: generate-video, model: ray-flash-2, aspect_ratio: "9:16" }',
+      '  - match: "*.png"',
+      '    media_url: emulator',
+      '    request: { surface: legacy, operation: reframe-image, model: photon-flash-1, aspect_ratio: "21:9", format: png }',
+      '',
+    ].join('\n');
+    const still = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#884422' } })
+      .png()
+      .toBuffer();
+    const { input, out } = folder(recipe, { 'waves.txt': 'waves on a beach', 'still.png': still });
+    const before = await legacyCount();
+    const r = await run(input, out);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await legacyCount()) - before).toBe(2);
+    const video = readJson(join(out, 'waves.txt', 'result.json')).outputs[0];
+    expect(video).toMatch(/\.mp4$/);
+    const { width, height } = probe(join(out, video));
+    expect(width / height).toBeCloseTo(9 / 16, 1);
+    const image = readJson(join(out, 'still.png', 'result.json')).outputs[0];
+    expect(image).toMatch(/\.png$/);
+    const [w, h] = await sizeOf(join(out, image));
+    expect(w / h).toBeCloseTo(21 / 9, 1);
   });
 });

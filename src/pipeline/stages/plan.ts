@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { SNIFF_HEAD_BYTES } from '../../media/index.ts';
 import { PROMPT_LENGTH_DETAIL, withValidModels } from '../../spec/index.ts';
 import { type InputAs, type Item, MAIN_STEP, type MediaKind, newStep, type StepRecord } from '../item.ts';
-import { legacyInputAsProblem, legacyOperationOf } from '../legacy-request.ts';
+import { legacyInputAsOf, legacyInputAsProblem, legacyOperationOf } from '../legacy-request.ts';
 import { findRule, type RecipeRule } from '../recipe.ts';
 import {
   defaultInputAs,
@@ -211,7 +211,8 @@ export async function plan(item: Item, ctx: StageContext): Promise<Item> {
 
   const type = requestType(request);
   const defaulted = rule.inputAs === null;
-  const inputAs: InputAs = rule.inputAs ?? (sniff.kind === 'text' ? 'prompt' : defaultInputAs(type));
+  const inputAs: InputAs =
+    rule.inputAs ?? legacyInputAsOf(request) ?? (sniff.kind === 'text' ? 'prompt' : defaultInputAs(type));
   const site = inputSitePath(inputAs, request);
   const legacyInput = legacyInputAsProblem(request, inputAs);
   if (legacyInput !== null) return fail(`${legacyInput} (${ruleName(rule)})`, { inputAs });
