@@ -300,8 +300,11 @@ describe('a local video reframed by URL', () => {
     mkdirSync(join(published, 'clips'), { recursive: true });
     clip(join(published, 'clips', 'my clip.mp4'));
     const before = await legacyCount();
-    const r = await run(input, out);
+    const r = await run(input, out, ['-v']);
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).toContain(
+      "clips/my clip.mp4: by URL: the service fetches the file at the rule's media_url",
+    );
     expect((await legacyCount()) - before).toBe(1);
     const result = readJson(join(out, 'clips/my clip.mp4', 'result.json'));
     expect(result.request.media).toEqual({ url: `${filesUrl}/clips/my%20clip.mp4` });
