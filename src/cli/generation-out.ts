@@ -91,3 +91,41 @@ export async function saveGenerationOutputs(
     shown.line?.end();
   }
 }
+
+/** What a create command's --wait and --out ask for (--timeout in seconds). */
+export interface WaitOutFlags {
+  wait?: boolean;
+  out?: string;
+  timeout?: number;
+}
+
+/**
+ * A create command's end, for `generate` and every `legacy` create alike: with --wait or --out, note
+ * the wait (and what collects the generation when interrupted), wait for it, and with --out download
+ * its outputs into `<out>/<generation id>/`.
+ *
+ * @param how.created - the note's words for the created generation (`generation <id> (request id …)`)
+ * @param how.interrupted - what to say when the command is interrupted while waiting (none: no note)
+ * @param how.wait - the client's wait, given the --timeout in ms
+ * @param how.download - the client's download of the finished generation into a folder
+ * @returns the generation as it ended (or as created, without --wait/--out), and the saved outputs
+ */
+export async function waitAndSave<G extends { id: string }>(
+  ctx: CommandContext,
+  created: G,
+  flags: WaitOutFlags,
+  how: {
+    created: string;
+    interrupted?: string;
+    wait: (timeoutMs: number | undefined) => Promise<G>;
+    download: (generation: G, dir: string, options: DownloadOptions) => Promise<DownloadedOutput[]>;
+  },
+): Promise<{ final: G; outputs: SavedOutput[] | null }> {
+  if (flags.wait !== true && flags.out === undefined) return { final: created, outputs: null };
+  ctx.note(`created ${how.created}; waiting`);
+  if (how.interrupted !== undefined) ctx.ifInterrupted(how.interrupted);
+  const final = await how.wait(flags.timeout === undefined ? undefined : flags.timeout * 1000);
+  if (flags.out === undefined) return { final, outputs: null };
+  const outputs = await saveGenerationOutputs(ctx, final, flags.out, (dir, o) => how.download(final, dir, o));
+  return { final, outputs };
+}

@@ -6,6 +6,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { API_KEY_PREFIX, CHOICES } from '../spec/index.ts';
 import { ApiTransport } from './api-transport.ts';
 import { ConcurrencyGovernor } from './concurrency-governor.ts';
+import { EmulatorMedia } from './emulator-media.ts';
 import { Files } from './files.ts';
 import { Generations } from './generations.ts';
 import { Legacy } from './legacy.ts';
@@ -66,6 +67,8 @@ export interface GenpipeClient {
   files: Files;
   generations: Generations;
   legacy: Legacy;
+  /** The emulator's media store (genpipe serve only): local bytes as a URL for the legacy surface. */
+  emulatorMedia: EmulatorMedia;
   /** The shared request-rate pacer (read its `limit`, `windowMs` and `used`). */
   pacer: Pacer;
   /** The shared concurrency governor (read its `ceiling`, `activeCount`, `waiting`). */
@@ -152,6 +155,7 @@ export function createClient(options: ClientOptions): GenpipeClient {
       resendUrlMediaAsBase64: options.resendUrlMediaAsBase64 ?? false,
     }),
     legacy: new Legacy({ transport, polling }),
+    emulatorMedia: new EmulatorMedia(transport),
     pacer,
     governor,
     async close() {

@@ -16,6 +16,7 @@ export {
   type GovernorOptions,
 } from './concurrency-governor.ts';
 export { type DownloadedOutput, type DownloadOptions, outputFileName } from './download-outputs.ts';
+export { EMULATOR_MEDIA_TEXTS, EmulatorMedia, EmulatorOnlyError } from './emulator-media.ts';
 export {
   ApiError,
   AuthenticationError,
@@ -86,7 +87,7 @@ export type {
   LegacyUpscaleInput,
   LegacyVideoInput,
 } from './legacy/inputs.ts';
-export { Legacy } from './legacy.ts';
+export { Legacy, legacyAsGeneration } from './legacy.ts';
 export { Pacer, type PacerOptions } from './pacer.ts';
 export {
   adaptiveDelay,

@@ -6,6 +6,7 @@
  * in legacy/calls.ts. Callbacks are received by callback-receiver.ts.
  */
 import { randomUUID } from 'node:crypto';
+import type { LegacyCreateKind } from '../spec/index.ts';
 import type { ApiTransport } from './api-transport.ts';
 import { type DownloadedOutput, type DownloadOptions, downloadOutputs } from './download-outputs.ts';
 import { GenerationFailedError, GenpipeError, TimeoutError } from './errors.ts';
@@ -34,8 +35,12 @@ export interface LegacyDeps {
 
 const TERMINAL = ['completed', 'failed'];
 
-/** A legacy generation's assets as the output list the download code reads (video first, then image). */
-function asOutputs(g: LegacyGeneration): Generation {
+/**
+ * A legacy generation as the agents surface's Generation the poll loop and the download code read: its
+ * assets as the output list (video first, then image), `dreaming` as processing, no failure_code (the
+ * legacy surface has none).
+ */
+export function legacyAsGeneration(g: LegacyGeneration): Generation {
   const output: GenerationOutput[] = [];
   if (g.assets?.video) output.push({ type: 'video', url: g.assets.video, layer: null });
   if (g.assets?.image) output.push({ type: 'image', url: g.assets.image, layer: null });
@@ -98,6 +103,18 @@ export class Legacy {
    */
   createImage(request: LegacyImageInput, options: LegacyCreateOptions = {}): Promise<LegacyGeneration> {
     return createLegacy(this.deps.transport, 'image', request, options);
+  }
+
+  /**
+   * Starts the legacy create `kind` (video, image, reframeImage, reframeVideo; upscale and audio with
+   * `options.id`): what the named creates below call. @throws PreflightError, the answer's error
+   */
+  create(
+    kind: LegacyCreateKind,
+    request: unknown,
+    options: LegacyCreateOptions & { id?: string } = {},
+  ): Promise<LegacyGeneration> {
+    return createLegacy(this.deps.transport, kind, request, options);
   }
 
   /** Reframes an image by URL to another aspect ratio. @throws PreflightError, the answer's error */
@@ -226,12 +243,15 @@ export class Legacy {
   ): Promise<DownloadedOutput[]> {
     const signal = options.signal ? { signal: options.signal } : {};
     const current = typeof generation === 'string' ? await this.get(generation, signal) : generation;
-    const view = asOutputs(current);
+    const view = legacyAsGeneration(current);
     if (view.state === 'completed' && view.output.length === 0) {
       throw new GenpipeError(`Legacy generation ${current.id} completed without assets to download`);
     }
     return downloadOutputs(
-      { transport: this.deps.transport, refresh: async () => asOutputs(await this.get(current.id, signal)) },
+      {
+        transport: this.deps.transport,
+        refresh: async () => legacyAsGeneration(await this.get(current.id, signal)),
+      },
       view,
       dir,
       options,

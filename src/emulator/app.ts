@@ -23,6 +23,7 @@ import adminRoutes from './routes/admin.ts';
 import fileRoutes from './routes/files.ts';
 import generationRoutes from './routes/generations.ts';
 import legacyRoutes from './routes/legacy.ts';
+import mediaRoutes from './routes/media.ts';
 import storageRoutes from './routes/storage.ts';
 import { Store } from './store.ts';
 
@@ -182,6 +183,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(storageRoutes);
   await app.register(legacyRoutes);
   await app.register(adminRoutes);
+  await app.register(mediaRoutes);
 
   app.addHook('onClose', async () => {
     ctx.closed = true;

@@ -17,6 +17,15 @@ import {
   validateGenerationRequest,
 } from '../spec/index.ts';
 import { INPUT_PLACEHOLDER, type InputAs, type MediaKind, referencePlaceholder } from './item.ts';
+import {
+  holdsLegacyInput,
+  legacyGenerationType,
+  legacyProblem,
+  legacySitePath,
+  legacyWireBody,
+  namesSurface,
+  placeLegacyInput,
+} from './legacy-request.ts';
 import { type FieldPath, formatPath } from './recipe-yaml.ts';
 
 export type Json = Record<string, unknown>;
@@ -47,6 +56,7 @@ export function isObject(value: unknown): value is Json {
  * service's default; an unknown type is reported by validation).
  */
 export function requestType(request: Json): GenerationType {
+  if (namesSurface(request)) return legacyGenerationType(request) ?? 'image';
   const t = request.type;
   return typeof t === 'string' && (GENERATION_TYPES as readonly string[]).includes(t)
     ? (t as GenerationType)
@@ -89,6 +99,7 @@ export function kindForPosition(inputAs: InputAs, type: GenerationType): MediaKi
  * @param request - the request before the input is placed
  */
 export function inputSitePath(inputAs: InputAs, request: Json): string {
+  if (namesSurface(request)) return legacySitePath(inputAs);
   switch (inputAs) {
     case 'source':
       return 'source';
@@ -109,6 +120,7 @@ export function inputSitePath(inputAs: InputAs, request: Json): string {
  * @example occupiedBy('source', { source: { url: 'https://…' } }) // 'source'
  */
 export function occupiedBy(inputAs: InputAs, request: Json): string | null {
+  if (namesSurface(request) && inputAs !== 'prompt') return request.media !== undefined ? 'media' : null;
   switch (inputAs) {
     case 'source':
       return request.source !== undefined ? 'source' : null;
@@ -138,6 +150,7 @@ export interface PlacedInput {
  * // { type: 'image_edit', prompt: 'x', source: { file_id: '$input' } }
  */
 export function placeInput(request: Json, inputAs: InputAs, input: PlacedInput): Json {
+  if (namesSurface(request)) return placeLegacyInput(request, inputAs, input.prompt);
   const out = structuredClone(request);
   const ref: ImageRef = { ...INPUT_PLACEHOLDER };
   switch (inputAs) {
@@ -342,6 +355,7 @@ const STAND_IN_URL = 'https://stand-in.genpipe.invalid/media';
  * // { ok: false, status: 413, detail: 'source: image is 8001x10px but each side must be <= 8000px. Resize and try again.' }
  */
 export function validatePlanned(request: Json, facts?: PlaceholderFacts): PlannedValidation {
+  if (namesSurface(request)) return validateLegacyPlanned(request);
   const body = structuredClone(request);
   const byStandIn = new Map<string, string>();
   let stepStandIns = 0;
@@ -383,6 +397,27 @@ export function validatePlanned(request: Json, facts?: PlaceholderFacts): Planne
     if (rejection) return { ok: false, ...rejection };
   }
   return { ok: true, request: result.request, sites };
+}
+
+/**
+ * A legacy request (legacy-request.ts) validated by the legacy surface's own rules: the item's media, at
+ * `media`, is a URL the service fetches, so the service's media limits are not known here (the legacy
+ * surface shows none) and `facts` are not checked.
+ */
+function validateLegacyPlanned(request: Json): PlannedValidation {
+  const detail = legacyProblem(request);
+  if (detail !== null) return { ok: false, status: 400, detail };
+  const sites: PlaceholderSite[] = holdsLegacyInput(request)
+    ? [
+        {
+          path: 'media',
+          placeholder: INPUT_FILE_ID,
+          position: requestType(request) === 'video_reframe' ? 'video_source' : 'image',
+        },
+      ]
+    : [];
+  // The legacy body stands where the agents request would: only its sites are read.
+  return { ok: true, request: legacyWireBody(request) as unknown as NormalizedGenerationRequest, sites };
 }
 
 // ---- detail → field --------------------------------------------------------------------------

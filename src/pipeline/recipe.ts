@@ -30,6 +30,8 @@ import {
 } from '../media/index.ts';
 import { checkImageFacts, describeValue, LIMITS, type MediaFacts, withValidModels } from '../spec/index.ts';
 import type { InputAs } from './item.ts';
+import { EMULATOR_MEDIA_URL, mediaUrlProblem } from './legacy-media-url.ts';
+import { isLegacyRequest, legacyInputAsOf, legacyInputAsProblem, namesSurface } from './legacy-request.ts';
 import { MEDIA_CHECK_REASONS } from './media-check.ts';
 import { type RecipeStep, readSteps } from './recipe-chain.ts';
 import { RecipeError, type RecipeProblem } from './recipe-error.ts';
@@ -83,6 +85,11 @@ export interface RecipeRule {
    */
   upload: UploadPreference;
   /**
+   * How the file reaches a legacy operation that takes media (rule key `media_url`): a URL template
+   * with `{path}`, or `emulator` (legacy-media-url.ts); null when the rule does not say.
+   */
+  mediaUrl: string | null;
+  /**
    * The request as written, with `{ ref: <name> }` replaced by `{ file_id: '$ref:<name>' }`; for a chain
    * rule, the request of its first step as written (the one the file goes into).
    */
@@ -128,7 +135,7 @@ export interface LoadRecipeOptions {
 }
 
 const TOP_KEYS = ['rules', 'references'] as const;
-const RULE_KEYS = ['match', 'input_as', 'request', 'steps', 'upload'] as const;
+const RULE_KEYS = ['match', 'input_as', 'request', 'steps', 'upload', 'media_url'] as const;
 
 /** Values of a rule's `upload` key (see RecipeRule.upload). */
 export const UPLOAD_PREFERENCES = ['auto', 'inline', 'presigned', 'base64'] as const;
@@ -482,8 +489,17 @@ function readRule(
       sound = false;
     }
   }
+  let mediaUrl: string | null = null;
+  if (raw.media_url !== undefined) {
+    const problem = mediaUrlProblem(raw.media_url);
+    if (problem === null) mediaUrl = raw.media_url as string;
+    else {
+      at([...here, 'media_url'], problem);
+      sound = false;
+    }
+  }
   if (raw.steps !== undefined)
-    return readChainRule(raw, { index, match, inputAs, upload, sound }, references, parsed, at);
+    return readChainRule(raw, { index, match, inputAs, upload, mediaUrl, sound }, references, parsed, at);
   if (!isObject(raw.request)) {
     at([...here, 'request'], `must be a map of request fields, not ${describeValue(raw.request)}`);
     return null;
@@ -496,6 +512,7 @@ function readRule(
     match: match ?? '',
     inputAs,
     upload,
+    mediaUrl,
     request,
     steps: null,
     line: lineAt(parsed, here),
@@ -515,7 +532,10 @@ function readRule(
 /** A rule with `steps` (a chain): its steps read, then each step's request checked as the service would. */
 function readChainRule(
   raw: Json,
-  head: Pick<RecipeRule, 'index' | 'inputAs' | 'upload'> & { match: string | null; sound: boolean },
+  head: Pick<RecipeRule, 'index' | 'inputAs' | 'upload' | 'mediaUrl'> & {
+    match: string | null;
+    sound: boolean;
+  },
   references: RuleReferences,
   parsed: ParsedYaml,
   at: At,
@@ -534,6 +554,7 @@ function readChainRule(
     match: head.match ?? '',
     inputAs: head.inputAs,
     upload: head.upload,
+    mediaUrl: head.mediaUrl,
     request: first?.request ?? {},
     steps,
     line: lineAt(parsed, here),
@@ -541,6 +562,12 @@ function readChainRule(
   // Every step's request is checked as the service would, also in a rule with other problems (their
   // places stand in), so that every problem is reported at once.
   const inputAsKnown = head.inputAs !== null || raw.input_as === undefined;
+  let legacy = false;
+  for (const step of steps.filter((st) => namesSurface(st.request))) {
+    at([...here, 'steps', step.index, 'request', 'surface'], LEGACY_RULE_TEXTS.inChain);
+    legacy = true;
+  }
+  if (legacy) return null;
   for (const step of steps) {
     checkRuleRequest(rule, references.usable, at, {
       step: { here: [...here, 'steps', step.index], request: step.request, takesInput: step.index === 0 },
@@ -549,6 +576,13 @@ function readChainRule(
   }
   return read.sound && head.match !== null && head.sound ? rule : null;
 }
+
+/** The recipe's texts about rules that target the legacy surface. */
+export const LEGACY_RULE_TEXTS = {
+  inChain:
+    "a chain's steps are generations of the agents surface: a request to the legacy surface is a rule of its own",
+  noMediaUrl: `the legacy surface takes media by URL: give the rule media_url (a URL template such as https://cdn.example.com/{path}, or '${EMULATOR_MEDIA_URL}' against genpipe serve)`,
+} as const;
 
 /** How many of one request's problems are reported, each found once the one before is set aside. */
 const REQUEST_PROBLEMS_PER_RULE = 8;
@@ -585,12 +619,20 @@ function checkRuleRequest(
     return;
   }
   const type = requestType(request);
-  const inputAs = rule.inputAs ?? defaultInputAs(type);
+  const inputAs = rule.inputAs ?? legacyInputAsOf(request) ?? defaultInputAs(type);
   const inputWhere = rule.inputAs !== null ? ['rules', rule.index, 'input_as'] : here;
   const how =
     rule.inputAs !== null
       ? `input_as '${inputAs}' puts the file here`
       : `the file goes here (input_as defaults to '${inputAs}' for type '${type}')`;
+  const legacyInput = legacyInputAsProblem(request, inputAs);
+  if (legacyInput !== null) {
+    if (inputAsKnown) at(inputWhere, legacyInput);
+    return;
+  }
+  if (isLegacyRequest(request) && inputAs !== 'prompt' && rule.mediaUrl === null) {
+    at(['rules', rule.index], LEGACY_RULE_TEXTS.noMediaUrl);
+  }
   const occupied = occupiedBy(inputAs, request);
   if (occupied !== null) {
     if (inputAsKnown)

@@ -30,6 +30,8 @@ export interface RunContext extends StageContext {
   references: SharedReferences;
   /** The one poll loop every submitted job is waited on through. */
   poller: GenerationPoller;
+  /** The poll loop of the jobs of the legacy surface (its GET, read as a Generation). */
+  legacyPoller: GenerationPoller;
   /**
    * The read that found a job completed, by generation id, from wait to download: its output URLs
    * are fresh, so download does not read the generation again (it re-reads when they have expired,

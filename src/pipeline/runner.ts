@@ -45,6 +45,7 @@
  * step-policy.ts (what a stage's entry in stage-list.ts asks of the runner), report-refresher.ts,
  * view-file.ts (the finished items' report views, on disk).
  */
+import { legacyAsGeneration } from '../client/index.ts';
 import { discover } from './discover.ts';
 import { batchTotals, type EventSink, type PipelineEvent } from './events.ts';
 import type { Item } from './item.ts';
@@ -182,6 +183,7 @@ export function startBatch(options: RunOptions): Batch {
     } finally {
       reports.halt();
       ctx.poller.close();
+      ctx.legacyPoller.close();
       stops.dispose();
     }
     const finishedAt = Date.now();
@@ -255,6 +257,14 @@ function runContext(run: ResolvedRun, stops: StopControl): RunContext {
     }),
     poller: new GenerationPoller({
       get: (id, o) => options.client.generations.get(id, o),
+      intervalMs: run.pollIntervalMs,
+      maxGetsPerSecond: run.maxGetsPerSecond,
+      schedule: run.pollSchedule,
+      durations: options.jobDurations ?? new RecentJobDurations(),
+      signal,
+    }),
+    legacyPoller: new GenerationPoller({
+      get: async (id, o) => legacyAsGeneration(await options.client.legacy.get(id, o)),
       intervalMs: run.pollIntervalMs,
       maxGetsPerSecond: run.maxGetsPerSecond,
       schedule: run.pollSchedule,

@@ -5,19 +5,25 @@
  * imports the other.
  */
 import { currentStep, type Item } from './item.ts';
+import { isLegacyRequest } from './legacy-request.ts';
 
 /**
  * What became of the item's own media at its upload step: `uploaded` (as a file, with a file_id),
  * `inline (base64)` (the image goes in the request itself, read at submit), `prompt ready` (a prompt
- * file: its text is in the request since plan), or `ready` (a request without media of the item's own).
+ * file: its text is in the request since plan), `by URL` (a legacy request: the service fetches the
+ * file at its media_url), or `ready` (a request without media of the item's own).
  *
  * @example uploadOutcome(promptItem) // 'prompt ready'
  */
-export function uploadOutcome(item: Item): 'uploaded' | 'inline (base64)' | 'prompt ready' | 'ready' {
-  const upload = currentStep(item)?.upload;
+export function uploadOutcome(
+  item: Item,
+): 'uploaded' | 'inline (base64)' | 'prompt ready' | 'by URL' | 'ready' {
+  const step = currentStep(item);
+  const upload = step?.upload;
   if (upload?.mode === 'base64') return 'inline (base64)';
   if (upload) return 'uploaded';
-  return item.inputAs === 'prompt' ? 'prompt ready' : 'ready';
+  if (item.inputAs === 'prompt') return 'prompt ready';
+  return step && isLegacyRequest(step.request) ? 'by URL' : 'ready';
 }
 
 /**
@@ -34,6 +40,8 @@ export function uploadedWords(item: Item): string | null {
       return 'inline (base64): the image goes in the request';
     case 'prompt ready':
       return 'prompt ready: the text goes in the request';
+    case 'by URL':
+      return "by URL: the service fetches the file at the rule's media_url";
     case 'ready':
       return 'ready: nothing of its own to upload';
   }

@@ -4,6 +4,7 @@ export * from './enums.ts';
 export * from './files.ts';
 export * from './generation-request.ts';
 export * from './legacy.ts';
+export * from './legacy-creates.ts';
 export * from './legacy-fields.ts';
 export * from './legacy-operations.ts';
 export * from './legacy-requests.ts';

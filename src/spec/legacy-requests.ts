@@ -120,7 +120,12 @@ function positiveNumberCheck(value: unknown, path: string): string | null {
     : expectedDetail('number above 0', path, value);
 }
 
-const GEOMETRY = [
+/**
+ * The reframe geometry (pixels, integers of at least 0) of ReframeImageRequest and ReframeVideoRequest:
+ * x_start/x_end/y_start/y_end crop the source, resized_width/resized_height are its size on the output
+ * canvas and grid_position_x/y its top-left corner there.
+ */
+export const LEGACY_REFRAME_GEOMETRY = [
   'grid_position_x',
   'grid_position_y',
   'x_start',
@@ -130,7 +135,14 @@ const GEOMETRY = [
   'resized_width',
   'resized_height',
 ] as const;
-const geometryRules: FieldRule[] = GEOMETRY.map((name) => ({ name, check: nonNegativeIntegerCheck }));
+
+/** The reframe geometry fields as a request carries them (each optional). */
+export type LegacyReframeGeometry = Partial<Record<(typeof LEGACY_REFRAME_GEOMETRY)[number], number>>;
+
+const geometryRules: FieldRule[] = LEGACY_REFRAME_GEOMETRY.map((name) => ({
+  name,
+  check: nonNegativeIntegerCheck,
+}));
 
 const REFRAME_IMAGE_RULES: FieldRule[] = [
   { name: 'generation_type', check: enumCheck(['reframe_image']) },

@@ -132,7 +132,7 @@ refrences: {}
       `${file}:5: rules[1].match: must be a glob string such as "**/*.jpg", not 42`,
       `${file}:12: rules[2].request.video.hdr: Expected boolean for video.hdr but received 'yes'`,
       `${file}:14: rules[3].request.model: Unknown model: uni-2. Valid: uni-1, uni-1-max, ray-3.2`,
-      `${file}:16: rules[4].colour: unknown field (a rule has match, input_as, request, steps, upload)`,
+      `${file}:16: rules[4].colour: unknown field (a rule has match, input_as, request, steps, upload, media_url)`,
       `${file}:18: refrences: unknown field (a recipe has rules and references)`,
     ]);
   });

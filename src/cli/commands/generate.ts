@@ -8,13 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type {
-  FilePurpose,
-  Generation,
-  GenerationRequest,
-  ImageRef,
-  UploadResult,
-} from '../../client/index.ts';
+import type { FilePurpose, GenerationRequest, ImageRef, UploadResult } from '../../client/index.ts';
 import { isUuid } from '../../spec/index.ts';
 import { AGAINST_SERVE, addExamples, type Examples } from '../command-examples.ts';
 import {
@@ -26,7 +20,7 @@ import {
   requestIdArg,
   secondsArg,
 } from '../command-flags.ts';
-import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
+import { waitAndSave } from '../generation-out.ts';
 import { NotAFileError, requireFile } from '../local-path.ts';
 import type { CommandContext } from '../make-client.ts';
 import { checkOutDir } from '../out-dir-check.ts';
@@ -315,29 +309,16 @@ export function registerGenerate(program: Command): void {
         requestId,
         signal: ctx.signal,
       });
-      const waitFor = flags.wait === true || flags.out !== undefined;
-      let final: Generation = created;
-      let outputs: SavedOutput[] | null = null;
-      if (waitFor) {
-        ctx.note(`created generation ${created.id} (request id ${requestId}); waiting`);
-        ctx.ifInterrupted(
+      const { final, outputs } = await waitAndSave(ctx, created, flags, {
+        created: `generation ${created.id} (request id ${requestId})`,
+        interrupted:
           `generation ${created.id} goes on at the service (and is paid); collect it with: ` +
-            (flags.out !== undefined
-              ? `genpipe generations download ${created.id} --out ${shellWord(flags.out)} --wait`
-              : `genpipe generations wait ${created.id}`),
-        );
-        final = await waitNoting(
-          ctx,
-          created,
-          flags.timeout === undefined ? undefined : flags.timeout * 1000,
-        );
-        if (flags.out !== undefined) {
-          const done = final;
-          outputs = await saveGenerationOutputs(ctx, done, flags.out, (dir, o) =>
-            ctx.client.generations.download(done, dir, o),
-          );
-        }
-      }
+          (flags.out !== undefined
+            ? `genpipe generations download ${created.id} --out ${shellWord(flags.out)} --wait`
+            : `genpipe generations wait ${created.id}`),
+        wait: (ms) => waitNoting(ctx, created, ms),
+        download: (done, dir, o) => ctx.client.generations.download(done, dir, o),
+      });
       ctx.result(
         {
           request_id: requestId,

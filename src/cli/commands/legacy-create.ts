@@ -18,7 +18,7 @@ import {
   requestIdArg,
   secondsArg,
 } from '../command-flags.ts';
-import { type SavedOutput, saveGenerationOutputs } from '../generation-out.ts';
+import { waitAndSave } from '../generation-out.ts';
 import type { CommandContext } from '../make-client.ts';
 import { checkOutDir } from '../out-dir-check.ts';
 import { runWithClient } from '../run-with-client.ts';
@@ -102,22 +102,16 @@ export function runLegacyCreate(
     if (flags.out !== undefined) await checkOutDir(flags.out);
     const requestId = flags.requestId ?? randomUUID();
     const created = await create(ctx, requestId);
-    let final = created;
-    let outputs: SavedOutput[] | null = null;
-    if (waiting) {
-      ctx.note(`created legacy generation ${created.id} (request id ${requestId}); waiting`);
-      final = await ctx.client.legacy.wait(created.id, {
-        signal: ctx.signal,
-        onUpdate: (g) => ctx.note(`legacy generation ${g.id}: ${g.state}`),
-        ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout * 1000 } : {}),
-      });
-      if (flags.out !== undefined) {
-        const done = final;
-        outputs = await saveGenerationOutputs(ctx, done, flags.out, (dir, o) =>
-          ctx.client.legacy.download(done, dir, o),
-        );
-      }
-    }
+    const { final, outputs } = await waitAndSave(ctx, created, flags, {
+      created: `legacy generation ${created.id} (request id ${requestId})`,
+      wait: (timeoutMs) =>
+        ctx.client.legacy.wait(created.id, {
+          signal: ctx.signal,
+          onUpdate: (g) => ctx.note(`legacy generation ${g.id}: ${g.state}`),
+          ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        }),
+      download: (done, dir, o) => ctx.client.legacy.download(done, dir, o),
+    });
     ctx.result(
       {
         request_id: requestId,

@@ -7,32 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import {
   LEGACY_OPERATION_CHOICES as C,
+  LEGACY_CREATES,
   LEGACY_PATHS,
+  type LegacyCreateKind,
   type LegacyGeneration,
-  type LegacyRequestResult,
-  validateAudioRequest,
-  validateImageRequest,
-  validateReframeImageRequest,
-  validateReframeVideoRequest,
-  validateUpscaleRequest,
-  validateVideoRequest,
 } from '../../spec/index.ts';
 import type { ApiTransport } from '../api-transport.ts';
 import { PreflightError } from '../errors.ts';
 import { redact } from '../redact.ts';
 import type { LegacyCreateOptions, LegacyCredits, LegacyGenerationList } from './inputs.ts';
-
-/** The creates: their path (`:id` filled in by the caller's id) and their validator. */
-export const LEGACY_CREATES = {
-  video: { path: LEGACY_PATHS.video, validate: validateVideoRequest },
-  image: { path: LEGACY_PATHS.image, validate: validateImageRequest },
-  reframeImage: { path: LEGACY_PATHS.reframeImage, validate: validateReframeImageRequest },
-  reframeVideo: { path: LEGACY_PATHS.reframeVideo, validate: validateReframeVideoRequest },
-  upscale: { path: LEGACY_PATHS.upscale, validate: validateUpscaleRequest },
-  audio: { path: LEGACY_PATHS.audio, validate: validateAudioRequest },
-} as const satisfies Record<string, { path: string; validate: (body: unknown) => LegacyRequestResult }>;
-
-export type LegacyCreateKind = keyof typeof LEGACY_CREATES;
 
 /** `path` with `:id` replaced by the encoded id. */
 function withId(path: string, id: string | undefined): string {

@@ -8,6 +8,7 @@ import type {
   LEGACY_IMAGE_MODELS,
   LEGACY_VIDEO_MODELS,
   LegacyGeneration,
+  LegacyReframeGeometry,
 } from '../../spec/index.ts';
 
 export type LegacyVideoModel = (typeof LEGACY_VIDEO_MODELS)[number];
@@ -56,18 +57,6 @@ export interface LegacyImageInput {
   modify_image_ref?: LegacyWeightedRef;
   sync?: boolean;
   sync_timeout?: number;
-}
-
-/** The reframe geometry (pixels). */
-export interface LegacyReframeGeometry {
-  grid_position_x?: number;
-  grid_position_y?: number;
-  x_start?: number;
-  x_end?: number;
-  y_start?: number;
-  y_end?: number;
-  resized_width?: number;
-  resized_height?: number;
 }
 
 /** POST {legacy}/generations/image/reframe (ReframeImageRequest). */

@@ -17,6 +17,7 @@ import { schedule, track } from '../background.ts';
 import { drawMs } from '../config.ts';
 import type { EmulatorContext } from '../context.ts';
 import { debit } from '../generations/balance.ts';
+import type { HoldState } from '../generations/holds.ts';
 import type { ClientRec, GenerationRec, StoredOutput } from '../store.ts';
 import { queueCallback } from './callbacks.ts';
 import { legacyView } from './legacy-view.ts';
@@ -121,7 +122,22 @@ async function run(
   }
   const kind = LEGACY_OPERATIONS[rec.legacyType as LegacyRequestType].generationType;
   const remaining = drawMs(ctx.config.processing_ms[kind], ctx.rng) - (Date.now() - started);
-  schedule(ctx, remaining, () => complete(ctx, rec, job, output, log));
+  schedule(ctx, remaining, () =>
+    afterHolds(ctx, rec, 'processing', () => complete(ctx, rec, job, output, log)),
+  );
+}
+
+/**
+ * Runs `go` now, or once the holds let `rec` leave `state` (`processing` is the legacy `dreaming`): the
+ * admin holds keep legacy generations as they keep the agents surface's.
+ */
+function afterHolds(
+  ctx: EmulatorContext,
+  rec: GenerationRec,
+  state: HoldState,
+  go: () => void | Promise<void>,
+): void | Promise<void> {
+  if (!ctx.holds.park(rec, state, () => schedule(ctx, 0, go))) return go();
 }
 
 /**
@@ -170,6 +186,8 @@ export function createLegacyGeneration(
     end,
   };
   ctx.store.generations.set(rec.id, rec);
-  schedule(ctx, ctx.config.queue_ms, () => run(ctx, rec, job, o.render, log));
+  schedule(ctx, ctx.config.queue_ms, () =>
+    afterHolds(ctx, rec, 'queued', () => run(ctx, rec, job, o.render, log)),
+  );
   return { rec, job };
 }

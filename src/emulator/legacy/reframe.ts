@@ -6,7 +6,12 @@
  */
 import { join } from 'node:path';
 import { isMediaError, probeVideo } from '../../media/index.ts';
-import { LEGACY_OPERATION_CHOICES as C, LEGACY_CHOICES, LEGACY_FAILURE_REASONS } from '../../spec/index.ts';
+import {
+  LEGACY_OPERATION_CHOICES as C,
+  LEGACY_CHOICES,
+  LEGACY_FAILURE_REASONS,
+  type LegacyReframeGeometry,
+} from '../../spec/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { reframeCanvas } from '../media/edit-video.ts';
 import { type ImageCrop, reframeImage, reframeVideo } from '../media/render.ts';
@@ -14,19 +19,11 @@ import type { SourcePosition } from '../media/types.ts';
 import { LegacyFailure, type LegacyRender } from './lifecycle.ts';
 import { fetchInput } from './sources.ts';
 
-export interface ReframeRequest {
+export interface ReframeRequest extends LegacyReframeGeometry {
   media: { url: string };
   first_frame?: { url: string };
   aspect_ratio: string;
   format?: 'jpg' | 'png';
-  grid_position_x?: number;
-  grid_position_y?: number;
-  x_start?: number;
-  x_end?: number;
-  y_start?: number;
-  y_end?: number;
-  resized_width?: number;
-  resized_height?: number;
 }
 
 /** The crop of x_start..x_end × y_start..y_end (a missing bound is the source's edge), or none. */

@@ -10,13 +10,7 @@ import {
   LEGACY_OPERATION_DETAILS,
   LEGACY_OPERATIONS,
   type LegacyRequestResult,
-  LEGACY_PATHS as P,
-  validateAudioRequest,
-  validateImageRequest,
-  validateReframeImageRequest,
-  validateReframeVideoRequest,
-  validateUpscaleRequest,
-  validateVideoRequest,
+  LEGACY_CREATES as V,
 } from '../../spec/index.ts';
 import { checkBalance } from '../generations/balance.ts';
 import { HttpError } from '../http-error.ts';
@@ -112,14 +106,14 @@ export function registerLegacyOperations(app: FastifyInstance): void {
     );
   }
 
-  app.post(P.video, async (request, reply) => {
-    const body = valid(validateVideoRequest(request.body));
+  app.post(V.video.path, async (request, reply) => {
+    const body = valid(V.video.validate(request.body));
     const render = videoRender(ctx, request.client!.id, body as unknown as VideoRequest);
     return create(request, reply, body, body.model as string, render);
   });
 
-  app.post(P.image, async (request, reply) => {
-    const body = valid(validateImageRequest(request.body));
+  app.post(V.image.path, async (request, reply) => {
+    const body = valid(V.image.validate(request.body));
     return create(
       request,
       reply,
@@ -129,26 +123,26 @@ export function registerLegacyOperations(app: FastifyInstance): void {
     );
   });
 
-  app.post(P.reframeImage, async (request, reply) => {
-    const body = valid(validateReframeImageRequest(request.body));
+  app.post(V.reframeImage.path, async (request, reply) => {
+    const body = valid(V.reframeImage.validate(request.body));
     const render = reframeImageRender(ctx, body as unknown as ReframeRequest);
     return create(request, reply, body, body.model as string, render);
   });
 
-  app.post(P.reframeVideo, async (request, reply) => {
-    const body = valid(validateReframeVideoRequest(request.body));
+  app.post(V.reframeVideo.path, async (request, reply) => {
+    const body = valid(V.reframeVideo.validate(request.body));
     const render = reframeVideoRender(ctx, body as unknown as ReframeRequest);
     return create(request, reply, body, body.model as string, render);
   });
 
-  app.post<{ Params: { id: string } }>(P.upscale, async (request, reply) => {
-    const body = valid(validateUpscaleRequest(request.body));
+  app.post<{ Params: { id: string } }>(V.upscale.path, async (request, reply) => {
+    const body = valid(V.upscale.validate(request.body));
     const { rec, output } = videoSource(request);
     return create(request, reply, body, rec.model, upscaleRender(output, body.resolution as string));
   });
 
-  app.post<{ Params: { id: string } }>(P.audio, async (request, reply) => {
-    const body = valid(validateAudioRequest(request.body));
+  app.post<{ Params: { id: string } }>(V.audio.path, async (request, reply) => {
+    const body = valid(V.audio.validate(request.body));
     const { rec, output } = videoSource(request);
     return create(
       request,

@@ -9,6 +9,8 @@ import { uploadModeFor } from '../../client/index.ts';
 import type { GenerationType } from '../../spec/index.ts';
 import { isChain, stepOfPlaceholder, stepOutputWords } from '../chain.ts';
 import { currentStep, type Item, type JournalNoteJson, type StageName, type StepRecord } from '../item.ts';
+import { EMULATOR_MEDIA_URL, mediaUrlOf } from '../legacy-media-url.ts';
+import { holdsLegacyInput, withLegacyMediaUrl } from '../legacy-request.ts';
 import type { Recipe } from '../recipe.ts';
 import { INPUT_FILE_ID, isObject, type Json, REF_FILE_ID_PREFIX, requestType } from '../recipe-request.ts';
 import { fillReferences, referenceNamesIn } from '../references.ts';
@@ -26,10 +28,11 @@ export type DryRunOutcome = 'send' | 'fail' | 'skip' | 'done' | 'collect' | 'reu
 
 /**
  * How the item's own media would travel: uploaded `inline` (multipart) or `presigned`, as `base64` in
- * the request, its text as the `prompt`, `reused` (the upload of an earlier run, from the journal), or
- * `none` (the request holds no media of the file's own).
+ * the request, its text as the `prompt`, `reused` (the upload of an earlier run, from the journal),
+ * `url` (a legacy request's `media.url`: the rule's media_url), or `none` (the request holds no media
+ * of the file's own).
  */
-export type DryRunMedia = 'inline' | 'presigned' | 'base64' | 'prompt' | 'reused' | 'none';
+export type DryRunMedia = 'inline' | 'presigned' | 'base64' | 'prompt' | 'reused' | 'url' | 'none';
 
 /** One file of a dry run (its `--json` line is this with `type: 'dry_run_item'`). */
 export interface DryRunEntry {
@@ -95,12 +98,15 @@ export const DRY_RUN_PLACEHOLDERS = {
   upload: (mode: 'inline' | 'presigned') => `<the file, uploaded ${mode}>`,
   base64: (bytes: number) => `<the file as base64, ${bytes} bytes>`,
   reference: (name: string) => `<reference ${name}, uploaded once per batch>`,
+  /** A legacy request's media under `media_url: emulator`. */
+  emulatorMedia: "<the file, sent to the emulator's media store right before the create>",
   /** A chain step's `{ from: <step> }`, by the channel it travels by. */
   stepOutput: (step: string, channel: 'generation_id' | 'url') => stepOutputWords(step, channel),
 } as const;
 
 /** How a checked item's own media would travel. */
 function mediaOfChecked(item: Item, request: Json, settings: MediaSettings): DryRunMedia {
+  if (holdsLegacyInput(request)) return 'url';
   if (!holdsInput(request)) return item.inputAs === 'prompt' ? 'prompt' : 'none';
   const mode = ownMediaMode(item, settings.recipe, settings.base64MaxBytes);
   if (mode === 'base64') return 'base64';
@@ -211,15 +217,26 @@ export function dryRunEntry(
   if (outcome !== 'send') return base;
   const request = (currentStep(item)?.request ?? {}) as Json;
   const media = item.state === 'checked' ? mediaOfChecked(item, request, settings) : mediaOfUploaded(item);
+  const shown = media === 'url' ? legacyMediaShown(item, request, settings) : request;
   const model = request.model;
   return {
     ...base,
     generation_type: requestType(request),
     model: typeof model === 'string' ? model : null,
     media,
-    request: shownRequest(request, media, bytes, item.sniff?.mime ?? null),
+    request: shownRequest(shown, media, bytes, item.sniff?.mime ?? null),
     references: referenceNamesIn(request),
   };
+}
+
+/** A legacy request with the URL its media_url gives the file (or, `emulator`, what it would be). */
+function legacyMediaShown(item: Item, request: Json, settings: MediaSettings): Json {
+  const template = item.rule ? settings.recipe.rules[item.rule.index]?.mediaUrl : null;
+  const url =
+    template === null || template === undefined || template === EMULATOR_MEDIA_URL
+      ? DRY_RUN_PLACEHOLDERS.emulatorMedia
+      : mediaUrlOf(template, item.input);
+  return withLegacyMediaUrl(request, url);
 }
 
 /**

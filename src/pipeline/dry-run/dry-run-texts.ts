@@ -51,6 +51,8 @@ function mediaWords(media: DryRunMedia | null, bytes: number): string {
       return 'the text as the prompt';
     case 'reused':
       return 'the upload of an earlier run reused';
+    case 'url':
+      return `the file by URL (${formatBytes(bytes)})`;
     default:
       return 'nothing of its own to upload';
   }

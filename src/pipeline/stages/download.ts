@@ -7,6 +7,7 @@
 import { join, relative, sep } from 'node:path';
 import { isChain } from '../chain.ts';
 import { type Item, type ItemLayer, stepOf } from '../item.ts';
+import { isLegacyRequest } from '../legacy-request.ts';
 import { itemFolder } from '../report/item-paths.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
@@ -37,7 +38,9 @@ export async function download(item: Item, ctx: RunContext): Promise<Item> {
     // The read that found it completed, when this run made it: no second read of the generation.
     const read = ctx.completedReads.get(id);
     ctx.completedReads.delete(id);
-    const files = await ctx.client.generations.download(read ?? id, dir, { signal: ctx.signal });
+    const files = isLegacyRequest(step.request)
+      ? await ctx.client.legacy.download(id, dir, { signal: ctx.signal })
+      : await ctx.client.generations.download(read ?? id, dir, { signal: ctx.signal });
     const outputs = files.map((f) => rel(f.path));
     const layers: ItemLayer[] = files
       .filter((f) => f.layer)

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { SNIFF_HEAD_BYTES } from '../../media/index.ts';
 import { PROMPT_LENGTH_DETAIL, withValidModels } from '../../spec/index.ts';
 import { type InputAs, type Item, MAIN_STEP, type MediaKind, newStep, type StepRecord } from '../item.ts';
+import { legacyInputAsOf, legacyInputAsProblem, legacyOperationOf } from '../legacy-request.ts';
 import { findRule, type RecipeRule } from '../recipe.ts';
 import {
   defaultInputAs,
@@ -132,8 +133,9 @@ export const PLAN_REASONS = {
   /** A service detail about a field the file's sidecar set (or removed with null). */
   fromSidecar: (detail: string, fields: readonly string[], sidecar: string): string =>
     `${detail} (${fields.join(', ')} set by the sidecar ${sidecar})`,
-  wrongKind: (sniff: Sniff, rule: RecipeRule, site: string, type: string, wants: MediaKind): string =>
-    `wrong type: the file is ${describeKind(sniff)}, but ${ruleName(rule)} uses it as ${site === 'prompt' ? 'the prompt' : site} of type '${type}', which takes ${wanted(wants)}`,
+  /** `what`: the request's `type '<type>'`, or a legacy request's `operation '<operation>'`. */
+  wrongKind: (sniff: Sniff, rule: RecipeRule, site: string, what: string, wants: MediaKind): string =>
+    `wrong type: the file is ${describeKind(sniff)}, but ${ruleName(rule)} uses it as ${site === 'prompt' ? 'the prompt' : site} of ${what}, which takes ${wanted(wants)}`,
   occupied: (field: string, by: string, inputAs: InputAs, defaulted: boolean): string =>
     `${by} sets ${field}, but ${defaulted ? `the file goes there (input_as defaults to '${inputAs}')` : `input_as '${inputAs}' puts the file there`}`,
   notUtf8: 'prompt file is not valid UTF-8 text',
@@ -209,10 +211,17 @@ export async function plan(item: Item, ctx: StageContext): Promise<Item> {
 
   const type = requestType(request);
   const defaulted = rule.inputAs === null;
-  const inputAs: InputAs = rule.inputAs ?? (sniff.kind === 'text' ? 'prompt' : defaultInputAs(type));
+  const inputAs: InputAs =
+    rule.inputAs ?? legacyInputAsOf(request) ?? (sniff.kind === 'text' ? 'prompt' : defaultInputAs(type));
   const site = inputSitePath(inputAs, request);
+  const legacyInput = legacyInputAsProblem(request, inputAs);
+  if (legacyInput !== null) return fail(`${legacyInput} (${ruleName(rule)})`, { inputAs });
   const wants = kindForPosition(inputAs, type);
-  if (sniff.kind !== wants) return fail(PLAN_REASONS.wrongKind(sniff, rule, site, type, wants), { inputAs });
+  if (sniff.kind !== wants) {
+    const op = legacyOperationOf(request);
+    const what = op === null ? `type '${type}'` : `operation '${op}'`;
+    return fail(PLAN_REASONS.wrongKind(sniff, rule, site, what, wants), { inputAs });
+  }
 
   const occupied = occupiedBy(inputAs, request);
   if (occupied !== null) {

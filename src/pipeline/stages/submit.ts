@@ -30,21 +30,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import {
-  type GenerationRequest,
-  LostResponseError,
-  PreflightError,
-  SharedQuotaError,
-} from '../../client/index.ts';
+import { type GenerationRequest, SharedQuotaError } from '../../client/index.ts';
 import { fillStepOutputs, stepOutputsIn } from '../chain.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, assertFileAsChecked, sha256Of } from '../input-changed.ts';
 import { type Item, stepOf, withStep } from '../item.ts';
-import { lostAnswerReason } from '../outcome-texts.ts';
+import { isLegacyRequest } from '../legacy-request.ts';
 import type { Json } from '../recipe-request.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advanceStep, expectState, failStep } from '../stage.ts';
+import { createFailed } from './create-failure.ts';
+import { submitLegacy } from './legacy-submit.ts';
 import { deletedIfChanged, INLINE_INPUT_DATA } from './upload.ts';
 
 /**
@@ -119,6 +116,7 @@ async function withParentUrls(item: Item, request: Json, ctx: RunContext): Promi
 export async function submit(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'submit', 'uploaded');
   ctx.signal.throwIfAborted();
+  if (isLegacyRequest(stepOf(item).request)) return submitLegacy(item, ctx);
   let request: Json;
   try {
     request = await withParentUrls(item, stepOf(item).request as Json, ctx);
@@ -162,14 +160,8 @@ export async function submit(item: Item, ctx: RunContext): Promise<Item> {
     });
     return advanceStep(pending, 'submitted', { generationId: generation.id });
   } catch (err) {
-    if (isRunnersToHandle(err, ctx.signal)) throw err;
     // Nothing was sent, and nothing may be while the store is away: the batch stops, the file is left.
-    if (err instanceof SharedQuotaError) throw ctx.journalFailed(err);
-    if (err instanceof LostResponseError) return failStep(pending, 'submit', lostAnswerReason(requestId));
-    // Nothing was sent: the request id was never used.
-    if (err instanceof PreflightError) {
-      return failStep(pending, 'submit', err.detail, { requestId: null }, { failure: failureOfError(err) });
-    }
-    return failStep(pending, 'submit', reasonOf(err), {}, { failure: failureOfError(err) });
+    if (err instanceof SharedQuotaError && !isRunnersToHandle(err, ctx.signal)) throw ctx.journalFailed(err);
+    return createFailed(pending, requestId, err, ctx.signal);
   }
 }

@@ -27,12 +27,14 @@ import { fillStepOutputs } from '../chain.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertCheckedBytes, InputChangedError } from '../input-changed.ts';
 import { type Item, stepOf } from '../item.ts';
+import { isLegacyRequest } from '../legacy-request.ts';
 import type { Recipe } from '../recipe.ts';
 import { INPUT_FILE_ID, type Json, REF_FILE_ID_PREFIX } from '../recipe-request.ts';
 import { fillReferences, ReferenceUploadError, referenceNamesIn } from '../references.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advanceStep, expectState, failStep } from '../stage.ts';
+import { uploadLegacy } from './legacy-submit.ts';
 
 /** The `data` of a request whose input image travels inline: filled with the base64 bytes at submit. */
 export const INLINE_INPUT_DATA = '$input';
@@ -107,6 +109,7 @@ export async function upload(item: Item, ctx: RunContext): Promise<Item> {
   expectState(item, 'upload', 'checked');
   ctx.signal.throwIfAborted();
   let request = stepOf(item).request as Json;
+  if (isLegacyRequest(request)) return uploadLegacy(item, request, ctx);
 
   const refIds = new Map<string, string>();
   try {

@@ -8,6 +8,7 @@
 import { NotFoundError } from '../../client/index.ts';
 import { failureOfCode, failureOfError } from '../failure-class.ts';
 import { type Item, stepOf } from '../item.ts';
+import { isLegacyRequest } from '../legacy-request.ts';
 import { jobKindOf } from '../poller.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
@@ -40,7 +41,9 @@ export async function wait(item: Item, ctx: RunContext): Promise<Item> {
     // Timed from the create's answer (submit's end): the poll loop reads the job first when jobs of
     // its kind were seen ended, and learns from it.
     const submitted = item.timings.submit?.finished_at;
-    const g = await ctx.poller.wait(id, {
+    // A job of the legacy surface is read by its own GET, through the loop of those jobs.
+    const poller = isLegacyRequest(stepOf(item).request) ? ctx.legacyPoller : ctx.poller;
+    const g = await poller.wait(id, {
       signal: ctx.signal,
       kind: jobKindOf(stepOf(item).request),
       ...(submitted !== undefined ? { createdAt: submitted } : {}),

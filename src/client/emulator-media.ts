@@ -1,0 +1,98 @@
+/**
+ * The emulator's media store (`genpipe serve` only; the service has none): a local file's bytes sent to
+ * `PUT {baseUrl}/_emulator/media`, answered with a signed URL the legacy surface can fetch. Before any
+ * byte is sent, `GET {baseUrl}/_emulator/media` must answer the emulator's mark: against any other
+ * base URL nothing is sent and EmulatorOnlyError says why. No Authorization header is sent here.
+ */
+import { createReadStream } from 'node:fs';
+import type { ApiTransport } from './api-transport.ts';
+import { GenpipeError } from './errors.ts';
+
+/** The mark `GET /_emulator/media` answers on the emulator (src/emulator/routes/media.ts). */
+const EMULATOR_SERVICE = 'genpipe-emulator';
+const MEDIA_PATH = '/_emulator/media';
+
+/** A convenience of the emulator asked of something that is not the emulator. */
+export class EmulatorOnlyError extends GenpipeError {
+  override name = 'EmulatorOnlyError';
+  override readonly code = 'GENPIPE_EMULATOR_ONLY';
+}
+
+/** The texts of the emulator's media store. */
+export const EMULATOR_MEDIA_TEXTS = {
+  notEmulator: (base: string, why: string) =>
+    `media_url: emulator works against genpipe serve only, and ${base} is not it (GET ${MEDIA_PATH} ${why}): nothing was sent; give the rule a media_url template of a public address instead`,
+  changed: (sha256: string) =>
+    `the emulator received other bytes (sha256 ${sha256}) than the file checked: it changed while it was sent`,
+} as const;
+
+export interface EmulatorMediaPut {
+  url: string;
+  sha256: string;
+  bytes: number;
+}
+
+/** The emulator's media store of a client. */
+export class EmulatorMedia {
+  private confirmed: Promise<void> | null = null;
+  constructor(private readonly transport: ApiTransport) {}
+
+  /** Resolves once the base URL is found to be the emulator. @throws EmulatorOnlyError */
+  private confirm(signal?: AbortSignal): Promise<void> {
+    this.confirmed ??= this.probe(signal).catch((err) => {
+      this.confirmed = null;
+      throw err;
+    });
+    return this.confirmed;
+  }
+
+  private async probe(signal?: AbortSignal): Promise<void> {
+    const base = this.transport.settings.baseUrl;
+    const res = await this.transport.attempt({
+      method: 'GET',
+      url: this.transport.url('storage', `${base}${MEDIA_PATH}`),
+      headers: { 'user-agent': this.transport.settings.userAgent },
+      signal,
+    });
+    const text = await res.body.text().catch(() => '');
+    let mark: unknown = null;
+    try {
+      mark = JSON.parse(text);
+    } catch {}
+    if (res.status !== 200 || (mark as { service?: unknown } | null)?.service !== EMULATOR_SERVICE) {
+      throw new EmulatorOnlyError(
+        EMULATOR_MEDIA_TEXTS.notEmulator(base, `answered ${res.status} without the emulator's mark`),
+      );
+    }
+  }
+
+  /**
+   * Sends a file's bytes to the emulator's media store.
+   * @param options.sha256 - the bytes expected (the file as checked): other bytes throw
+   * @returns the signed URL of the bytes, their sha256 and size
+   * @throws EmulatorOnlyError when the base URL is not the emulator (nothing sent)
+   */
+  async put(
+    path: string,
+    options: { signal?: AbortSignal; sha256?: string } = {},
+  ): Promise<EmulatorMediaPut> {
+    await this.confirm(options.signal);
+    const base = this.transport.settings.baseUrl;
+    const res = await this.transport.attempt({
+      method: 'PUT',
+      url: this.transport.url('storage', `${base}${MEDIA_PATH}`),
+      headers: {
+        'user-agent': this.transport.settings.userAgent,
+        'content-type': 'application/octet-stream',
+      },
+      body: createReadStream(path),
+      signal: options.signal,
+    });
+    if (res.status !== 201) throw await this.transport.error(res, null);
+    const put = (await res.body.json()) as EmulatorMediaPut;
+    if (options.sha256 !== undefined && put.sha256 !== options.sha256) {
+      throw new GenpipeError(EMULATOR_MEDIA_TEXTS.changed(put.sha256));
+    }
+    return put;
+  }
+}
