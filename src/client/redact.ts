@@ -39,14 +39,18 @@ export const MIN_SECRET_LENGTH = 8;
 export const REDACTOR_DEFAULTS = { minSecretLength: MIN_SECRET_LENGTH, maskShapes: true } as const;
 
 /**
- * Anything shaped like an agents-surface API key (fixed prefix `svc-api-`), a bearer credential, or the
- * password of a URL (`https://user:password@host`: a service or store URL may carry one).
+ * Anything shaped like an agents-surface API key (fixed prefix `svc-api-`), a bearer credential, the
+ * password of a URL (`https://user:password@host`: a service or store URL may carry one), or a URL's
+ * query value named as a credential (`?token=`).
  *
  * A key shape is a word of its own: not a part of a path (after or before a `/` or `\`), not a name
  * with an extension (`svc-api-notes.txt`), so a file named like a key keeps its name; a full stop that
  * ends a sentence is not an extension.
  */
 const SECRET_SHAPES: readonly [RegExp, string][] = [
+  // A URL's query value named as a credential (`?token=…`, `&api_key=…`): a rule's media_url template
+  // may carry one, and the URL it makes is recorded. Short-lived signatures (`sig=`) are left alone.
+  [/([?&](?:token|access_token|auth|api_key|apikey|key|password|secret)=)[^&#\s'"]+/gi, `$1${REDACTED}`],
   [/(?<![A-Za-z0-9._/\\-])svc-api-[A-Za-z0-9_~+=-]+(?![A-Za-z0-9_~+=/\\-]|\.[A-Za-z0-9])/g, REDACTED],
   [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
   // `scheme://user:password@`: the password may hold spaces (not a line break, `/` or `@`); a port

@@ -32,6 +32,18 @@ describe('the one redactor', () => {
     expect(createRedactor([published], { keep: [published] })(text)).toBe(`use ${REDACTED}, not ${REDACTED}`);
   });
 
+  it("masks a URL's query value named as a credential, not a signature's or a file's name", () => {
+    const r = createRedactor();
+    expect(r('media https://cdn.example.com/clips/a.mp4?token=abc123&w=2 sent')).toBe(
+      `media https://cdn.example.com/clips/a.mp4?token=${REDACTED}&w=2 sent`,
+    );
+    expect(r('https://cdn/x?size=1&API_KEY=k-9')).toBe(`https://cdn/x?size=1&API_KEY=${REDACTED}`);
+    expect(r('https://h/_storage/outputs/g/0?expires=1&sig=abc')).toBe(
+      'https://h/_storage/outputs/g/0?expires=1&sig=abc',
+    );
+    expect(r('token=abc.txt and my key=value.png')).toBe('token=abc.txt and my key=value.png');
+  });
+
   it('masks the password of a URL, not its user, host, port or path', () => {
     const r = createRedactor();
     expect(r('store postgres://bob:s3cr3t@db.local:5432/genpipe and http://host:8080/a@b')).toBe(
