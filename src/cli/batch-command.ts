@@ -53,7 +53,13 @@ import {
   type SignalWatch,
   watchSignals,
 } from './batch-setup.ts';
-import { type DryRunIntake, type DryRunSession, executeDryRun, type IntakeSetup } from './dry-run-command.ts';
+import {
+  batchPrices,
+  type DryRunIntake,
+  type DryRunSession,
+  executeDryRun,
+  type IntakeSetup,
+} from './dry-run-command.ts';
 import { emulatorBanner } from './embedded-emulator.ts';
 import { EXIT, signalExit } from './exit-codes.ts';
 import { growHeapBeforeMarking } from './heap-growth.ts';
@@ -466,6 +472,11 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   }
   s.metrics?.metrics.watchClient(service.client);
   s.dashboard?.quota.watch(service.client);
+  if (s.dashboard) {
+    // The credits on the page are counted at the prices a dry run would use.
+    const { prices, source } = await batchPrices(flags, s.controller.signal);
+    s.dashboard.model.setPrices(prices, source);
+  }
   const setup: BatchSetup = { ...options, service, store, note: s.note };
   await cmd.open?.(setup);
   // Said loudly, and only now: a usage error (a refused journal, watch's refusals) comes before anything else.

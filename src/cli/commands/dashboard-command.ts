@@ -29,6 +29,10 @@ export function registerDashboard(program: Command): void {
       'the journal file, when the runs used --journal (default <out-dir>/.genpipe/journal.db)',
     )
     .option(
+      '--price-list <file>',
+      'the credits of one generation of each type (YAML or JSON, as for --dry-run): the page counts the credits spent and estimated',
+    )
+    .option(
       '--store <url>',
       `${STORE_HELP.replace('to keep the journal in instead of the journal file', 'the runs kept their journal in')}; the workers on it are shown too`,
     );
@@ -41,13 +45,16 @@ export function registerDashboard(program: Command): void {
     ],
   });
   cmd.action(
-    async (outArg: string, opts: { listen?: DashboardAddress; journal?: string; store?: string }) => {
+    async (
+      outArg: string,
+      opts: { listen?: DashboardAddress; journal?: string; store?: string; priceList?: string },
+    ) => {
       const outDir = resolve(outArg);
       const address = opts.listen ?? { host: DASHBOARD_DEFAULT_HOST, port: 0 };
       const storeUrl = storeUrlOf(opts);
       if (storeUrl !== null) {
         const { serveOutDirDashboard } = await import('./dashboard.ts');
-        process.exitCode = await serveOutDirDashboard(outDir, { storeUrl }, address);
+        process.exitCode = await serveOutDirDashboard(outDir, { storeUrl }, address, opts.priceList);
         return;
       }
       const path = opts.journal ? resolve(opts.journal) : defaultJournalPath(outDir);
@@ -59,7 +66,7 @@ export function registerDashboard(program: Command): void {
         );
       }
       const { serveOutDirDashboard } = await import('./dashboard.ts');
-      process.exitCode = await serveOutDirDashboard(outDir, { journal: path }, address);
+      process.exitCode = await serveOutDirDashboard(outDir, { journal: path }, address, opts.priceList);
     },
   );
 }

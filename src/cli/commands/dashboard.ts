@@ -23,6 +23,7 @@ import type { JournalRow } from '../../pipeline/store/journal-row.ts';
 import type { BatchRow } from '../../pipeline/store/store.ts';
 import { shown } from '../batch-command.ts';
 import type { DashboardAddress } from '../dashboard-arg.ts';
+import { priceListPrices } from '../dry-run-command.ts';
 import { EXIT } from '../exit-codes.ts';
 import { openRunStore } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
@@ -119,10 +120,13 @@ export async function serveOutDirDashboard(
   outDir: string,
   from: { journal: string } | { storeUrl: string },
   address: DashboardAddress,
+  priceList?: string,
 ): Promise<number> {
+  const prices = priceList === undefined ? null : await priceListPrices(priceList);
   const source =
     'journal' in from ? journalSource(outDir, from.journal) : await storeSource(outDir, from.storeUrl);
   const model = new DashboardModel('dashboard', true);
+  if (prices) model.setPrices(prices.prices, prices.source);
   const seen = new Map<string, number>();
   const read = async (): Promise<BatchRow | undefined> => {
     const { batches, rows, workers } = await source.read();

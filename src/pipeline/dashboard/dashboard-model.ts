@@ -7,8 +7,10 @@
  * Nothing here holds a secret: events carry none (the runner redacts its reasons), and a row keeps
  * only what an event says of a file.
  */
+import type { GenerationType } from '../../spec/index.ts';
+import { type PriceList, priceOf } from '../dry-run/price-list.ts';
 import type { PipelineEvent } from '../events.ts';
-import { FINAL_ITEM_STATES, type ItemState } from '../item.ts';
+import { FINAL_ITEM_STATES, type ItemGeneration, type ItemState } from '../item.ts';
 import type { DashboardQuota } from './quota-view.ts';
 
 /** A file's status on the page: the report's, with `reused` for one done in an earlier run. */
@@ -60,6 +62,20 @@ export interface DashboardBatch {
   intakePaused: boolean;
   /** The workers on the store (`genpipe dashboard --store`); null: no store read. */
   workers: DashboardWorker[] | null;
+  /** Credits spent and estimated (null: no prices known). */
+  credits: DashboardCredits | null;
+}
+
+/** What the files' generations cost, at the dry run's prices (priceOf). */
+export interface DashboardCredits {
+  /** The generations the service completed for the files of this batch (not those reused from earlier runs). */
+  spent: number;
+  /** Spent, and the price of what the files not finished yet still ask for (a file not planned yet: the mean of those planned). */
+  estimated: number;
+  /** Where the prices came from, in words. */
+  source: string;
+  /** Generation types the prices do not name (not counted). */
+  unpriced: string[];
 }
 
 /** A worker on the store, as its heartbeat row says. */
@@ -78,6 +94,14 @@ export interface DashboardSnapshot {
   rows: DashboardRow[];
   /** The actions this process can take (none for a read-only page). */
   actions: string[];
+}
+
+/** Generations counted by type. */
+type Count = Partial<Record<GenerationType, number>>;
+
+function add(count: Count, type: string): void {
+  const t = type as GenerationType;
+  count[t] = (count[t] ?? 0) + 1;
 }
 
 /** Transitions kept per file for its detail pane. */
@@ -119,6 +143,9 @@ export class DashboardModel {
   private readonly byId = new Map<number, DashboardRow>();
   private readonly history = new Map<number, DashboardStep[]>();
   private readonly changed = new Set<DashboardRow>();
+  /** Each file's generations (by row id), once planned. */
+  private readonly generations = new Map<number, ItemGeneration[]>();
+  private prices: { list: PriceList; source: string } | null = null;
   private nextId = 1;
   readonly batch: DashboardBatch;
 
@@ -133,7 +160,13 @@ export class DashboardModel {
       quota: null,
       intakePaused: false,
       workers: null,
+      credits: null,
     };
+  }
+
+  /** The prices the credits are counted at (the dry run's: --price-list, or the emulator's costs). */
+  setPrices(prices: PriceList | null, source: string | null): void {
+    this.prices = prices === null || source === null ? null : { list: prices, source };
   }
 
   /** Takes one event of the batch in (a sink of RunOptions.onEvent). */
@@ -160,6 +193,7 @@ export class DashboardModel {
           generationId: event.generation_id ?? null,
           requestId: event.request_id ?? null,
           fromJournal: event.from_journal === true,
+          ...(event.generations ? { generations: event.generations } : {}),
         });
         return;
     }
@@ -175,6 +209,7 @@ export class DashboardModel {
     > & {
       fromJournal?: boolean;
       firstAt?: number;
+      generations?: ItemGeneration[];
     },
   ): DashboardRow {
     let row = this.rows.get(input);
@@ -211,6 +246,7 @@ export class DashboardModel {
     if (patch.reason !== undefined) row.reason = patch.reason;
     if (patch.generationId) row.generationId = patch.generationId;
     if (patch.requestId) row.requestId = patch.requestId;
+    if (patch.generations) this.generations.set(row.id, patch.generations);
     const steps = this.history.get(row.id) ?? [];
     steps.push({ at, state, stage: row.stage, step: row.step, reason: patch.reason ?? null });
     if (steps.length > HISTORY_LIMIT) steps.splice(0, steps.length - HISTORY_LIMIT);
@@ -244,7 +280,43 @@ export class DashboardModel {
   counts(): Record<string, number> {
     const counts = countRows(this.rows.values());
     counts.held_back = this.batch.heldBack.length;
+    this.batch.credits = this.credits();
     return counts;
+  }
+
+  /** Credits spent and estimated (see DashboardCredits); null without prices. */
+  private credits(): DashboardCredits | null {
+    if (this.prices === null) return null;
+    const spent: Count = {};
+    const toCome: Count = {};
+    const planned: Count = {};
+    let plannedFiles = 0;
+    let unplanned = 0;
+    for (const r of this.rows.values()) {
+      if (r.status !== 'pending' && r.status !== 'succeeded' && r.status !== 'failed') continue;
+      const gens = this.generations.get(r.id);
+      if (!gens || gens.length === 0) {
+        if (r.status === 'pending') unplanned += 1;
+        continue;
+      }
+      plannedFiles += 1;
+      for (const g of gens) {
+        add(planned, g.type);
+        if (g.completed) add(spent, g.type);
+        else if (r.status === 'pending') add(toCome, g.type);
+      }
+    }
+    const list = this.prices.list;
+    const paid = priceOf(list, spent);
+    const rest = priceOf(list, toCome);
+    const perFile = plannedFiles === 0 ? 0 : priceOf(list, planned).credits / plannedFiles;
+    const unpriced = new Set([...Object.keys(paid.unpriced), ...Object.keys(rest.unpriced)]);
+    return {
+      spent: paid.credits,
+      estimated: Number((paid.credits + rest.credits + unplanned * perFile).toFixed(2)),
+      source: this.prices.source,
+      unpriced: [...unpriced].sort(),
+    };
   }
 
   snapshot(actions: string[]): DashboardSnapshot {

@@ -4,7 +4,7 @@
  * only rows saved since the last read are taken in again (what the page is then sent).
  */
 import { isChain } from '../chain.ts';
-import { currentStep } from '../item.ts';
+import { currentStep, generationsOf } from '../item.ts';
 import type { JournalRow } from '../store/journal-row.ts';
 import type { DashboardModel } from './dashboard-model.ts';
 
@@ -27,6 +27,7 @@ export function applyJournalRows(
       generationId: step?.generationId ?? null,
       requestId: step?.requestId ?? null,
       firstAt: row.createdAt,
+      generations: generationsOf(item),
     });
   }
 }

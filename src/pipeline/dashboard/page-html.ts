@@ -38,6 +38,7 @@ export function dashboardPage(opts: DashboardPageOptions): string {
 <h1>genpipe <span id="title">${esc(opts.title)}</span></h1>
 <span id="batch"></span>
 <span id="progress"></span>
+<span id="credits"></span>
 <span id="quota"></span>
 <span id="workers"></span>
 <span id="tokenbox"><span id="actions"></span><span id="lock"></span><span id="said" role="status"></span></span>

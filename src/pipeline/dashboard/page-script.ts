@@ -127,6 +127,7 @@ function drawGlance() {
   const b = batch || {};
   $('batch').textContent = b.readOnly ? 'read from the journal, nothing running' :
     b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
+  drawCredits(b.credits);
   drawQuota(b.quota);
   drawWorkers(b.workers);
   if (filter === 'held_back') drawHeld();
@@ -137,6 +138,11 @@ function drawWorkers(ws) {
   const gone = ws.length - alive.length;
   $('workers').textContent = 'workers: ' + alive.length + ' alive' + (gone ? ', ' + gone + ' gone' : '')
     + alive.map((w) => '; ' + w.host + ' pid ' + w.pid + ', ' + w.inHand + ' in hand, seen ' + secs(w.seenAgoMs) + ' ago').join('');
+}
+function drawCredits(c) {
+  if (!c) { $('credits').textContent = ''; return; }
+  $('credits').textContent = 'credits: ' + c.spent + ' spent, about ' + c.estimated + ' in all'
+    + (c.unpriced.length ? ' (' + c.unpriced.join(', ') + ' not priced)' : '') + ' at ' + c.source;
 }
 function drawQuota(q) {
   if (!q) { $('quota').textContent = ''; return; }
