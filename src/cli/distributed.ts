@@ -251,6 +251,11 @@ export async function executeWorker(
           stopNow();
           return 'stopping: the items in hand stop and go back to the queue';
         },
+        unavailable: {
+          retry:
+            "a worker takes what the store hands it: retry a failure from the run's or the watch's dashboard, or with --retry-failed",
+          pause: 'a worker cannot pause: stop it (its files go back to the queue) and start it again',
+        },
       },
       print: say,
       record: () => undefined,

@@ -94,6 +94,8 @@ export interface DashboardSnapshot {
   rows: DashboardRow[];
   /** The actions this process can take (none for a read-only page). */
   actions: string[];
+  /** Actions it cannot take, with why (shown disabled). */
+  unavailable: Record<string, string>;
 }
 
 /** Generations counted by type. */
@@ -319,7 +321,7 @@ export class DashboardModel {
     };
   }
 
-  snapshot(actions: string[]): DashboardSnapshot {
-    return { batch: this.batch, counts: this.counts(), rows: [...this.rows.values()], actions };
+  snapshot(actions: string[], unavailable: Record<string, string> = {}): DashboardSnapshot {
+    return { batch: this.batch, counts: this.counts(), rows: [...this.rows.values()], actions, unavailable };
   }
 }

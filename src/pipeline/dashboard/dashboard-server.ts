@@ -30,6 +30,8 @@ export interface DashboardActions {
   pause?(): Promise<string>;
   resume?(): Promise<string>;
   stop?(): Promise<string>;
+  /** Actions this process cannot take, each with why (the page shows them disabled with it). */
+  unavailable?: Partial<Record<'retry' | 'pause', string>>;
 }
 
 /** Where and what to serve. */
@@ -297,7 +299,7 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
     opts.refresh?.();
     opts.model.takeChanges();
     reply.header('cache-control', 'no-store');
-    return opts.model.snapshot(actions);
+    return opts.model.snapshot(actions, opts.actions.unavailable ?? {});
   });
   app.get('/api/events', (_req, reply) => {
     reply.hijack();

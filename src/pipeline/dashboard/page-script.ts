@@ -20,6 +20,7 @@ const byId = new Map();
 let counts = {};
 let batch = null;
 let actions = [];
+let unavailable = {};
 let filter = 'all';
 let reasonFilter = null;
 let query = '';
@@ -191,7 +192,13 @@ async function showDetail(id) {
     t.append(tr);
   }
   box.append(t);
-  if (r.status === 'failed' && actions.includes('retry')) {
+  if (r.status === 'failed' && unavailable.retry) {
+    const b = el('button', null, 'Retry this file');
+    b.id = 'retry-one';
+    b.disabled = true;
+    b.title = unavailable.retry;
+    box.append(b, el('span', 'why', unavailable.retry));
+  } else if (r.status === 'failed' && actions.includes('retry')) {
     const b = el('button', null, 'Retry this file');
     b.id = 'retry-one';
     b.addEventListener('click', () => act('retry', { id: r.id }));
@@ -268,6 +275,19 @@ function drawActions() {
     b.addEventListener('click', () => act(a));
     box.append(b);
   }
+  // What this process cannot do, disabled, with why.
+  for (const [a, why] of Object.entries(unavailable)) {
+    for (const n of a === 'pause' ? ['pause'] : ['retry-all']) {
+      const b = el('button', null, names[n]);
+      b.dataset.action = n;
+      b.disabled = true;
+      b.title = why;
+      box.append(b);
+    }
+    const note = el('span', 'why', why);
+    note.dataset.unavailable = a;
+    box.append(note);
+  }
   $('lock').textContent = token ? 'actions unlocked' : (actions.length ? 'read-only (actions ask for the token)' : 'read-only');
 }
 function follow() {
@@ -297,6 +317,7 @@ async function start() {
   counts = s.counts;
   batch = s.batch;
   actions = s.actions;
+  unavailable = s.unavailable || {};
   drawActions();
   schedule(true);
   follow();
