@@ -44,6 +44,10 @@ export interface DashboardRow {
   lastAt: number;
   /** Has a thumbnail (an image or a video by its name). */
   thumb: boolean;
+  /** The out dir the file is of, as shown, on a page of many (a store's); null otherwise. */
+  outDir: string | null;
+  /** The process that last worked on it (`host pid N`), when the store says; null otherwise. */
+  by: string | null;
 }
 
 /** The batch's own line. */
@@ -64,6 +68,8 @@ export interface DashboardBatch {
   workers: DashboardWorker[] | null;
   /** Credits spent and estimated (null: no prices known). */
   credits: DashboardCredits | null;
+  /** The out dirs of a page of many (a store's), as shown; null on a page of one. */
+  outDirs: string[] | null;
 }
 
 /** What the files' generations cost, at the dry run's prices (priceOf). */
@@ -85,7 +91,12 @@ export interface DashboardWorker {
   alive: boolean;
   inHand: number;
   seenAgoMs: number;
+  /** The files it last worked on that are not finished (at most WORKER_FILES_SHOWN). */
+  files: string[];
 }
+
+/** Files named per worker on the page. */
+export const WORKER_FILES_SHOWN = 20;
 
 /** Everything the page needs at first paint. */
 export interface DashboardSnapshot {
@@ -163,6 +174,7 @@ export class DashboardModel {
       intakePaused: false,
       workers: null,
       credits: null,
+      outDirs: null,
     };
   }
 
@@ -207,7 +219,10 @@ export class DashboardModel {
     at: number,
     state: ItemState,
     patch: Partial<
-      Pick<DashboardRow, 'place' | 'stage' | 'step' | 'reason' | 'generationId' | 'requestId'>
+      Pick<
+        DashboardRow,
+        'place' | 'stage' | 'step' | 'reason' | 'generationId' | 'requestId' | 'outDir' | 'by'
+      >
     > & {
       fromJournal?: boolean;
       firstAt?: number;
@@ -230,6 +245,8 @@ export class DashboardModel {
         firstAt: patch.firstAt ?? at,
         lastAt: at,
         thumb: THUMB_NAME.test(input),
+        outDir: null,
+        by: null,
       };
       this.rows.set(input, row);
       this.byId.set(row.id, row);
@@ -249,6 +266,8 @@ export class DashboardModel {
     if (patch.generationId) row.generationId = patch.generationId;
     if (patch.requestId) row.requestId = patch.requestId;
     if (patch.generations) this.generations.set(row.id, patch.generations);
+    if (patch.outDir !== undefined) row.outDir = patch.outDir;
+    if (patch.by !== undefined) row.by = patch.by;
     const steps = this.history.get(row.id) ?? [];
     steps.push({ at, state, stage: row.stage, step: row.step, reason: patch.reason ?? null });
     if (steps.length > HISTORY_LIMIT) steps.splice(0, steps.length - HISTORY_LIMIT);

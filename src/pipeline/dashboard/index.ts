@@ -11,6 +11,7 @@ export {
   type DashboardStatus,
   type DashboardWorker,
   statusOf,
+  WORKER_FILES_SHOWN,
 } from './dashboard-model.ts';
 export {
   type DashboardActions,

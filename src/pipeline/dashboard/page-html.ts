@@ -43,7 +43,7 @@ export function dashboardPage(opts: DashboardPageOptions): string {
 <span id="workers"></span>
 <span id="tokenbox"><span id="actions"></span><span id="lock"></span><span id="said" role="status"></span></span>
 </header>
-<div id="glance"><span id="chips"></span><input id="search" type="search" placeholder="search names, reasons, generation ids" aria-label="search"></div>
+<div id="glance"><span id="chips"></span><select id="outdir" aria-label="out dir" hidden></select><input id="search" type="search" placeholder="search names, reasons, generation ids" aria-label="search"></div>
 <main>
 <div id="left">
 <div><div id="groups" aria-label="failures by reason"></div><div id="note"></div></div>

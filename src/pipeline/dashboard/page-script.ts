@@ -23,6 +23,7 @@ let actions = [];
 let unavailable = {};
 let filter = 'all';
 let reasonFilter = null;
+let outDirFilter = '';
 let query = '';
 let view = [];
 let dirty = true;
@@ -49,6 +50,7 @@ function take(r) {
 }
 function matches(r) {
   if (filter === 'held_back') return false;
+  if (outDirFilter && r.outDir !== outDirFilter) return false;
   if (filter !== 'all' && r.status !== filter) return false;
   if (reasonFilter !== null && (r.status !== 'failed' || r.reason !== reasonFilter)) return false;
   if (query && !(r.input.toLowerCase().includes(query) || (r.reason || '').toLowerCase().includes(query)
@@ -126,19 +128,39 @@ function drawGlance() {
   }
   $('progress').textContent = done + ' of ' + (counts.total || 0) + ' done' + (stages ? '; in progress: ' + stages : '') + rate;
   const b = batch || {};
-  $('batch').textContent = b.readOnly ? 'read from the journal, nothing running' :
+  $('batch').textContent = b.readOnly ? 'read from the ' + (b.workers ? 'store' : 'journal') + ', nothing running here' :
     b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
   drawCredits(b.credits);
   drawQuota(b.quota);
   drawWorkers(b.workers);
+  drawOutDirs(b.outDirs);
   if (filter === 'held_back') drawHeld();
 }
 function drawWorkers(ws) {
-  if (!ws) { $('workers').textContent = ''; return; }
-  const alive = ws.filter((w) => w.alive);
-  const gone = ws.length - alive.length;
-  $('workers').textContent = 'workers: ' + alive.length + ' alive' + (gone ? ', ' + gone + ' gone' : '')
-    + alive.map((w) => '; ' + w.host + ' pid ' + w.pid + ', ' + w.inHand + ' in hand, seen ' + secs(w.seenAgoMs) + ' ago').join('');
+  const box = $('workers');
+  if (!ws) { box.replaceChildren(); return; }
+  const alive = ws.filter((w) => w.alive).length;
+  const gone = ws.length - alive;
+  box.replaceChildren(document.createTextNode('workers: ' + alive + ' alive' + (gone ? ', ' + gone + ' gone' : '')));
+  for (const w of ws) {
+    const s = el('span', 'worker' + (w.alive ? '' : ' gone'),
+      '; ' + w.host + ' pid ' + w.pid + (w.alive ? '' : ' (gone)') + ', ' + w.inHand + ' in hand'
+      + (w.files.length ? ' (' + w.files.join(', ') + ')' : '') + ', seen ' + secs(w.seenAgoMs) + ' ago');
+    s.dataset.pid = w.pid;
+    s.dataset.alive = String(w.alive);
+    box.append(s);
+  }
+}
+function drawOutDirs(dirs) {
+  const pick = $('outdir');
+  if (!dirs || dirs.length < 2) { pick.hidden = true; return; }
+  pick.hidden = false;
+  const have = [...pick.options].map((o) => o.value).join('\\n');
+  if (have === ['', ...dirs].join('\\n')) return;
+  const all = el('option', null, 'every out dir (' + dirs.length + ')');
+  all.value = '';
+  pick.replaceChildren(all, ...dirs.map((d) => { const o = el('option', null, d); o.value = d; return o; }));
+  pick.value = outDirFilter;
 }
 function drawCredits(c) {
   if (!c) { $('credits').textContent = ''; return; }
@@ -185,7 +207,7 @@ async function showDetail(id) {
   if (r.thumb) { const img = el('img'); img.alt = ''; img.src = withToken('thumbs/' + r.id); box.append(img); }
   const t = el('table');
   for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', r.place],
-    ['generation', r.generationId], ['request', r.requestId], ['first seen', when(r.firstAt)], ['took', secs(r.lastAt - r.firstAt)], ['reason', r.reason]]) {
+    ['generation', r.generationId], ['request', r.requestId], ['out dir', r.outDir], ['worked on by', r.by], ['first seen', when(r.firstAt)], ['took', secs(r.lastAt - r.firstAt)], ['reason', r.reason]]) {
     if (v === null || v === undefined || v === '') continue;
     const tr = el('tr');
     tr.append(el('td', null, k), el('td', k === 'reason' ? 'reason' : null, v));
@@ -328,6 +350,7 @@ $('spacer').addEventListener('click', (e) => {
   const row = e.target.closest('.row');
   if (row) showDetail(Number(row.dataset.id));
 });
+$('outdir').addEventListener('change', (e) => { outDirFilter = e.target.value; schedule(true); });
 $('search').addEventListener('input', (e) => { query = e.target.value.trim().toLowerCase(); schedule(true); });
 start();
 `;
