@@ -125,8 +125,12 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
   expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/$/);
   const base = `http://127.0.0.1:${new URL(url).port}`;
 
-  // Off loopback every path needs the token; the actions need it everywhere.
-  expect((await fetch(`${base}/`)).status).toBe(401);
+  // Off loopback every path needs the token, the page too; the actions need it everywhere.
+  const asked = await fetch(`${base}/`);
+  expect(asked.status).toBe(401);
+  const askedHtml = await asked.text();
+  expect(askedHtml).toContain('The dashboard token');
+  expect(askedHtml).not.toContain(inbox);
   expect((await fetch(`${base}/api/snapshot`)).status).toBe(401);
   expect((await fetch(`${base}/api/actions/stop`, { method: 'POST' })).status).toBe(401);
   const wrong = await fetch(`${base}/api/actions/stop`, {
@@ -134,38 +138,63 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
     headers: { authorization: 'Bearer nope' },
   });
   expect(wrong.status).toBe(401);
-  const pageRes = await fetch(`${base}/?token=${token}`);
+  // Never from a URL (access logs keep URLs).
+  expect((await fetch(`${base}/?token=${token}`)).status).toBe(401);
+  expect((await fetch(`${base}/api/snapshot?token=${token}`)).status).toBe(401);
+  // Given once in a header, it becomes the session's cookie, which opens the page but never acts.
+  const session = await fetch(`${base}/api/session`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(session.status).toBe(204);
+  expect(session.headers.get('set-cookie')).toMatch(
+    /^genpipe_dashboard=[^;]+; HttpOnly; SameSite=Strict; Path=\//,
+  );
+  const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+  const pageRes = await fetch(`${base}/`, { headers: { cookie } });
   expect(pageRes.status).toBe(200);
   const csp = pageRes.headers.get('content-security-policy') ?? '';
   expect(csp).toMatch(/script-src 'nonce-[^']+'/);
   expect(csp).not.toContain('unsafe-inline');
+  expect((await fetch(`${base}/api/actions/stop`, { method: 'POST', headers: { cookie } })).status).toBe(401);
 
   const { page, problems } = await newWatchedPage(bed);
   page.on('dialog', (d) => {
     problems.push(`dialog: ${d.message()}`);
     void d.dismiss();
   });
-  await openDashboard(page, `${base}/`, token);
+  const requested: string[] = [];
+  page.on('request', (r) => requested.push(r.url()));
+  // The page asks for the token, then shows the batch.
+  await page.goto(`${base}/`);
+  await page.locator('#token').fill(token);
+  await page.locator('#form button').click();
   await page.locator('.row[data-input="b.txt"][data-status="succeeded"]').waitFor({ timeout: 30_000 });
+  await page.locator('#lock', { hasText: 'actions unlocked' }).waitFor();
   const name = page.locator('.row .name', { hasText: 'onerror' });
   await name.waitFor();
   expect(await name.textContent()).toBe(hostile);
   expect(await page.locator('#spacer img[src="x"]').count()).toBe(0);
-  // The token came in the URL and stays out of it.
+  // No URL the page asked for carried the token; nor does the address.
+  expect(requested.length).toBeGreaterThan(3);
+  expect(requested.filter((u) => u.includes(token))).toEqual([]);
   expect(page.url()).not.toContain(token);
   await page.screenshot({ path: shots.path('6-hostile-name.png') });
 
   const snapshot = await (
     await fetch(`${base}/api/snapshot`, { headers: { authorization: `Bearer ${token}` } })
   ).text();
-  const html = await (await fetch(`${base}/?token=${token}`)).text();
+  const html = await (await fetch(`${base}/`, { headers: { cookie } })).text();
   for (const body of [snapshot, html]) {
     expect(body).not.toContain(KEY);
     expect(body).not.toContain(token);
   }
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
-  expect(problems).toEqual([]);
+  // The one 401: the page that asked for the token, and nothing else.
+  expect(problems).toEqual([
+    'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+  ]);
   await page.close();
 }, 120_000);
 

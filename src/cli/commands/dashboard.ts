@@ -221,7 +221,9 @@ export async function serveOutDirDashboard(
     }
     throw err;
   }
-  const token = isLoopback(address.host) ? '' : ` (open it as /?token=${server.token})`;
+  const token = isLoopback(address.host)
+    ? ''
+    : ` (the page needs the token ${server.token}: give it on the page, or open it as ${server.url}#token=…)`;
   process.stderr.write(
     `genpipe: dashboard of ${printable(outDir === null ? 'every out dir of the store' : shown(outDir))} on ${server.url}${token}; read-only, nothing runs (Ctrl-C to stop)\n`,
   );

@@ -13,7 +13,7 @@ export interface DashboardPageOptions {
   nonce: string;
   /** The input dir or out dir, as shown. */
   title: string;
-  /** Off loopback: every request carries the token. */
+  /** Off loopback: every request carries the token (the session's cookie). */
   needsToken: boolean;
 }
 
@@ -53,6 +53,45 @@ export function dashboardPage(opts: DashboardPageOptions): string {
 </main>
 <script type="application/json" id="cfg">${scriptJson({ needsToken: opts.needsToken })}</script>
 <script nonce="${n}">${DASHBOARD_SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+/** What the page that asks for the token runs: the token given (or in the address's #token=) becomes the session's cookie. */
+const TOKEN_SCRIPT = `
+'use strict';
+const KEY = 'genpipe-dashboard-token';
+const said = document.getElementById('said');
+async function give(token) {
+  const res = await fetch('api/session', { method: 'POST', headers: { authorization: 'Bearer ' + token } });
+  if (!res.ok) { said.textContent = 'that is not the token'; return; }
+  sessionStorage.setItem(KEY, token);
+  location.reload();
+}
+const m = /^#token=([^&]+)/.exec(location.hash);
+if (m) { history.replaceState(null, '', location.pathname + location.search); give(decodeURIComponent(m[1])); }
+document.getElementById('form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  give(document.getElementById('token').value.trim());
+});
+`;
+
+/** The page served off loopback without the token: it asks for it, and shows nothing of the batch. */
+export function tokenPage(nonce: string): string {
+  const n = esc(nonce);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>genpipe dashboard</title>
+<style nonce="${n}">${DASHBOARD_STYLE} form { padding: 24px; display: flex; gap: 8px; align-items: center; }</style>
+</head>
+<body>
+<form id="form"><label for="token">The dashboard token (printed on stderr when genpipe started):</label>
+<input id="token" type="password" autocomplete="off" autofocus><button type="submit">Open</button><span id="said" role="status"></span></form>
+<script nonce="${n}">${TOKEN_SCRIPT}</script>
 </body>
 </html>
 `;

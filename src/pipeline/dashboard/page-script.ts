@@ -2,7 +2,8 @@
  * The dashboard page's script (inline, under the page's nonce; no framework, no build). It loads the
  * snapshot, then follows the Server-Sent Events; renders only the rows in view (a virtualised list);
  * filters by status, by a failure's reason and by a search; shows a file's detail; and takes the
- * actions with the token the user gives once (kept in sessionStorage for the session). Every text of a
+ * actions with the token the user gives once (kept in sessionStorage for the session; given in the
+ * address, only as its #token= fragment, which no server sees). Every text of a
  * file (its name, reason, ids) reaches the DOM through textContent, never as HTML.
  */
 export const DASHBOARD_SCRIPT = `
@@ -12,8 +13,12 @@ const $ = (id) => document.getElementById(id);
 const KEY = 'genpipe-dashboard-token';
 const ROW_H = 44;
 const STATUSES = ['pending', 'succeeded', 'reused', 'failed', 'skipped', 'unprocessed'];
-const fromUrl = new URLSearchParams(location.search).get('token');
-if (fromUrl) { sessionStorage.setItem(KEY, fromUrl); history.replaceState(null, '', location.pathname); }
+// A token given in the address's fragment (never sent to a server, so never in an access log).
+const fromUrl = /^#token=([^&]+)/.exec(location.hash);
+if (fromUrl) {
+  sessionStorage.setItem(KEY, decodeURIComponent(fromUrl[1]));
+  history.replaceState(null, '', location.pathname + location.search);
+}
 let token = sessionStorage.getItem(KEY) || '';
 const rows = [];
 const byId = new Map();
@@ -35,9 +40,6 @@ function el(tag, cls, text) {
   if (cls) e.className = cls;
   if (text !== undefined && text !== null) e.textContent = String(text);
   return e;
-}
-function withToken(url) {
-  return cfg.needsToken && token ? url + (url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(token) : url;
 }
 function headers() { return token ? { authorization: 'Bearer ' + token } : {}; }
 function secs(ms) { return ms < 1000 ? ms + ' ms' : (ms / 1000).toFixed(1) + ' s'; }
@@ -71,7 +73,7 @@ function fill(e, r) {
     const img = el('img');
     img.loading = 'lazy';
     img.alt = '';
-    img.src = withToken('thumbs/' + r.id + '?v=' + (r.status === 'pending' ? 0 : 1));
+    img.src = 'thumbs/' + r.id + '?v=' + (r.status === 'pending' ? 0 : 1);
     img.addEventListener('error', () => img.replaceWith(el('span', 'ph')));
     e.append(img);
   } else e.append(el('span', 'ph'));
@@ -198,13 +200,13 @@ function drawGroups() {
 async function showDetail(id) {
   selected = id;
   schedule(false);
-  const res = await fetch(withToken('api/files/' + id), { headers: headers() });
+  const res = await fetch('api/files/' + id, { headers: headers() });
   if (!res.ok) return;
   const d = await res.json();
   const r = d.row;
   const box = $('detail');
   box.replaceChildren(el('h2', null, r.input));
-  if (r.thumb) { const img = el('img'); img.alt = ''; img.src = withToken('thumbs/' + r.id); box.append(img); }
+  if (r.thumb) { const img = el('img'); img.alt = ''; img.src = 'thumbs/' + r.id; box.append(img); }
   const t = el('table');
   for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', r.place],
     ['generation', r.generationId], ['request', r.requestId], ['out dir', r.outDir], ['worked on by', r.by], ['first seen', when(r.firstAt)], ['took', secs(r.lastAt - r.firstAt)], ['reason', r.reason]]) {
@@ -246,7 +248,7 @@ function drawResult(box, r, result) {
       const fig = el('figure');
       const img = el('img');
       img.alt = '';
-      img.src = withToken('outputs/' + r.id + '/' + n);
+      img.src = 'outputs/' + r.id + '/' + n;
       img.addEventListener('error', () => img.remove());
       fig.append(img, el('figcaption', 'mono', name));
       outs.append(fig);
@@ -313,7 +315,7 @@ function drawActions() {
   $('lock').textContent = token ? 'actions unlocked' : (actions.length ? 'read-only (actions ask for the token)' : 'read-only');
 }
 function follow() {
-  const es = new EventSource(withToken('api/events'));
+  const es = new EventSource('api/events');
   es.onmessage = (m) => {
     const d = JSON.parse(m.data);
     for (const r of d.rows) take(r);
@@ -332,8 +334,8 @@ function follow() {
   };
 }
 async function start() {
-  const res = await fetch(withToken('api/snapshot'), { headers: headers(), cache: 'no-store' });
-  if (res.status === 401) { $('note').textContent = 'this dashboard needs its token: open it as /?token=<token>'; return; }
+  const res = await fetch('api/snapshot', { headers: headers(), cache: 'no-store' });
+  if (res.status === 401) { location.reload(); return; }
   const s = await res.json();
   for (const r of s.rows) take(r);
   counts = s.counts;
