@@ -28,26 +28,39 @@ const bed = useDashboardBed('watch', { blocked_words: ['forbidden'] });
 const shots = { path: bed.shot };
 const WATCH = ['--quiet-ms', '200', '--rescan-ms', '300'];
 
-const faults = (json: unknown) => call(bed.emu, 'PUT', '/_emulator/faults', { key: null, json });
-
-it('follows a watched inbox live, shows a refusal, retries a failure once, and stops', async () => {
-  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox' });
+/**
+ * A watch of a new inbox holding `files` (with the recipe) whose dashboard listens on `listen`, and a
+ * page of it; opened with the token unless `open` is false.
+ */
+async function watchWithDashboard(
+  files: Record<string, string>,
+  opts: { listen?: string; extra?: string[]; open?: boolean } = {},
+) {
+  const { input: inbox, out } = promptFolder(files);
   writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
-  const { child, url, token } = await spawnDashboard(bed, [
+  const served = await spawnDashboard(bed, [
     'watch',
     inbox,
     '--out',
     out,
     ...WATCH,
-    '--retries',
-    '0',
+    ...(opts.extra ?? []),
     '--dashboard',
-    '0',
+    opts.listen ?? '0',
   ]);
-  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-
   const { page, problems } = await newWatchedPage(bed, { width: 1400, height: 800 });
-  await openDashboard(page, url, token);
+  if (opts.open !== false) await openDashboard(page, served.url, served.token);
+  return { inbox, out, ...served, page, problems };
+}
+
+const faults = (json: unknown) => call(bed.emu, 'PUT', '/_emulator/faults', { key: null, json });
+
+it('follows a watched inbox live, shows a refusal, retries a failure once, and stops', async () => {
+  const { inbox, child, url, page, problems } = await watchWithDashboard(
+    { 'a.txt': 'a red fox' },
+    { extra: ['--retries', '0'] },
+  );
+  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
   await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
   await page.locator('#quota', { hasText: /^quota: \d+.* requests in .*; \d+ jobs .*429s: \d+/ }).waitFor();
   await page.screenshot({ path: shots.path('1-first-file-succeeded.png') });
@@ -111,17 +124,10 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
 
 it('escapes hostile file names, keeps secrets off the page, and asks for the token off loopback', async () => {
   const hostile = '<img src=x onerror=alert(1)>.txt';
-  const { input: inbox, out } = promptFolder({ [hostile]: 'a red fox', 'b.txt': 'a blue fox' });
-  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
-  const { child, url, token } = await spawnDashboard(bed, [
-    'watch',
-    inbox,
-    '--out',
-    out,
-    ...WATCH,
-    '--dashboard',
-    '0.0.0.0:0',
-  ]);
+  const { inbox, child, url, token, page, problems } = await watchWithDashboard(
+    { [hostile]: 'a red fox', 'b.txt': 'a blue fox' },
+    { listen: '0.0.0.0:0', open: false },
+  );
   expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/$/);
   const base = `http://127.0.0.1:${new URL(url).port}`;
 
@@ -158,7 +164,6 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
   expect(csp).not.toContain('unsafe-inline');
   expect((await fetch(`${base}/api/actions/stop`, { method: 'POST', headers: { cookie } })).status).toBe(401);
 
-  const { page, problems } = await newWatchedPage(bed);
   page.on('dialog', (d) => {
     problems.push(`dialog: ${d.message()}`);
     void d.dismiss();
@@ -199,19 +204,7 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
 }, 120_000);
 
 it("retries a failure that is the file's own as --retry-failed would: sent once more, by itself and with every failed file", async () => {
-  const { input: inbox, out } = promptFolder({ 'no.txt': 'a forbidden fox' });
-  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
-  const { child, url, token } = await spawnDashboard(bed, [
-    'watch',
-    inbox,
-    '--out',
-    out,
-    ...WATCH,
-    '--dashboard',
-    '0',
-  ]);
-  const { page } = await newWatchedPage(bed);
-  await openDashboard(page, url, token);
+  const { child, url, token, page } = await watchWithDashboard({ 'no.txt': 'a forbidden fox' });
   const failed = row(page, 'no.txt', 'failed');
   await failed.waitFor({ timeout: 30_000 });
   const reason = await failed.locator('.reason').textContent();
@@ -244,19 +237,7 @@ it("retries a failure that is the file's own as --retry-failed would: sent once 
 }, 120_000);
 
 it('pauses the intake (files settle and wait, none is started) and resumes it', async () => {
-  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox' });
-  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
-  const { child, url, token } = await spawnDashboard(bed, [
-    'watch',
-    inbox,
-    '--out',
-    out,
-    ...WATCH,
-    '--dashboard',
-    '0',
-  ]);
-  const { page } = await newWatchedPage(bed);
-  await openDashboard(page, url, token);
+  const { inbox, child, page } = await watchWithDashboard({ 'a.txt': 'a red fox' });
   await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
 
   await page.locator('button[data-action="pause"]').click();

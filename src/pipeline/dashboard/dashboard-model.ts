@@ -9,7 +9,7 @@
  */
 import type { GenerationType } from '../../spec/index.ts';
 import { type PriceList, priceOf } from '../dry-run/price-list.ts';
-import type { PipelineEvent } from '../events.ts';
+import { itemStatus, type PipelineEvent } from '../events.ts';
 import { FINAL_ITEM_STATES, type ItemGeneration, type ItemState } from '../item.ts';
 import type { DashboardQuota } from './quota-view.ts';
 
@@ -124,19 +124,8 @@ const THUMB_NAME = /\.(png|jpe?g|webp|gif|avif|heic|heif|tiff?|mp4|mov|m4v|webm|
 
 /** The page's status of an item state (as report.json's `status`, `reused` when from the journal). */
 export function statusOf(state: ItemState, fromJournal: boolean): DashboardStatus {
-  switch (state) {
-    case 'reported':
-    case 'downloaded':
-      return fromJournal ? 'reused' : 'succeeded';
-    case 'failed':
-      return 'failed';
-    case 'skipped':
-      return 'skipped';
-    case 'stopped':
-      return 'unprocessed';
-    default:
-      return 'pending';
-  }
+  const status = itemStatus({ state });
+  return status === 'succeeded' && fromJournal ? 'reused' : status;
 }
 
 /** The counts the page shows at a glance: by status, and files in progress by state. */
