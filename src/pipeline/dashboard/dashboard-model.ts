@@ -119,6 +119,11 @@ function add(count: Count, type: string): void {
 
 /** Transitions kept per file for its detail pane. */
 const HISTORY_LIMIT = 40;
+/**
+ * Files whose transitions are kept, the latest changed (a long watch sees files without end: the
+ * steps of one long finished are dropped, its row and its result.json stay).
+ */
+export const HISTORY_FILES = 2_000;
 
 const THUMB_NAME = /\.(png|jpe?g|webp|gif|avif|heic|heif|tiff?|mp4|mov|m4v|webm|mkv|avi)$/i;
 
@@ -151,7 +156,12 @@ export class DashboardModel {
   private nextId = 1;
   readonly batch: DashboardBatch;
 
-  constructor(command: string, readOnly = false) {
+  /** @param historyFiles - files whose transitions are kept (HISTORY_FILES) */
+  constructor(
+    command: string,
+    readOnly = false,
+    private readonly historyFiles = HISTORY_FILES,
+  ) {
     this.batch = {
       command,
       startedAt: null,
@@ -260,7 +270,13 @@ export class DashboardModel {
     const steps = this.history.get(row.id) ?? [];
     steps.push({ at, state, stage: row.stage, step: row.step, reason: patch.reason ?? null });
     if (steps.length > HISTORY_LIMIT) steps.splice(0, steps.length - HISTORY_LIMIT);
+    // Latest changed last (a Map keeps its order of insertion): the first is the one changed longest ago.
+    this.history.delete(row.id);
     this.history.set(row.id, steps);
+    if (this.history.size > this.historyFiles) {
+      const oldest = this.history.keys().next().value;
+      if (oldest !== undefined) this.history.delete(oldest);
+    }
     this.changed.add(row);
     return row;
   }
@@ -270,9 +286,9 @@ export class DashboardModel {
     return this.byId.get(id);
   }
 
-  /** A file's transitions, oldest first. */
-  historyOf(id: number): DashboardStep[] {
-    return this.history.get(id) ?? [];
+  /** A file's transitions, oldest first; null once dropped (see HISTORY_FILES). */
+  historyOf(id: number): DashboardStep[] | null {
+    return this.history.get(id) ?? null;
   }
 
   /** The rows changed since the last call (each once), and forgets them. */

@@ -10,6 +10,7 @@ export {
   type DashboardSnapshot,
   type DashboardStatus,
   type DashboardWorker,
+  HISTORY_FILES,
   statusOf,
   WORKER_FILES_SHOWN,
 } from './dashboard-model.ts';

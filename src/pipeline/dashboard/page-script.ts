@@ -230,6 +230,10 @@ async function showDetail(id) {
   }
   if (d.result) drawResult(box, r, d.result);
   box.append(el('h3', null, 'Steps'));
+  if (d.history === null) {
+    box.append(el('p', 'why', 'its steps are no longer kept here (only those of the files changed last are)'));
+    return;
+  }
   const h = el('table');
   h.id = 'history';
   for (const s of d.history) {
