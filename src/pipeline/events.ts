@@ -98,7 +98,9 @@ export function batchTotals(
 }
 
 /** The item as a report line: what a user needs to know about one file. */
-export function itemStatus(item: Pick<Item, 'state'>): 'succeeded' | 'failed' | 'skipped' | 'unprocessed' | 'pending' {
+export function itemStatus(
+  item: Pick<Item, 'state'>,
+): 'succeeded' | 'failed' | 'skipped' | 'unprocessed' | 'pending' {
   switch (item.state) {
     case 'reported':
     case 'downloaded':
