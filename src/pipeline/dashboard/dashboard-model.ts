@@ -39,6 +39,8 @@ export interface DashboardRow {
   reason: string | null;
   generationId: string | null;
   requestId: string | null;
+  /** The model's change count at the row's last change (what a page's stream resumes from). */
+  seq: number;
   /** First and latest event of the file (ms since the epoch). */
   firstAt: number;
   lastAt: number;
@@ -105,6 +107,8 @@ export interface DashboardSnapshot {
   rows: DashboardRow[];
   /** The actions this process can take (none for a read-only page). */
   actions: string[];
+  /** The change count it was read at: its stream resumes after it (`api/events?after=`). */
+  seq: number;
   /** Actions it cannot take, with why (shown disabled). */
   unavailable: Record<string, string>;
 }
@@ -153,6 +157,8 @@ export class DashboardModel {
   /** Each file's generations (by row id), once planned. */
   private readonly generations = new Map<number, ItemGeneration[]>();
   private prices: { list: PriceList; source: string } | null = null;
+  /** Changes so far (each row keeps the count at its last: Row.seq). */
+  private seq = 0;
   private nextId = 1;
   readonly batch: DashboardBatch;
 
@@ -241,6 +247,7 @@ export class DashboardModel {
         reason: null,
         generationId: null,
         requestId: null,
+        seq: 0,
         firstAt: patch.firstAt ?? at,
         lastAt: at,
         thumb: THUMB_NAME.test(input),
@@ -255,6 +262,8 @@ export class DashboardModel {
       row.generationId = null;
       row.requestId = null;
     }
+    this.seq += 1;
+    row.seq = this.seq;
     row.state = state;
     row.status = statusOf(state, patch.fromJournal === true);
     row.lastAt = at;
@@ -289,6 +298,12 @@ export class DashboardModel {
   /** A file's transitions, oldest first; null once dropped (see HISTORY_FILES). */
   historyOf(id: number): DashboardStep[] | null {
     return this.history.get(id) ?? null;
+  }
+
+  /** The rows changed after change `seq` (a snapshot's), for a stream opened after it. */
+  changedAfter(seq: number): DashboardRow[] {
+    if (seq >= this.seq) return [];
+    return [...this.rows.values()].filter((r) => r.seq > seq);
   }
 
   /** The rows changed since the last call (each once), and forgets them. */
@@ -346,6 +361,13 @@ export class DashboardModel {
   }
 
   snapshot(actions: string[], unavailable: Record<string, string> = {}): DashboardSnapshot {
-    return { batch: this.batch, counts: this.counts(), rows: [...this.rows.values()], actions, unavailable };
+    return {
+      batch: this.batch,
+      counts: this.counts(),
+      rows: [...this.rows.values()],
+      actions,
+      unavailable,
+      seq: this.seq,
+    };
   }
 }

@@ -143,7 +143,8 @@ class EventStreams {
     this.keepalive.unref();
   }
 
-  open(res: ServerResponse): void {
+  /** A page's stream, from the changes after its snapshot's (`after`: the snapshot's seq). */
+  open(res: ServerResponse, after: number): void {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -151,6 +152,12 @@ class EventStreams {
       'x-accel-buffering': 'no',
     });
     res.write('retry: 1000\n\n');
+    // What changed between the page's snapshot and its stream (no flush sent it to this page).
+    const { model } = this.opts;
+    const missed = model.changedAfter(after);
+    if (missed.length > 0) {
+      res.write(`data: ${JSON.stringify({ rows: missed, counts: model.counts(), batch: model.batch })}\n\n`);
+    }
     this.clients.add(res);
     res.on('close', () => this.clients.delete(res));
   }
@@ -326,13 +333,14 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
   });
   app.get('/api/snapshot', async (_req, reply) => {
     opts.refresh?.();
-    opts.model.takeChanges();
+    // The changes pending stay for the streams: a page opening must not take them from the others.
     reply.header('cache-control', 'no-store');
     return opts.model.snapshot(actions, opts.actions.unavailable ?? {});
   });
-  app.get('/api/events', (_req, reply) => {
+  app.get<{ Querystring: { after?: string } }>('/api/events', (req, reply) => {
+    const after = Number(req.query.after ?? 0);
     reply.hijack();
-    streams.open(reply.raw);
+    streams.open(reply.raw, Number.isFinite(after) ? after : 0);
   });
   app.get<{ Params: { id: string } }>('/api/files/:id', async (req, reply) => {
     const id = Number(req.params.id);

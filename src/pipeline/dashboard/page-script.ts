@@ -47,6 +47,8 @@ function when(at) { return new Date(at).toISOString().replace('T', ' ').replace(
 
 function take(r) {
   const had = byId.get(r.id);
+  // A change older than what the page has (streamed before its snapshot was read) is no news.
+  if (had && r.seq < had.seq) return;
   if (had) Object.assign(had, r); else { byId.set(r.id, r); rows.push(r); }
   if (selected === r.id) showDetail(r.id);
 }
@@ -318,15 +320,17 @@ function drawActions() {
   }
   $('lock').textContent = token ? 'actions unlocked' : (actions.length ? 'read-only (actions ask for the token)' : 'read-only');
 }
+function apply(d) {
+  for (const r of d.rows) take(r);
+  counts = d.counts;
+  batch = d.batch;
+  schedule(true);
+}
+// The stream resumes after the snapshot's last change: none falls between the two.
+let seq = 0;
 function follow() {
-  const es = new EventSource('api/events');
-  es.onmessage = (m) => {
-    const d = JSON.parse(m.data);
-    for (const r of d.rows) take(r);
-    counts = d.counts;
-    batch = d.batch;
-    schedule(true);
-  };
+  const es = new EventSource('api/events?after=' + seq);
+  es.onmessage = (m) => apply(JSON.parse(m.data));
   // A batch that stopped or finished ends its stream for good: no reconnecting to a closed server.
   es.onerror = () => {
     if (stopAsked || (batch && (batch.stopping || batch.finishedAt))) {
@@ -346,6 +350,7 @@ async function start() {
   batch = s.batch;
   actions = s.actions;
   unavailable = s.unavailable || {};
+  seq = s.seq;
   drawActions();
   schedule(true);
   follow();
