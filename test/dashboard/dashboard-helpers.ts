@@ -9,6 +9,11 @@ import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import {
+  type DashboardModel,
+  type DashboardServer,
+  startDashboardServer,
+} from '../../src/pipeline/dashboard/index.ts';
 import { cliEnv } from '../cli/run-cli.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -88,4 +93,17 @@ export function rowOf(page: Page, input: string, status: string) {
 /** Opens the dashboard at `url` with its token in the address's fragment (which no server sees). */
 export async function openDashboard(page: Page, url: string, token: string): Promise<void> {
   await page.goto(`${url}#token=${encodeURIComponent(token)}`);
+}
+
+/** `model` served read-only on a free loopback port, as the HTTP-level tests read it. */
+export function serveModel(model: DashboardModel): Promise<DashboardServer> {
+  return startDashboardServer({
+    host: '127.0.0.1',
+    port: 0,
+    model,
+    inputDir: null,
+    outDir: '',
+    actions: {},
+    title: 'test',
+  });
 }

@@ -4,8 +4,9 @@
  * real HTTP: a model fed a watch's events for more files than that, served by startDashboardServer.
  */
 import { expect, it } from 'vitest';
-import { DashboardModel, HISTORY_FILES, startDashboardServer } from '../../src/pipeline/dashboard/index.ts';
+import { DashboardModel, HISTORY_FILES } from '../../src/pipeline/dashboard/index.ts';
 import type { ItemState } from '../../src/pipeline/item.ts';
+import { serveModel } from './dashboard-helpers.ts';
 
 const STATES: ItemState[] = [
   'discovered',
@@ -32,15 +33,7 @@ it('keeps the steps of the files changed last only, however many files a watch s
       });
     }
   }
-  const server = await startDashboardServer({
-    host: '127.0.0.1',
-    port: 0,
-    model,
-    inputDir: null,
-    outDir: '',
-    actions: {},
-    title: 'memory',
-  });
+  const server = await serveModel(model);
   try {
     const detail = async (id: number) => (await fetch(`${server.url}api/files/${id}`)).json();
     // The first file's steps are dropped (its row is still there); the last file's are all kept.

@@ -4,7 +4,8 @@
  * Over real HTTP against startDashboardServer.
  */
 import { expect, it } from 'vitest';
-import { DashboardModel, startDashboardServer } from '../../src/pipeline/dashboard/index.ts';
+import { DashboardModel } from '../../src/pipeline/dashboard/index.ts';
+import { serveModel } from './dashboard-helpers.ts';
 
 it('sends a page what changed between its snapshot and its stream', async () => {
   const model = new DashboardModel('watch');
@@ -16,15 +17,7 @@ it('sends a page what changed between its snapshot and its stream', async () => 
     stage: 'submit',
     reason: null,
   });
-  const server = await startDashboardServer({
-    host: '127.0.0.1',
-    port: 0,
-    model,
-    inputDir: null,
-    outDir: '',
-    actions: {},
-    title: 'stream',
-  });
+  const server = await serveModel(model);
   const abort = new AbortController();
   try {
     const snapshot = await (await fetch(`${server.url}api/snapshot`)).json();
