@@ -43,6 +43,10 @@ it("shows a worker's files live, the out dir from the store, and stops the worke
     const row = page.locator(`.row[data-status="succeeded"]`, { hasText: `/${f}` });
     await row.waitFor({ timeout: 30_000 });
   }
+  // Two images at the emulator's cost of 1 each.
+  await page
+    .locator('#credits', { hasText: /^credits: 2 spent, about 2 in all at the emulator's configured costs/ })
+    .waitFor();
   await page.screenshot({ path: bed.shot('1-worker.png') });
   const password = decodeURIComponent(new URL(url).password);
   const snapshot = await (await fetch(`${page0}api/snapshot`)).text();
