@@ -53,7 +53,13 @@ import {
   type SignalWatch,
   watchSignals,
 } from './batch-setup.ts';
-import { type DryRunIntake, type DryRunSession, executeDryRun, type IntakeSetup } from './dry-run-command.ts';
+import {
+  batchPrices,
+  type DryRunIntake,
+  type DryRunSession,
+  executeDryRun,
+  type IntakeSetup,
+} from './dry-run-command.ts';
 import { emulatorBanner } from './embedded-emulator.ts';
 import { EXIT, signalExit } from './exit-codes.ts';
 import { growHeapBeforeMarking } from './heap-growth.ts';
@@ -123,8 +129,13 @@ export interface BatchCommand {
    * `--dashboard`'s retry of a failed input: takes it in again as the command takes a file (watch: as a
    * file it sees anew), for the store to decide; the answer in words. Absent: the command cannot.
    */
-  retake?(input: string): Promise<string>;
-  /** `--dashboard`'s pause and resume of the intake: no new file is started meanwhile (watch's). */
+  retake?(input: string, batch: Batch): Promise<string>;
+  /**
+   * `--dashboard`'s actions this command cannot take, each with why (the page shows them disabled with
+   * it): `retry`, `pause`.
+   */
+  readonly unavailable?: Partial<Record<'retry' | 'pause', string>>;
+  /** `--dashboard`'s pause and resume of the intake: no new file is started meanwhile. */
   pauseIntake?(): Promise<string>;
   resumeIntake?(): Promise<string>;
   /**
@@ -332,12 +343,13 @@ function dashboardActions(s: Session): DashboardActions {
       );
       return 'stopping: no new work; work already at the service winds down';
     },
+    ...(cmd.unavailable ? { unavailable: cmd.unavailable } : {}),
     ...(retake
       ? {
-          retry: (input: string) => retake(input),
+          retry: (input: string) => retake(input, started(s)),
           retryAll: async () => {
             const failed = s.dashboard?.model.failedInputs() ?? [];
-            for (const input of failed) await retake(input);
+            for (const input of failed) await retake(input, started(s));
             return failed.length === 0
               ? 'no failed file to retry'
               : `taken again: ${plural(failed.length, 'failed file')}`;
@@ -345,6 +357,12 @@ function dashboardActions(s: Session): DashboardActions {
         }
       : {}),
   };
+}
+
+/** The batch, once started (an action asked before: refused in words). */
+function started(s: Session): Batch {
+  if (!s.batch) throw new Error('the batch has not started yet: try again in a moment');
+  return s.batch;
 }
 
 const DASHBOARD_STOP_REASON = 'stopped from the dashboard';
@@ -466,6 +484,11 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
   }
   s.metrics?.metrics.watchClient(service.client);
   s.dashboard?.quota.watch(service.client);
+  if (s.dashboard) {
+    // The credits on the page are counted at the prices a dry run would use.
+    const { prices, source } = await batchPrices(flags, s.controller.signal);
+    s.dashboard.model.setPrices(prices, source);
+  }
   const setup: BatchSetup = { ...options, service, store, note: s.note };
   await cmd.open?.(setup);
   // Said loudly, and only now: a usage error (a refused journal, watch's refusals) comes before anything else.

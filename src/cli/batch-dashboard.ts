@@ -69,7 +69,7 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
     const where = `genpipe: dashboard on ${server.url}`;
     const open = isLoopback(opts.address.host)
       ? ''
-      : ' (off loopback the page needs it too: open it as /?token=…)';
+      : ` (off loopback the page needs it too: open ${server.url}#token=… or give it on the page)`;
     opts.print(`${where} (actions need the token ${server.token}${open})`);
     opts.record(where);
     return { model, server, quota };

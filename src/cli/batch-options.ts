@@ -48,7 +48,7 @@ export interface BatchFlags extends ServiceFlags, JournalFlags, PollingFlags {
   maxFiles?: number;
   /** `--dry-run`: what would be sent for each file, and its cost; nothing is sent or written. */
   dryRun?: boolean;
-  /** `--price-list <file>` (with --dry-run): the credits of each generation type, YAML or JSON. */
+  /** `--price-list <file>` (with --dry-run or --dashboard): the credits of each generation type, YAML or JSON. */
   priceList?: string;
   /** `--log-file <path>`: every stage, note and the summary appended there with ISO times. */
   logFile?: string;
@@ -92,9 +92,9 @@ export async function resolveBatchOptions(
   const helpOf = { helpOf: `genpipe ${command}` };
   if (!flags.out)
     throw new UsageError('--out <out-dir> is required: where the outputs and reports go', helpOf);
-  if (flags.priceList !== undefined && !flags.dryRun) {
+  if (flags.priceList !== undefined && !flags.dryRun && flags.dashboard === undefined) {
     throw new UsageError(
-      '--price-list is only for a dry run: add --dry-run (a dry run prices what a run would send)',
+      '--price-list prices a dry run or the credits of a dashboard: add --dry-run or --dashboard',
       helpOf,
     );
   }
@@ -174,7 +174,7 @@ export function addSharedBatchOptions(cmd: Command, selection = SELECTION): Comm
     )
     .option(
       '--price-list <file>',
-      "with --dry-run: the credits of one generation of each type, a YAML or JSON map such as { image: 1, video: 10 } (default: the emulator's configured costs)",
+      "with --dry-run or --dashboard: the credits of one generation of each type, a YAML or JSON map such as { image: 1, video: 10 } (default: the emulator's configured costs)",
     );
   return addFlagGroups(cmd, [
     selection,

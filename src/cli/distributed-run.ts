@@ -56,6 +56,12 @@ function enqueuedText(e: Enqueued, url: string): string {
   );
 }
 
+/** Why a distributed run's dashboard cannot pause or retry. */
+const DISTRIBUTED_UNAVAILABLE = {
+  retry: "the store's workers take this run's files: run it again with --retry-failed to retry its failures",
+  pause: "the store's workers take this run's files: stop a worker to take fewer at once",
+};
+
 /**
  * The BatchCommand of a distributed run: `run`'s own (its progress, its exit codes) but for where its
  * items go (the workers, distribution.ts), what a signal says, and the closing lines.
@@ -71,8 +77,17 @@ export function distributedRunCommand(
   let enqueued: Enqueued | null = null;
   let heartbeat: WorkerHeartbeat | null = null;
   let stopped = false;
+  // The files are the store's workers': the run's own pause and retry do not reach them.
+  const {
+    retake: _retake,
+    retryFailedOnce: _once,
+    pauseIntake: _pause,
+    resumeIntake: _resume,
+    ...alone
+  } = run;
   return {
-    ...run,
+    ...alone,
+    unavailable: DISTRIBUTED_UNAVAILABLE,
     storeLock: false,
     interruption: (signal) => ({
       reason: signalStopReason(signal),

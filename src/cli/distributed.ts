@@ -27,6 +27,7 @@ import { type BatchDashboard, bothHooks, startBatchDashboard } from './batch-das
 import { startBatchMetrics } from './batch-metrics.ts';
 import { type BatchService, connectService, journalRunOptions } from './batch-setup.ts';
 import type { DashboardAddress } from './dashboard-arg.ts';
+import { batchPrices } from './dry-run-command.ts';
 import { EXIT } from './exit-codes.ts';
 import { type PollingFlags, pollingSettings } from './flag-groups/polling.ts';
 import { type RunSettings, runOptionsOf } from './run-options.ts';
@@ -251,6 +252,11 @@ export async function executeWorker(
           stopNow();
           return 'stopping: the items in hand stop and go back to the queue';
         },
+        unavailable: {
+          retry:
+            "a worker takes what the store hands it: retry a failure from the run's or the watch's dashboard, or with --retry-failed",
+          pause: 'a worker cannot pause: stop it (its files go back to the queue) and start it again',
+        },
       },
       print: say,
       record: () => undefined,
@@ -269,6 +275,11 @@ export async function executeWorker(
   }
   metrics?.watchClient(service.client);
   dashboard?.quota.watch(service.client);
+  if (dashboard) {
+    // The credits on the page, at the prices a dry run would use (the emulator's costs).
+    const { prices, source } = await batchPrices(flags, new AbortController().signal);
+    dashboard.model.setPrices(prices, source);
+  }
   const worker = new DistributedWorker({
     connection: queueConnection(url, flags),
     ...(settings.filesAtOnce !== undefined ? { filesAtOnce: settings.filesAtOnce } : {}),

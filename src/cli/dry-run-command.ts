@@ -94,7 +94,7 @@ export interface DryRunSession {
 }
 
 /** The prices of a dry run and where they came from, or why there are none. */
-interface Prices {
+export interface Prices {
   prices: PriceList | null;
   source: string | null;
   unknownWhy: string;
@@ -186,12 +186,32 @@ function failureWords(err: unknown): string {
   return e.cause?.code ?? e.cause?.errors?.[0]?.code ?? e.cause?.message ?? e.message ?? String(err);
 }
 
+/**
+ * The prices a batch's generations are counted at (the dashboard's credits), as a dry run prices
+ * them: `--price-list`, else what the service tells (the emulator's costs); null prices when it tells
+ * none.
+ *
+ * @throws UsageError for a price list that cannot be used
+ */
+export function batchPrices(flags: BatchFlags, signal: AbortSignal): Promise<Prices> {
+  return pricesOf(flags, dryRunService(flags), signal);
+}
+
 /** The price list of `--price-list`, or the service's; problems of the file are usage errors (exit 2). */
 async function pricesOf(flags: BatchFlags, service: DryRunService, signal: AbortSignal): Promise<Prices> {
   if (flags.priceList === undefined) return service.prices(signal);
+  return priceListPrices(flags.priceList);
+}
+
+/**
+ * The prices of a `--price-list` file (as given on the command line).
+ *
+ * @throws UsageError naming the file's problems
+ */
+export async function priceListPrices(file: string): Promise<Prices> {
   try {
-    const prices = await loadPriceList(resolve(flags.priceList), flags.priceList);
-    return { prices, source: `the price list ${flags.priceList}`, unknownWhy: '' };
+    const prices = await loadPriceList(resolve(file), file);
+    return { prices, source: `the price list ${file}`, unknownWhy: '' };
   } catch (err) {
     if (err instanceof PriceListError) throw new UsageError(err.lines);
     throw err;

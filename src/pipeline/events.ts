@@ -2,7 +2,7 @@
  * Events a batch emits, one per item transition or batch milestone. Progress displays (TTY, plain
  * lines, --json) and reports are built from these alone.
  */
-import type { Item, ItemState, StageName } from './item.ts';
+import type { Item, ItemGeneration, ItemState, StageName } from './item.ts';
 
 export type PipelineEvent =
   | { type: 'batch_started'; at: number; input_dir: string; out_dir: string; emulator: boolean }
@@ -35,6 +35,12 @@ export type PipelineEvent =
        */
       generation_id?: string;
       request_id?: string;
+      /**
+       * On `planned`, on a chain step's `done` and on the final states: the generations the item's rule
+       * asks for, by type, and which the service completed (what they cost, on the dashboard). Absent
+       * otherwise, and before the item is planned.
+       */
+      generations?: ItemGeneration[];
       /**
        * True when the item is reported as an earlier run left it, nothing run in this one ("already
        * done in an earlier run", "failed in an earlier run (…), not retried"). Absent otherwise.
@@ -92,7 +98,9 @@ export function batchTotals(
 }
 
 /** The item as a report line: what a user needs to know about one file. */
-export function itemStatus(item: Item): 'succeeded' | 'failed' | 'skipped' | 'unprocessed' | 'pending' {
+export function itemStatus(
+  item: Pick<Item, 'state'>,
+): 'succeeded' | 'failed' | 'skipped' | 'unprocessed' | 'pending' {
   switch (item.state) {
     case 'reported':
     case 'downloaded':

@@ -108,6 +108,7 @@ export {
 } from './report/index.ts';
 export type { RunContext, RunSettings, RunStage } from './run-context.ts';
 export { RUN_FLAGS } from './run-flags.ts';
+export { IntakeGate } from './runner/intake-gate.ts';
 export { isScratchName, sweepBatchScratch, sweepItemScratch } from './runner/scratch-sweep.ts';
 export {
   type AdmitDecision,

@@ -252,6 +252,20 @@ export function currentStep(item: Pick<Item, 'steps' | 'step'>): StepRecord | un
   return item.steps.find((s) => s.state !== 'downloaded') ?? item.steps.at(-1);
 }
 
+/** One generation an item's rule asks for: its type, and whether the service completed it (what it charges for). */
+export interface ItemGeneration {
+  type: string;
+  completed: boolean;
+}
+
+/** The generations of an item's steps (none before it is planned), for what they cost. */
+export function generationsOf(item: Pick<Item, 'steps'>): ItemGeneration[] {
+  return item.steps.map((s) => ({
+    type: String(s.request.type),
+    completed: s.generation?.state === 'completed',
+  }));
+}
+
 /** The step the item is at (see currentStep); throws for an item not planned: the runner's wiring error. */
 export function stepOf(item: Pick<Item, 'steps' | 'step' | 'input'>): StepRecord {
   const step = currentStep(item);

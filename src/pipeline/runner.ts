@@ -103,6 +103,12 @@ export interface Batch {
   stop(reason?: string, end?: string): void;
   /** True once every item is final: only the final reports are left to write (bounded work). */
   readonly windingUp: boolean;
+  /**
+   * Takes a file in again while the batch runs (the dashboard's retry of a run's failed file): driven
+   * as a file found anew, its admission the journal's. False once the batch stopped or its last file
+   * ended (nothing is taken in any more).
+   */
+  again(item: Item): boolean;
 }
 
 /**
@@ -163,6 +169,8 @@ export function startBatch(options: RunOptions): Batch {
 
   let notLookedAt: NotLookedAt = { n: 0, partial: false };
   let windingUp = false;
+  /** Set with windingUp, and on a failure too: `again` takes nothing any more. */
+  let settled = false;
   const finish = async (): Promise<BatchResult> => {
     emit({
       type: 'batch_started',
@@ -180,7 +188,9 @@ export function startBatch(options: RunOptions): Batch {
       await collectVanished(run, seen, { stops, driver, scheduler, emit });
       await scheduler.drain();
       windingUp = true;
+      settled = true;
     } finally {
+      settled = true;
       reports.halt();
       ctx.poller.close();
       ctx.legacyPoller.close();
@@ -211,6 +221,13 @@ export function startBatch(options: RunOptions): Batch {
   return {
     done: finish().finally(() => views.close()),
     stop: (reason = 'interrupted', end) => stops.interrupt(reason, options.stopGraceMs, end),
+    again: (item) => {
+      // Once the batch stops or its last file ended, nothing more is taken in.
+      if (stops.stop || windingUp || settled) return false;
+      emit({ type: 'item_discovered', at: Date.now(), input: item.input, size: item.size });
+      scheduler.start(item, null);
+      return true;
+    },
     get windingUp() {
       return windingUp;
     },
@@ -341,6 +358,7 @@ async function feed(
       }
       seen.add(inputKey(found));
       emit({ type: 'item_discovered', at: Date.now(), input: found.input, size: found.size });
+      await run.options.intakeGate?.wait(stops.stopping.signal);
       const slot = stops.stop ? null : await pools.inFlight.acquire(stops.stopping.signal).catch(() => null);
       if (slot) {
         scheduler.start(found, slot);

@@ -225,7 +225,7 @@ describe('genpipe run --dry-run', () => {
     const without = await runCli(['run', input, '--out', out, '--price-list', bad], env);
     expect(without.code).toBe(2);
     expect(without.stderr).toBe(
-      "genpipe: --price-list is only for a dry run: add --dry-run (a dry run prices what a run would send)\nRun 'genpipe run --help' for usage.\n",
+      "genpipe: --price-list prices a dry run or the credits of a dashboard: add --dry-run or --dashboard\nRun 'genpipe run --help' for usage.\n",
     );
     await expectNothingSent();
     expect(existsSync(out)).toBe(false);

@@ -125,7 +125,9 @@ describe("genpipe's own flag checks point to the help as commander's do", () => 
 
   it('--price-list without --dry-run says what to add, plainly', async () => {
     const r = await runCli(['run', 'in', '--out', 'o', '--price-list', 'p.yaml'], process.env);
-    expect(r.stderr).toContain('genpipe: --price-list is only for a dry run: add --dry-run');
+    expect(r.stderr).toContain(
+      'genpipe: --price-list prices a dry run or the credits of a dashboard: add --dry-run or --dashboard',
+    );
   });
 });
 

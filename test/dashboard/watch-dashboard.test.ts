@@ -6,83 +6,64 @@
  * prompt) retried from the page is sent once more, as --retry-failed would; the stop button ends the watch; the page
  * logs no console error, and a screenshot of each state is written to a folder under the OS temp dir.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { expect, it } from 'vitest';
 import { imageTooManyPixelsDetail } from '../../src/spec/index.ts';
 import { usePromptFolders } from '../cli/prompt-folder.ts';
-import { cliEnv } from '../cli/run-cli.ts';
 import { writePng } from '../client/client-helpers.ts';
-import { adminRows, call, KEY, startTestEmulator, until } from '../helpers/emulator.ts';
+import { adminRows, call, KEY, until } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
-import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
+import {
+  newWatchedPage,
+  openDashboard,
+  rowOf as row,
+  spawnDashboard,
+  useDashboardBed,
+} from './dashboard-helpers.ts';
 
-const CHROMIUM = process.env.GENPIPE_CHROMIUM ?? '/usr/bin/chromium';
 const promptFolder = usePromptFolders();
-let emu: RunningEmulator;
-let browser: Browser;
-const shots = mkdtempSync(join(tmpdir(), 'genpipe-dashboard-shots-'));
+const bed = useDashboardBed('watch', { blocked_words: ['forbidden'] });
+const shots = { path: bed.shot };
+const WATCH = ['--quiet-ms', '200', '--rescan-ms', '300'];
 
-beforeAll(async () => {
-  emu = await startTestEmulator({ blocked_words: ['forbidden'] });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  console.log(`dashboard screenshots: ${shots}`);
-});
-
-afterAll(async () => {
-  killChildren();
-  await browser?.close();
-  await emu?.close();
-});
-
-const faults = (json: unknown) => call(emu, 'PUT', '/_emulator/faults', { key: null, json });
-
-/** The row of `input` once it shows `status`. */
-function row(page: Page, input: string, status: string) {
-  return page.locator(`.row[data-input="${input}"][data-status="${status}"]`);
+/**
+ * A watch of a new inbox holding `files` (with the recipe) whose dashboard listens on `listen`, and a
+ * page of it; opened with the token unless `open` is false.
+ */
+async function watchWithDashboard(
+  files: Record<string, string>,
+  opts: { listen?: string; extra?: string[]; open?: boolean } = {},
+) {
+  const { input: inbox, out } = promptFolder(files);
+  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const served = await spawnDashboard(bed, [
+    'watch',
+    inbox,
+    '--out',
+    out,
+    ...WATCH,
+    ...(opts.extra ?? []),
+    '--dashboard',
+    opts.listen ?? '0',
+  ]);
+  const { page, problems } = await newWatchedPage(bed, { width: 1400, height: 800 });
+  if (opts.open !== false) await openDashboard(page, served.url, served.token);
+  return { inbox, out, ...served, page, problems };
 }
 
-it('follows a watched inbox live, shows a refusal, retries a failure once, and stops', async () => {
-  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox' });
-  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
-  const child = spawnGenpipe(
-    [
-      'watch',
-      inbox,
-      '--out',
-      out,
-      '--quiet-ms',
-      '200',
-      '--rescan-ms',
-      '300',
-      '--retries',
-      '0',
-      '--dashboard',
-      '0',
-    ],
-    cliEnv(emu),
-  );
-  await child.until(
-    () => /dashboard on http:\/\/\S+ \(actions need the token \S+\)/.test(child.stderr()),
-    'the address',
-  );
-  const [, url, token] = /dashboard on (http:\/\/\S+) \(actions need the token (\S+)\)/.exec(child.stderr())!;
-  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+const faults = (json: unknown) => call(bed.emu, 'PUT', '/_emulator/faults', { key: null, json });
 
-  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
-  await page.goto(`${url}?token=${encodeURIComponent(token!)}`);
+it('follows a watched inbox live, shows a refusal, retries a failure once, and stops', async () => {
+  const { inbox, child, url, page, problems } = await watchWithDashboard(
+    { 'a.txt': 'a red fox' },
+    { extra: ['--retries', '0'] },
+  );
+  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
   await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
   await page.locator('#quota', { hasText: /^quota: \d+.* requests in .*; \d+ jobs .*429s: \d+/ }).waitFor();
-  await page.screenshot({ path: join(shots, '1-first-file-succeeded.png') });
+  await page.screenshot({ path: shots.path('1-first-file-succeeded.png') });
   // Set once: a reload would lose it.
   await page.evaluate(() => Object.assign(window, { notReloaded: true }));
 
@@ -98,7 +79,7 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
     const img = document.querySelector<HTMLImageElement>('#outputs img');
     return img?.complete === true && img.naturalWidth > 0;
   });
-  await page.screenshot({ path: join(shots, '2-dropped-file-succeeded.png') });
+  await page.screenshot({ path: shots.path('2-dropped-file-succeeded.png') });
 
   await writePng(join(inbox, 'big.png'), 9000, 30);
   const big = row(page, 'big.png', 'failed');
@@ -108,7 +89,7 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
   await big.click();
   await page.locator('#detail td.reason', { hasText: refusal }).first().waitFor();
   expect(await page.locator('#groups').textContent()).toContain(`1 × ${refusal}`);
-  await page.screenshot({ path: join(shots, '3-refused-9000px.png') });
+  await page.screenshot({ path: shots.path('3-refused-9000px.png') });
 
   // A retryable failure at the service, then the faults off: the page's retry sends it once more.
   await faults({ failure_codes: { generation_failed: 1 } });
@@ -116,7 +97,7 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
   try {
     writeFileSync(join(inbox, 'retry.png'), await noisePng(48, 48));
     await row(page, 'retry.png', 'failed').waitFor({ timeout: 30_000 });
-    before = (await adminRows(emu)).length;
+    before = (await adminRows(bed.emu)).length;
   } finally {
     await faults({});
   }
@@ -124,15 +105,15 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
   await page.locator('#retry-one').click();
   await page.locator('#said', { hasText: 'retry.png taken again' }).waitFor();
   await row(page, 'retry.png', 'succeeded').waitFor({ timeout: 30_000 });
-  await page.screenshot({ path: join(shots, '4-retried-succeeded.png') });
-  expect((await adminRows(emu)).length).toBe(before + 1);
+  await page.screenshot({ path: shots.path('4-retried-succeeded.png') });
+  expect((await adminRows(bed.emu)).length).toBe(before + 1);
   // The refusal is the file's own: it stays failed, nothing sent for it.
   expect(await row(page, 'big.png', 'failed').count()).toBe(1);
   expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
 
   await page.locator('button[data-action="stop"]').click();
   await page.locator('#said', { hasText: 'stopping' }).waitFor();
-  await page.screenshot({ path: join(shots, '5-stopping.png') });
+  await page.screenshot({ path: shots.path('5-stopping.png') });
   const exited = await child.exited;
   expect(exited.code, child.stderr()).toBe(0);
   expect(child.stderr()).toContain('stopped from the dashboard');
@@ -143,19 +124,19 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
 
 it('escapes hostile file names, keeps secrets off the page, and asks for the token off loopback', async () => {
   const hostile = '<img src=x onerror=alert(1)>.txt';
-  const { input: inbox, out } = promptFolder({ [hostile]: 'a red fox', 'b.txt': 'a blue fox' });
-  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
-  const child = spawnGenpipe(
-    ['watch', inbox, '--out', out, '--quiet-ms', '200', '--rescan-ms', '300', '--dashboard', '0.0.0.0:0'],
-    cliEnv(emu),
+  const { inbox, child, url, token, page, problems } = await watchWithDashboard(
+    { [hostile]: 'a red fox', 'b.txt': 'a blue fox' },
+    { listen: '0.0.0.0:0', open: false },
   );
-  const said = /dashboard on http:\/\/0\.0\.0\.0:(\d+)\/ \(actions need the token (\S+) \(off loopback/;
-  await child.until(() => said.test(child.stderr()), 'the address');
-  const [, port, token] = said.exec(child.stderr())!;
-  const base = `http://127.0.0.1:${port}`;
+  expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/$/);
+  const base = `http://127.0.0.1:${new URL(url).port}`;
 
-  // Off loopback every path needs the token; the actions need it everywhere.
-  expect((await fetch(`${base}/`)).status).toBe(401);
+  // Off loopback every path needs the token, the page too; the actions need it everywhere.
+  const asked = await fetch(`${base}/`);
+  expect(asked.status).toBe(401);
+  const askedHtml = await asked.text();
+  expect(askedHtml).toContain('The dashboard token');
+  expect(askedHtml).not.toContain(inbox);
   expect((await fetch(`${base}/api/snapshot`)).status).toBe(401);
   expect((await fetch(`${base}/api/actions/stop`, { method: 'POST' })).status).toBe(401);
   const wrong = await fetch(`${base}/api/actions/stop`, {
@@ -163,63 +144,72 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
     headers: { authorization: 'Bearer nope' },
   });
   expect(wrong.status).toBe(401);
-  const pageRes = await fetch(`${base}/?token=${token}`);
+  // Never from a URL (access logs keep URLs).
+  expect((await fetch(`${base}/?token=${token}`)).status).toBe(401);
+  expect((await fetch(`${base}/api/snapshot?token=${token}`)).status).toBe(401);
+  // Given once in a header, it becomes the session's cookie, which opens the page but never acts.
+  const session = await fetch(`${base}/api/session`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(session.status).toBe(204);
+  expect(session.headers.get('set-cookie')).toMatch(
+    /^genpipe_dashboard=[^;]+; HttpOnly; SameSite=Strict; Path=\//,
+  );
+  const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+  const pageRes = await fetch(`${base}/`, { headers: { cookie } });
   expect(pageRes.status).toBe(200);
   const csp = pageRes.headers.get('content-security-policy') ?? '';
   expect(csp).toMatch(/script-src 'nonce-[^']+'/);
   expect(csp).not.toContain('unsafe-inline');
+  expect((await fetch(`${base}/api/actions/stop`, { method: 'POST', headers: { cookie } })).status).toBe(401);
 
-  const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
   page.on('dialog', (d) => {
     problems.push(`dialog: ${d.message()}`);
     void d.dismiss();
   });
-  await page.goto(`${base}/?token=${encodeURIComponent(token!)}`);
+  const requested: string[] = [];
+  page.on('request', (r) => requested.push(r.url()));
+  // The page asks for the token, then shows the batch.
+  await page.goto(`${base}/`);
+  await page.locator('#token').fill(token);
+  await page.locator('#form button').click();
   await page.locator('.row[data-input="b.txt"][data-status="succeeded"]').waitFor({ timeout: 30_000 });
+  await page.locator('#lock', { hasText: 'actions unlocked' }).waitFor();
   const name = page.locator('.row .name', { hasText: 'onerror' });
   await name.waitFor();
   expect(await name.textContent()).toBe(hostile);
   expect(await page.locator('#spacer img[src="x"]').count()).toBe(0);
-  // The token came in the URL and stays out of it.
+  // No URL the page asked for carried the token; nor does the address.
+  expect(requested.length).toBeGreaterThan(3);
+  expect(requested.filter((u) => u.includes(token))).toEqual([]);
   expect(page.url()).not.toContain(token);
-  await page.screenshot({ path: join(shots, '6-hostile-name.png') });
+  await page.screenshot({ path: shots.path('6-hostile-name.png') });
 
   const snapshot = await (
     await fetch(`${base}/api/snapshot`, { headers: { authorization: `Bearer ${token}` } })
   ).text();
-  const html = await (await fetch(`${base}/?token=${token}`)).text();
+  const html = await (await fetch(`${base}/`, { headers: { cookie } })).text();
   for (const body of [snapshot, html]) {
     expect(body).not.toContain(KEY);
     expect(body).not.toContain(token);
   }
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
-  expect(problems).toEqual([]);
+  // The one 401: the page that asked for the token, and nothing else.
+  expect(problems).toEqual([
+    'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+  ]);
   await page.close();
 }, 120_000);
 
 it("retries a failure that is the file's own as --retry-failed would: sent once more, by itself and with every failed file", async () => {
-  const { input: inbox, out } = promptFolder({ 'no.txt': 'a forbidden fox' });
-  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
-  const child = spawnGenpipe(
-    ['watch', inbox, '--out', out, '--quiet-ms', '200', '--rescan-ms', '300', '--dashboard', '0'],
-    cliEnv(emu),
-  );
-  const said = /dashboard on (http:\/\/\S+) \(actions need the token (\S+)\)/;
-  await child.until(() => said.test(child.stderr()), 'the address');
-  const [, url, token] = said.exec(child.stderr())!;
-  const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
-  await page.goto(`${url}?token=${encodeURIComponent(token!)}`);
+  const { child, url, token, page } = await watchWithDashboard({ 'no.txt': 'a forbidden fox' });
   const failed = row(page, 'no.txt', 'failed');
   await failed.waitFor({ timeout: 30_000 });
   const reason = await failed.locator('.reason').textContent();
   const sent = async () =>
-    (await adminRows(emu)).filter((r) => r.failure_code !== null && r.type === 'image').length;
+    (await adminRows(bed.emu)).filter((r) => r.failure_code !== null && r.type === 'image').length;
   const before = await sent();
 
   await failed.click();
@@ -229,7 +219,7 @@ it("retries a failure that is the file's own as --retry-failed would: sent once 
   await page.locator('#history td.reason', { hasText: 'retried' }).first().waitFor({ timeout: 30_000 });
   await row(page, 'no.txt', 'failed').waitFor({ timeout: 30_000 });
   expect(await row(page, 'no.txt', 'failed').locator('.reason').textContent()).toBe(reason);
-  await page.screenshot({ path: join(shots, '7-retried-as-retry-failed.png') });
+  await page.screenshot({ path: shots.path('7-retried-as-retry-failed.png') });
 
   // Retry every failed file: the one failed file once more, through the same path.
   const all = await fetch(`${url}api/actions/retry-all`, {
@@ -247,22 +237,12 @@ it("retries a failure that is the file's own as --retry-failed would: sent once 
 }, 120_000);
 
 it('pauses the intake (files settle and wait, none is started) and resumes it', async () => {
-  const { input: inbox, out } = promptFolder({ 'a.txt': 'a red fox' });
-  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
-  const child = spawnGenpipe(
-    ['watch', inbox, '--out', out, '--quiet-ms', '200', '--rescan-ms', '300', '--dashboard', '0'],
-    cliEnv(emu),
-  );
-  const said = /dashboard on (http:\/\/\S+) \(actions need the token (\S+)\)/;
-  await child.until(() => said.test(child.stderr()), 'the address');
-  const [, url, token] = said.exec(child.stderr())!;
-  const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
-  await page.goto(`${url}?token=${encodeURIComponent(token!)}`);
+  const { inbox, child, page } = await watchWithDashboard({ 'a.txt': 'a red fox' });
   await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
 
   await page.locator('button[data-action="pause"]').click();
   await page.locator('#batch', { hasText: 'intake paused' }).waitFor();
-  const before = (await adminRows(emu)).length;
+  const before = (await adminRows(bed.emu)).length;
   writeFileSync(join(inbox, 'b.txt'), 'a blue fox');
   // Settled and handed over, then held: the watch's own summary line counts it waiting.
   await child.until(
@@ -270,12 +250,12 @@ it('pauses the intake (files settle and wait, none is started) and resumes it', 
     'b.txt waiting',
   );
   expect(await page.locator('.row[data-input="b.txt"]').count()).toBe(0);
-  expect((await adminRows(emu)).length).toBe(before);
-  await page.screenshot({ path: join(shots, '8-intake-paused.png') });
+  expect((await adminRows(bed.emu)).length).toBe(before);
+  await page.screenshot({ path: shots.path('8-intake-paused.png') });
 
   await page.locator('button[data-action="resume"]').click();
   await row(page, 'b.txt', 'succeeded').waitFor({ timeout: 30_000 });
-  expect((await adminRows(emu)).length).toBe(before + 1);
+  expect((await adminRows(bed.emu)).length).toBe(before + 1);
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
   await page.close();

@@ -4,36 +4,18 @@
  * signal does (its items in hand back to the queue), with exit 0. `genpipe dashboard <out> --store`
  * serves the out dir from the store, with the worker alive on it. The store's password never reaches the page.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { expect, it } from 'vitest';
 import { usePromptFolders } from '../cli/prompt-folder.ts';
 import { cliEnv, runCli } from '../cli/run-cli.ts';
 import { useWorkerChildren } from '../cli/worker-child.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
+import { newWatchedPage, openDashboard, useDashboardBed } from './dashboard-helpers.ts';
 
-const CHROMIUM = process.env.GENPIPE_CHROMIUM ?? '/usr/bin/chromium';
 const pg = usePostgres();
 const promptFolder = usePromptFolders();
-let emu: RunningEmulator;
-let browser: Browser;
-const startWorker = useWorkerChildren(() => emu);
-const shots = mkdtempSync(join(tmpdir(), 'genpipe-dashboard-worker-shots-'));
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  console.log(`dashboard screenshots: ${shots}`);
-});
-afterAll(async () => {
-  await browser?.close();
-  await emu?.close();
-});
+const bed = useDashboardBed('worker');
+const startWorker = useWorkerChildren(() => bed.emu);
 
 it("shows a worker's files live, the out dir from the store, and stops the worker from the page", async () => {
   const url = await pg.freshDatabase();
@@ -43,38 +25,44 @@ it("shows a worker's files live, the out dir from the store, and stops the worke
   await worker.until(said);
   await worker.until(/worker ready/);
   const [, page0, token] = said.exec(worker.text())!;
-  const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(m.text());
-  });
-  await page.goto(`${page0}?token=${encodeURIComponent(token!)}`);
+  const { page, problems } = await newWatchedPage(bed);
+  await openDashboard(page, page0!, token!);
+  // What a worker cannot do is shown disabled, with why.
+  await page.locator('button[data-action="pause"]:disabled').waitFor();
+  await page
+    .locator('[data-unavailable="retry"]', { hasText: 'a worker takes what the store hands it' })
+    .waitFor();
 
-  const run = await runCli(['run', input, '--out', out, '--store', url, '--no-work'], cliEnv(emu), 120_000);
+  const run = await runCli(
+    ['run', input, '--out', out, '--store', url, '--no-work'],
+    cliEnv(bed.emu),
+    120_000,
+  );
   expect(run.code, run.stderr).toBe(0);
   for (const f of ['p0.txt', 'p1.txt']) {
     const row = page.locator(`.row[data-status="succeeded"]`, { hasText: `/${f}` });
     await row.waitFor({ timeout: 30_000 });
   }
-  await page.screenshot({ path: join(shots, '1-worker.png') });
+  // Two images at the emulator's cost of 1 each.
+  await page
+    .locator('#credits', { hasText: /^credits: 2 spent, about 2 in all at the emulator's configured costs/ })
+    .waitFor();
+  await page.screenshot({ path: bed.shot('1-worker.png') });
   const password = decodeURIComponent(new URL(url).password);
   const snapshot = await (await fetch(`${page0}api/snapshot`)).text();
   expect(snapshot).not.toContain(password);
 
   // The out dir from the store, nothing running: its files, and the worker alive on the store.
-  const dash = spawnGenpipe(['dashboard', out, '--store', url, '--listen', '0'], cliEnv(emu));
+  const dash = spawnGenpipe(['dashboard', out, '--store', url, '--listen', '0'], cliEnv(bed.emu));
   const at = /dashboard of .* on (http:\/\/127\.0\.0\.1:\d+\/); read-only/;
   await dash.until(() => at.test(dash.stderr()), 'the address');
   const storePage = at.exec(dash.stderr())![1]!;
-  const second = await browser.newPage({ viewport: { width: 1200, height: 700 } });
-  second.on('console', (m) => {
-    if (m.type() === 'error') problems.push(m.text());
-  });
+  const { page: second, problems: secondProblems } = await newWatchedPage(bed);
   await second.goto(storePage);
   await second.locator('.row[data-input="p0.txt"][data-status="succeeded"]').waitFor();
   await second.locator('.row[data-input="p1.txt"][data-status="succeeded"]').waitFor();
   await second.locator('#workers', { hasText: /^workers: 1 alive; .* pid \d+, 0 in hand/ }).waitFor();
-  await second.screenshot({ path: join(shots, '2-store-dashboard.png') });
+  await second.screenshot({ path: bed.shot('2-store-dashboard.png') });
   for (const body of [
     await (await fetch(`${storePage}api/snapshot`)).text(),
     await (await fetch(storePage)).text(),
@@ -88,6 +76,6 @@ it("shows a worker's files live, the out dir from the store, and stops the worke
   await page.locator('button[data-action="stop"]').click();
   await worker.until(/stopped from the dashboard/);
   expect(await worker.exited).toBe(0);
-  expect(problems).toEqual([]);
+  expect([...problems, ...secondProblems]).toEqual([]);
   await page.close();
 }, 180_000);

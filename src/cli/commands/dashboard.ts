@@ -1,30 +1,38 @@
 /**
- * `genpipe dashboard <out-dir>`'s body: the out dir's rows served as the dashboard (read-only: no
+ * `genpipe dashboard [out-dir]`'s body: the out dir's rows served as the dashboard (read-only: no
  * actions) until SIGINT / SIGTERM, from one of two sources:
  *
  * - the journal file, opened read-only anew for each read (a finished journal is read as a copy in
  *   memory, read-only.ts), read again when its files change (fs.watch on its folder, debounced);
- * - a PostgreSQL store (--store): its rows of the out dir and the workers on it (their heartbeat rows),
- *   read again every STORE_REREAD_MS (the server reads; the page is sent only what changed).
+ * - a PostgreSQL store (--store): its rows of the out dir, or of every out dir on it when none is
+ *   given, each with the process that last wrote it, and the workers on it (their heartbeat rows, and
+ *   the unfinished files each last wrote), read again every STORE_REREAD_MS (the server reads; the
+ *   page is sent only what changed).
  */
-import { watch } from 'node:fs';
+import { existsSync, realpathSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import {
   DashboardModel,
   DashboardServerError,
+  type DashboardWorker,
   isLoopback,
   startDashboardServer,
+  WORKER_FILES_SHOWN,
 } from '../../pipeline/dashboard/index.ts';
-import { applyJournalRows } from '../../pipeline/dashboard/journal-rows.ts';
-import { sharedDatabaseOf } from '../../pipeline/distributed/index.ts';
-import { JournalFileError, NetworkFilesystemError, openJournal } from '../../pipeline/index.ts';
+import { applyJournalRows, type RowNaming } from '../../pipeline/dashboard/journal-rows.ts';
+import { openSharedDatabase } from '../../pipeline/distributed/index.ts';
+import {
+  FINAL_ITEM_STATES,
+  JournalFileError,
+  NetworkFilesystemError,
+  openJournal,
+} from '../../pipeline/index.ts';
 import { printable } from '../../pipeline/progress/index.ts';
 import type { JournalRow } from '../../pipeline/store/journal-row.ts';
-import type { BatchRow } from '../../pipeline/store/store.ts';
 import { shown } from '../batch-command.ts';
 import type { DashboardAddress } from '../dashboard-arg.ts';
+import { priceListPrices } from '../dry-run-command.ts';
 import { EXIT } from '../exit-codes.ts';
-import { openRunStore } from '../store-option.ts';
 import { UsageError } from '../usage-error.ts';
 import { statusHeldBack } from './status-held.ts';
 
@@ -33,14 +41,20 @@ export const JOURNAL_REREAD_MS = 150;
 /** A store is read again this often. */
 export const STORE_REREAD_MS = 1_000;
 
+/** What a source read: the batches in brief, the rows, and the store's workers and out dirs. */
+interface SourceRead {
+  /** The first start and the last end of the batches shown (null: none), and their input dir. */
+  span: { startedAt: number | null; finishedAt: number | null; inputDir: string | null };
+  rows: readonly JournalRow[];
+  naming?: RowNaming;
+  workers?: DashboardWorker[];
+  /** A page of many out dirs (the store's), as shown. */
+  outDirs?: string[];
+}
+
 /** Where the rows come from (see the module comment). */
 interface RowSource {
-  /** The batches and active rows now, and the workers when the source knows them. */
-  read(): Promise<{
-    batches: BatchRow[];
-    rows: readonly JournalRow[];
-    workers?: DashboardModel['batch']['workers'];
-  }>;
+  read(): Promise<SourceRead>;
   /** Calls `changed` when the rows may have changed; stopped by the returned function. */
   follow(changed: () => void): () => void;
   close(): Promise<void>;
@@ -64,7 +78,15 @@ function journalSource(outDir: string, path: string): RowSource {
       try {
         if (first && journal.readNote) process.stderr.write(`genpipe: ${printable(journal.readNote)}\n`);
         first = false;
-        return { batches: await journal.batches(), rows: journal.rows() };
+        const last = (await journal.batches()).at(-1);
+        return {
+          span: {
+            startedAt: last?.startedAt ?? null,
+            finishedAt: last?.finishedAt ?? null,
+            inputDir: last?.inputDir ?? null,
+          },
+          rows: journal.rows(),
+        };
       } finally {
         await journal.close();
       }
@@ -86,26 +108,66 @@ function journalSource(outDir: string, path: string): RowSource {
   };
 }
 
-/** A PostgreSQL store as a source: the out dir's rows, and the workers on the store. */
-async function storeSource(outDir: string, url: string): Promise<RowSource> {
-  const store = await openRunStore({ url, outDir, lock: false });
+/** `host pid N`: a process as the page names it. */
+function processName(by: { host: string; pid: number }): string {
+  return `${by.host} pid ${by.pid}`;
+}
+
+/**
+ * A PostgreSQL store as a source: the rows of `outDir` (null: of every out dir on it, each file named
+ * with its out dir), each with the process that last wrote it, and the workers on the store with the
+ * files in their hands.
+ */
+async function storeSource(outDir: string | null, url: string): Promise<RowSource> {
+  const db = await openSharedDatabase(url);
+  // The rows name the out dir as the process that wrote them saw it: its real path.
+  const only = outDir === null ? null : existsSync(outDir) ? realpathSync(outDir) : outDir;
   return {
     async read() {
-      const workers = (await sharedDatabaseOf(store).workers()).map((w) => ({
-        host: w.host,
-        pid: w.pid,
-        alive: w.alive,
-        inHand: w.inHand,
-        seenAgoMs: w.seenAgoMs,
-      }));
-      const batches = (await store.batches()).filter((b) => b.options.worker !== true);
-      return { batches, rows: await store.rows(), workers };
+      const [overview, workers] = await Promise.all([db.overview(), db.workers()]);
+      const dirs = overview.outDirs.filter((d) => only === null || d.outDir === only);
+      const entries = overview.rows.filter((r) => only === null || r.row.outDir === only);
+      const by = new Map(entries.map((e) => [e.row, e.by]));
+      const ended = dirs.every((d) => d.finishedAt !== null);
+      return {
+        span: {
+          startedAt: dirs.length === 0 ? null : Math.min(...dirs.map((d) => d.startedAt)),
+          finishedAt: dirs.length > 0 && ended ? Math.max(...dirs.map((d) => d.finishedAt ?? 0)) : null,
+          inputDir: only === null ? null : (dirs.at(-1)?.inputDir ?? null),
+        },
+        rows: entries.map((e) => e.row),
+        naming: (row) => {
+          const dir = shown(row.outDir);
+          const who = by.get(row);
+          return {
+            input: only === null ? `${dir}/${row.input}` : row.input,
+            outDir: dir,
+            by: who ? processName(who) : null,
+          };
+        },
+        workers: workers.map((w) => {
+          const name = processName(w);
+          const files = entries
+            .filter((e) => e.by !== null && processName(e.by) === name)
+            .filter((e) => !FINAL_ITEM_STATES.includes(e.row.item.state))
+            .map((e) => (only === null ? `${shown(e.row.outDir)}/${e.row.input}` : e.row.input));
+          return {
+            host: w.host,
+            pid: w.pid,
+            alive: w.alive,
+            inHand: w.inHand,
+            seenAgoMs: w.seenAgoMs,
+            files: files.slice(0, WORKER_FILES_SHOWN),
+          };
+        }),
+        ...(only === null ? { outDirs: dirs.map((d) => shown(d.outDir)) } : {}),
+      };
     },
     follow(changed) {
       const timer = setInterval(changed, STORE_REREAD_MS);
       return () => clearInterval(timer);
     },
-    close: () => store.close(),
+    close: () => db.close(),
   };
 }
 
@@ -116,37 +178,41 @@ async function storeSource(outDir: string, url: string): Promise<RowSource> {
  * @throws UsageError when the journal cannot be read or the address cannot be listened on
  */
 export async function serveOutDirDashboard(
-  outDir: string,
+  outDir: string | null,
   from: { journal: string } | { storeUrl: string },
   address: DashboardAddress,
+  priceList?: string,
 ): Promise<number> {
+  const prices = priceList === undefined ? null : await priceListPrices(priceList);
   const source =
-    'journal' in from ? journalSource(outDir, from.journal) : await storeSource(outDir, from.storeUrl);
+    'journal' in from ? journalSource(outDir ?? '', from.journal) : await storeSource(outDir, from.storeUrl);
   const model = new DashboardModel('dashboard', true);
+  if (prices) model.setPrices(prices.prices, prices.source);
   const seen = new Map<string, number>();
-  const read = async (): Promise<BatchRow | undefined> => {
-    const { batches, rows, workers } = await source.read();
-    const last = batches.at(-1);
-    model.batch.startedAt = last?.startedAt ?? null;
-    model.batch.finishedAt = last?.finishedAt ?? null;
-    model.batch.heldBack = (statusHeldBack(outDir)?.files ?? []).map((h) => ({
-      input: h.input,
-      reason: h.reason,
-    }));
+  const read = async (): Promise<SourceRead['span']> => {
+    const { span, rows, naming, workers, outDirs } = await source.read();
+    model.batch.startedAt = span.startedAt;
+    model.batch.finishedAt = span.finishedAt;
+    model.batch.heldBack =
+      outDir === null
+        ? []
+        : (statusHeldBack(outDir)?.files ?? []).map((h) => ({ input: h.input, reason: h.reason }));
     if (workers) model.batch.workers = workers;
-    applyJournalRows(model, rows, seen);
-    return last;
+    if (outDirs) model.batch.outDirs = outDirs;
+    applyJournalRows(model, rows, seen, naming);
+    return span;
   };
   let server: Awaited<ReturnType<typeof startDashboardServer>>;
   try {
-    const last = await read();
+    const span = await read();
     server = await startDashboardServer({
       ...address,
       model,
-      inputDir: last?.inputDir ?? null,
-      outDir,
+      inputDir: span.inputDir,
+      outDir: outDir ?? '',
       actions: {},
-      title: shown(outDir),
+      // No part of the store's URL: its user is a credential too.
+      title: outDir === null ? 'every out dir of the store' : shown(outDir),
     });
   } catch (err) {
     await source.close();
@@ -155,9 +221,11 @@ export async function serveOutDirDashboard(
     }
     throw err;
   }
-  const token = isLoopback(address.host) ? '' : ` (open it as /?token=${server.token})`;
+  const token = isLoopback(address.host)
+    ? ''
+    : ` (the page needs the token ${server.token}: give it on the page, or open it as ${server.url}#token=…)`;
   process.stderr.write(
-    `genpipe: dashboard of ${printable(shown(outDir))} on ${server.url}${token}; read-only, nothing runs (Ctrl-C to stop)\n`,
+    `genpipe: dashboard of ${printable(outDir === null ? 'every out dir of the store' : shown(outDir))} on ${server.url}${token}; read-only, nothing runs (Ctrl-C to stop)\n`,
   );
   // A read that fails (the journal being replaced, the store away a moment) waits for the next change.
   const unfollow = source.follow(() => void read().catch(() => undefined));

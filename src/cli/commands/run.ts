@@ -6,7 +6,9 @@
  * (authentication, suspended client, insufficient balance, service unreachable, journal unwritable),
  * 130 / 143 interrupted by SIGINT / SIGTERM. The journal is always on (see executeRun).
  */
-import { type BatchResult, createProgress } from '../../pipeline/index.ts';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type BatchResult, createProgress, IntakeGate, newItem } from '../../pipeline/index.ts';
 import { type BatchCommand, type BatchRequest, executeBatch } from '../batch-command.ts';
 import type { BatchFlags } from '../batch-options.ts';
 import { SIGNAL_CHOICES } from '../batch-setup.ts';
@@ -32,8 +34,16 @@ export function exitCodeOfBatch(result: BatchResult): number {
   return t.failed > 0 || t.unprocessed > 0 ? EXIT.failed : EXIT.ok;
 }
 
-/** `run`'s part of the batch body: the input folder's files, once, and an exit code for the batch. */
+/**
+ * `run`'s part of the batch body: the input folder's files, once, and an exit code for the batch.
+ * The dashboard's pause holds the files found before they start; its retry takes a failed file in
+ * again while the run goes on (the journal deciding, as --retry-failed would for that file).
+ */
+// long-function: one command's hooks, read best together
 function runCommand(): BatchCommand {
+  const gate = new IntakeGate();
+  const retryAsFlag = new Set<string>();
+  let inputDir = '';
   return {
     name: 'run',
     print: (line) => process.stderr.write(`${line}\n`),
@@ -49,7 +59,34 @@ function runCommand(): BatchCommand {
     checkInputDir: (inputDir) => requireDir(inputDir, 'input dir'),
     createProgress: (json, redact, verbose) =>
       createProgress({ json, isTTY: !json && process.stdout.isTTY === true, redact, verbose }),
-    runOptions: (_setup, journaling) => journaling,
+    runOptions: (setup, journaling) => {
+      inputDir = setup.inputDir;
+      return { ...journaling, intakeGate: gate };
+    },
+    async retake(input, batch) {
+      const file = join(inputDir, ...input.split('/'));
+      const found = await stat(file).catch(() => null);
+      if (!found?.isFile()) throw new Error(`${input} is no longer in the input dir: nothing to retry`);
+      retryAsFlag.add(input);
+      if (!batch.again(newItem(input, file, found.size, found.mtimeMs))) {
+        retryAsFlag.delete(input);
+        throw new Error(
+          'the run takes nothing in any more (it is stopping, or its last file ended): run it again with --retry-failed',
+        );
+      }
+      return `${input} taken again: the journal decides whether it is sent`;
+    },
+    retryFailedOnce: (input) => retryAsFlag.delete(input),
+    async pauseIntake() {
+      if (gate.paused) return 'the intake is paused already';
+      gate.pause();
+      return 'intake paused: the files found wait, none is started until resumed (those started go on)';
+    },
+    async resumeIntake() {
+      if (!gate.paused) return 'the intake is not paused';
+      gate.resume();
+      return 'intake resumed';
+    },
     finishState: (result) => (result.stop ? 'stopped' : 'finished'),
     closingLines: (result) => {
       const lines: string[] = [];

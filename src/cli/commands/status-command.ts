@@ -3,13 +3,11 @@
  * opened. Light on purpose: the journal and the store adapters (status.ts) load only when there is a
  * journal to read, so `status --help` and an out dir nothing ran in answer at once.
  */
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { defaultJournalPath } from '../../pipeline/store/sqlite/journal-file.ts';
 import { addExamples } from '../command-examples.ts';
-import { STORE_HELP, storeUrlOf } from '../store-url.ts';
-import { UsageError } from '../usage-error.ts';
+import { journalSourceOf } from '../journal-source.ts';
+import { STORE_HELP } from '../store-url.ts';
 
 /** Registers `genpipe status`. */
 export function registerStatus(program: Command): void {
@@ -42,21 +40,13 @@ export function registerStatus(program: Command): void {
   });
   cmd.action(async (outArg: string, opts: { journal?: string; store?: string; json?: boolean }) => {
     const outDir = resolve(outArg);
-    const storeUrl = storeUrlOf(opts);
-    if (storeUrl !== null) {
+    const from = journalSourceOf(outArg, opts);
+    if ('storeUrl' in from) {
       const { printStoreStatus } = await import('./status.ts');
-      await printStoreStatus(outDir, storeUrl, opts.json === true);
+      await printStoreStatus(outDir, from.storeUrl, opts.json === true);
       return;
     }
-    const path = opts.journal ? resolve(opts.journal) : defaultJournalPath(outDir);
-    if (!existsSync(path)) {
-      throw new UsageError(
-        opts.journal
-          ? `the journal file ${path} does not exist`
-          : `no journal at ${path}: nothing ran with ${outArg} as its --out (or the runs used --journal <path>: pass it here too)`,
-      );
-    }
     const { printJournalStatus } = await import('./status.ts');
-    await printJournalStatus(outDir, path, opts.json === true);
+    await printJournalStatus(outDir, from.journal, opts.json === true);
   });
 }

@@ -7,8 +7,10 @@
  * Nothing here holds a secret: events carry none (the runner redacts its reasons), and a row keeps
  * only what an event says of a file.
  */
-import type { PipelineEvent } from '../events.ts';
-import { FINAL_ITEM_STATES, type ItemState } from '../item.ts';
+import type { GenerationType } from '../../spec/index.ts';
+import { type PriceList, priceOf } from '../dry-run/price-list.ts';
+import { itemStatus, type PipelineEvent } from '../events.ts';
+import { FINAL_ITEM_STATES, type ItemGeneration, type ItemState } from '../item.ts';
 import type { DashboardQuota } from './quota-view.ts';
 
 /** A file's status on the page: the report's, with `reused` for one done in an earlier run. */
@@ -37,11 +39,17 @@ export interface DashboardRow {
   reason: string | null;
   generationId: string | null;
   requestId: string | null;
+  /** The model's change count at the row's last change (what a page's stream resumes from). */
+  seq: number;
   /** First and latest event of the file (ms since the epoch). */
   firstAt: number;
   lastAt: number;
   /** Has a thumbnail (an image or a video by its name). */
   thumb: boolean;
+  /** The out dir the file is of, as shown, on a page of many (a store's); null otherwise. */
+  outDir: string | null;
+  /** The process that last worked on it (`host pid N`), when the store says; null otherwise. */
+  by: string | null;
 }
 
 /** The batch's own line. */
@@ -60,6 +68,22 @@ export interface DashboardBatch {
   intakePaused: boolean;
   /** The workers on the store (`genpipe dashboard --store`); null: no store read. */
   workers: DashboardWorker[] | null;
+  /** Credits spent and estimated (null: no prices known). */
+  credits: DashboardCredits | null;
+  /** The out dirs of a page of many (a store's), as shown; null on a page of one. */
+  outDirs: string[] | null;
+}
+
+/** What the files' generations cost, at the dry run's prices (priceOf). */
+export interface DashboardCredits {
+  /** The generations the service completed for the files of this batch (not those reused from earlier runs). */
+  spent: number;
+  /** Spent, and the price of what the files not finished yet still ask for (a file not planned yet: the mean of those planned). */
+  estimated: number;
+  /** Where the prices came from, in words. */
+  source: string;
+  /** Generation types the prices do not name (not counted). */
+  unpriced: string[];
 }
 
 /** A worker on the store, as its heartbeat row says. */
@@ -69,7 +93,12 @@ export interface DashboardWorker {
   alive: boolean;
   inHand: number;
   seenAgoMs: number;
+  /** The files it last worked on that are not finished (at most WORKER_FILES_SHOWN). */
+  files: string[];
 }
+
+/** Files named per worker on the page. */
+export const WORKER_FILES_SHOWN = 20;
 
 /** Everything the page needs at first paint. */
 export interface DashboardSnapshot {
@@ -78,28 +107,34 @@ export interface DashboardSnapshot {
   rows: DashboardRow[];
   /** The actions this process can take (none for a read-only page). */
   actions: string[];
+  /** The change count it was read at: its stream resumes after it (`api/events?after=`). */
+  seq: number;
+  /** Actions it cannot take, with why (shown disabled). */
+  unavailable: Record<string, string>;
+}
+
+/** Generations counted by type. */
+type Count = Partial<Record<GenerationType, number>>;
+
+function add(count: Count, type: string): void {
+  const t = type as GenerationType;
+  count[t] = (count[t] ?? 0) + 1;
 }
 
 /** Transitions kept per file for its detail pane. */
 const HISTORY_LIMIT = 40;
+/**
+ * Files whose transitions are kept, the latest changed (a long watch sees files without end: the
+ * steps of one long finished are dropped, its row and its result.json stay).
+ */
+export const HISTORY_FILES = 2_000;
 
 const THUMB_NAME = /\.(png|jpe?g|webp|gif|avif|heic|heif|tiff?|mp4|mov|m4v|webm|mkv|avi)$/i;
 
 /** The page's status of an item state (as report.json's `status`, `reused` when from the journal). */
 export function statusOf(state: ItemState, fromJournal: boolean): DashboardStatus {
-  switch (state) {
-    case 'reported':
-    case 'downloaded':
-      return fromJournal ? 'reused' : 'succeeded';
-    case 'failed':
-      return 'failed';
-    case 'skipped':
-      return 'skipped';
-    case 'stopped':
-      return 'unprocessed';
-    default:
-      return 'pending';
-  }
+  const status = itemStatus({ state });
+  return status === 'succeeded' && fromJournal ? 'reused' : status;
 }
 
 /** The counts the page shows at a glance: by status, and files in progress by state. */
@@ -119,10 +154,20 @@ export class DashboardModel {
   private readonly byId = new Map<number, DashboardRow>();
   private readonly history = new Map<number, DashboardStep[]>();
   private readonly changed = new Set<DashboardRow>();
+  /** Each file's generations (by row id), once planned. */
+  private readonly generations = new Map<number, ItemGeneration[]>();
+  private prices: { list: PriceList; source: string } | null = null;
+  /** Changes so far (each row keeps the count at its last: Row.seq). */
+  private seq = 0;
   private nextId = 1;
   readonly batch: DashboardBatch;
 
-  constructor(command: string, readOnly = false) {
+  /** @param historyFiles - files whose transitions are kept (HISTORY_FILES) */
+  constructor(
+    command: string,
+    readOnly = false,
+    private readonly historyFiles = HISTORY_FILES,
+  ) {
     this.batch = {
       command,
       startedAt: null,
@@ -133,7 +178,14 @@ export class DashboardModel {
       quota: null,
       intakePaused: false,
       workers: null,
+      credits: null,
+      outDirs: null,
     };
+  }
+
+  /** The prices the credits are counted at (the dry run's: --price-list, or the emulator's costs). */
+  setPrices(prices: PriceList | null, source: string | null): void {
+    this.prices = prices === null || source === null ? null : { list: prices, source };
   }
 
   /** Takes one event of the batch in (a sink of RunOptions.onEvent). */
@@ -160,6 +212,7 @@ export class DashboardModel {
           generationId: event.generation_id ?? null,
           requestId: event.request_id ?? null,
           fromJournal: event.from_journal === true,
+          ...(event.generations ? { generations: event.generations } : {}),
         });
         return;
     }
@@ -171,10 +224,14 @@ export class DashboardModel {
     at: number,
     state: ItemState,
     patch: Partial<
-      Pick<DashboardRow, 'place' | 'stage' | 'step' | 'reason' | 'generationId' | 'requestId'>
+      Pick<
+        DashboardRow,
+        'place' | 'stage' | 'step' | 'reason' | 'generationId' | 'requestId' | 'outDir' | 'by'
+      >
     > & {
       fromJournal?: boolean;
       firstAt?: number;
+      generations?: ItemGeneration[];
     },
   ): DashboardRow {
     let row = this.rows.get(input);
@@ -190,9 +247,12 @@ export class DashboardModel {
         reason: null,
         generationId: null,
         requestId: null,
+        seq: 0,
         firstAt: patch.firstAt ?? at,
         lastAt: at,
         thumb: THUMB_NAME.test(input),
+        outDir: null,
+        by: null,
       };
       this.rows.set(input, row);
       this.byId.set(row.id, row);
@@ -202,6 +262,8 @@ export class DashboardModel {
       row.generationId = null;
       row.requestId = null;
     }
+    this.seq += 1;
+    row.seq = this.seq;
     row.state = state;
     row.status = statusOf(state, patch.fromJournal === true);
     row.lastAt = at;
@@ -211,10 +273,19 @@ export class DashboardModel {
     if (patch.reason !== undefined) row.reason = patch.reason;
     if (patch.generationId) row.generationId = patch.generationId;
     if (patch.requestId) row.requestId = patch.requestId;
+    if (patch.generations) this.generations.set(row.id, patch.generations);
+    if (patch.outDir !== undefined) row.outDir = patch.outDir;
+    if (patch.by !== undefined) row.by = patch.by;
     const steps = this.history.get(row.id) ?? [];
     steps.push({ at, state, stage: row.stage, step: row.step, reason: patch.reason ?? null });
     if (steps.length > HISTORY_LIMIT) steps.splice(0, steps.length - HISTORY_LIMIT);
+    // Latest changed last (a Map keeps its order of insertion): the first is the one changed longest ago.
+    this.history.delete(row.id);
     this.history.set(row.id, steps);
+    if (this.history.size > this.historyFiles) {
+      const oldest = this.history.keys().next().value;
+      if (oldest !== undefined) this.history.delete(oldest);
+    }
     this.changed.add(row);
     return row;
   }
@@ -224,9 +295,15 @@ export class DashboardModel {
     return this.byId.get(id);
   }
 
-  /** A file's transitions, oldest first. */
-  historyOf(id: number): DashboardStep[] {
-    return this.history.get(id) ?? [];
+  /** A file's transitions, oldest first; null once dropped (see HISTORY_FILES). */
+  historyOf(id: number): DashboardStep[] | null {
+    return this.history.get(id) ?? null;
+  }
+
+  /** The rows changed after change `seq` (a snapshot's), for a stream opened after it. */
+  changedAfter(seq: number): DashboardRow[] {
+    if (seq >= this.seq) return [];
+    return [...this.rows.values()].filter((r) => r.seq > seq);
   }
 
   /** The rows changed since the last call (each once), and forgets them. */
@@ -244,10 +321,53 @@ export class DashboardModel {
   counts(): Record<string, number> {
     const counts = countRows(this.rows.values());
     counts.held_back = this.batch.heldBack.length;
+    this.batch.credits = this.credits();
     return counts;
   }
 
-  snapshot(actions: string[]): DashboardSnapshot {
-    return { batch: this.batch, counts: this.counts(), rows: [...this.rows.values()], actions };
+  /** Credits spent and estimated (see DashboardCredits); null without prices. */
+  private credits(): DashboardCredits | null {
+    if (this.prices === null) return null;
+    const spent: Count = {};
+    const toCome: Count = {};
+    const planned: Count = {};
+    let plannedFiles = 0;
+    let unplanned = 0;
+    for (const r of this.rows.values()) {
+      if (r.status !== 'pending' && r.status !== 'succeeded' && r.status !== 'failed') continue;
+      const gens = this.generations.get(r.id);
+      if (!gens || gens.length === 0) {
+        if (r.status === 'pending') unplanned += 1;
+        continue;
+      }
+      plannedFiles += 1;
+      for (const g of gens) {
+        add(planned, g.type);
+        if (g.completed) add(spent, g.type);
+        else if (r.status === 'pending') add(toCome, g.type);
+      }
+    }
+    const list = this.prices.list;
+    const paid = priceOf(list, spent);
+    const rest = priceOf(list, toCome);
+    const perFile = plannedFiles === 0 ? 0 : priceOf(list, planned).credits / plannedFiles;
+    const unpriced = new Set([...Object.keys(paid.unpriced), ...Object.keys(rest.unpriced)]);
+    return {
+      spent: paid.credits,
+      estimated: Number((paid.credits + rest.credits + unplanned * perFile).toFixed(2)),
+      source: this.prices.source,
+      unpriced: [...unpriced].sort(),
+    };
+  }
+
+  snapshot(actions: string[], unavailable: Record<string, string> = {}): DashboardSnapshot {
+    return {
+      batch: this.batch,
+      counts: this.counts(),
+      rows: [...this.rows.values()],
+      actions,
+      unavailable,
+      seq: this.seq,
+    };
   }
 }

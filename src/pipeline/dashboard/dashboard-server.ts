@@ -6,9 +6,13 @@
  * /api/actions/:action` (retry, retry-all, pause, resume, stop) with the session's token.
  *
  * The token guards the actions always, and every path when the server listens on an address that is
- * not a loopback one. It is taken from `Authorization: Bearer <token>` or, for EventSource and images
- * which cannot set a header, a `token` query parameter. It never keeps the process alive (unref'd);
- * its close ends open connections, the event streams too.
+ * not a loopback one. It is taken from `Authorization: Bearer <token>` or, for what a page loads by
+ * itself (EventSource, images: no header), from the session's cookie, which `POST /api/session` with
+ * the header sets (HttpOnly, SameSite=Strict); the cookie is never taken for an action. The token is
+ * never read from a URL: a query string ends up in access logs (a reverse proxy's, a browser's
+ * history). Off loopback, `GET /` without it answers 401 with a page that only asks for the token.
+ * The server never keeps the process alive (unref'd); its close ends open connections, the event
+ * streams too.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -19,7 +23,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { RESULT_FILE } from '../report/item-paths.ts';
 import { makeThumbnail, THUMBS_DIR, thumbKindOfName } from '../report/thumbnails.ts';
 import type { DashboardModel } from './dashboard-model.ts';
-import { dashboardPage } from './page-html.ts';
+import { dashboardPage, tokenPage } from './page-html.ts';
 
 /** The actions a dashboard can take; each answers in words (what was done) or throws. */
 export interface DashboardActions {
@@ -30,6 +34,8 @@ export interface DashboardActions {
   pause?(): Promise<string>;
   resume?(): Promise<string>;
   stop?(): Promise<string>;
+  /** Actions this process cannot take, each with why (the page shows them disabled with it). */
+  unavailable?: Partial<Record<'retry' | 'pause', string>>;
 }
 
 /** Where and what to serve. */
@@ -89,11 +95,27 @@ function sameToken(given: string | undefined, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** The session's cookie (see the module comment). */
+const COOKIE = 'genpipe_dashboard';
+
 function tokenOf(req: FastifyRequest): string | undefined {
   const auth = req.headers.authorization;
   if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
-  const q = (req.query as Record<string, unknown> | undefined)?.token;
-  return typeof q === 'string' ? q : undefined;
+  // The cookie for what a page loads by itself, never for an action (no request forged elsewhere acts).
+  if (req.method !== 'GET') return undefined;
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === COOKIE) return value.join('=');
+  }
+  return undefined;
+}
+
+/** The page's Content-Security-Policy: nothing but its own script and style (by nonce) and its own origin. */
+function pagePolicy(nonce: string): string {
+  return (
+    `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src 'self'; ` +
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+  );
 }
 
 /** The actions this server offers (what `actions` implements). */
@@ -121,7 +143,8 @@ class EventStreams {
     this.keepalive.unref();
   }
 
-  open(res: ServerResponse): void {
+  /** A page's stream, from the changes after its snapshot's (`after`: the snapshot's seq). */
+  open(res: ServerResponse, after: number): void {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -129,6 +152,12 @@ class EventStreams {
       'x-accel-buffering': 'no',
     });
     res.write('retry: 1000\n\n');
+    // What changed between the page's snapshot and its stream (no flush sent it to this page).
+    const { model } = this.opts;
+    const missed = model.changedAfter(after);
+    if (missed.length > 0) {
+      res.write(`data: ${JSON.stringify({ rows: missed, counts: model.counts(), batch: model.batch })}\n\n`);
+    }
     this.clients.add(res);
     res.on('close', () => this.clients.delete(res));
   }
@@ -273,10 +302,14 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
     const isAction = req.method === 'POST';
     const guarded = isAction || (guardAll && req.url !== '/favicon.ico');
     if (guarded && !sameToken(tokenOf(req), token)) {
-      return reply
-        .code(401)
-        .header('cache-control', 'no-store')
-        .send({ error: 'the dashboard token is needed' });
+      reply.code(401).header('cache-control', 'no-store');
+      if (req.method === 'GET' && req.url.split('?')[0] === '/') {
+        // The page that asks for the token, and nothing of the batch.
+        const nonce = randomBytes(16).toString('base64');
+        reply.header('content-security-policy', pagePolicy(nonce)).type('text/html; charset=utf-8');
+        return reply.send(tokenPage(nonce));
+      }
+      return reply.send({ error: 'the dashboard token is needed' });
     }
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
@@ -284,24 +317,30 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
   });
   app.get('/', async (_req, reply) => {
     const nonce = randomBytes(16).toString('base64');
-    reply.header(
-      'content-security-policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src 'self'; ` +
-        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-    );
+    reply.header('content-security-policy', pagePolicy(nonce));
     reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
     return dashboardPage({ nonce, title: opts.title, needsToken: guardAll });
   });
   app.get('/favicon.ico', async (_req, reply) => reply.code(204).send());
+  // The token given once (the header, checked above) becomes the session's cookie.
+  app.post('/api/session', async (req, reply) => {
+    const secure = req.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
+    return reply
+      .header('set-cookie', `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/${secure}`)
+      .header('cache-control', 'no-store')
+      .code(204)
+      .send();
+  });
   app.get('/api/snapshot', async (_req, reply) => {
     opts.refresh?.();
-    opts.model.takeChanges();
+    // The changes pending stay for the streams: a page opening must not take them from the others.
     reply.header('cache-control', 'no-store');
-    return opts.model.snapshot(actions);
+    return opts.model.snapshot(actions, opts.actions.unavailable ?? {});
   });
-  app.get('/api/events', (_req, reply) => {
+  app.get<{ Querystring: { after?: string } }>('/api/events', (req, reply) => {
+    const after = Number(req.query.after ?? 0);
     reply.hijack();
-    streams.open(reply.raw);
+    streams.open(reply.raw, Number.isFinite(after) ? after : 0);
   });
   app.get<{ Params: { id: string } }>('/api/files/:id', async (req, reply) => {
     const id = Number(req.params.id);

@@ -10,7 +10,9 @@ export {
   type DashboardSnapshot,
   type DashboardStatus,
   type DashboardWorker,
+  HISTORY_FILES,
   statusOf,
+  WORKER_FILES_SHOWN,
 } from './dashboard-model.ts';
 export {
   type DashboardActions,

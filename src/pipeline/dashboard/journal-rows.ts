@@ -4,22 +4,32 @@
  * only rows saved since the last read are taken in again (what the page is then sent).
  */
 import { isChain } from '../chain.ts';
-import { currentStep } from '../item.ts';
+import { currentStep, generationsOf } from '../item.ts';
 import type { JournalRow } from '../store/journal-row.ts';
 import type { DashboardModel } from './dashboard-model.ts';
 
-/** Takes the journal's rows in (see the module comment); `seen` keeps each row's last save between reads. */
+/** How a row of a page of many out dirs is named (`<out dir>/<input>`), and who last worked on it. */
+export type RowNaming = (row: JournalRow) => { input: string; outDir: string; by: string | null };
+
+/**
+ * Takes the journal's rows in (see the module comment); `seen` keeps each row's last save between
+ * reads; `naming` for a page of many out dirs (a store's).
+ */
 export function applyJournalRows(
   model: DashboardModel,
   rows: readonly JournalRow[],
   seen: Map<string, number>,
+  naming?: RowNaming,
 ): void {
   for (const row of rows) {
-    if (seen.get(row.input) === row.updatedAt) continue;
-    seen.set(row.input, row.updatedAt);
+    const named = naming?.(row);
+    const input = named?.input ?? row.input;
+    if (seen.get(input) === row.updatedAt) continue;
+    seen.set(input, row.updatedAt);
     const { item } = row;
     const step = currentStep(item);
-    model.upsert(row.input, row.updatedAt, item.state, {
+    model.upsert(input, row.updatedAt, item.state, {
+      ...(named ? { outDir: named.outDir, by: named.by } : {}),
       place: row.place,
       stage: item.failedAt ?? null,
       step: isChain(item) ? (step?.name ?? null) : null,
@@ -27,6 +37,7 @@ export function applyJournalRows(
       generationId: step?.generationId ?? null,
       requestId: step?.requestId ?? null,
       firstAt: row.createdAt,
+      generations: generationsOf(item),
     });
   }
 }

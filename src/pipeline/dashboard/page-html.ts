@@ -13,7 +13,7 @@ export interface DashboardPageOptions {
   nonce: string;
   /** The input dir or out dir, as shown. */
   title: string;
-  /** Off loopback: every request carries the token. */
+  /** Off loopback: every request carries the token (the session's cookie). */
   needsToken: boolean;
 }
 
@@ -38,11 +38,12 @@ export function dashboardPage(opts: DashboardPageOptions): string {
 <h1>genpipe <span id="title">${esc(opts.title)}</span></h1>
 <span id="batch"></span>
 <span id="progress"></span>
+<span id="credits"></span>
 <span id="quota"></span>
 <span id="workers"></span>
 <span id="tokenbox"><span id="actions"></span><span id="lock"></span><span id="said" role="status"></span></span>
 </header>
-<div id="glance"><span id="chips"></span><input id="search" type="search" placeholder="search names, reasons, generation ids" aria-label="search"></div>
+<div id="glance"><span id="chips"></span><select id="outdir" aria-label="out dir" hidden></select><input id="search" type="search" placeholder="search names, reasons, generation ids" aria-label="search"></div>
 <main>
 <div id="left">
 <div><div id="groups" aria-label="failures by reason"></div><div id="note"></div></div>
@@ -52,6 +53,45 @@ export function dashboardPage(opts: DashboardPageOptions): string {
 </main>
 <script type="application/json" id="cfg">${scriptJson({ needsToken: opts.needsToken })}</script>
 <script nonce="${n}">${DASHBOARD_SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+/** What the page that asks for the token runs: the token given (or in the address's #token=) becomes the session's cookie. */
+const TOKEN_SCRIPT = `
+'use strict';
+const KEY = 'genpipe-dashboard-token';
+const said = document.getElementById('said');
+async function give(token) {
+  const res = await fetch('api/session', { method: 'POST', headers: { authorization: 'Bearer ' + token } });
+  if (!res.ok) { said.textContent = 'that is not the token'; return; }
+  sessionStorage.setItem(KEY, token);
+  location.reload();
+}
+const m = /^#token=([^&]+)/.exec(location.hash);
+if (m) { history.replaceState(null, '', location.pathname + location.search); give(decodeURIComponent(m[1])); }
+document.getElementById('form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  give(document.getElementById('token').value.trim());
+});
+`;
+
+/** The page served off loopback without the token: it asks for it, and shows nothing of the batch. */
+export function tokenPage(nonce: string): string {
+  const n = esc(nonce);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>genpipe dashboard</title>
+<style nonce="${n}">${DASHBOARD_STYLE} form { padding: 24px; display: flex; gap: 8px; align-items: center; }</style>
+</head>
+<body>
+<form id="form"><label for="token">The dashboard token (printed on stderr when genpipe started):</label>
+<input id="token" type="password" autocomplete="off" autofocus><button type="submit">Open</button><span id="said" role="status"></span></form>
+<script nonce="${n}">${TOKEN_SCRIPT}</script>
 </body>
 </html>
 `;

@@ -2,7 +2,8 @@
  * The dashboard page's script (inline, under the page's nonce; no framework, no build). It loads the
  * snapshot, then follows the Server-Sent Events; renders only the rows in view (a virtualised list);
  * filters by status, by a failure's reason and by a search; shows a file's detail; and takes the
- * actions with the token the user gives once (kept in sessionStorage for the session). Every text of a
+ * actions with the token the user gives once (kept in sessionStorage for the session; given in the
+ * address, only as its #token= fragment, which no server sees). Every text of a
  * file (its name, reason, ids) reaches the DOM through textContent, never as HTML.
  */
 export const DASHBOARD_SCRIPT = `
@@ -12,16 +13,22 @@ const $ = (id) => document.getElementById(id);
 const KEY = 'genpipe-dashboard-token';
 const ROW_H = 44;
 const STATUSES = ['pending', 'succeeded', 'reused', 'failed', 'skipped', 'unprocessed'];
-const fromUrl = new URLSearchParams(location.search).get('token');
-if (fromUrl) { sessionStorage.setItem(KEY, fromUrl); history.replaceState(null, '', location.pathname); }
+// A token given in the address's fragment (never sent to a server, so never in an access log).
+const fromUrl = /^#token=([^&]+)/.exec(location.hash);
+if (fromUrl) {
+  sessionStorage.setItem(KEY, decodeURIComponent(fromUrl[1]));
+  history.replaceState(null, '', location.pathname + location.search);
+}
 let token = sessionStorage.getItem(KEY) || '';
 const rows = [];
 const byId = new Map();
 let counts = {};
 let batch = null;
 let actions = [];
+let unavailable = {};
 let filter = 'all';
 let reasonFilter = null;
+let outDirFilter = '';
 let query = '';
 let view = [];
 let dirty = true;
@@ -34,20 +41,20 @@ function el(tag, cls, text) {
   if (text !== undefined && text !== null) e.textContent = String(text);
   return e;
 }
-function withToken(url) {
-  return cfg.needsToken && token ? url + (url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(token) : url;
-}
 function headers() { return token ? { authorization: 'Bearer ' + token } : {}; }
 function secs(ms) { return ms < 1000 ? ms + ' ms' : (ms / 1000).toFixed(1) + ' s'; }
 function when(at) { return new Date(at).toISOString().replace('T', ' ').replace(/\\.\\d+Z$/, ' UTC'); }
 
 function take(r) {
   const had = byId.get(r.id);
+  // A change older than what the page has (streamed before its snapshot was read) is no news.
+  if (had && r.seq < had.seq) return;
   if (had) Object.assign(had, r); else { byId.set(r.id, r); rows.push(r); }
   if (selected === r.id) showDetail(r.id);
 }
 function matches(r) {
   if (filter === 'held_back') return false;
+  if (outDirFilter && r.outDir !== outDirFilter) return false;
   if (filter !== 'all' && r.status !== filter) return false;
   if (reasonFilter !== null && (r.status !== 'failed' || r.reason !== reasonFilter)) return false;
   if (query && !(r.input.toLowerCase().includes(query) || (r.reason || '').toLowerCase().includes(query)
@@ -68,7 +75,7 @@ function fill(e, r) {
     const img = el('img');
     img.loading = 'lazy';
     img.alt = '';
-    img.src = withToken('thumbs/' + r.id + '?v=' + (r.status === 'pending' ? 0 : 1));
+    img.src = 'thumbs/' + r.id + '?v=' + (r.status === 'pending' ? 0 : 1);
     img.addEventListener('error', () => img.replaceWith(el('span', 'ph')));
     e.append(img);
   } else e.append(el('span', 'ph'));
@@ -125,18 +132,44 @@ function drawGlance() {
   }
   $('progress').textContent = done + ' of ' + (counts.total || 0) + ' done' + (stages ? '; in progress: ' + stages : '') + rate;
   const b = batch || {};
-  $('batch').textContent = b.readOnly ? 'read from the journal, nothing running' :
+  $('batch').textContent = b.readOnly ? 'read from the ' + (b.workers ? 'store' : 'journal') + ', nothing running here' :
     b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
+  drawCredits(b.credits);
   drawQuota(b.quota);
   drawWorkers(b.workers);
+  drawOutDirs(b.outDirs);
   if (filter === 'held_back') drawHeld();
 }
 function drawWorkers(ws) {
-  if (!ws) { $('workers').textContent = ''; return; }
-  const alive = ws.filter((w) => w.alive);
-  const gone = ws.length - alive.length;
-  $('workers').textContent = 'workers: ' + alive.length + ' alive' + (gone ? ', ' + gone + ' gone' : '')
-    + alive.map((w) => '; ' + w.host + ' pid ' + w.pid + ', ' + w.inHand + ' in hand, seen ' + secs(w.seenAgoMs) + ' ago').join('');
+  const box = $('workers');
+  if (!ws) { box.replaceChildren(); return; }
+  const alive = ws.filter((w) => w.alive).length;
+  const gone = ws.length - alive;
+  box.replaceChildren(document.createTextNode('workers: ' + alive + ' alive' + (gone ? ', ' + gone + ' gone' : '')));
+  for (const w of ws) {
+    const s = el('span', 'worker' + (w.alive ? '' : ' gone'),
+      '; ' + w.host + ' pid ' + w.pid + (w.alive ? '' : ' (gone)') + ', ' + w.inHand + ' in hand'
+      + (w.files.length ? ' (' + w.files.join(', ') + ')' : '') + ', seen ' + secs(w.seenAgoMs) + ' ago');
+    s.dataset.pid = w.pid;
+    s.dataset.alive = String(w.alive);
+    box.append(s);
+  }
+}
+function drawOutDirs(dirs) {
+  const pick = $('outdir');
+  if (!dirs || dirs.length < 2) { pick.hidden = true; return; }
+  pick.hidden = false;
+  const have = [...pick.options].map((o) => o.value).join('\\n');
+  if (have === ['', ...dirs].join('\\n')) return;
+  const all = el('option', null, 'every out dir (' + dirs.length + ')');
+  all.value = '';
+  pick.replaceChildren(all, ...dirs.map((d) => { const o = el('option', null, d); o.value = d; return o; }));
+  pick.value = outDirFilter;
+}
+function drawCredits(c) {
+  if (!c) { $('credits').textContent = ''; return; }
+  $('credits').textContent = 'credits: ' + c.spent + ' spent, about ' + c.estimated + ' in all'
+    + (c.unpriced.length ? ' (' + c.unpriced.join(', ') + ' not priced)' : '') + ' at ' + c.source;
 }
 function drawQuota(q) {
   if (!q) { $('quota').textContent = ''; return; }
@@ -169,23 +202,29 @@ function drawGroups() {
 async function showDetail(id) {
   selected = id;
   schedule(false);
-  const res = await fetch(withToken('api/files/' + id), { headers: headers() });
+  const res = await fetch('api/files/' + id, { headers: headers() });
   if (!res.ok) return;
   const d = await res.json();
   const r = d.row;
   const box = $('detail');
   box.replaceChildren(el('h2', null, r.input));
-  if (r.thumb) { const img = el('img'); img.alt = ''; img.src = withToken('thumbs/' + r.id); box.append(img); }
+  if (r.thumb) { const img = el('img'); img.alt = ''; img.src = 'thumbs/' + r.id; box.append(img); }
   const t = el('table');
   for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', r.place],
-    ['generation', r.generationId], ['request', r.requestId], ['first seen', when(r.firstAt)], ['took', secs(r.lastAt - r.firstAt)], ['reason', r.reason]]) {
+    ['generation', r.generationId], ['request', r.requestId], ['out dir', r.outDir], ['worked on by', r.by], ['first seen', when(r.firstAt)], ['took', secs(r.lastAt - r.firstAt)], ['reason', r.reason]]) {
     if (v === null || v === undefined || v === '') continue;
     const tr = el('tr');
     tr.append(el('td', null, k), el('td', k === 'reason' ? 'reason' : null, v));
     t.append(tr);
   }
   box.append(t);
-  if (r.status === 'failed' && actions.includes('retry')) {
+  if (r.status === 'failed' && unavailable.retry) {
+    const b = el('button', null, 'Retry this file');
+    b.id = 'retry-one';
+    b.disabled = true;
+    b.title = unavailable.retry;
+    box.append(b, el('span', 'why', unavailable.retry));
+  } else if (r.status === 'failed' && actions.includes('retry')) {
     const b = el('button', null, 'Retry this file');
     b.id = 'retry-one';
     b.addEventListener('click', () => act('retry', { id: r.id }));
@@ -193,6 +232,10 @@ async function showDetail(id) {
   }
   if (d.result) drawResult(box, r, d.result);
   box.append(el('h3', null, 'Steps'));
+  if (d.history === null) {
+    box.append(el('p', 'why', 'its steps are no longer kept here (only those of the files changed last are)'));
+    return;
+  }
   const h = el('table');
   h.id = 'history';
   for (const s of d.history) {
@@ -211,7 +254,7 @@ function drawResult(box, r, result) {
       const fig = el('figure');
       const img = el('img');
       img.alt = '';
-      img.src = withToken('outputs/' + r.id + '/' + n);
+      img.src = 'outputs/' + r.id + '/' + n;
       img.addEventListener('error', () => img.remove());
       fig.append(img, el('figcaption', 'mono', name));
       outs.append(fig);
@@ -262,17 +305,32 @@ function drawActions() {
     b.addEventListener('click', () => act(a));
     box.append(b);
   }
+  // What this process cannot do, disabled, with why.
+  for (const [a, why] of Object.entries(unavailable)) {
+    for (const n of a === 'pause' ? ['pause'] : ['retry-all']) {
+      const b = el('button', null, names[n]);
+      b.dataset.action = n;
+      b.disabled = true;
+      b.title = why;
+      box.append(b);
+    }
+    const note = el('span', 'why', why);
+    note.dataset.unavailable = a;
+    box.append(note);
+  }
   $('lock').textContent = token ? 'actions unlocked' : (actions.length ? 'read-only (actions ask for the token)' : 'read-only');
 }
+function apply(d) {
+  for (const r of d.rows) take(r);
+  counts = d.counts;
+  batch = d.batch;
+  schedule(true);
+}
+// The stream resumes after the snapshot's last change: none falls between the two.
+let seq = 0;
 function follow() {
-  const es = new EventSource(withToken('api/events'));
-  es.onmessage = (m) => {
-    const d = JSON.parse(m.data);
-    for (const r of d.rows) take(r);
-    counts = d.counts;
-    batch = d.batch;
-    schedule(true);
-  };
+  const es = new EventSource('api/events?after=' + seq);
+  es.onmessage = (m) => apply(JSON.parse(m.data));
   // A batch that stopped or finished ends its stream for good: no reconnecting to a closed server.
   es.onerror = () => {
     if (stopAsked || (batch && (batch.stopping || batch.finishedAt))) {
@@ -284,13 +342,15 @@ function follow() {
   };
 }
 async function start() {
-  const res = await fetch(withToken('api/snapshot'), { headers: headers(), cache: 'no-store' });
-  if (res.status === 401) { $('note').textContent = 'this dashboard needs its token: open it as /?token=<token>'; return; }
+  const res = await fetch('api/snapshot', { headers: headers(), cache: 'no-store' });
+  if (res.status === 401) { location.reload(); return; }
   const s = await res.json();
   for (const r of s.rows) take(r);
   counts = s.counts;
   batch = s.batch;
   actions = s.actions;
+  unavailable = s.unavailable || {};
+  seq = s.seq;
   drawActions();
   schedule(true);
   follow();
@@ -301,6 +361,7 @@ $('spacer').addEventListener('click', (e) => {
   const row = e.target.closest('.row');
   if (row) showDetail(Number(row.dataset.id));
 });
+$('outdir').addEventListener('change', (e) => { outDirFilter = e.target.value; schedule(true); });
 $('search').addEventListener('input', (e) => { query = e.target.value.trim().toLowerCase(); schedule(true); });
 start();
 `;

@@ -8,6 +8,7 @@ header h1 { font-size: 16px; margin: 0; }
 #tokenbox { margin-left: auto; display: flex; gap: 6px; align-items: center; }
 button { font: inherit; padding: 3px 10px; cursor: pointer; }
 button:disabled { cursor: default; opacity: .5; }
+.why { color: #777; font-size: 12px; margin: 0 6px; }
 #glance { padding: 6px 14px; display: flex; gap: 6px; flex-wrap: wrap; align-items: center; border-bottom: 1px solid #8884; }
 .chip { border: 1px solid #8886; border-radius: 12px; padding: 2px 10px; background: none; }
 .chip[aria-pressed="true"] { background: #36c3; border-color: #36c; }

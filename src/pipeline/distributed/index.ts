@@ -37,6 +37,7 @@ export {
   takeRequestSlotFor,
 } from './shared-db.ts';
 export { type PostgresSharedQuotaOptions, postgresSharedQuota, SLOT_TIMES } from './shared-quota-pg.ts';
+export type { OverviewOutDir, OverviewRow, StoreOverview } from './store-overview.ts';
 export { DistributedWorker, type OpenedSession, type SessionKey, type WorkerOptions } from './worker.ts';
 export { type HeartbeatStore, WorkerHeartbeat } from './worker-heartbeat.ts';
 export {

@@ -23,6 +23,7 @@ import {
   takeRequestSlot,
 } from './quota-ledger.ts';
 import { type PostgresSharedQuotaOptions, postgresSharedQuota } from './shared-quota-pg.ts';
+import { readStoreOverview, type StoreOverview } from './store-overview.ts';
 import {
   beatWorker,
   forgetWorker,
@@ -80,6 +81,11 @@ export class SharedDatabase {
   /** The workers the database knows of, alive or gone. */
   workers(): Promise<WorkerRow[]> {
     return this.use('reading the workers', (q) => listWorkers(q));
+  }
+
+  /** Every out dir on the store and the active row of each of their files (store-overview.ts). */
+  overview(): Promise<StoreOverview> {
+    return this.use('reading the out dirs', (q) => readStoreOverview(q));
   }
 
   /** Each API key's quota in use (by fingerprint). */

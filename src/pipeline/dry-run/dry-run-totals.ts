@@ -5,7 +5,7 @@
  */
 import { GENERATION_TYPES, type GenerationType } from '../../spec/index.ts';
 import type { DryRunEntry, DryRunOutcome } from './dry-run-entry.ts';
-import type { PriceList } from './price-list.ts';
+import { type PriceList, priceOf } from './price-list.ts';
 
 /** Where the prices came from, in words (`the price list prices.yaml`), or null when there are none. */
 export type PriceSource = string | null;
@@ -36,11 +36,6 @@ export interface DryRunSummary {
   /** Shared references the files sent use (each uploaded once per batch). */
   references: string[];
   cost: CostEstimate;
-}
-
-/** Rounds away binary noise (0.1 + 0.2) from a sum of prices. */
-function credits(n: number): number {
-  return Number(n.toFixed(6));
 }
 
 /** The counts of a dry run (see the module comment). */
@@ -89,13 +84,7 @@ export class DryRunTotals {
       const n = this.generations.get(type);
       if (n) generations[type] = n;
     }
-    const unpriced: Partial<Record<GenerationType, number>> = {};
-    let sum = 0;
-    for (const [type, n] of Object.entries(generations) as Array<[GenerationType, number]>) {
-      const price = prices?.[type];
-      if (price === undefined) unpriced[type] = n;
-      else sum += price * n;
-    }
+    const priced = prices === null ? null : priceOf(prices, generations);
     const none = Object.keys(generations).length === 0;
     return {
       files: this.files,
@@ -103,9 +92,9 @@ export class DryRunTotals {
       generations,
       references: [...this.references].sort(),
       cost: {
-        credits: none ? 0 : prices === null ? null : credits(sum),
+        credits: none ? 0 : (priced?.credits ?? null),
         source: prices === null ? null : source,
-        unpriced: prices === null ? {} : unpriced,
+        unpriced: priced?.unpriced ?? {},
       },
     };
   }

@@ -124,3 +124,28 @@ export function pricesOfAnswer(body: unknown): PriceList | null {
   }
   return Object.keys(prices).length > 0 ? prices : null;
 }
+
+/** What generations cost at a price list: the credits of those whose type it names, and the others. */
+export interface Priced {
+  credits: number;
+  /** Generations of a type the list does not name, by type (not in `credits`). */
+  unpriced: Partial<Record<GenerationType, number>>;
+}
+
+/**
+ * The price of `generations` (counts by type) at `prices`: what a dry run estimates and what a
+ * dashboard counts as spent and still to spend, one sum.
+ *
+ * @example priceOf({ image: 1, video: 10 }, { image: 3, video: 1 }) // { credits: 13, unpriced: {} }
+ */
+export function priceOf(prices: PriceList, generations: Partial<Record<GenerationType, number>>): Priced {
+  const unpriced: Partial<Record<GenerationType, number>> = {};
+  let sum = 0;
+  for (const [type, n] of Object.entries(generations) as Array<[GenerationType, number]>) {
+    const price = prices[type];
+    if (price === undefined) unpriced[type] = n;
+    else sum += price * n;
+  }
+  // Binary noise (0.1 + 0.2) rounded away.
+  return { credits: Number(sum.toFixed(6)), unpriced };
+}

@@ -11,7 +11,14 @@ import { stat } from 'node:fs/promises';
 import { sleep } from '../../client/index.ts';
 import type { PipelineEvent } from '../events.ts';
 import { INPUT_CHANGED_TEXTS, InputChangedError } from '../input-changed.ts';
-import { currentStep, FINAL_ITEM_STATES, type Item, newItem, type StageName } from '../item.ts';
+import {
+  currentStep,
+  FINAL_ITEM_STATES,
+  generationsOf,
+  type Item,
+  newItem,
+  type StageName,
+} from '../item.ts';
 import { unprocessedReason } from '../report/index.ts';
 import { writeResultJson } from '../report/result-json.ts';
 import type { RunContext } from '../run-context.ts';
@@ -133,6 +140,9 @@ export class ItemDriver {
     const fromJournal = item.journal?.action === 'done' && item.journal.sameAs === undefined;
     const at = fromJournal ? null : item.state === 'failed' && item.failedAt ? item.failedAt : stage;
     const told = item.state === 'submitted' || item.state === 'failed' ? currentStep(item) : undefined;
+    const priced =
+      item.steps.length > 0 &&
+      (item.state === 'planned' || stepEvent === 'done' || FINAL_ITEM_STATES.includes(item.state));
     this.emit({
       type: 'item_state',
       at: Date.now(),
@@ -145,6 +155,7 @@ export class ItemDriver {
       reason,
       ...(told?.generationId ? { generation_id: told.generationId } : {}),
       ...(told?.requestId ? { request_id: told.requestId } : {}),
+      ...(priced ? { generations: generationsOf(item) } : {}),
       ...(fromJournal ? { from_journal: true as const } : {}),
     });
   }

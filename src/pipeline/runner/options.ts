@@ -16,6 +16,7 @@ import type { ReferenceMemory } from '../references.ts';
 import type { HeldBackFile, ReportIgnored, ReportJournalMeta } from '../report/index.ts';
 import type { ReusedFrom } from '../reuse-outputs.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
+import type { IntakeGate } from './intake-gate.ts';
 import { RUN_DEFAULTS } from './run-defaults.ts';
 
 export { RUN_DEFAULTS } from './run-defaults.ts';
@@ -75,6 +76,8 @@ export interface RunOptions {
    * `discovered` items, or journaled items in a later state). The batch ends when it ends.
    */
   source?: AsyncIterable<Item>;
+  /** Paused, the files found wait before they are started (the dashboard's pause of a run). */
+  intakeGate?: IntakeGate;
   /**
    * With `source`: what the source left out of the input folder, with why (watch: its last complete
    * rescan), for the reports' `ignored`; null while it does not know yet.

@@ -11,7 +11,7 @@ import type { DialectWords } from './sql.ts';
 /** holdsPlace (item-place.ts) as an SQL condition on the items table's `phase` and `generation_id`. */
 const HOLDS_PLACE = `(phase IN (${PLACE_HOLDING_PHASES.map((p) => `'${p}'`).join(', ')}) OR (phase = 'failed' AND generation_id IS NOT NULL))`;
 
-const ITEM_COLUMNS =
+export const ITEM_COLUMNS =
   'id, out_dir, input, place, content_hash, recipe_hash, live_state, phase, outcome_unknown, item, outputs, uploaded_at, batch_id, created_at, updated_at, superseded_at';
 
 /** The words a dialect's tables are typed with (its schema, sqlite-plans.ts and pg-plans.ts). */

@@ -1,0 +1,102 @@
+/**
+ * `genpipe run --dashboard 0` in headless Chromium: the credits spent and estimated at the dry run's
+ * prices (the emulator's costs), and the actions a run takes from the page. Screenshots go to a folder
+ * under the OS temp dir.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { usePromptFolders } from '../cli/prompt-folder.ts';
+import { adminRows, call, heldGenerations, hold, unhold } from '../helpers/emulator.ts';
+import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
+import {
+  newWatchedPage,
+  openDashboard,
+  rowOf,
+  spawnDashboard,
+  useDashboardBed,
+} from './dashboard-helpers.ts';
+
+const promptFolder = usePromptFolders();
+const bed = useDashboardBed('run');
+
+it('counts the credits spent and estimated at the prices a dry run uses', async () => {
+  const { input, out } = promptFolder({
+    'a.txt': 'a red fox',
+    'b.txt': 'a blue fox',
+    'c.txt': 'a green fox',
+  });
+  writeFileSync(join(input, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const held = await hold(bed.emu, { prompt: 'blue' });
+  try {
+    const { child, url, token } = await spawnDashboard(bed, ['run', input, '--out', out, '--dashboard', '0']);
+    const { page, problems } = await newWatchedPage(bed);
+    await openDashboard(page, url, token);
+    await heldGenerations(bed.emu, 1);
+    await rowOf(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
+    await rowOf(page, 'c.txt', 'succeeded').waitFor({ timeout: 30_000 });
+    // Two images done at 1 credit each; the third at the service, one more to come.
+    await page
+      .locator('#credits', {
+        hasText: /^credits: 2 spent, about 3 in all at the emulator's configured costs/,
+      })
+      .waitFor();
+    await page.screenshot({ path: bed.shot('1-credits.png') });
+    await unhold(bed.emu, held);
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
+  } finally {
+    await unhold(bed.emu).catch(() => undefined);
+  }
+}, 120_000);
+
+it("retries a run's retryable failure from the page while the run goes on: one more generation, no more", async () => {
+  const { input, out } = promptFolder({ 'a.txt': 'a red fox', 'b.txt': 'a blue fox' });
+  writeFileSync(join(input, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const faults = (json: unknown) => call(bed.emu, 'PUT', '/_emulator/faults', { key: null, json });
+  // b.txt held at the service keeps the run going while a.txt is retried.
+  const held = await hold(bed.emu, { prompt: 'blue' });
+  await faults({ failure_codes: { generation_failed: 1 } });
+  try {
+    const { child, url, token } = await spawnDashboard(bed, [
+      'run',
+      input,
+      '--out',
+      out,
+      '--retries',
+      '0',
+      '--dashboard',
+      '0',
+    ]);
+    const { page, problems } = await newWatchedPage(bed);
+    await openDashboard(page, url, token);
+    await rowOf(page, 'a.txt', 'failed').waitFor({ timeout: 30_000 });
+    await heldGenerations(bed.emu, 1);
+    await faults({});
+    const before = (await adminRows(bed.emu)).length;
+    // Every action a run can take is offered; none is disabled.
+    for (const a of ['stop', 'pause', 'retry-all'])
+      await page.locator(`button[data-action="${a}"]`).waitFor();
+    expect(await page.locator('button[data-action]:disabled').count()).toBe(0);
+
+    await rowOf(page, 'a.txt', 'failed').click();
+    await page.locator('#retry-one').click();
+    await page.locator('#said', { hasText: 'a.txt taken again' }).waitFor();
+    await rowOf(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: bed.shot('2-run-retried.png') });
+    expect((await adminRows(bed.emu)).length).toBe(before + 1);
+
+    await unhold(bed.emu, held);
+    const exited = await child.exited;
+    // b.txt's generation was made under the faults: it fails; a.txt's retry succeeded.
+    expect(exited.code, child.stderr()).toBe(1);
+    expect(child.stderr()).toMatch(/2 files: 1 succeeded, 1 failed/);
+    expect((await adminRows(bed.emu)).length).toBe(before + 1);
+    expect(problems).toEqual([]);
+    await page.close();
+  } finally {
+    await faults({});
+    await unhold(bed.emu).catch(() => undefined);
+  }
+}, 120_000);
