@@ -52,8 +52,19 @@ export const TWIN_POLL_MS = 1_000;
 /** A twin in flight in this process wakes its waiters when it ends; they look again after this at the latest. */
 export const TWIN_HERE_MS = 30_000;
 
-/** What admit does with a file whose twin it found (see the module comment). */
-export type TwinChoice = { kind: 'reuse' | 'fail' | 'wait' | 'adopt'; twin: JournalRow };
+/**
+ * What admit does with a file whose twin it found (see the module comment). `origin` is whose work the
+ * twin's is: the twin, or for a copy that took another file's outputs, the file whose generation made
+ * them (originOf).
+ */
+export type TwinChoice = { kind: 'reuse' | 'fail' | 'wait' | 'adopt'; twin: JournalRow; origin: Origin };
+
+/** The file whose generation made a twin's outputs, and when it was done. */
+export interface Origin {
+  input: string;
+  updatedAt: number;
+  item: Item;
+}
 
 /** What twinChoice reads besides the twins. */
 export interface TwinContext {
@@ -116,7 +127,7 @@ export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): Twin
   );
   const pick = (kind: TwinChoice['kind'], test: (t: JournalRow) => boolean): TwinChoice | null => {
     const twin = same.find(test);
-    return twin ? { kind, twin } : null;
+    return twin ? { kind, twin, origin: originOf(twin, same) } : null;
   };
   return (
     pick('reuse', (t) => t.phase === 'reported' && ctx.outputsComplete(t)) ??
@@ -128,6 +139,32 @@ export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): Twin
     pick('adopt', (t) => holdsGeneration(t) && single(t.item)) ??
     pick('fail', (t) => t.phase === 'failed' && !ctx.retryFailed && failureOf(t.item)?.retryable === false)
   );
+}
+
+/**
+ * The file whose generation made `twin`'s outputs: for a copy that took another input's (its journal
+ * note's sameAs), that input's row among `twins` holding the same generations, followed as far as it
+ * goes; a note naming a file with no such row still names it (the note keeps the origin), with the
+ * twin's time; else the twin itself.
+ */
+function originOf(twin: JournalRow, twins: readonly JournalRow[]): Origin {
+  const generations = (item: Item) => item.steps.map((s) => s.generationId ?? '').join('\u0000');
+  const took = (row: JournalRow) => {
+    const note = row.item.journal;
+    return note?.sameAs !== undefined && note.action !== 'fresh' ? note.sameAs : undefined;
+  };
+  let row = twin;
+  const seen = new Set([row.id]);
+  for (let name = took(row); name !== undefined; name = took(row)) {
+    const from = row;
+    const next = twins.find(
+      (t) => t.input === name && !seen.has(t.id) && generations(t.item) === generations(from.item),
+    );
+    if (!next) return { input: name, updatedAt: row.updatedAt, item: row.item };
+    seen.add(next.id);
+    row = next;
+  }
+  return { input: row.input, updatedAt: row.updatedAt, item: row.item };
 }
 
 /** True when the row is being worked on in this session (bound here, not ended). */
@@ -188,7 +225,7 @@ export function sameContentDecision(
   fresh: Item,
   renamed: boolean,
 ): RowDecision {
-  const { twin } = choice;
+  const { twin, origin } = choice;
   const sameContent: SameContent = {
     id: twin.id,
     input: twin.input,
@@ -199,11 +236,13 @@ export function sameContentDecision(
   const base = { supersede: own.supersede, sameContent };
   switch (choice.kind) {
     case 'reuse':
+      // A copy names the file whose work it takes (of a copy, the first file); a rename, its old name.
       return {
         ...base,
+        ...(renamed ? {} : { sameContent: { ...sameContent, input: origin.input } }),
         action: 'reuse',
         item: own.action === 'fresh' ? own.item : fresh,
-        reason: renamed ? SAME_CONTENT_TEXTS.renamed(twin) : SAME_CONTENT_TEXTS.reused(twin),
+        reason: renamed ? SAME_CONTENT_TEXTS.renamed(twin) : SAME_CONTENT_TEXTS.reused(origin),
       };
     case 'adopt': {
       const generationId = currentStep(twin.item)?.generationId ?? null;
