@@ -128,6 +128,50 @@ describe('a watch on the journal', () => {
   }, 120_000);
 });
 
+describe('a copy waiting for its twin in flight', () => {
+  it('-v prints a line as it starts waiting, while the twin is still at the service', async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a pair of waiting egrets',
+      'b.txt': 'a pair of waiting egrets',
+    });
+    const before = await generations();
+    const holdId = await hold(emu, { state: 'processing', prompt: 'waiting egrets' });
+    const child = spawnGenpipe(['run', input, '--out', out, '-v', '--poll-interval', '1'], cliEnv(emu));
+    const waiting =
+      /\] ([ab])\.txt: waiting for ([ab])\.txt, which has the same content and is being processed$/m;
+    try {
+      await heldGenerations(emu, 1);
+      await child.until(() => waiting.test(child.stdout()), 'the waiting line', 60_000);
+    } finally {
+      await unhold(emu, holdId);
+    }
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    const [, copy, twin] = waiting.exec(child.stdout()) ?? [];
+    expect(copy).not.toBe(twin);
+    expect(child.stdout().match(new RegExp(`${copy}\\.txt: waiting for`, 'g'))).toHaveLength(1);
+    expect((await generations()) - before).toBe(1);
+  }, 120_000);
+
+  it('--json tells the wait as an item_state event of the plan stage', async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a pair of waiting ibises',
+      'b.txt': 'a pair of waiting ibises',
+    });
+    const holdId = await hold(emu, { state: 'processing', prompt: 'waiting ibises' });
+    const child = spawnGenpipe(['run', input, '--out', out, '--json', '--poll-interval', '1'], cliEnv(emu));
+    const told = (ev: readonly ChildEvent[]) =>
+      ev.find((e) => e.type === 'item_state' && /^waiting for [ab]\.txt/.test(String(e.reason)));
+    try {
+      await heldGenerations(emu, 1);
+      await child.until((ev) => told(ev) !== undefined, 'the waiting event', 60_000);
+    } finally {
+      await unhold(emu, holdId);
+    }
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    expect(told(child.events)).toMatchObject({ state: 'planned', stage: 'plan' });
+  }, 120_000);
+});
+
 describe('a watch filing its inputs away (--on-done move)', () => {
   it('a copy dropped in after the first was moved to processed/ is the same content, not a rename', async () => {
     const { input, out } = promptFolder({ 'a.txt': 'a filed-away otter' });
