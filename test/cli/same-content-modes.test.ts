@@ -4,7 +4,15 @@
  * and a failure the copies share. Through the CLI as a user runs it; the emulator's admin view counts
  * what was created.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
@@ -211,7 +219,7 @@ describe('a run that died with a generation at the service', () => {
       status: 'succeeded',
       // Its generation collected here, or by the drive of the vanished old.txt first and then reused.
       journal: expect.stringMatching(
-        /^(same content as old\.txt: collecting its generation|renamed from old\.txt: its outputs reused)/,
+        /^renamed from old\.txt: (collecting its generation|its outputs reused)/,
       ),
     });
     expect(outputsOf(out, 'new.txt')).toHaveLength(1);
@@ -219,6 +227,17 @@ describe('a run that died with a generation at the service', () => {
 });
 
 const CHAIN = FAN_OUT_CHAIN;
+
+/** A two-step chain: a PNG stylized, then animated from the stylized image. */
+const TWO_STEPS = `rules:
+  - match: "*.png"
+    input_as: source
+    steps:
+      - name: stylize
+        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
+      - name: animate
+        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
+`;
 
 describe('a chain', () => {
   it("two copies in one batch: the chain's generations once, both places get every step's outputs; a rename sends nothing", async () => {
@@ -247,6 +266,24 @@ describe('a chain', () => {
     expect(strip('c.png')).toEqual(strip('a.png'));
     expect(again.report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
   }, 180_000);
+});
+
+describe('a chain renamed, its outputs deleted', () => {
+  it('the re-run collects its generations at the new name and says it was renamed, as a single step does', async () => {
+    const { input, out } = promptFolder({});
+    writeFileSync(join(input, 'genpipe.yaml'), TWO_STEPS);
+    writeFileSync(join(input, 'a.png'), await noisePng(60, 44));
+    const before = await generations();
+    await run(input, out, ['--poll-interval', '1']);
+    expect((await generations()) - before).toBe(2);
+    renameSync(join(input, 'a.png'), join(input, 'b.png'));
+    rmSync(join(out, 'a.png'), { recursive: true });
+    const again = await run(input, out, ['--poll-interval', '1']);
+    expect((await generations()) - before).toBe(2);
+    expect(again.report.totals).toMatchObject({ inputs: 1, succeeded: 1 });
+    expect(itemOf(out, 'b.png').journal).toMatch(/^renamed from a\.png: /);
+    expect(outputsOf(out, 'b.png').length).toBeGreaterThan(0);
+  }, 120_000);
 });
 
 describe('a failure the copies share', () => {

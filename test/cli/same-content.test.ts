@@ -169,7 +169,8 @@ describe('same content under another name', () => {
     expect(report.journal.same_content).toBe(1);
     expect(outputsOf(out, 'b.txt')).toHaveLength(1);
     const item = report.items.find((i: { input: string }) => i.input === 'b.txt');
-    expect(item.journal).toMatch(/^same content as a\.txt: collecting its generation /);
+    // A rename, said as one (a copy's would say `same content as a.txt: collecting its generation`).
+    expect(item.journal).toMatch(/^renamed from a\.txt: collecting its generation /);
   });
 
   it("a copy's own folder deleted: linked again from the other file, still nothing sent for it", async () => {

@@ -204,7 +204,10 @@ function single(item: Item): boolean {
   return item.steps.length === 1;
 }
 
-/** True when the twin's input is no longer on disk: the file was renamed or moved (reuse says so). */
+/**
+ * True when the twin's input is no longer on disk: the file was renamed or moved (a reuse, an adopted
+ * generation and a chain's taken steps say so: engine.ts's withTwin).
+ */
 export function twinGone(twin: JournalRow): boolean {
   try {
     lstatSync(twin.item.absPath);
@@ -250,7 +253,7 @@ export function sameContentDecision(
         ...base,
         action: 'resume',
         item: adopted(twin.item, fresh),
-        reason: SAME_CONTENT_TEXTS.adopted(twin.input, generationId),
+        reason: SAME_CONTENT_TEXTS.adopted(twin.input, generationId, renamed),
       };
     }
     case 'fail': {
