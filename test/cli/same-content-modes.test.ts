@@ -314,6 +314,41 @@ describe('a failure the copies share', () => {
     expect(third).not.toMatch(/\.;/);
   }, 120_000);
 
+  it("a copy that waited for its twin carries the twin's failure: its stage, failure_code and class, nothing sent for it", async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a forbidden lynx, carried failure',
+      'b.txt': 'a forbidden lynx, carried failure',
+    });
+    const before = await generations();
+    await run(input, out, [], 1);
+    expect((await generations()) - before).toBe(1);
+    const [copy, twin] = /^same content as a\.txt/.test(String(itemOf(out, 'b.txt').reason))
+      ? ['b.txt', 'a.txt']
+      : ['a.txt', 'b.txt'];
+    expect(itemOf(out, twin)).toMatchObject({ stage: 'wait', failure_code: 'content_moderated' });
+    expect(itemOf(out, copy)).toMatchObject({
+      status: 'failed',
+      stage: 'wait',
+      failure_code: 'content_moderated',
+      generation_id: null,
+      reason: expect.stringMatching(
+        new RegExp(`^same content as ${twin.replace('.', '\\.')}, which failed: content_moderated`),
+      ),
+    });
+    const result = readJson(join(out, copy, 'result.json'));
+    expect(result).toMatchObject({
+      failed_stage: 'wait',
+      failure_code: 'content_moderated',
+      request_sent: false,
+      generation_id: null,
+      request_id: null,
+    });
+    // --retry-failed takes it as its twin's failure: both sent again together, once.
+    await run(input, out, ['--retry-failed'], 1);
+    expect((await generations()) - before).toBe(2);
+    expect(itemOf(out, copy)).toMatchObject({ stage: 'wait', failure_code: 'content_moderated' });
+  }, 120_000);
+
   it('a copy of a create whose answer was lost shares its unknown outcome: never sent on its own, sent with it by --resubmit-unknown', async () => {
     const { input, out } = promptFolder({
       'c1.txt': 'a paper crane, answer lost',

@@ -261,14 +261,7 @@ export function sameContentDecision(
       const root = SAME_CONTENT_TEXTS.failedRoot(twin.item.reason);
       const first = root !== null ? (twin.item.journal?.sameAs ?? twin.input) : twin.input;
       const reason = SAME_CONTENT_TEXTS.failed(first, root ?? twin.item.reason);
-      // Failed at plan: nothing was sent for it (its failure's class is the other file's).
-      const failed: Item = {
-        ...fresh,
-        state: 'failed',
-        failedAt: 'plan',
-        reason,
-        failure: failureOf(twin.item),
-      };
+      const failed = sharedFailure(twin.item, fresh, reason);
       return { ...base, sameContent: { ...sameContent, input: first }, action: 'done', item: failed, reason };
     }
     case 'wait':
@@ -280,6 +273,27 @@ export function sameContentDecision(
         reason: SAME_CONTENT_TEXTS.waiting(twin.input),
       };
   }
+}
+
+/**
+ * `fresh` failed with its twin's failure, `reason` saying whose: the stage that failed the twin, its
+ * class (retried as the twin's), and the service's failure of its step (failure_code, failure_reason) —
+ * never the twin's generation or request id, nothing being sent for this file. A twin not failed (its
+ * create's outcome unknown, left so) fails the copy at plan.
+ */
+function sharedFailure(twin: Item, fresh: Item, reason: string): Item {
+  const step = currentStep(twin);
+  const generation = step?.generation?.state === 'failed' ? step.generation : null;
+  const at =
+    twin.step !== undefined && fresh.steps.some((s) => s.name === twin.step) ? { step: twin.step } : {};
+  const item = generation ? withStep({ ...fresh, ...at }, { generation }) : fresh;
+  return {
+    ...item,
+    state: 'failed',
+    failedAt: twin.state === 'failed' && twin.failedAt ? twin.failedAt : 'plan',
+    reason,
+    failure: failureOf(twin),
+  };
 }
 
 /** The file as planned now, at its twin's generation (a single step, submitted): polled, then downloaded here. */
