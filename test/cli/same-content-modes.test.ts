@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { queueCounts } from '../../src/pipeline/distributed/queue-counts.ts';
 import { setFaults } from '../client/client-helpers.ts';
-import { FAN_OUT_CHAIN } from '../helpers/chain-recipe.ts';
+import { FAN_OUT_CHAIN, TWO_STEP_CHAIN } from '../helpers/chain-recipe.ts';
 import { adminRows, heldGenerations, hold, startTestEmulator, unhold, until } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { type ChildEvent, killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -228,17 +228,6 @@ describe('a run that died with a generation at the service', () => {
 
 const CHAIN = FAN_OUT_CHAIN;
 
-/** A two-step chain: a PNG stylized, then animated from the stylized image. */
-const TWO_STEPS = `rules:
-  - match: "*.png"
-    input_as: source
-    steps:
-      - name: stylize
-        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-      - name: animate
-        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
-`;
-
 describe('a chain', () => {
   it("two copies in one batch: the chain's generations once, both places get every step's outputs; a rename sends nothing", async () => {
     const { input, out } = promptFolder({});
@@ -271,7 +260,7 @@ describe('a chain', () => {
 describe('a chain renamed, its outputs deleted', () => {
   it('the re-run collects its generations at the new name and says it was renamed, as a single step does', async () => {
     const { input, out } = promptFolder({});
-    writeFileSync(join(input, 'genpipe.yaml'), TWO_STEPS);
+    writeFileSync(join(input, 'genpipe.yaml'), TWO_STEP_CHAIN);
     writeFileSync(join(input, 'a.png'), await noisePng(60, 44));
     const before = await generations();
     await run(input, out, ['--poll-interval', '1']);
@@ -342,6 +331,14 @@ describe('a failure the copies share', () => {
       request_sent: false,
       generation_id: null,
       request_id: null,
+    });
+    // A plain re-run sends nothing and reports it as it was: still the twin's failure, shared.
+    await run(input, out, [], 1);
+    expect((await generations()) - before).toBe(1);
+    expect(itemOf(out, copy)).toMatchObject({
+      stage: 'wait',
+      failure_code: 'content_moderated',
+      reason: expect.stringMatching(/^same content as /),
     });
     // --retry-failed takes it as its twin's failure: both sent again together, once.
     await run(input, out, ['--retry-failed'], 1);

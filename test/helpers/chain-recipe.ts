@@ -25,3 +25,14 @@ export const PROMPT_OR_EDIT_ANY_DEPTH = `rules:
     input_as: source
     request: { type: image_edit, model: uni-1, prompt: "watercolor" }
 `;
+
+/** A two-step chain: a PNG stylized, then animated from the stylized still (by URL). */
+export const TWO_STEP_CHAIN = `rules:
+  - match: "*.png"
+    input_as: source
+    steps:
+      - name: stylize
+        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
+      - name: animate
+        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
+`;

@@ -115,14 +115,6 @@ export function isOutcomeUnknown(item: Item, liveState: ItemState): boolean {
 }
 
 /**
- * True when the item failed with another input's failure (same-content.ts: a copy that waited for its
- * twin), at the twin's stage: nothing was sent for it, so it holds nothing at the service to resume.
- */
-function sharedFailure(item: Item): boolean {
-  return item.journal?.sameAs !== undefined && !item.steps.some((s) => s.requestId || s.generationId);
-}
-
-/**
  * The phase of an item for resuming (see JournalPhase).
  *
  * @example phaseOf(stoppedItemWithGeneration, 'submitted') // 'submitted'
@@ -132,7 +124,9 @@ export function phaseOf(item: Item, liveState: ItemState): JournalPhase {
   const generationId = currentStep(item)?.generationId ?? null;
   if (item.state === 'skipped') return 'local';
   if (item.state === 'failed') {
-    if (item.failedAt === null || LOCAL_STAGES.has(item.failedAt) || sharedFailure(item)) return 'local';
+    // A failure shared from a copy (same-content.ts) is at that file's stage: nothing was sent for this one.
+    if (item.failedAt === null || LOCAL_STAGES.has(item.failedAt) || item.failure?.sharedFrom !== undefined)
+      return 'local';
     // Work the service did is never thrown away: a failed download or result write is resumed.
     if (item.failedAt === 'download' && generationId) return 'submitted';
     if (item.failedAt === 'report' && generationId) return 'downloaded';

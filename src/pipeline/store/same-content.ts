@@ -259,9 +259,10 @@ export function sameContentDecision(
     case 'fail': {
       // A copy of a copy names the file that failed first, and its failure.
       const root = SAME_CONTENT_TEXTS.failedRoot(twin.item.reason);
-      const first = root !== null ? (twin.item.journal?.sameAs ?? twin.input) : twin.input;
+      const shared = twin.item.failure?.sharedFrom ?? twin.item.journal?.sameAs;
+      const first = root !== null ? (shared ?? twin.input) : twin.input;
       const reason = SAME_CONTENT_TEXTS.failed(first, root ?? twin.item.reason);
-      const failed = sharedFailure(twin.item, fresh, reason);
+      const failed = sharedFailure(twin.item, first, fresh, reason);
       return { ...base, sameContent: { ...sameContent, input: first }, action: 'done', item: failed, reason };
     }
     case 'wait':
@@ -276,12 +277,17 @@ export function sameContentDecision(
 }
 
 /**
- * `fresh` failed with its twin's failure, `reason` saying whose: the stage that failed the twin, its
- * class (retried as the twin's), and the service's failure of its step (failure_code, failure_reason) —
- * never the twin's generation or request id, nothing being sent for this file. A twin not failed (its
- * create's outcome unknown, left so) fails the copy at plan.
+ * `fresh` failed with its twin's failure, `reason` saying whose (`first`: the file that failed first):
+ * the stage that failed the twin, its class (retried as the twin's), and the service's failure of its
+ * step (failure_code, failure_reason) — never the twin's generation or request id, nothing being sent
+ * for this file (ItemFailure.sharedFrom). A twin not failed (its create's outcome unknown, left so), or
+ * whose failure was not recorded, fails the copy at plan.
  */
-function sharedFailure(twin: Item, fresh: Item, reason: string): Item {
+function sharedFailure(twin: Item, first: string, fresh: Item, reason: string): Item {
+  const failure = failureOf(twin);
+  if (twin.state !== 'failed' || !twin.failedAt || !failure) {
+    return { ...fresh, state: 'failed', failedAt: 'plan', reason, failure };
+  }
   const step = currentStep(twin);
   const generation = step?.generation?.state === 'failed' ? step.generation : null;
   const at =
@@ -290,9 +296,9 @@ function sharedFailure(twin: Item, fresh: Item, reason: string): Item {
   return {
     ...item,
     state: 'failed',
-    failedAt: twin.state === 'failed' && twin.failedAt ? twin.failedAt : 'plan',
+    failedAt: twin.failedAt,
     reason,
-    failure: failureOf(twin),
+    failure: { ...failure, sharedFrom: first },
   };
 }
 
