@@ -26,13 +26,5 @@ export const PROMPT_OR_EDIT_ANY_DEPTH = `rules:
     request: { type: image_edit, model: uni-1, prompt: "watercolor" }
 `;
 
-/** A two-step chain: a PNG stylized, then animated from the stylized still (by URL). */
-export const TWO_STEP_CHAIN = `rules:
-  - match: "*.png"
-    input_as: source
-    steps:
-      - name: stylize
-        request: { type: image_edit, model: uni-1, prompt: "watercolor" }
-      - name: animate
-        request: { type: video, model: ray-3.2, prompt: "slow pan", video: { resolution: 360p, start_frame: { from: stylize } } }
-`;
+/** The fan-out chain's first two steps: a PNG stylized, then animated from the stylized still (by URL). */
+export const TWO_STEP_CHAIN = FAN_OUT_CHAIN.slice(0, FAN_OUT_CHAIN.indexOf('      - name: portrait'));
