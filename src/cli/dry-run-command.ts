@@ -307,6 +307,7 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
     outDir: options.outDir,
     recipe: options.recipe,
     select: options.select,
+    command: cmd.name,
     signal: s.signal,
     onEntry: out.entry,
     ...(preview ? { preview } : { identify }),

@@ -334,6 +334,11 @@ export interface ItemFailure {
    * item. False for what the file or the recipe causes (too large, corrupt, moderated, refused).
    */
   retryable: boolean;
+  /**
+   * The input whose failure this is, for a copy that waited for it (store/same-content.ts): failed at
+   * that file's stage, nothing sent for this one. Absent otherwise.
+   */
+  sharedFrom?: string;
 }
 
 /** A fresh item for a discovered file. */

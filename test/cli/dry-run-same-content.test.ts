@@ -9,6 +9,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adminRows, useTestEmulator } from '../helpers/emulator.ts';
+import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
@@ -125,4 +126,27 @@ describe('a dry run of files with the same content', () => {
     // The dry run wrote nothing: the report is the first run's.
     expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).totals).toMatchObject({ inputs: 1 });
   });
+
+  it("watch --dry-run: a copy found beside its twin is said in the watch's words, not a run's", async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a watched wren, a copy',
+      'b.txt': 'a watched wren, a copy',
+    });
+    const child = spawnGenpipe(
+      ['watch', input, '--out', out, '--dry-run', '--json', '--quiet-ms', '200', '--rescan-ms', '300'],
+      cliEnv(emu()),
+    );
+    await child.until(
+      (ev) => ev.some((e) => e.type === 'dry_run_item' && e.input === 'b.txt'),
+      'the dry run of b.txt',
+    );
+    child.proc.kill('SIGTERM');
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    const items = child.events.filter((e) => e.type === 'dry_run_item');
+    expect(items.map((e) => [e.input, e.outcome])).toEqual([
+      ['a.txt', 'send'],
+      ['b.txt', 'reuse'],
+    ]);
+    expect(items[1]?.reason).toBe('reused: same content as a.txt (in this session)');
+  }, 60_000);
 });

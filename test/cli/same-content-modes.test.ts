@@ -4,13 +4,21 @@
  * and a failure the copies share. Through the CLI as a user runs it; the emulator's admin view counts
  * what was created.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import { queueCounts } from '../../src/pipeline/distributed/queue-counts.ts';
 import { setFaults } from '../client/client-helpers.ts';
-import { FAN_OUT_CHAIN } from '../helpers/chain-recipe.ts';
+import { FAN_OUT_CHAIN, TWO_STEP_CHAIN } from '../helpers/chain-recipe.ts';
 import { adminRows, heldGenerations, hold, startTestEmulator, unhold, until } from '../helpers/emulator.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { type ChildEvent, killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
@@ -128,6 +136,50 @@ describe('a watch on the journal', () => {
   }, 120_000);
 });
 
+describe('a copy waiting for its twin in flight', () => {
+  it('-v prints a line as it starts waiting, while the twin is still at the service', async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a pair of waiting egrets',
+      'b.txt': 'a pair of waiting egrets',
+    });
+    const before = await generations();
+    const holdId = await hold(emu, { state: 'processing', prompt: 'waiting egrets' });
+    const child = spawnGenpipe(['run', input, '--out', out, '-v', '--poll-interval', '1'], cliEnv(emu));
+    const waiting =
+      /\] ([ab])\.txt: waiting for ([ab])\.txt, which has the same content and is being processed$/m;
+    try {
+      await heldGenerations(emu, 1);
+      await child.until(() => waiting.test(child.stdout()), 'the waiting line', 60_000);
+    } finally {
+      await unhold(emu, holdId);
+    }
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    const [, copy, twin] = waiting.exec(child.stdout()) ?? [];
+    expect(copy).not.toBe(twin);
+    expect(child.stdout().match(new RegExp(`${copy}\\.txt: waiting for`, 'g'))).toHaveLength(1);
+    expect((await generations()) - before).toBe(1);
+  }, 120_000);
+
+  it('--json tells the wait as an item_state event of the plan stage', async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a pair of waiting ibises',
+      'b.txt': 'a pair of waiting ibises',
+    });
+    const holdId = await hold(emu, { state: 'processing', prompt: 'waiting ibises' });
+    const child = spawnGenpipe(['run', input, '--out', out, '--json', '--poll-interval', '1'], cliEnv(emu));
+    const told = (ev: readonly ChildEvent[]) =>
+      ev.find((e) => e.type === 'item_state' && /^waiting for [ab]\.txt/.test(String(e.reason)));
+    try {
+      await heldGenerations(emu, 1);
+      await child.until((ev) => told(ev) !== undefined, 'the waiting event', 60_000);
+    } finally {
+      await unhold(emu, holdId);
+    }
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    expect(told(child.events)).toMatchObject({ state: 'planned', stage: 'plan' });
+  }, 120_000);
+});
+
 describe('a watch filing its inputs away (--on-done move)', () => {
   it('a copy dropped in after the first was moved to processed/ is the same content, not a rename', async () => {
     const { input, out } = promptFolder({ 'a.txt': 'a filed-away otter' });
@@ -167,7 +219,7 @@ describe('a run that died with a generation at the service', () => {
       status: 'succeeded',
       // Its generation collected here, or by the drive of the vanished old.txt first and then reused.
       journal: expect.stringMatching(
-        /^(same content as old\.txt: collecting its generation|renamed from old\.txt: its outputs reused)/,
+        /^renamed from old\.txt: (collecting its generation|its outputs reused)/,
       ),
     });
     expect(outputsOf(out, 'new.txt')).toHaveLength(1);
@@ -205,6 +257,24 @@ describe('a chain', () => {
   }, 180_000);
 });
 
+describe('a chain renamed, its outputs deleted', () => {
+  it('the re-run collects its generations at the new name and says it was renamed, as a single step does', async () => {
+    const { input, out } = promptFolder({});
+    writeFileSync(join(input, 'genpipe.yaml'), TWO_STEP_CHAIN);
+    writeFileSync(join(input, 'a.png'), await noisePng(60, 44));
+    const before = await generations();
+    await run(input, out, ['--poll-interval', '1']);
+    expect((await generations()) - before).toBe(2);
+    renameSync(join(input, 'a.png'), join(input, 'b.png'));
+    rmSync(join(out, 'a.png'), { recursive: true });
+    const again = await run(input, out, ['--poll-interval', '1']);
+    expect((await generations()) - before).toBe(2);
+    expect(again.report.totals).toMatchObject({ inputs: 1, succeeded: 1 });
+    expect(itemOf(out, 'b.png').journal).toMatch(/^renamed from a\.png: /);
+    expect(outputsOf(out, 'b.png').length).toBeGreaterThan(0);
+  }, 120_000);
+});
+
 describe('a failure the copies share', () => {
   it("a failure of the file's own: one generation, both failed, the copy says whose failure; a re-run sends nothing", async () => {
     const { input, out } = promptFolder({
@@ -231,6 +301,49 @@ describe('a failure the copies share', () => {
     expect(third.match(/not sent on its own/g)).toHaveLength(1);
     expect(third).not.toMatch(/--redo-same-content/);
     expect(third).not.toMatch(/\.;/);
+  }, 120_000);
+
+  it("a copy that waited for its twin carries the twin's failure: its stage, failure_code and class, nothing sent for it", async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a forbidden lynx, carried failure',
+      'b.txt': 'a forbidden lynx, carried failure',
+    });
+    const before = await generations();
+    await run(input, out, [], 1);
+    expect((await generations()) - before).toBe(1);
+    const [copy, twin] = /^same content as a\.txt/.test(String(itemOf(out, 'b.txt').reason))
+      ? ['b.txt', 'a.txt']
+      : ['a.txt', 'b.txt'];
+    expect(itemOf(out, twin)).toMatchObject({ stage: 'wait', failure_code: 'content_moderated' });
+    expect(itemOf(out, copy)).toMatchObject({
+      status: 'failed',
+      stage: 'wait',
+      failure_code: 'content_moderated',
+      generation_id: null,
+      reason: expect.stringMatching(
+        new RegExp(`^same content as ${twin.replace('.', '\\.')}, which failed: content_moderated`),
+      ),
+    });
+    const result = readJson(join(out, copy, 'result.json'));
+    expect(result).toMatchObject({
+      failed_stage: 'wait',
+      failure_code: 'content_moderated',
+      request_sent: false,
+      generation_id: null,
+      request_id: null,
+    });
+    // A plain re-run sends nothing and reports it as it was: still the twin's failure, shared.
+    await run(input, out, [], 1);
+    expect((await generations()) - before).toBe(1);
+    expect(itemOf(out, copy)).toMatchObject({
+      stage: 'wait',
+      failure_code: 'content_moderated',
+      reason: expect.stringMatching(/^same content as /),
+    });
+    // --retry-failed takes it as its twin's failure: both sent again together, once.
+    await run(input, out, ['--retry-failed'], 1);
+    expect((await generations()) - before).toBe(2);
+    expect(itemOf(out, copy)).toMatchObject({ stage: 'wait', failure_code: 'content_moderated' });
   }, 120_000);
 
   it('a copy of a create whose answer was lost shares its unknown outcome: never sent on its own, sent with it by --resubmit-unknown', async () => {

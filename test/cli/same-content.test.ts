@@ -169,7 +169,8 @@ describe('same content under another name', () => {
     expect(report.journal.same_content).toBe(1);
     expect(outputsOf(out, 'b.txt')).toHaveLength(1);
     const item = report.items.find((i: { input: string }) => i.input === 'b.txt');
-    expect(item.journal).toMatch(/^same content as a\.txt: collecting its generation /);
+    // A rename, said as one (a copy's would say `same content as a.txt: collecting its generation`).
+    expect(item.journal).toMatch(/^renamed from a\.txt: collecting its generation /);
   });
 
   it("a copy's own folder deleted: linked again from the other file, still nothing sent for it", async () => {
@@ -200,5 +201,23 @@ describe('same content under another name', () => {
     const { report } = await run(input, out, ['--force']);
     expect((await generations()) - before).toBe(2);
     expect(report.totals).toMatchObject({ inputs: 2, succeeded: 2 });
+  });
+
+  it('a copy of a copy names the file whose generation made the outputs, not the copy', async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a heron, copied twice' });
+    const before = await generations();
+    await run(input, out);
+    const generation = result(out, 'a.txt').generation_id as string;
+    writeFileSync(join(input, 'b.txt'), 'a heron, copied twice');
+    await run(input, out);
+    writeFileSync(join(input, 'c.txt'), 'a heron, copied twice');
+    const { report } = await run(input, out);
+    expect((await generations()) - before).toBe(1);
+    const c = report.items.find((i: { input: string }) => i.input === 'c.txt');
+    expect(c.journal).toBe(result(out, 'c.txt').journal.reason);
+    expect(c.journal).toMatch(
+      new RegExp(`^reused: same content as a\\.txt \\(done .* UTC, generation ${generation}\\)$`),
+    );
+    expect(result(out, 'c.txt').journal.same_as).toBe('a.txt');
   });
 });

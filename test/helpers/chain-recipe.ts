@@ -25,3 +25,6 @@ export const PROMPT_OR_EDIT_ANY_DEPTH = `rules:
     input_as: source
     request: { type: image_edit, model: uni-1, prompt: "watercolor" }
 `;
+
+/** The fan-out chain's first two steps: a PNG stylized, then animated from the stylized still (by URL). */
+export const TWO_STEP_CHAIN = FAN_OUT_CHAIN.slice(0, FAN_OUT_CHAIN.indexOf('      - name: portrait'));

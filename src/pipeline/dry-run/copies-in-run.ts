@@ -24,6 +24,9 @@ export class CopiesInRun {
   /** The work of each chain step told as sent → the input of the file that sends it. */
   private readonly sentSteps = new Map<string, string>();
 
+  /** @param within - where the copies are, in the command's words (DRY_RUN_TEXTS.within) */
+  constructor(private readonly within: string) {}
+
   /** `entry` as it stands once the files told before it are known: a later copy of one sent is reused. */
   told(entry: DryRunEntry, work: Work | null): DryRunEntry {
     if (work === null || entry.outcome !== 'send') return entry;
@@ -33,7 +36,7 @@ export class CopiesInRun {
       return this.stepsTold(entry, work);
     }
     if (!work.mayReuse) return entry;
-    return reusedInRun(entry, first, DRY_RUN_TEXTS.reusedInRun(first));
+    return reusedInRun(entry, first, DRY_RUN_TEXTS.reusedInRun(first, this.within));
   }
 
   /** A chain's entry with the steps an earlier file of the run sends taken from it; its own sent ones noted. */
@@ -49,6 +52,10 @@ export class CopiesInRun {
     }
     if (taken.size === 0) return entry;
     const first = [...taken.values()][0] as string;
-    return withStepsDoneInRun(entry, [...taken.keys()], DRY_RUN_TEXTS.stepsInRun([...taken.keys()], first));
+    return withStepsDoneInRun(
+      entry,
+      [...taken.keys()],
+      DRY_RUN_TEXTS.stepsInRun([...taken.keys()], first, this.within),
+    );
   }
 }

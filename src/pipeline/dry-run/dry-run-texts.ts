@@ -29,11 +29,16 @@ export const DRY_RUN_TEXTS = {
     `a batch is running in this out dir${pid !== null ? ` (pid ${pid})` : ''}: a run now would be refused until it ends; the files it is submitting are shown in progress`,
   /** After a signal. */
   interrupted: 'the dry run was interrupted: files not evaluated yet are not counted',
+  /**
+   * Where a copy's twin is sent, in the command's words: a run's files, or what a watch takes in its
+   * session (as its other messages say: "finished in an earlier session").
+   */
+  within: { run: 'in this run', watch: 'in this session' },
   /** A copy of a file this dry run would send: a run sends the first, and links its outputs here. */
-  reusedInRun: (first: string) => `reused: same content as ${first} (in this run)`,
+  reusedInRun: (first: string, within: string) => `reused: same content as ${first} (${within})`,
   /** A chain's steps another file of this dry run sends for the same bytes: taken from it, not sent. */
-  stepsInRun: (names: readonly string[], first: string) =>
-    `${names.length === 1 ? 'step' : 'steps'} ${names.map((n) => `'${n}'`).join(', ')} taken from ${first}, which sends ${names.length === 1 ? 'it' : 'them'} for the same content (in this run)`,
+  stepsInRun: (names: readonly string[], first: string, within: string) =>
+    `${names.length === 1 ? 'step' : 'steps'} ${names.map((n) => `'${n}'`).join(', ')} taken from ${first}, which sends ${names.length === 1 ? 'it' : 'them'} for the same content (${within})`,
   /** A file with the same content as one another process is working on now: its outputs reused once done. */
   sameContentElsewhere: (input: string) =>
     `reused once done: same content as ${input}, which another process is working on now`,

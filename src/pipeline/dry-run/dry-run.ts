@@ -43,6 +43,8 @@ export interface DryRunOptions {
   select?: InputSelection;
   /** Where the files come from instead of discovering `inputDir` (watch); the dry run ends when it ends. */
   source?: AsyncIterable<Item>;
+  /** The command dry-run (default `run`): the words its entries use for the copies among its files. */
+  command?: 'run' | 'watch';
   /** Aborting it ends the dry run: files not evaluated yet are not told. */
   signal?: AbortSignal;
   /**
@@ -130,7 +132,7 @@ export async function dryRun(options: DryRunOptions): Promise<DryRunResult> {
     signal,
   };
   // In the order the files came, so that which of the copies is sent does not depend on timing.
-  const copies = new CopiesInRun();
+  const copies = new CopiesInRun(DRY_RUN_TEXTS.within[options.command ?? 'run']);
   const order = new InOrder(({ entry, work }) => {
     const told = copies.told(entry, work);
     totals.add(told);

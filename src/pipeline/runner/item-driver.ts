@@ -134,6 +134,16 @@ export class ItemDriver {
       // journalFailed stopped the batch; the item is still reported. Taken over: the drive ends.
       if (err instanceof ItemTakenOverError) this.takenOver.set(entry, err);
     }
+    this.announce(item, stage, reason, stepEvent);
+  }
+
+  /** Tells the item as it stands (`reason` its event's), without keeping or journaling it. */
+  private announce(
+    item: Item,
+    stage: StageName | null,
+    reason: string | null,
+    stepEvent?: 'started' | 'done' | 'failed',
+  ): void {
     // A failed item's stage is the one that failed it, as in report.json (an item the journal fails at
     // admission failed at `submit`, not at the plan stage it came from). An item the journal reports as
     // an earlier run left it ran no stage in this one.
@@ -257,6 +267,7 @@ export class ItemDriver {
         stops.journalFailed(err);
       },
       persist,
+      tell: (item, stage, reason) => this.announce(item, stage, reason),
     };
   }
 

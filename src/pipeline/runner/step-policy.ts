@@ -9,7 +9,7 @@
  */
 import { CreateNotSentError, type GenpipeClient, GenpipeError, LocalWriteError } from '../../client/index.ts';
 import { isRetryableFailureCode } from '../failure-class.ts';
-import { currentStep, type Item, type ItemJournalNote, stepOf, withStep } from '../item.ts';
+import { currentStep, type Item, type ItemJournalNote, type StageName, stepOf, withStep } from '../item.ts';
 import { itemPlace } from '../report/index.ts';
 import { reuseOutputs } from '../reuse-outputs.ts';
 import { isAbort } from '../runner-errors.ts';
@@ -38,6 +38,8 @@ export interface StepEnv {
   journalFailed(err: unknown): void;
   /** Journals a fact (the runner's persist, failures stop the batch). */
   persist(item: Item): Promise<void>;
+  /** Tells the item as it stands at `stage`, with `reason` (an event, as a transition's): nothing kept or journaled. */
+  tell(item: Item, stage: StageName, reason: string): void;
 }
 
 /** What one drive of an item counts across its steps. */
@@ -194,6 +196,8 @@ async function decided(item: Item, env: StepEnv): Promise<Decided | Item> {
       return env.stoppedItem(item);
     }
     if (decision.action !== 'wait') return decision as Decided;
+    // Said once as it starts waiting for that twin (a -v line, an event), not at each look again.
+    if (decision.sameContent?.id !== waitedOn && decision.reason) env.tell(item, 'plan', decision.reason);
     await decision.settled?.(env.stopping);
     waitedOn = decision.sameContent?.id;
   }

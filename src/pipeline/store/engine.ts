@@ -344,8 +344,11 @@ export class StoreEngine implements Store {
       batchOnly,
     };
     const choice = twinChoice(twins, ctx);
+    // Whose work is taken — whole (reused, adopted) or a chain's steps — under its old name: a rename.
+    const renamed = (row: JournalRow) => row.input !== rowInputOf(item) && twinGone(row);
     if (choice && !this.keepsOwnFailure(own, choice)) {
-      return sameContentDecision(own, choice, item, choice.kind === 'reuse' && twinGone(choice.twin));
+      const taken = choice.kind === 'reuse' || choice.kind === 'adopt';
+      return sameContentDecision(own, choice, item, taken && renamed(choice.twin));
     }
     // A chain's steps done for the same bytes (by a twin, or under another recipe) are taken (step-work.ts).
     if (own.action !== 'fresh' || !isChain(own.item)) return own;
@@ -357,6 +360,7 @@ export class StoreEngine implements Store {
       rows,
       (row, step) => stepFilesOnDisk(this.outDir, row, step),
       (row) => !this.batch || leftAlone(row, ctx), // a dry run waits for nothing
+      renamed,
     );
   }
 

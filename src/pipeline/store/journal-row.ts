@@ -124,7 +124,9 @@ export function phaseOf(item: Item, liveState: ItemState): JournalPhase {
   const generationId = currentStep(item)?.generationId ?? null;
   if (item.state === 'skipped') return 'local';
   if (item.state === 'failed') {
-    if (item.failedAt === null || LOCAL_STAGES.has(item.failedAt)) return 'local';
+    // A failure shared from a copy (same-content.ts) is at that file's stage: nothing was sent for this one.
+    if (item.failedAt === null || LOCAL_STAGES.has(item.failedAt) || item.failure?.sharedFrom !== undefined)
+      return 'local';
     // Work the service did is never thrown away: a failed download or result write is resumed.
     if (item.failedAt === 'download' && generationId) return 'submitted';
     if (item.failedAt === 'report' && generationId) return 'downloaded';

@@ -52,8 +52,19 @@ export const TWIN_POLL_MS = 1_000;
 /** A twin in flight in this process wakes its waiters when it ends; they look again after this at the latest. */
 export const TWIN_HERE_MS = 30_000;
 
-/** What admit does with a file whose twin it found (see the module comment). */
-export type TwinChoice = { kind: 'reuse' | 'fail' | 'wait' | 'adopt'; twin: JournalRow };
+/**
+ * What admit does with a file whose twin it found (see the module comment). `origin` is whose work the
+ * twin's is: the twin, or for a copy that took another file's outputs, the file whose generation made
+ * them (originOf).
+ */
+export type TwinChoice = { kind: 'reuse' | 'fail' | 'wait' | 'adopt'; twin: JournalRow; origin: Origin };
+
+/** The file whose generation made a twin's outputs, and when it was done. */
+export interface Origin {
+  input: string;
+  updatedAt: number;
+  item: Item;
+}
 
 /** What twinChoice reads besides the twins. */
 export interface TwinContext {
@@ -116,7 +127,7 @@ export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): Twin
   );
   const pick = (kind: TwinChoice['kind'], test: (t: JournalRow) => boolean): TwinChoice | null => {
     const twin = same.find(test);
-    return twin ? { kind, twin } : null;
+    return twin ? { kind, twin, origin: originOf(twin, same) } : null;
   };
   return (
     pick('reuse', (t) => t.phase === 'reported' && ctx.outputsComplete(t)) ??
@@ -128,6 +139,32 @@ export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): Twin
     pick('adopt', (t) => holdsGeneration(t) && single(t.item)) ??
     pick('fail', (t) => t.phase === 'failed' && !ctx.retryFailed && failureOf(t.item)?.retryable === false)
   );
+}
+
+/**
+ * The file whose generation made `twin`'s outputs: for a copy that took another input's (its journal
+ * note's sameAs), that input's row among `twins` holding the same generations, followed as far as it
+ * goes; a note naming a file with no such row still names it (the note keeps the origin), with the
+ * twin's time; else the twin itself.
+ */
+function originOf(twin: JournalRow, twins: readonly JournalRow[]): Origin {
+  const generations = (item: Item) => item.steps.map((s) => s.generationId ?? '').join('\u0000');
+  const took = (row: JournalRow) => {
+    const note = row.item.journal;
+    return note?.sameAs !== undefined && note.action !== 'fresh' ? note.sameAs : undefined;
+  };
+  let row = twin;
+  const seen = new Set([row.id]);
+  for (let name = took(row); name !== undefined; name = took(row)) {
+    const from = row;
+    const next = twins.find(
+      (t) => t.input === name && !seen.has(t.id) && generations(t.item) === generations(from.item),
+    );
+    if (!next) return { input: name, updatedAt: row.updatedAt, item: row.item };
+    seen.add(next.id);
+    row = next;
+  }
+  return { input: row.input, updatedAt: row.updatedAt, item: row.item };
 }
 
 /** True when the row is being worked on in this session (bound here, not ended). */
@@ -167,7 +204,10 @@ function single(item: Item): boolean {
   return item.steps.length === 1;
 }
 
-/** True when the twin's input is no longer on disk: the file was renamed or moved (reuse says so). */
+/**
+ * True when the twin's input is no longer on disk: the file was renamed or moved (a reuse, an adopted
+ * generation and a chain's taken steps say so: engine.ts's withTwin).
+ */
 export function twinGone(twin: JournalRow): boolean {
   try {
     lstatSync(twin.item.absPath);
@@ -188,7 +228,7 @@ export function sameContentDecision(
   fresh: Item,
   renamed: boolean,
 ): RowDecision {
-  const { twin } = choice;
+  const { twin, origin } = choice;
   const sameContent: SameContent = {
     id: twin.id,
     input: twin.input,
@@ -199,11 +239,13 @@ export function sameContentDecision(
   const base = { supersede: own.supersede, sameContent };
   switch (choice.kind) {
     case 'reuse':
+      // A copy names the file whose work it takes (of a copy, the first file); a rename, its old name.
       return {
         ...base,
+        ...(renamed ? {} : { sameContent: { ...sameContent, input: origin.input } }),
         action: 'reuse',
         item: own.action === 'fresh' ? own.item : fresh,
-        reason: renamed ? SAME_CONTENT_TEXTS.renamed(twin) : SAME_CONTENT_TEXTS.reused(twin),
+        reason: renamed ? SAME_CONTENT_TEXTS.renamed(twin) : SAME_CONTENT_TEXTS.reused(origin),
       };
     case 'adopt': {
       const generationId = currentStep(twin.item)?.generationId ?? null;
@@ -211,22 +253,16 @@ export function sameContentDecision(
         ...base,
         action: 'resume',
         item: adopted(twin.item, fresh),
-        reason: SAME_CONTENT_TEXTS.adopted(twin.input, generationId),
+        reason: SAME_CONTENT_TEXTS.adopted(twin.input, generationId, renamed),
       };
     }
     case 'fail': {
       // A copy of a copy names the file that failed first, and its failure.
       const root = SAME_CONTENT_TEXTS.failedRoot(twin.item.reason);
-      const first = root !== null ? (twin.item.journal?.sameAs ?? twin.input) : twin.input;
+      const shared = twin.item.failure?.sharedFrom ?? twin.item.journal?.sameAs;
+      const first = root !== null ? (shared ?? twin.input) : twin.input;
       const reason = SAME_CONTENT_TEXTS.failed(first, root ?? twin.item.reason);
-      // Failed at plan: nothing was sent for it (its failure's class is the other file's).
-      const failed: Item = {
-        ...fresh,
-        state: 'failed',
-        failedAt: 'plan',
-        reason,
-        failure: failureOf(twin.item),
-      };
+      const failed = sharedFailure(twin.item, first, fresh, reason);
       return { ...base, sameContent: { ...sameContent, input: first }, action: 'done', item: failed, reason };
     }
     case 'wait':
@@ -238,6 +274,32 @@ export function sameContentDecision(
         reason: SAME_CONTENT_TEXTS.waiting(twin.input),
       };
   }
+}
+
+/**
+ * `fresh` failed with its twin's failure, `reason` saying whose (`first`: the file that failed first):
+ * the stage that failed the twin, its class (retried as the twin's), and the service's failure of its
+ * step (failure_code, failure_reason) — never the twin's generation or request id, nothing being sent
+ * for this file (ItemFailure.sharedFrom). A twin not failed (its create's outcome unknown, left so), or
+ * whose failure was not recorded, fails the copy at plan.
+ */
+function sharedFailure(twin: Item, first: string, fresh: Item, reason: string): Item {
+  const failure = failureOf(twin);
+  if (twin.state !== 'failed' || !twin.failedAt || !failure) {
+    return { ...fresh, state: 'failed', failedAt: 'plan', reason, failure };
+  }
+  const step = currentStep(twin);
+  const generation = step?.generation?.state === 'failed' ? step.generation : null;
+  const at =
+    twin.step !== undefined && fresh.steps.some((s) => s.name === twin.step) ? { step: twin.step } : {};
+  const item = generation ? withStep({ ...fresh, ...at }, { generation }) : fresh;
+  return {
+    ...item,
+    state: 'failed',
+    failedAt: twin.failedAt,
+    reason,
+    failure: { ...failure, sharedFrom: first },
+  };
 }
 
 /** The file as planned now, at its twin's generation (a single step, submitted): polled, then downloaded here. */

@@ -153,6 +153,7 @@ export function doneStepsDecision(
   rows: readonly JournalRow[],
   filesThere: (row: JournalRow, step: StepRecord) => boolean,
   leftAlone: (row: JournalRow) => boolean,
+  renamed: (row: JournalRow) => boolean = () => false,
 ): RowDecision {
   if (own.action !== 'fresh' || !isChain(own.item)) return own;
   const taken = doneStepsFor(own.item, rows, leftAlone);
@@ -174,16 +175,21 @@ export function doneStepsDecision(
     const done = taken.steps.get(s.name);
     return done ? [takenStep(s, done, filesThere(row, done))] : [];
   });
+  const gone = renamed(row);
   const said = SAME_CONTENT_TEXTS.stepsReused(
     row.input === own.item.input ? null : row.input,
     steps,
     own.item.steps.length - steps.length,
+    gone,
   );
   return {
     ...own,
     action: 'reuse',
     reason: own.reason ? `${own.reason}; ${said}` : said,
-    sameContent: { id: row.id, input: row.input, place: row.place, item: row.item, steps },
+    sameContent: {
+      ...{ id: row.id, input: row.input, place: row.place, item: row.item, steps },
+      ...(gone ? { renamed: true as const } : {}),
+    },
   };
 }
 

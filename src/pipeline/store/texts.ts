@@ -222,9 +222,9 @@ export const SAME_CONTENT_TEXTS = {
   /** Waiting for the twin, in flight, to end. */
   waiting: (input: string): string =>
     `waiting for ${input}, which has the same content and is being processed`,
-  /** The twin's generation polled and downloaded here; never a new create. */
-  adopted: (input: string, generationId: string | null): string =>
-    `same content as ${input}: collecting its generation${generationId ? ` ${generationId}` : ''}, nothing sent again`,
+  /** The twin's generation polled and downloaded here; never a new create (`renamed`: the twin's input is gone). */
+  adopted: (input: string, generationId: string | null, renamed = false): string =>
+    `${renamed ? `renamed from ${input}` : `same content as ${input}`}: collecting its generation${generationId ? ` ${generationId}` : ''}, nothing sent again`,
   /** Failed as the twin did, nothing sent (a re-run retries them together when the failure may pass). */
   failed: (input: string, reason: string | null): string =>
     `same content as ${input}, which failed${reason ? `: ${reason.replace(/\.$/, '')}` : ''}; ${FAILED_TAIL}`,
@@ -243,7 +243,12 @@ export const SAME_CONTENT_TEXTS = {
    * taken, the `others` sent; a step whose files are gone, or whose generation the other file's process
    * left at the service, is downloaded from its generation.
    */
-  stepsReused: (input: string | null, steps: readonly StepRecord[], others: number): string => {
+  stepsReused: (
+    input: string | null,
+    steps: readonly StepRecord[],
+    others: number,
+    renamed = false,
+  ): string => {
     const plural = (n: number, word: string) => `${word}${n === 1 ? '' : 's'}`;
     const names = (of: readonly StepRecord[]) => of.map((s) => `'${s.name}'`).join(', ');
     const ids = steps.map((s) => s.generationId).join(', ');
@@ -256,7 +261,13 @@ export const SAME_CONTENT_TEXTS = {
       collected.length === 0
         ? ''
         : `; ${plural(collected.length, 'step')} ${names(collected)} collected from ${from}`;
-    return `${plural(steps.length, 'step')} ${names(steps)} reused: ${whose} (${plural(steps.length, 'generation')} ${ids})${collecting}; ${others === 0 ? 'nothing is sent' : 'only the other steps are sent'}`;
+    const generations = `${plural(steps.length, 'generation')} ${ids}`;
+    // The file renamed or moved (`input` no longer on disk): said first, as a whole file's rename is.
+    const taken =
+      renamed && input !== null
+        ? `renamed from ${input}: ${plural(steps.length, 'step')} ${names(steps)} reused (${generations})`
+        : `${plural(steps.length, 'step')} ${names(steps)} reused: ${whose} (${generations})`;
+    return `${taken}${collecting}; ${others === 0 ? 'nothing is sent' : 'only the other steps are sent'}`;
   },
   /** The outputs could not be linked or copied into the file's folder (a local failure, tried again next run). */
   linkFailed: (input: string, why: string): string =>
