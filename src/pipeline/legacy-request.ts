@@ -17,6 +17,7 @@ import {
   type LegacyCreateKind,
   type LegacyRequestType,
   oneOf,
+  promptLengthProblem,
 } from '../spec/index.ts';
 import type { InputAs, MediaKind } from './item.ts';
 
@@ -100,7 +101,9 @@ export function legacyProblem(request: Json): string | null {
   const body = legacyWireBody(request);
   if (isObject(body.media) && body.media.url === LEGACY_INPUT_URL) body.media = { url: STAND_IN_URL };
   const result = LEGACY_CREATES[LEGACY_RECIPE_OPERATIONS[op].create].validate(body);
-  return result.ok ? null : result.detail;
+  if (!result.ok) return result.detail;
+  // The prompt-length rule is the agents surface's, one for both (a legacy create of an empty prompt is paid).
+  return typeof body.prompt === 'string' ? promptLengthProblem(body.prompt) : null;
 }
 
 /** Where a legacy operation takes the item's file (its `input_as` when the rule gives none), or null. */

@@ -1,0 +1,92 @@
+/**
+ * Legacy-surface recipes through the CLI against the emulator: the prompt-length rule both surfaces
+ * share, `media_url: emulator` checked where the legacy creates go, media_url as part of the recipe,
+ * the recipe checker's lines for legacy rules, the journal without the media URL's token.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { adminRows, startTestEmulator } from '../helpers/emulator.ts';
+import { cliEnv, runCli } from './run-cli.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: reports read loosely
+type Loose = any;
+
+let emu: RunningEmulator;
+/** A server that is not the emulator: every request answered with an HTML 501 page. */
+let other: Server;
+let otherUrl = '';
+let otherHits = 0;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  emu = await startTestEmulator({ tiny_outputs: true });
+  other = createServer((_req, res) => {
+    otherHits++;
+    res.writeHead(501, { 'content-type': 'text/html' });
+    res.end(
+      '<!DOCTYPE html>\n<html><head><title>501 Not Implemented</title></head>\n<body><h1>Not Implemented</h1><p>The server does not support this.</p></body></html>\n',
+    );
+  });
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  const address = other.address();
+  otherUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => other?.close(resolve));
+  await emu?.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function folder(recipe: string, inputs: Record<string, string | Buffer>): { input: string; out: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'genpipe-legacy-fix-'));
+  dirs.push(dir);
+  const input = join(dir, 'in');
+  mkdirSync(input);
+  writeFileSync(join(input, 'genpipe.yaml'), recipe);
+  for (const [name, body] of Object.entries(inputs)) writeFileSync(join(input, name), body);
+  return { input, out: join(dir, 'out') };
+}
+
+function report(out: string): Loose {
+  return JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+}
+
+function itemOf(out: string, name: string): Loose {
+  return report(out).items.find((i: Loose) => i.input === name);
+}
+
+async function legacyCount(): Promise<number> {
+  return (await adminRows(emu)).length;
+}
+
+const PHOTON = [
+  'rules:',
+  '  - match: "*.txt"',
+  '    input_as: prompt',
+  '    request: { surface: legacy, operation: generate-image, model: photon-1, aspect_ratio: "16:9" }',
+  '',
+].join('\n');
+
+describe('the prompt-length rule is one for both surfaces', () => {
+  it('a whitespace-only and a too-long prompt file fail at plan on the legacy surface, nothing sent', async () => {
+    const { input, out } = folder(PHOTON, {
+      'blank.txt': '   \n\n',
+      'long.txt': 'x'.repeat(6001),
+      'fox.txt': 'a red fox',
+    });
+    const before = await legacyCount();
+    const r = await runCli(['run', input, '--out', out], cliEnv(emu), 120_000);
+    expect(r.code, r.stderr).toBe(1);
+    expect((await legacyCount()) - before).toBe(1);
+    expect(itemOf(out, 'blank.txt').reason).toBe(
+      'Prompt must be between 1 and 6000 characters (the prompt file is empty or holds only whitespace)',
+    );
+    expect(itemOf(out, 'long.txt').reason).toBe(
+      'Prompt must be between 1 and 6000 characters (the prompt file holds 6001 characters)',
+    );
+  });
+});
