@@ -3,12 +3,14 @@
  * share, `media_url: emulator` checked where the legacy creates go, media_url as part of the recipe,
  * the recipe checker's lines for legacy rules, the journal without the media URL's token.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
+import { ffmpegPath } from '../../src/media/ffmpeg-path.ts';
 import { adminRows, startTestEmulator } from '../helpers/emulator.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
@@ -88,5 +90,65 @@ describe('the prompt-length rule is one for both surfaces', () => {
     expect(itemOf(out, 'long.txt').reason).toBe(
       'Prompt must be between 1 and 6000 characters (the prompt file holds 6001 characters)',
     );
+  });
+});
+
+/** A 2 s 320x240 video, made with ffmpeg. */
+function clip(path: string): void {
+  execFileSync(ffmpegPath(), [
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=320x240:rate=24:duration=2',
+    '-pix_fmt',
+    'yuv420p',
+    '-y',
+    path,
+  ]);
+}
+
+const REFRAME_EMULATOR = [
+  'rules:',
+  '  - match: "*.mp4"',
+  '    media_url: emulator',
+  '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "1:1" }',
+  '',
+].join('\n');
+
+describe('media_url: emulator is checked where the legacy creates go', () => {
+  it('--base-url the emulator, --legacy-base-url another server: refused, no byte and no create sent, a short reason', async () => {
+    const { input, out } = folder(REFRAME_EMULATOR, {});
+    clip(join(input, 'clip.mp4'));
+    const hitsBefore = otherHits;
+    const legacyBase = `${otherUrl}/dream-machine/v1`;
+    const r = await runCli(
+      ['run', input, '--out', out, '--legacy-base-url', legacyBase],
+      cliEnv(emu),
+      120_000,
+    );
+    expect(r.code).toBe(1);
+    const reason = itemOf(out, 'clip.mp4').reason as string;
+    expect(reason, r.stderr).toContain(
+      `media_url: emulator works against genpipe serve only, and ${otherUrl} is not it (GET /_emulator/media answered 501`,
+    );
+    expect(reason).not.toContain('<');
+    // Only the check reached the other server: no create.
+    expect(otherHits - hitsBefore).toBe(1);
+  });
+
+  it("a non-JSON error answer of a create becomes a short reason: the status and the answer's first line of text", async () => {
+    const { input, out } = folder(PHOTON, { 'fox.txt': 'a red fox' });
+    const r = await runCli(
+      ['run', input, '--out', out, '--legacy-base-url', `${otherUrl}/dream-machine/v1`],
+      cliEnv(emu),
+      120_000,
+    );
+    expect(r.code).toBe(1);
+    const reason = itemOf(out, 'fox.txt').reason as string;
+    expect(reason, r.stderr).toContain('501 Not Implemented');
+    expect(reason).not.toContain('<');
+    expect(reason).not.toContain('does not support');
   });
 });
