@@ -152,3 +152,30 @@ describe('media_url: emulator is checked where the legacy creates go', () => {
     expect(reason).not.toContain('does not support');
   });
 });
+
+describe("a rule's media_url is part of the recipe", () => {
+  it('a file failed on a bad template is sent again once the template is fixed; the reason names the URL', async () => {
+    // The emulator's own /_storage host serves nothing at this path: the legacy surface's fetch fails 404.
+    const bad = `${emu.url}/nowhere/{path}?token=SUPERSECRET1`;
+    const rule = (template: string) =>
+      REFRAME_EMULATOR.replace('media_url: emulator', `media_url: "${template}"`);
+    const { input, out } = folder(rule(bad), {});
+    clip(join(input, 'clip.mp4'));
+    const first = await runCli(['run', input, '--out', out], cliEnv(emu), 120_000);
+    expect(first.code, first.stderr).toBe(1);
+    const reason = itemOf(out, 'clip.mp4').reason as string;
+    expect(reason).toContain('media.url: failed to fetch URL (HTTP 404)');
+    expect(reason).toContain(`${emu.url}/nowhere/clip.mp4?token=`);
+    expect(reason).not.toContain('SUPERSECRET1');
+    // The same recipe again: a media fetch failure is not the file's own, it is tried again.
+    const before = await legacyCount();
+    const again = await runCli(['run', input, '--out', out], cliEnv(emu), 120_000);
+    expect(again.code).toBe(1);
+    expect((await legacyCount()) - before).toBe(1);
+    // The template fixed (the emulator's media store): a recipe change, the file is sent and succeeds.
+    writeFileSync(join(input, 'genpipe.yaml'), REFRAME_EMULATOR);
+    const fixed = await runCli(['run', input, '--out', out], cliEnv(emu), 120_000);
+    expect(fixed.code, fixed.stdout + fixed.stderr).toBe(0);
+    expect(itemOf(out, 'clip.mp4').status).toBe('succeeded');
+  });
+});
