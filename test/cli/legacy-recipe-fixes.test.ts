@@ -179,3 +179,38 @@ describe("a rule's media_url is part of the recipe", () => {
     expect(itemOf(out, 'clip.mp4').status).toBe('succeeded');
   });
 });
+
+describe("the recipe checker's lines for legacy rules", () => {
+  it('one line per problem: a bad media_url, a missing or misspelt operation, the operation named where the file goes', async () => {
+    const recipe = [
+      'rules:',
+      '  - match: "a/*.mp4"',
+      '    media_url: "ftp://example.com/{path}"',
+      '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "9:16" }',
+      '  - match: "b/*.mp4"',
+      '    media_url: emulator',
+      '    request: { surface: legacy, model: ray-2, aspect_ratio: "9:16" }',
+      '  - match: "c/*.mp4"',
+      '    request: { surface: legacy, operation: refrane-video, model: ray-2, aspect_ratio: "9:16" }',
+      '  - match: "d/*.mp4"',
+      '    media_url: emulator',
+      '    request: { surface: legacy, operation: reframe-video, model: ray-2, aspect_ratio: "9:16", media: { url: "https://x.example/a.mp4" } }',
+      '',
+    ].join('\n');
+    const { input, out } = folder(recipe, {});
+    const r = await runCli(['run', input, '--out', out], cliEnv(emu), 60_000);
+    expect(r.code).toBe(2);
+    const lines = r.stderr
+      .split('\n')
+      .filter((l) => l.includes('genpipe.yaml:'))
+      .map((l) => l.slice(l.indexOf('genpipe.yaml:')));
+    const ops =
+      "Expected one of 'generate-image', 'generate-video', 'reframe-image', 'reframe-video' for operation";
+    expect(lines).toEqual([
+      'genpipe.yaml:3: rules[0].media_url: must be a URL template with {path} (https://cdn.example.com/{path}) or \'emulator\' (genpipe serve only): "ftp://example.com/{path}" does not make an http(s) URL',
+      `genpipe.yaml:7: rules[1].request.operation: ${ops} but received nothing`,
+      `genpipe.yaml:9: rules[2].request.operation: ${ops} but received 'refrane-video'`,
+      "genpipe.yaml:12: rules[3].request.media: the file goes here (input_as defaults to 'source' for operation 'reframe-video'); remove this field or choose another input_as",
+    ]);
+  });
+});
