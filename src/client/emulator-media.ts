@@ -50,8 +50,12 @@ export class EmulatorMedia {
   private confirmed: Promise<void> | null = null;
   constructor(private readonly transport: ApiTransport) {}
 
-  /** Resolves once the legacy surface's server is found to be the emulator. @throws EmulatorOnlyError */
-  private confirm(signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves once the legacy surface's server is found to be the emulator (`GET /_emulator/media`,
+   * asked once): what put checks before any byte is sent, and what a dry run asks.
+   * @throws EmulatorOnlyError
+   */
+  confirm(signal?: AbortSignal): Promise<void> {
     this.confirmed ??= this.probe(signal).catch((err) => {
       this.confirmed = null;
       throw err;

@@ -214,3 +214,20 @@ describe("the recipe checker's lines for legacy rules", () => {
     ]);
   });
 });
+
+describe('a dry run of media_url: emulator', () => {
+  it('against a legacy server that is not the emulator says the file would fail, with the text a run gives', async () => {
+    const { input, out } = folder(REFRAME_EMULATOR, {});
+    clip(join(input, 'clip.mp4'));
+    const args = ['run', input, '--out', out, '--legacy-base-url', `${otherUrl}/dream-machine/v1`];
+    const dry = await runCli([...args, '--dry-run'], cliEnv(emu), 60_000);
+    expect(dry.code, dry.stdout + dry.stderr).toBe(1);
+    const real = await runCli(args, cliEnv(emu), 120_000);
+    expect(real.code).toBe(1);
+    const reason = itemOf(out, 'clip.mp4').reason as string;
+    expect(dry.stdout).toContain(`clip.mp4: would fail at submit: ${reason}`);
+    // Against the emulator itself the dry run would send it.
+    const ok = await runCli(['run', input, '--out', out, '--dry-run'], cliEnv(emu), 60_000);
+    expect(ok.stdout).toContain('clip.mp4: would send');
+  });
+});

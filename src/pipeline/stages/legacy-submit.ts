@@ -31,14 +31,20 @@ import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advanceStep, failStep } from '../stage.ts';
 import { createFailed } from './create-failure.ts';
 
+/** The texts of a legacy submit. */
+export const LEGACY_SUBMIT_TEXTS = {
+  /** The item's media could not be made a URL (the emulator's media store refused it, …). */
+  notSent: (why: string): string => `the input could not be sent: ${why}`,
+} as const;
+
 /** The rule's media_url of the item (null: the rule gives none). */
-function mediaUrlRule(item: Item, ctx: RunContext): string | null {
-  return (item.rule ? ctx.recipe.rules[item.rule.index]?.mediaUrl : null) ?? null;
+export function mediaUrlRule(item: Item, recipe: Pick<RunContext['recipe'], 'rules'>): string | null {
+  return (item.rule ? recipe.rules[item.rule.index]?.mediaUrl : null) ?? null;
 }
 
 /** Upload (checked → uploaded) of a legacy request: the file's URL by the rule's template. */
 export async function uploadLegacy(item: Item, request: Json, ctx: RunContext): Promise<Item> {
-  const template = mediaUrlRule(item, ctx);
+  const template = mediaUrlRule(item, ctx.recipe);
   if (!holdsLegacyInput(request) || template === null || template === EMULATOR_MEDIA_URL) {
     return advanceStep(item, 'uploaded', { request, upload: null });
   }
@@ -73,7 +79,7 @@ export async function submitLegacy(item: Item, ctx: RunContext): Promise<Item> {
     return failStep(
       item,
       'submit',
-      `the input could not be sent: ${reasonOf(err)}`,
+      LEGACY_SUBMIT_TEXTS.notSent(reasonOf(err)),
       { requestId: null },
       { failure: failureOfError(err) },
     );
