@@ -4,7 +4,7 @@
  * the recipe checker's lines for legacy rules, the journal without the media URL's token.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,10 +23,19 @@ let other: Server;
 let otherUrl = '';
 let otherHits = 0;
 const dirs: string[] = [];
+const TOKEN = 'SUPERSECRET2xyz';
+/** The bytes the other server publishes at /media/clip.mp4. */
+let published: Buffer | null = null;
 
 beforeAll(async () => {
   emu = await startTestEmulator({ tiny_outputs: true });
-  other = createServer((_req, res) => {
+  other = createServer((req, res) => {
+    // The one thing it serves: a published clip, to the holder of its token.
+    if (req.url === `/media/clip.mp4?token=${TOKEN}` && published !== null) {
+      res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': published.length });
+      res.end(published);
+      return;
+    }
     otherHits++;
     res.writeHead(501, { 'content-type': 'text/html' });
     res.end(
@@ -229,5 +238,30 @@ describe('a dry run of media_url: emulator', () => {
     // Against the emulator itself the dry run would send it.
     const ok = await runCli(['run', input, '--out', out, '--dry-run'], cliEnv(emu), 60_000);
     expect(ok.stdout).toContain('clip.mp4: would send');
+  });
+});
+
+/** Every file under `dir` (its journal included) that holds `text`, as raw bytes. */
+function filesHolding(dir: string, text: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .filter((path) => readFileSync(path).includes(text));
+}
+
+describe("a media_url template's token", () => {
+  it('is sent to the service but is nowhere in the out dir: not in the journal, not in result.json', async () => {
+    const rule = REFRAME_EMULATOR.replace(
+      'media_url: emulator',
+      `media_url: "${otherUrl}/media/{path}?token=${TOKEN}"`,
+    );
+    const { input, out } = folder(rule, {});
+    clip(join(input, 'clip.mp4'));
+    published = readFileSync(join(input, 'clip.mp4'));
+    const r = await runCli(['run', input, '--out', out], cliEnv(emu), 120_000);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(filesHolding(out, TOKEN)).toEqual([]);
+    const result = JSON.parse(readFileSync(join(out, 'clip.mp4', 'result.json'), 'utf8'));
+    expect(result.request.media.url).toBe(`${otherUrl}/media/clip.mp4?token=[redacted]`);
   });
 });

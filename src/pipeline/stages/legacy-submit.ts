@@ -13,7 +13,7 @@
  *   its own.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateNotSentError } from '../../client/index.ts';
+import { CreateNotSentError, redactShapes } from '../../client/index.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertFileAsChecked } from '../input-changed.ts';
 import { type Item, stepOf, withStep } from '../item.ts';
@@ -22,6 +22,7 @@ import {
   holdsLegacyInput,
   LEGACY_RECIPE_OPERATIONS,
   legacyOperationOf,
+  legacySentMediaUrl,
   legacyWireBody,
   withLegacyMediaUrl,
 } from '../legacy-request.ts';
@@ -48,15 +49,23 @@ export async function uploadLegacy(item: Item, request: Json, ctx: RunContext): 
   if (!holdsLegacyInput(request) || template === null || template === EMULATOR_MEDIA_URL) {
     return advanceStep(item, 'uploaded', { request, upload: null });
   }
+  // Recorded with its credentials masked (the journal holds no token): submit makes it again to send it.
   return advanceStep(item, 'uploaded', {
-    request: withLegacyMediaUrl(request, mediaUrlOf(template, item.input)),
+    request: withLegacyMediaUrl(request, redactShapes(mediaUrlOf(template, item.input))),
     upload: null,
   });
 }
 
-/** The body sent: the file still the version checked, and under `media_url: emulator` its URL made now. */
+/**
+ * The body sent: the file still the version checked, its URL made now from the rule's media_url (a
+ * template's, recorded masked at upload; or, under `media_url: emulator`, the emulator's media store's).
+ */
 async function wireBody(item: Item, request: Json, ctx: RunContext): Promise<Json> {
   if (item.inputAs !== 'prompt') await assertFileAsChecked(item, ctx.signal);
+  const template = mediaUrlRule(item, ctx.recipe);
+  if (template !== null && template !== EMULATOR_MEDIA_URL && legacySentMediaUrl(request) !== null) {
+    return legacyWireBody(withLegacyMediaUrl(request, mediaUrlOf(template, item.input)));
+  }
   if (!holdsLegacyInput(request)) return legacyWireBody(request);
   const { url } = await ctx.client.emulatorMedia.put(item.absPath, {
     signal: ctx.signal,
