@@ -497,7 +497,10 @@ function readRule(
     }
   }
   let mediaUrl: string | null = null;
-  if (raw.media_url !== undefined) {
+  if (raw.media_url !== undefined && !(isObject(raw.request) && isLegacyRequest(raw.request))) {
+    at([...here, 'media_url'], LEGACY_RULE_TEXTS.mediaUrlNotLegacy);
+    sound = false;
+  } else if (raw.media_url !== undefined) {
     const problem = mediaUrlProblem(raw.media_url);
     if (problem === null) mediaUrl = raw.media_url as string;
     else {
@@ -591,6 +594,7 @@ function readChainRule(
 export const LEGACY_RULE_TEXTS = {
   inChain:
     "a chain's steps are generations of the agents surface: a request to the legacy surface is a rule of its own",
+  mediaUrlNotLegacy: 'media_url is for legacy rules (request.surface: legacy)',
   noMediaUrl: `the legacy surface takes media by URL: give the rule media_url (a URL template such as https://cdn.example.com/{path}, or '${EMULATOR_MEDIA_URL}' against genpipe serve)`,
 } as const;
 

@@ -265,3 +265,21 @@ describe("a media_url template's token", () => {
     expect(result.request.media.url).toBe(`${otherUrl}/media/clip.mp4?token=[redacted]`);
   });
 });
+
+describe('media_url on a rule of the agents surface', () => {
+  it('is a recipe error, not ignored', async () => {
+    const recipe = [
+      'rules:',
+      '  - match: "*.png"',
+      '    media_url: "https://cdn.example.com/{path}"',
+      '    request: { type: image_edit, model: uni-1, prompt: "a fox" }',
+      '',
+    ].join('\n');
+    const { input, out } = folder(recipe, {});
+    const r = await runCli(['run', input, '--out', out], cliEnv(emu), 60_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'genpipe.yaml:3: rules[0].media_url: media_url is for legacy rules (request.surface: legacy)',
+    );
+  });
+});
