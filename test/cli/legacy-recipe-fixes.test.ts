@@ -283,3 +283,17 @@ describe('media_url on a rule of the agents surface', () => {
     );
   });
 });
+
+describe("the emulator's admin view of legacy generations", () => {
+  it('has started_at and the reads genpipe made of them, as for the agents surface', async () => {
+    const { input, out } = folder(PHOTON, { 'owl.txt': 'an owl at night' });
+    const r = await runCli(['run', input, '--out', out], cliEnv(emu), 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    const id = JSON.parse(readFileSync(join(out, 'owl.txt', 'result.json'), 'utf8')).generation_id;
+    const row = (await adminRows(emu)).find((g) => g.id === id) as Loose;
+    expect(row.surface).toBe('legacy');
+    expect(row.started_at).not.toBeNull();
+    expect(Date.parse(row.started_at)).toBeLessThanOrEqual(Date.parse(row.finished_at));
+    expect(row.reads).toBeGreaterThan(0);
+  });
+});

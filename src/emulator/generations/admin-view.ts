@@ -23,7 +23,7 @@ export interface AdminGeneration {
   /** When it began processing and when it ended (ISO), null before. */
   started_at: string | null;
   finished_at: string | null;
-  /** Reads of it (GET /v1/generations/{id}) its client made. */
+  /** Reads of it its client made (GET /v1/generations/{id}, or the legacy GET /generations/{id}). */
   reads: number;
 }
 
