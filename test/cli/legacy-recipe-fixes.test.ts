@@ -297,3 +297,22 @@ describe("the emulator's admin view of legacy generations", () => {
     expect(row.reads).toBeGreaterThan(0);
   });
 });
+
+describe('one name for the type a legacy generation is charged as', () => {
+  it('the admin row, the balance, the costs and the dry run all say video_reframe for a reframe-video', async () => {
+    const { input, out } = folder(REFRAME_EMULATOR, {});
+    clip(join(input, 'clip.mp4'));
+    const dry = await runCli(['run', input, '--out', out, '--dry-run'], cliEnv(emu), 60_000);
+    expect(dry.stderr).toContain('1 video_reframe × 10');
+    const r = await runCli(['run', input, '--out', out], cliEnv(emu), 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    const id = JSON.parse(readFileSync(join(out, 'clip.mp4', 'result.json'), 'utf8')).generation_id;
+    const row = (await adminRows(emu)).find((g) => g.id === id) as Loose;
+    expect(row.type).toBe('video_reframe');
+    expect(row.legacy_type).toBe('reframe_video');
+    const balance = (await (await fetch(`${emu.url}/_emulator/balance`)).json()) as Loose;
+    const types = balance.data.flatMap((c: Loose) => Object.keys(c.by_type));
+    expect(types).toContain('video_reframe');
+    expect(types).not.toContain('reframe_video');
+  });
+});
