@@ -1,17 +1,10 @@
-/**
- * Legacy-surface recipes through the CLI against the emulator: the prompt-length rule both surfaces
- * share, `media_url: emulator` checked where the legacy creates go, media_url as part of the recipe,
- * the recipe checker's lines for legacy rules, the journal without the media URL's token.
- */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { ffmpegPath } from '../../src/media/ffmpeg-path.ts';
 import { adminRows, startTestEmulator } from '../helpers/emulator.ts';
+import { clip, PHOTON, recipeFolder } from './legacy-recipe-helpers.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: reports read loosely
@@ -53,13 +46,7 @@ afterAll(async () => {
 });
 
 function folder(recipe: string, inputs: Record<string, string | Buffer>): { input: string; out: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'genpipe-legacy-fix-'));
-  dirs.push(dir);
-  const input = join(dir, 'in');
-  mkdirSync(input);
-  writeFileSync(join(input, 'genpipe.yaml'), recipe);
-  for (const [name, body] of Object.entries(inputs)) writeFileSync(join(input, name), body);
-  return { input, out: join(dir, 'out') };
+  return recipeFolder(dirs, recipe, inputs);
 }
 
 function report(out: string): Loose {
@@ -73,14 +60,6 @@ function itemOf(out: string, name: string): Loose {
 async function legacyCount(): Promise<number> {
   return (await adminRows(emu)).length;
 }
-
-const PHOTON = [
-  'rules:',
-  '  - match: "*.txt"',
-  '    input_as: prompt',
-  '    request: { surface: legacy, operation: generate-image, model: photon-1, aspect_ratio: "16:9" }',
-  '',
-].join('\n');
 
 describe('the prompt-length rule is one for both surfaces', () => {
   it('a whitespace-only and a too-long prompt file fail at plan on the legacy surface, nothing sent', async () => {
@@ -101,22 +80,6 @@ describe('the prompt-length rule is one for both surfaces', () => {
     );
   });
 });
-
-/** A 2 s 320x240 video, made with ffmpeg. */
-function clip(path: string): void {
-  execFileSync(ffmpegPath(), [
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc=size=320x240:rate=24:duration=2',
-    '-pix_fmt',
-    'yuv420p',
-    '-y',
-    path,
-  ]);
-}
 
 const REFRAME_EMULATOR = [
   'rules:',

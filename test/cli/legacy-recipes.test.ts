@@ -6,24 +6,17 @@
  * (a `media_url` template, and the emulator's own media store).
  */
 import { execFileSync } from 'node:child_process';
-import {
-  createReadStream,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
-import { ffmpegPath, ffprobePath } from '../../src/media/ffmpeg-path.ts';
+import { ffprobePath } from '../../src/media/ffmpeg-path.ts';
 import { adminRows, heldGenerations, hold, startTestEmulator, unhold } from '../helpers/emulator.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
+import { clip, PHOTON, recipeFolder } from './legacy-recipe-helpers.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: reports read loosely
@@ -68,13 +61,7 @@ afterEach(async () => {
 });
 
 function folder(recipe: string, inputs: Record<string, string | Buffer>): { input: string; out: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'genpipe-legacy-recipe-'));
-  dirs.push(dir);
-  const input = join(dir, 'in');
-  mkdirSync(input);
-  writeFileSync(join(input, 'genpipe.yaml'), recipe);
-  for (const [name, body] of Object.entries(inputs)) writeFileSync(join(input, name), body);
-  return { input, out: join(dir, 'out') };
+  return recipeFolder(dirs, recipe, inputs);
 }
 
 function readJson(path: string): Loose {
@@ -84,14 +71,6 @@ function readJson(path: string): Loose {
 async function legacyCount(): Promise<number> {
   return (await adminRows(emu)).length;
 }
-
-const PHOTON = [
-  'rules:',
-  '  - match: "*.txt"',
-  '    input_as: prompt',
-  '    request: { surface: legacy, operation: generate-image, model: photon-1, aspect_ratio: "16:9" }',
-  '',
-].join('\n');
 
 /** A rule reframing the videos `match` takes, their media by `mediaUrl` (as the YAML value). */
 function reframeRule(match: string, mediaUrl: string, model: string, ratio: string): string {
@@ -264,22 +243,6 @@ describe('a file the legacy operation does not take', () => {
     expect(r.report.totals).toMatchObject({ succeeded: 1, failed: 1 });
   });
 });
-
-/** A 2 s 320x240 video, made with ffmpeg. */
-function clip(path: string): void {
-  execFileSync(ffmpegPath(), [
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc=size=320x240:rate=24:duration=2',
-    '-pix_fmt',
-    'yuv420p',
-    '-y',
-    path,
-  ]);
-}
 
 function probe(path: string): { width: number; height: number } {
   const json = execFileSync(ffprobePath(), ['-v', 'error', '-show_streams', '-of', 'json', path], {
