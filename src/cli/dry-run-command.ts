@@ -44,6 +44,7 @@ import { type BatchFlags, type BatchOptions, resolveBatchOptions } from './batch
 import { openRunJournal, planOptionsOf } from './batch-setup.ts';
 import { embeddedEmulatorCosts } from './embedded-emulator.ts';
 import { EXIT } from './exit-codes.ts';
+import { makeClient } from './make-client.ts';
 import { resolveServiceConfig } from './service-config.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -108,6 +109,27 @@ interface DryRunService {
   emulator: boolean;
   secrets: string[];
   prices(signal: AbortSignal): Promise<Prices>;
+  /** The run's check of the emulator's media store (`media_url: emulator`); none for the embedded emulator. */
+  confirmEmulatorMedia?: (signal: AbortSignal) => Promise<void>;
+}
+
+/**
+ * The check a run makes before sending bytes under `media_url: emulator`, by a client of the flags as
+ * the run's (the legacy base URL it would send the creates to); asked once, by the first file needing it.
+ */
+function emulatorMediaCheck(flags: BatchFlags): (signal: AbortSignal) => Promise<void> {
+  let checked: Promise<void> | null = null;
+  return (signal) => {
+    checked ??= (async () => {
+      const { client } = makeClient(flags);
+      try {
+        await client.emulatorMedia.confirm(signal);
+      } finally {
+        await client.close();
+      }
+    })();
+    return checked;
+  };
 }
 
 /**
@@ -146,6 +168,7 @@ function dryRunService(flags: BatchFlags): DryRunService {
     emulator: false,
     secrets: [config.apiKey, config.legacyToken ?? ''].filter(Boolean),
     prices: (signal) => emulatorPrices(baseUrl, signal),
+    confirmEmulatorMedia: emulatorMediaCheck(flags),
   };
 }
 
@@ -311,6 +334,7 @@ export async function executeDryRun(s: DryRunSession): Promise<number> {
     signal: s.signal,
     onEntry: out.entry,
     ...(preview ? { preview } : { identify }),
+    ...(service.confirmEmulatorMedia ? { confirmEmulatorMedia: service.confirmEmulatorMedia } : {}),
     ...(intake ? { source: intake.source, failAtCheck: intake.failAtCheck } : {}),
   });
   await cmd.stopIntake?.();

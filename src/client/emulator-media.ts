@@ -1,10 +1,13 @@
 /**
  * The emulator's media store (`genpipe serve` only; the service has none): a local file's bytes sent to
- * `PUT {baseUrl}/_emulator/media`, answered with a signed URL the legacy surface can fetch. Before any
- * byte is sent, `GET {baseUrl}/_emulator/media` must answer the emulator's mark: against any other
- * base URL nothing is sent and EmulatorOnlyError says why. No Authorization header is sent here.
+ * `PUT {root}/_emulator/media`, answered with a signed URL the legacy surface can fetch. `{root}` is the
+ * server the legacy creates go to: the legacy base URL without its `/dream-machine/v1` (the URL the
+ * legacy surface fetches must be its own store's). Before any byte is sent, `GET {root}/_emulator/media`
+ * must answer the emulator's mark: against any other server nothing is sent and EmulatorOnlyError says
+ * why. No Authorization header is sent here.
  */
 import { createReadStream } from 'node:fs';
+import { LEGACY_BASE_PATH } from '../spec/index.ts';
 import type { ApiTransport } from './api-transport.ts';
 import { GenpipeError } from './errors.ts';
 
@@ -32,13 +35,27 @@ export interface EmulatorMediaPut {
   bytes: number;
 }
 
+/**
+ * The server whose media store a legacy create's URL must be in: the legacy base URL (the agents base
+ * URL when none is set) without its `/dream-machine/v1`.
+ * @example emulatorMediaRoot({ baseUrl: 'http://a', legacyBaseUrl: 'http://b/dream-machine/v1' }) // 'http://b'
+ */
+export function emulatorMediaRoot(settings: { baseUrl: string; legacyBaseUrl: string | null }): string {
+  const legacy = settings.legacyBaseUrl ?? settings.baseUrl;
+  return legacy.endsWith(LEGACY_BASE_PATH) ? legacy.slice(0, -LEGACY_BASE_PATH.length) : legacy;
+}
+
 /** The emulator's media store of a client. */
 export class EmulatorMedia {
   private confirmed: Promise<void> | null = null;
   constructor(private readonly transport: ApiTransport) {}
 
-  /** Resolves once the base URL is found to be the emulator. @throws EmulatorOnlyError */
-  private confirm(signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves once the legacy surface's server is found to be the emulator (`GET /_emulator/media`,
+   * asked once): what put checks before any byte is sent, and what a dry run asks.
+   * @throws EmulatorOnlyError
+   */
+  confirm(signal?: AbortSignal): Promise<void> {
     this.confirmed ??= this.probe(signal).catch((err) => {
       this.confirmed = null;
       throw err;
@@ -47,7 +64,7 @@ export class EmulatorMedia {
   }
 
   private async probe(signal?: AbortSignal): Promise<void> {
-    const base = this.transport.settings.baseUrl;
+    const base = emulatorMediaRoot(this.transport.settings);
     const res = await this.transport.attempt({
       method: 'GET',
       url: this.transport.url('storage', `${base}${MEDIA_PATH}`),
@@ -70,14 +87,14 @@ export class EmulatorMedia {
    * Sends a file's bytes to the emulator's media store.
    * @param options.sha256 - the bytes expected (the file as checked): other bytes throw
    * @returns the signed URL of the bytes, their sha256 and size
-   * @throws EmulatorOnlyError when the base URL is not the emulator (nothing sent)
+   * @throws EmulatorOnlyError when the legacy surface's server is not the emulator (nothing sent)
    */
   async put(
     path: string,
     options: { signal?: AbortSignal; sha256?: string } = {},
   ): Promise<EmulatorMediaPut> {
     await this.confirm(options.signal);
-    const base = this.transport.settings.baseUrl;
+    const base = emulatorMediaRoot(this.transport.settings);
     const res = await this.transport.attempt({
       method: 'PUT',
       url: this.transport.url('storage', `${base}${MEDIA_PATH}`),

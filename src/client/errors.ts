@@ -425,8 +425,6 @@ export function parseRetryAfter(value: string | undefined, nowMs = Date.now()): 
   return Math.max(0, at - nowMs);
 }
 
-const MAX_DETAIL_CHARS = 1000;
-
 /** The `detail` of an error body: `{ detail }` JSON, or a short piece of a non-JSON body. */
 export function detailOf(body: unknown): string | null {
   if (
@@ -436,8 +434,26 @@ export function detailOf(body: unknown): string | null {
   ) {
     return (body as { detail: string }).detail;
   }
-  if (typeof body === 'string' && body.trim() !== '') return body.trim().slice(0, MAX_DETAIL_CHARS);
+  if (typeof body === 'string') return textDetail(body);
   return null;
+}
+
+/** The longest first line of a non-JSON answer kept as its detail. */
+const MAX_TEXT_DETAIL_CHARS = 200;
+
+/**
+ * The detail of an answer that is text, not JSON (a proxy's HTML error page, say): its first line of
+ * text, markup dropped, at most 200 characters; null when it holds none.
+ * @example textDetail('<html><head><title>501 Not Implemented</title></head>…') // '501 Not Implemented'
+ */
+function textDetail(body: string): string | null {
+  const text = body.replace(/<[^>]*>/g, '\n');
+  const line = text
+    .split(/\r?\n/)
+    .map((l) => l.replace(/\s+/g, ' ').trim())
+    .find((l) => l !== '');
+  if (line === undefined) return null;
+  return line.length > MAX_TEXT_DETAIL_CHARS ? `${line.slice(0, MAX_TEXT_DETAIL_CHARS - 1)}…` : line;
 }
 
 const SUMMARIES: Readonly<Record<number, string>> = {

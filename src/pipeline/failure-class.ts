@@ -24,7 +24,7 @@ import {
   TooLargeError,
   UnprocessableError,
 } from '../client/index.ts';
-import { FAILURE_CODES, type FailureCode } from '../spec/index.ts';
+import { FAILURE_CODES, type FailureCode, isLegacyFetchFailure } from '../spec/index.ts';
 import { currentStep, type Item, type ItemFailure } from './item.ts';
 
 /**
@@ -48,6 +48,27 @@ export function isRetryableFailureCode(code: string | null | undefined): boolean
 export function failureOfCode(code: string | null): ItemFailure {
   if (code === null) return { kind: 'generation failed', retryable: false };
   return { kind: code, retryable: isRetryableFailureCode(code) || RERUN_RETRYABLE_CODES.includes(code) };
+}
+
+/** The kind of a failed generation the surface could not fetch the media URL of. */
+export const MEDIA_FETCH_FAILURE_KIND = 'media URL not fetched';
+
+/**
+ * The failure of a failed generation: by its failure_code; a legacy generation (no failure_code) that
+ * could not fetch its media URL is retried by a later run (the URL, not the file, was at fault: the
+ * bytes published later, or the rule's media_url mended).
+ *
+ * @example failureOfGeneration({ failure_code: null, failure_reason: 'media.url: failed to fetch URL (HTTP 404)' })
+ * // { kind: 'media URL not fetched', retryable: true }
+ */
+export function failureOfGeneration(g: {
+  failure_code: string | null;
+  failure_reason: string | null;
+}): ItemFailure {
+  if (g.failure_code === null && isLegacyFetchFailure(g.failure_reason)) {
+    return { kind: MEDIA_FETCH_FAILURE_KIND, retryable: true };
+  }
+  return failureOfCode(g.failure_code);
 }
 
 function kindOf(err: GenpipeError): string {

@@ -10,6 +10,7 @@
  *   service: against any other base URL it is refused before anything is sent.
  * Pure: no I/O.
  */
+import { createHash } from 'node:crypto';
 
 /** The `media_url` value that uses the emulator's own media store. */
 export const EMULATOR_MEDIA_URL = 'emulator';
@@ -42,4 +43,16 @@ export function mediaUrlProblem(value: unknown): string | null {
 export function mediaUrlOf(template: string, input: string): string {
   const path = input.split('/').map(encodeURIComponent).join('/');
   return template.replaceAll(PATH_TOKEN, path);
+}
+
+/**
+ * The mark of a rule's media_url in a planned request (`media: { url: '$input', media_url: <mark> }`):
+ * `emulator`, or a digest of the template (never the template, which may hold a token). The planned
+ * request is what the recipe hash takes, so a changed media_url is a changed recipe; the mark is never
+ * sent (the URL replaces the whole `media`).
+ * @example mediaUrlMark('https://cdn.example.com/{path}') // 'sha256:…' (16 hex digits)
+ */
+export function mediaUrlMark(template: string): string {
+  if (template === EMULATOR_MEDIA_URL) return EMULATOR_MEDIA_URL;
+  return `sha256:${createHash('sha256').update(template, 'utf8').digest('hex').slice(0, 16)}`;
 }

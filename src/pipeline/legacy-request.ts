@@ -17,8 +17,10 @@ import {
   type LegacyCreateKind,
   type LegacyRequestType,
   oneOf,
+  promptLengthProblem,
 } from '../spec/index.ts';
 import type { InputAs, MediaKind } from './item.ts';
+import { mediaUrlMark } from './legacy-media-url.ts';
 
 type Json = Record<string, unknown>;
 
@@ -100,7 +102,9 @@ export function legacyProblem(request: Json): string | null {
   const body = legacyWireBody(request);
   if (isObject(body.media) && body.media.url === LEGACY_INPUT_URL) body.media = { url: STAND_IN_URL };
   const result = LEGACY_CREATES[LEGACY_RECIPE_OPERATIONS[op].create].validate(body);
-  return result.ok ? null : result.detail;
+  if (!result.ok) return result.detail;
+  // The prompt-length rule is the agents surface's, one for both (a legacy create of an empty prompt is paid).
+  return typeof body.prompt === 'string' ? promptLengthProblem(body.prompt) : null;
 }
 
 /** Where a legacy operation takes the item's file (its `input_as` when the rule gives none), or null. */
@@ -124,17 +128,37 @@ export function legacySitePath(inputAs: InputAs): string {
   return inputAs === 'prompt' ? 'prompt' : 'media';
 }
 
-/** A copy of a legacy request with the item placed: its text as `prompt`, or `media: { url: '$input' }`. */
-export function placeLegacyInput(request: Json, inputAs: InputAs, prompt: string | undefined): Json {
+/**
+ * A copy of a legacy request with the item placed: its text as `prompt`, or `media: { url: '$input' }`
+ * with the mark of the rule's media_url (legacy-media-url.ts mediaUrlMark: part of the recipe hash).
+ */
+export function placeLegacyInput(
+  request: Json,
+  inputAs: InputAs,
+  prompt: string | undefined,
+  mediaUrl: string | null = null,
+): Json {
   const out = structuredClone(request);
   if (inputAs === 'prompt') out.prompt = prompt ?? '';
-  else out.media = { url: LEGACY_INPUT_URL };
+  else
+    out.media = {
+      url: LEGACY_INPUT_URL,
+      ...(mediaUrl !== null ? { media_url: mediaUrlMark(mediaUrl) } : {}),
+    };
   return out;
 }
 
 /** Whether a legacy request still waits for the item's media URL. */
 export function holdsLegacyInput(request: Json): boolean {
   return isObject(request.media) && request.media.url === LEGACY_INPUT_URL;
+}
+
+/** The media URL a legacy request was sent with (the file's own or the rule's), or null. */
+export function legacySentMediaUrl(request: Json): string | null {
+  const media = request.media;
+  return isObject(media) && typeof media.url === 'string' && media.url !== LEGACY_INPUT_URL
+    ? media.url
+    : null;
 }
 
 /** A copy of a legacy request with the item's media URL in place of `$input`. */

@@ -137,6 +137,8 @@ export function occupiedBy(inputAs: InputAs, request: Json): string | null {
 /** What is placed: the prompt text for `prompt`, else the media's MIME type (kept on a video source). */
 export interface PlacedInput {
   prompt?: string;
+  /** The rule's media_url (a legacy request's media by URL). */
+  mediaUrl?: string | null;
   mime?: string;
   kind?: MediaKind;
 }
@@ -150,7 +152,7 @@ export interface PlacedInput {
  * // { type: 'image_edit', prompt: 'x', source: { file_id: '$input' } }
  */
 export function placeInput(request: Json, inputAs: InputAs, input: PlacedInput): Json {
-  if (namesSurface(request)) return placeLegacyInput(request, inputAs, input.prompt);
+  if (namesSurface(request)) return placeLegacyInput(request, inputAs, input.prompt, input.mediaUrl);
   const out = structuredClone(request);
   const ref: ImageRef = { ...INPUT_PLACEHOLDER };
   switch (inputAs) {

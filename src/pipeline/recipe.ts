@@ -31,7 +31,14 @@ import {
 import { checkImageFacts, describeValue, LIMITS, type MediaFacts, withValidModels } from '../spec/index.ts';
 import type { InputAs } from './item.ts';
 import { EMULATOR_MEDIA_URL, mediaUrlProblem } from './legacy-media-url.ts';
-import { isLegacyRequest, legacyInputAsOf, legacyInputAsProblem, namesSurface } from './legacy-request.ts';
+import {
+  isLegacyRequest,
+  legacyInputAsOf,
+  legacyInputAsProblem,
+  legacyOperationOf,
+  legacyProblem,
+  namesSurface,
+} from './legacy-request.ts';
 import { MEDIA_CHECK_REASONS } from './media-check.ts';
 import { type RecipeStep, readSteps } from './recipe-chain.ts';
 import { RecipeError, type RecipeProblem } from './recipe-error.ts';
@@ -490,7 +497,10 @@ function readRule(
     }
   }
   let mediaUrl: string | null = null;
-  if (raw.media_url !== undefined) {
+  if (raw.media_url !== undefined && !(isObject(raw.request) && isLegacyRequest(raw.request))) {
+    at([...here, 'media_url'], LEGACY_RULE_TEXTS.mediaUrlNotLegacy);
+    sound = false;
+  } else if (raw.media_url !== undefined) {
     const problem = mediaUrlProblem(raw.media_url);
     if (problem === null) mediaUrl = raw.media_url as string;
     else {
@@ -522,7 +532,10 @@ function readRule(
     // references in question stand in as some reference, and the file's place goes unchecked when
     // input_as is not known.
     standInUnresolved(request);
-    checkRuleRequest(rule, references.usable, at, { inputAsKnown });
+    checkRuleRequest(rule, references.usable, at, {
+      inputAsKnown,
+      mediaUrlGiven: raw.media_url !== undefined,
+    });
     return null;
   }
   checkRuleRequest(rule, references.usable, at);
@@ -581,6 +594,7 @@ function readChainRule(
 export const LEGACY_RULE_TEXTS = {
   inChain:
     "a chain's steps are generations of the agents surface: a request to the legacy surface is a rule of its own",
+  mediaUrlNotLegacy: 'media_url is for legacy rules (request.surface: legacy)',
   noMediaUrl: `the legacy surface takes media by URL: give the rule media_url (a URL template such as https://cdn.example.com/{path}, or '${EMULATOR_MEDIA_URL}' against genpipe serve)`,
 } as const;
 
@@ -593,6 +607,8 @@ interface RuleRequestCheck {
   step?: { here: FieldPath; request: Json; takesInput: boolean };
   /** False when input_as was not understood: problems at the file's place are then not reported. */
   inputAsKnown?: boolean;
+  /** True when the rule gives a media_url, sound or not (a bad one is reported where it is). */
+  mediaUrlGiven?: boolean;
 }
 
 /**
@@ -609,6 +625,11 @@ function checkRuleRequest(
   const { step, inputAsKnown = true } = check;
   const here = step?.here ?? ['rules', rule.index];
   const request = step?.request ?? rule.request;
+  if (isLegacyRequest(request) && legacyOperationOf(request) === null) {
+    // Without an operation nothing else of a legacy request can be read: where the file goes, its fields.
+    at([...here, 'request', 'operation'], legacyProblem(request) ?? 'unknown operation');
+    return;
+  }
   if (step && !step.takesInput) {
     checkPlaced(
       step.request.prompt === undefined ? { ...request, prompt: 'stand-in prompt' } : request,
@@ -621,16 +642,17 @@ function checkRuleRequest(
   const type = requestType(request);
   const inputAs = rule.inputAs ?? legacyInputAsOf(request) ?? defaultInputAs(type);
   const inputWhere = rule.inputAs !== null ? ['rules', rule.index, 'input_as'] : here;
+  const op = legacyOperationOf(request);
   const how =
     rule.inputAs !== null
       ? `input_as '${inputAs}' puts the file here`
-      : `the file goes here (input_as defaults to '${inputAs}' for type '${type}')`;
+      : `the file goes here (input_as defaults to '${inputAs}' for ${op === null ? `type '${type}'` : `operation '${op}'`})`;
   const legacyInput = legacyInputAsProblem(request, inputAs);
   if (legacyInput !== null) {
     if (inputAsKnown) at(inputWhere, legacyInput);
     return;
   }
-  if (isLegacyRequest(request) && inputAs !== 'prompt' && rule.mediaUrl === null) {
+  if (isLegacyRequest(request) && inputAs !== 'prompt' && rule.mediaUrl === null && !check.mediaUrlGiven) {
     at(['rules', rule.index], LEGACY_RULE_TEXTS.noMediaUrl);
   }
   const occupied = occupiedBy(inputAs, request);

@@ -154,6 +154,14 @@ export const LEGACY_DETAILS = {
   callbackHostNotAllowed: (host: string): string => `callback_url: host '${host}' is not allowed`,
 } as const;
 
+/**
+ * Whether a failed legacy generation's failure_reason says the surface could not fetch a media URL
+ * (LEGACY_FAILURE_REASONS' fetchFailed, fetchHttp, hostNotAllowed): the URL's fault, not the file's.
+ */
+export function isLegacyFetchFailure(reason: string | null): boolean {
+  return reason !== null && /: failed to fetch URL( \([^)]*\))?$/.test(reason);
+}
+
 /** failure_reason texts of failed legacy generations (the legacy surface has no failure_code). */
 export const LEGACY_FAILURE_REASONS = {
   fetchFailed: (field: string): string => `${field}: failed to fetch URL`,

@@ -126,6 +126,16 @@ export function invalidAspectRatioDetail(value: string, valid: readonly string[]
 /** 400 when the prompt is missing where required, or shorter than 1 / longer than 6000 characters. */
 export const PROMPT_LENGTH_DETAIL = `Prompt must be between ${LIMITS.promptMin} and ${LIMITS.promptMax} characters`;
 
+/**
+ * The service's text for a prompt of the wrong length (1 to 6000 characters, counted as code points),
+ * or null: the one prompt-length rule, for a create of either surface.
+ * @example promptLengthProblem('') // 'Prompt must be between 1 and 6000 characters'
+ */
+export function promptLengthProblem(prompt: string): string | null {
+  const length = [...prompt].length;
+  return length < LIMITS.promptMin || length > LIMITS.promptMax ? PROMPT_LENGTH_DETAIL : null;
+}
+
 // ---- 400: media references -----------------------------------------------------------------
 
 /** 400 when an ImageRef has both url and data (given text). */

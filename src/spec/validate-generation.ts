@@ -590,8 +590,8 @@ function validate(
 
   // 4. prompt
   if (req.prompt !== undefined) {
-    const length = [...req.prompt].length;
-    if (length < LIMITS.promptMin || length > LIMITS.promptMax) reject(D.PROMPT_LENGTH_DETAIL);
+    const problem = D.promptLengthProblem(req.prompt);
+    if (problem !== null) reject(problem);
   } else if (!CHOICES.promptOptionalTypes.includes(type)) {
     reject(D.PROMPT_LENGTH_DETAIL);
   }

@@ -56,6 +56,7 @@ describe('GET /_emulator/generations', () => {
       client_id: 'a',
       surface: 'agents',
       type: 'image',
+      legacy_type: null,
       model: 'uni-1',
       state: 'failed',
       created_at: a.body.created_at,

@@ -11,8 +11,13 @@ export interface AdminGeneration {
   id: string;
   client_id: string;
   surface: 'agents' | 'legacy';
-  /** Agents type, or the legacy generation_type (e.g. modify_video). */
+  /**
+   * The generation type it is charged as: a legacy generation's too (LEGACY_OPERATIONS' costType, e.g.
+   * `video_reframe` for a reframe_video), the one name costs, holds, the balance and a dry run use.
+   */
   type: string;
+  /** A legacy generation's own generation_type (e.g. `reframe_video`); null on the agents surface. */
+  legacy_type: string | null;
   model: string;
   state: string;
   created_at: string;
@@ -23,7 +28,7 @@ export interface AdminGeneration {
   /** When it began processing and when it ended (ISO), null before. */
   started_at: string | null;
   finished_at: string | null;
-  /** Reads of it (GET /v1/generations/{id}) its client made. */
+  /** Reads of it its client made (GET /v1/generations/{id}, or the legacy GET /generations/{id}). */
   reads: number;
 }
 
@@ -33,7 +38,8 @@ export function adminGeneration(ctx: EmulatorContext, rec: GenerationRec): Admin
     id: rec.id,
     client_id: rec.clientId,
     surface: rec.surface,
-    type: rec.surface === 'legacy' ? (rec.legacyType ?? rec.type) : rec.type,
+    type: rec.type,
+    legacy_type: rec.surface === 'legacy' ? (rec.legacyType ?? null) : null,
     model: rec.model,
     state: rec.state,
     created_at: new Date(rec.createdAt).toISOString(),
@@ -107,7 +113,7 @@ export interface AdminClientBalance {
   /** Credits left. */
   balance: number;
   credits_charged: number;
-  /** By generation type (the legacy generation_type for legacy ones), only the types it created. */
+  /** By the generation type charged (a legacy one's too: its costType), only the types it created. */
   by_type: Record<string, AdminTypeCharges>;
 }
 
@@ -130,7 +136,7 @@ export function adminBalance(ctx: EmulatorContext): AdminClientBalance[] {
   for (const rec of [...ctx.store.generations.values()].sort((a, b) => a.seq - b.seq)) {
     const client = out.get(rec.clientId);
     if (!client) continue;
-    const type = rec.surface === 'legacy' ? (rec.legacyType ?? rec.type) : rec.type;
+    const type = rec.type; // the type it is charged as, on both surfaces
     const t = client.by_type[type] ?? {
       generations: 0,
       completed: 0,

@@ -60,6 +60,8 @@ function setState(
   failureReason: string | null = null,
 ): void {
   rec.state = state;
+  // Processing begins at dreaming (the admin view's started_at, as the agents surface's processing).
+  if (state === 'dreaming') rec.startedAt ??= ctx.clock.now();
   if (state === 'failed') rec.failure_reason = failureReason;
   if (state === 'completed' || state === 'failed') rec.finishedAt = ctx.clock.now();
   queueCallback(ctx, job, legacyView(ctx, job.base, rec), log);

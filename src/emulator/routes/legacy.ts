@@ -65,6 +65,8 @@ async function legacyPlugin(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: { id: string } }>('/generations/:id', async (request, reply) => {
     const rec = callerGeneration(ctx, request.client!.id, request.params.id);
+    // Counted as the agents surface's reads are (the admin view's `reads`).
+    rec.reads = (rec.reads ?? 0) + 1;
     return reply.send(legacyView(ctx, publicBase(request), rec));
   });
 

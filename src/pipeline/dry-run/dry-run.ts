@@ -20,13 +20,15 @@ import { CHOICES } from '../../spec/index.ts';
 import { discover } from '../discover.ts';
 import type { InputSelection } from '../input-selection.ts';
 import type { Item, StageName } from '../item.ts';
+import { EMULATOR_MEDIA_URL } from '../legacy-media-url.ts';
 import { type Recipe, recipeFiles } from '../recipe.ts';
 import { IgnoredEntries, type ReportIgnored } from '../report/index.ts';
 import type { AdmitDecision } from '../runner/options.ts';
 import { refusedAtCheck, withStepsTaken } from '../runner/step-policy.ts';
-import { isAbort } from '../runner-errors.ts';
+import { isAbort, reasonOf } from '../runner-errors.ts';
 import type { StageContext } from '../stage.ts';
 import { LOCAL_STEPS } from '../stage-list.ts';
+import { LEGACY_SUBMIT_TEXTS, mediaUrlRule } from '../stages/legacy-submit.ts';
 import { BASE64_MAX_BYTES } from '../stages/upload.ts';
 import { stepsTaken, type WorkIdentity } from '../store/index.ts';
 import { CopiesInRun } from './copies-in-run.ts';
@@ -67,6 +69,12 @@ export interface DryRunOptions {
   inlineMaxBytes?: number;
   /** Largest image sent as base64 under `upload: base64` (default: the runner's). */
   base64MaxBytes?: number;
+  /**
+   * The check a run makes before it sends a file's bytes under `media_url: emulator` (the client's
+   * emulatorMedia.confirm: is the legacy surface's server the emulator?); throws why not. Without it
+   * (the embedded emulator) such files would be sent.
+   */
+  confirmEmulatorMedia?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** What a dry run ends with. */
@@ -216,7 +224,32 @@ async function evaluate(
     item = { ...item, state: 'failed', failedAt: at, reason };
   }
   const entry = dryRunEntry(item, decision, settings);
+  if (entry?.outcome === 'send' && mediaUrlRule(item, ctx.recipe) === EMULATOR_MEDIA_URL) {
+    const refused = await emulatorMediaRefused(item, ctx.signal, options.confirmEmulatorMedia);
+    if (refused) return { entry: dryRunEntry(refused, decision, settings) ?? entry, work };
+  }
   return entry ? { entry, work } : null;
+}
+
+/** The item failed at submit as a run would fail it when the emulator's media store is not there; else null. */
+async function emulatorMediaRefused(
+  item: Item,
+  signal: AbortSignal,
+  confirm: DryRunOptions['confirmEmulatorMedia'],
+): Promise<Item | null> {
+  if (!confirm) return null;
+  try {
+    await confirm(signal);
+    return null;
+  } catch (err) {
+    if (isAbort(err, signal)) throw err;
+    return {
+      ...item,
+      state: 'failed',
+      failedAt: 'submit',
+      reason: LEGACY_SUBMIT_TEXTS.notSent(reasonOf(err)),
+    };
+  }
 }
 
 /**

@@ -13,7 +13,7 @@
  *   its own.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateNotSentError } from '../../client/index.ts';
+import { CreateNotSentError, redactShapes } from '../../client/index.ts';
 import { failureOfError } from '../failure-class.ts';
 import { assertFileAsChecked } from '../input-changed.ts';
 import { type Item, stepOf, withStep } from '../item.ts';
@@ -22,6 +22,7 @@ import {
   holdsLegacyInput,
   LEGACY_RECIPE_OPERATIONS,
   legacyOperationOf,
+  legacySentMediaUrl,
   legacyWireBody,
   withLegacyMediaUrl,
 } from '../legacy-request.ts';
@@ -31,26 +32,40 @@ import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
 import { advanceStep, failStep } from '../stage.ts';
 import { createFailed } from './create-failure.ts';
 
+/** The texts of a legacy submit. */
+export const LEGACY_SUBMIT_TEXTS = {
+  /** The item's media could not be made a URL (the emulator's media store refused it, …). */
+  notSent: (why: string): string => `the input could not be sent: ${why}`,
+} as const;
+
 /** The rule's media_url of the item (null: the rule gives none). */
-function mediaUrlRule(item: Item, ctx: RunContext): string | null {
-  return (item.rule ? ctx.recipe.rules[item.rule.index]?.mediaUrl : null) ?? null;
+export function mediaUrlRule(item: Item, recipe: Pick<RunContext['recipe'], 'rules'>): string | null {
+  return (item.rule ? recipe.rules[item.rule.index]?.mediaUrl : null) ?? null;
 }
 
 /** Upload (checked → uploaded) of a legacy request: the file's URL by the rule's template. */
 export async function uploadLegacy(item: Item, request: Json, ctx: RunContext): Promise<Item> {
-  const template = mediaUrlRule(item, ctx);
+  const template = mediaUrlRule(item, ctx.recipe);
   if (!holdsLegacyInput(request) || template === null || template === EMULATOR_MEDIA_URL) {
     return advanceStep(item, 'uploaded', { request, upload: null });
   }
+  // Recorded with its credentials masked (the journal holds no token): submit makes it again to send it.
   return advanceStep(item, 'uploaded', {
-    request: withLegacyMediaUrl(request, mediaUrlOf(template, item.input)),
+    request: withLegacyMediaUrl(request, redactShapes(mediaUrlOf(template, item.input))),
     upload: null,
   });
 }
 
-/** The body sent: the file still the version checked, and under `media_url: emulator` its URL made now. */
+/**
+ * The body sent: the file still the version checked, its URL made now from the rule's media_url (a
+ * template's, recorded masked at upload; or, under `media_url: emulator`, the emulator's media store's).
+ */
 async function wireBody(item: Item, request: Json, ctx: RunContext): Promise<Json> {
   if (item.inputAs !== 'prompt') await assertFileAsChecked(item, ctx.signal);
+  const template = mediaUrlRule(item, ctx.recipe);
+  if (template !== null && template !== EMULATOR_MEDIA_URL && legacySentMediaUrl(request) !== null) {
+    return legacyWireBody(withLegacyMediaUrl(request, mediaUrlOf(template, item.input)));
+  }
   if (!holdsLegacyInput(request)) return legacyWireBody(request);
   const { url } = await ctx.client.emulatorMedia.put(item.absPath, {
     signal: ctx.signal,
@@ -73,7 +88,7 @@ export async function submitLegacy(item: Item, ctx: RunContext): Promise<Item> {
     return failStep(
       item,
       'submit',
-      `the input could not be sent: ${reasonOf(err)}`,
+      LEGACY_SUBMIT_TEXTS.notSent(reasonOf(err)),
       { requestId: null },
       { failure: failureOfError(err) },
     );

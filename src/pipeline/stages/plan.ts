@@ -241,7 +241,12 @@ export async function plan(item: Item, ctx: StageContext): Promise<Item> {
     if (!read.ok) return fail(read.reason, { inputAs });
     prompt = read.text;
   }
-  const planned = placeInput(request, inputAs, { kind: sniff.kind, mime: sniff.mime, prompt });
+  const planned = placeInput(request, inputAs, {
+    kind: sniff.kind,
+    mime: sniff.mime,
+    prompt,
+    mediaUrl: rule.mediaUrl,
+  });
   if (rule.steps !== null) {
     const chain = planChain(rule, planned, (stepFields ?? {}) as Record<string, Json>, sidecarName);
     if (typeof chain === 'string') return fail(chain, { inputAs });

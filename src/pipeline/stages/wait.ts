@@ -5,10 +5,10 @@
  * governor learns of every job that ends. A generation that failed fails the item with its
  * failure_code and failure_reason; whether a retryable failure is resubmitted is the runner's call.
  */
-import { NotFoundError } from '../../client/index.ts';
-import { failureOfCode, failureOfError } from '../failure-class.ts';
+import { NotFoundError, redactShapes } from '../../client/index.ts';
+import { failureOfError, failureOfGeneration, MEDIA_FETCH_FAILURE_KIND } from '../failure-class.ts';
 import { type Item, stepOf } from '../item.ts';
-import { isLegacyRequest } from '../legacy-request.ts';
+import { isLegacyRequest, legacySentMediaUrl } from '../legacy-request.ts';
 import { jobKindOf } from '../poller.ts';
 import type { RunContext } from '../run-context.ts';
 import { isRunnersToHandle, reasonOf } from '../runner-errors.ts';
@@ -23,6 +23,17 @@ import { advanceStep, expectState, failStep } from '../stage.ts';
 export function failureReasonOf(g: { failure_code: string | null; failure_reason: string | null }): string {
   const reason = g.failure_reason ?? 'the generation failed';
   return g.failure_code ? `${g.failure_code}: ${reason}` : reason;
+}
+
+/**
+ * A media fetch failure's reason with the URL the surface could not fetch (its credentials masked) and
+ * what to mend; any other reason as it is.
+ */
+function withMediaUrl(reason: string, kind: string, item: Item): string {
+  if (kind !== MEDIA_FETCH_FAILURE_KIND) return reason;
+  const url = legacySentMediaUrl(stepOf(item).request as Record<string, unknown>);
+  const at = url === null ? '' : ` at ${redactShapes(url)}`;
+  return `${reason}: the service could not fetch the file${at} (publish it there or mend the rule's media_url, and run again)`;
 }
 
 /**
@@ -53,12 +64,13 @@ export async function wait(item: Item, ctx: RunContext): Promise<Item> {
       ctx.completedReads.set(id, g);
       return advanceStep(item, 'completed', { generation });
     }
+    const failure = failureOfGeneration(g);
     return failStep(
       item,
       'wait',
-      failureReasonOf(g),
+      withMediaUrl(failureReasonOf(g), failure.kind, item),
       { generation },
-      { failure: failureOfCode(g.failure_code) },
+      { failure },
     );
   } catch (err) {
     if (isRunnersToHandle(err, ctx.signal)) throw err;

@@ -6,7 +6,8 @@
  * - `request`: the planned request exactly as plan made it: the matching rule's request with the
  *   file's sidecar merged over it and the file placed at its `input_as` position (the prompt text of a
  *   prompt file included), media still as placeholders (`$input`, `$ref:<name>`), so it is the same on
- *   every run;
+ *   every run; a legacy request's `$input` media carries the mark of the rule's media_url
+ *   (legacy-media-url.ts mediaUrlMark), so a changed media_url is a changed recipe;
  * - `input_as`: where the file goes;
  * - `references`: the content hash of every shared reference the request uses, by name (a changed
  *   style image changes every result that uses it);
