@@ -131,10 +131,13 @@ export const HISTORY_FILES = 2_000;
 
 const THUMB_NAME = /\.(png|jpe?g|webp|gif|avif|heic|heif|tiff?|mp4|mov|m4v|webm|mkv|avi)$/i;
 
-/** The page's status of an item state (as report.json's `status`, `reused` when from the journal). */
-export function statusOf(state: ItemState, fromJournal: boolean): DashboardStatus {
+/**
+ * The page's status of an item state: report.json's `status`, `reused` for one whose outputs are an
+ * earlier run's or another input's (`reused`: from the journal, or workReused).
+ */
+export function statusOf(state: ItemState, reused: boolean): DashboardStatus {
   const status = itemStatus({ state });
-  return status === 'succeeded' && fromJournal ? 'reused' : status;
+  return status === 'succeeded' && reused ? 'reused' : status;
 }
 
 /** The counts the page shows at a glance: by status, and files in progress by state. */
@@ -156,6 +159,8 @@ export class DashboardModel {
   private readonly changed = new Set<DashboardRow>();
   /** Each file's generations (by row id), once planned. */
   private readonly generations = new Map<number, ItemGeneration[]>();
+  /** Rows whose work another input's stood for (workReused): they cost nothing. */
+  private readonly reusedWork = new Set<number>();
   private prices: { list: PriceList; source: string } | null = null;
   /** Changes so far (each row keeps the count at its last: Row.seq). */
   private seq = 0;
@@ -212,6 +217,7 @@ export class DashboardModel {
           generationId: event.generation_id ?? null,
           requestId: event.request_id ?? null,
           fromJournal: event.from_journal === true,
+          reused: event.reused === true,
           ...(event.generations ? { generations: event.generations } : {}),
         });
         return;
@@ -230,6 +236,8 @@ export class DashboardModel {
       >
     > & {
       fromJournal?: boolean;
+      /** Another input's work stood for the file's (workReused). */
+      reused?: boolean;
       firstAt?: number;
       generations?: ItemGeneration[];
     },
@@ -265,7 +273,9 @@ export class DashboardModel {
     this.seq += 1;
     row.seq = this.seq;
     row.state = state;
-    row.status = statusOf(state, patch.fromJournal === true);
+    row.status = statusOf(state, patch.fromJournal === true || patch.reused === true);
+    if (patch.reused === true) this.reusedWork.add(row.id);
+    else this.reusedWork.delete(row.id);
     row.lastAt = at;
     if (patch.place !== undefined && patch.place !== null) row.place = patch.place;
     if (patch.stage !== undefined) row.stage = patch.stage;
@@ -335,6 +345,7 @@ export class DashboardModel {
     let unplanned = 0;
     for (const r of this.rows.values()) {
       if (r.status !== 'pending' && r.status !== 'succeeded' && r.status !== 'failed') continue;
+      if (this.reusedWork.has(r.id)) continue;
       const gens = this.generations.get(r.id);
       if (!gens || gens.length === 0) {
         if (r.status === 'pending') unplanned += 1;
