@@ -37,6 +37,8 @@ export interface BatchDashboardOptions {
   title: string;
   actions: DashboardActions;
   heldBack?: () => readonly { input: string; reason: string }[];
+  /** The files found and waiting for the intake (a watch's queue). */
+  intakeWaiting?: () => number;
   /** Prints a line on stderr (the command's own way). */
   print: (line: string) => void;
   /** Writes a line to the log file only. */
@@ -52,7 +54,7 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
   if (opts.address === undefined) return null;
   const model = new DashboardModel(opts.command);
   const quota = new QuotaView();
-  const { heldBack } = opts;
+  const { heldBack, intakeWaiting } = opts;
   try {
     const server = await startDashboardServer({
       ...opts.address,
@@ -63,6 +65,7 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
       actions: opts.actions,
       refresh: () => {
         model.batch.quota = quota.read();
+        if (intakeWaiting) model.batch.intakeWaiting = intakeWaiting();
         if (heldBack) model.batch.heldBack = heldBack().map((h) => ({ input: h.input, reason: h.reason }));
       },
     });

@@ -16,6 +16,7 @@ import { adminRows, call, KEY, until } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
 import {
+  clickStop,
   newWatchedPage,
   openDashboard,
   rowOf as row,
@@ -111,8 +112,15 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
   expect(await row(page, 'big.png', 'failed').count()).toBe(1);
   expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
 
-  await page.locator('button[data-action="stop"]').click();
+  // Stop asks first: declined, nothing is stopped.
+  const saidBefore = await page.locator('#said').textContent();
+  expect(await clickStop(page, false)).toMatch(/^Stop the batch\?/);
+  expect(await page.locator('#said').textContent()).toBe(saidBefore);
+  await clickStop(page);
   await page.locator('#said', { hasText: 'stopping' }).waitFor();
+  // Nothing applies to a batch that is ending: every action disabled, with why.
+  await page.locator('button[data-action="stop"][disabled][title]').waitFor();
+  expect(await page.locator('button[data-action="retry-all"]').isDisabled()).toBe(true);
   await page.screenshot({ path: shots.path('5-stopping.png') });
   const exited = await child.exited;
   expect(exited.code, child.stderr()).toBe(0);
@@ -240,8 +248,14 @@ it('pauses the intake (files settle and wait, none is started) and resumes it', 
   const { inbox, child, page } = await watchWithDashboard({ 'a.txt': 'a red fox' });
   await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
 
+  // Resume does not apply to a running intake.
+  const resume = page.locator('button[data-action="resume"]');
+  expect(await resume.isDisabled()).toBe(true);
+  expect(await resume.getAttribute('title')).toBe('the intake is not paused');
   await page.locator('button[data-action="pause"]').click();
   await page.locator('#batch', { hasText: 'intake paused' }).waitFor();
+  await page.locator('button[data-action="pause"][disabled][title="the intake is paused already"]').waitFor();
+  expect(await resume.isDisabled()).toBe(false);
   const before = (await adminRows(bed.emu)).length;
   writeFileSync(join(inbox, 'b.txt'), 'a blue fox');
   // Settled and handed over, then held: the watch's own summary line counts it waiting.
@@ -250,6 +264,8 @@ it('pauses the intake (files settle and wait, none is started) and resumes it', 
     'b.txt waiting',
   );
   expect(await page.locator('.row[data-input="b.txt"]').count()).toBe(0);
+  // The page says what the terminal says: the file found waits for the intake.
+  await page.locator('#batch', { hasText: 'intake paused, 1 file waiting' }).waitFor();
   expect((await adminRows(bed.emu)).length).toBe(before);
   await page.screenshot({ path: shots.path('8-intake-paused.png') });
 

@@ -66,6 +66,10 @@ export interface DashboardBatch {
   quota: DashboardQuota | null;
   /** The intake is paused (the dashboard's pause of a watch). */
   intakePaused: boolean;
+  /** Files found and waiting for the intake (a watch's queue, shown while it is paused). */
+  intakeWaiting: number;
+  /** The actions that cannot apply in the batch's state now, with why (actionsNotNow; shown disabled). */
+  notNow: Record<string, string>;
   /** The workers on the store (`genpipe dashboard --store`); null: no store read. */
   workers: DashboardWorker[] | null;
   /** Credits spent and estimated (null: no prices known). */
@@ -140,6 +144,19 @@ export function statusOf(state: ItemState, reused: boolean): DashboardStatus {
   return status === 'succeeded' && reused ? 'reused' : status;
 }
 
+/** The page's actions that cannot apply in the batch's state now, each with why (the page disables them). */
+export function actionsNotNow(
+  batch: Pick<DashboardBatch, 'finishedAt' | 'stopping' | 'intakePaused'>,
+): Record<string, string> {
+  const ended = batch.finishedAt !== null ? 'the batch has ended' : batch.stopping;
+  if (ended !== null) {
+    return { stop: ended, pause: ended, resume: ended, retry: ended, 'retry-all': ended };
+  }
+  return batch.intakePaused
+    ? { pause: 'the intake is paused already' }
+    : { resume: 'the intake is not paused' };
+}
+
 /** The counts the page shows at a glance: by status, and files in progress by state. */
 export function countRows(rows: Iterable<DashboardRow>): Record<string, number> {
   const counts: Record<string, number> = { total: 0 };
@@ -182,6 +199,8 @@ export class DashboardModel {
       readOnly,
       quota: null,
       intakePaused: false,
+      intakeWaiting: 0,
+      notNow: {},
       workers: null,
       credits: null,
       outDirs: null,
@@ -331,6 +350,7 @@ export class DashboardModel {
   counts(): Record<string, number> {
     const counts = countRows(this.rows.values());
     counts.held_back = this.batch.heldBack.length;
+    this.batch.notNow = actionsNotNow(this.batch);
     this.batch.credits = this.credits();
     return counts;
   }

@@ -362,7 +362,10 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
         req.body ?? null,
         opts.model,
       );
-      return reply.code(code).send(code === 200 ? { message } : { error: message });
+      if (code !== 200) return reply.code(code).send({ error: message });
+      // What applies now, after the action (a stop's batch may end before its stream says so).
+      opts.model.counts();
+      return reply.code(code).send({ message, notNow: opts.model.batch.notNow });
     } catch (err) {
       return reply.code(409).send({ error: (err as Error).message });
     }
