@@ -303,6 +303,7 @@ export class DashboardModel {
     if (patch.generationId) row.generationId = patch.generationId;
     if (patch.requestId) row.requestId = patch.requestId;
     if (patch.generations) this.generations.set(row.id, patch.generations);
+    if (patch.firstAt !== undefined) row.firstAt = patch.firstAt;
     if (patch.outDir !== undefined) row.outDir = patch.outDir;
     if (patch.by !== undefined) row.by = patch.by;
     const steps = this.history.get(row.id) ?? [];

@@ -4,7 +4,7 @@
  * only rows saved since the last read are taken in again (what the page is then sent).
  */
 import { isChain } from '../chain.ts';
-import { currentStep, generationsOf, reusedNote, workReused } from '../item.ts';
+import { attemptStartedAt, currentStep, generationsOf, reusedNote, workReused } from '../item.ts';
 import type { JournalRow } from '../store/journal-row.ts';
 import type { DashboardModel } from './dashboard-model.ts';
 
@@ -37,7 +37,8 @@ export function applyJournalRows(
       reused: workReused(item),
       generationId: step?.generationId ?? null,
       requestId: step?.requestId ?? null,
-      firstAt: row.createdAt,
+      // The last attempt's time, as the live page's (a row is retimed when a file is taken again).
+      firstAt: attemptStartedAt(item) ?? row.updatedAt,
       generations: generationsOf(item),
     });
   }
