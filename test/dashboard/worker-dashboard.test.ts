@@ -47,6 +47,8 @@ it("shows a worker's files live, the out dir from the store, and stops the worke
   await page
     .locator('#credits', { hasText: /^credits: 2 spent, about 2 in all at the emulator's configured costs/ })
     .waitFor();
+  // Running, as a run's or a watch's page says.
+  await page.locator('#batch', { hasText: /^running since / }).waitFor();
   await page.screenshot({ path: bed.shot('1-worker.png') });
   const password = decodeURIComponent(new URL(url).password);
   const snapshot = await (await fetch(`${page0}api/snapshot`)).text();
