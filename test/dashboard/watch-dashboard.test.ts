@@ -180,6 +180,11 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
   page.on('request', (r) => requested.push(r.url()));
   // The page asks for the token, then shows the batch.
   await page.goto(`${base}/`);
+  // A #token= link followed in the tab already asking is taken too (here a wrong one).
+  await page.evaluate(() => {
+    location.hash = 'token=nope';
+  });
+  await page.locator('#said', { hasText: 'that is not the token' }).waitFor();
   await page.locator('#token').fill(token);
   await page.locator('#form button').click();
   await page.locator('.row[data-input="b.txt"][data-status="succeeded"]').waitFor({ timeout: 30_000 });
@@ -204,8 +209,9 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
   }
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
-  // The one 401: the page that asked for the token, and nothing else.
+  // The two 401s: the page that asked for the token, and the wrong token given; nothing else.
   expect(problems).toEqual([
+    'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
     'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
   ]);
   await page.close();
