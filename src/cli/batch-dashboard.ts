@@ -45,6 +45,13 @@ export interface BatchDashboardOptions {
   record: (line: string) => void;
 }
 
+/** The note of a page served on every interface: at which address it was printed. */
+export function everyInterface(host: string): string {
+  return host === '0.0.0.0' || host === '::'
+    ? `; it listens on every interface (${host}): the address above is this machine's first off loopback`
+    : '';
+}
+
 /**
  * Starts the dashboard when `--dashboard` is given (null otherwise) and prints where, and its token.
  *
@@ -72,7 +79,7 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
     const where = `genpipe: dashboard on ${server.url}`;
     const open = isLoopback(opts.address.host)
       ? ''
-      : ` (off loopback the page needs it too: open ${server.url}#token=… or give it on the page)`;
+      : ` (off loopback the page needs it too: open ${server.url}#token=… or give it on the page${everyInterface(opts.address.host)})`;
     opts.print(`${where} (actions need the token ${server.token}${open})`);
     opts.record(where);
     return { model, server, quota };
