@@ -243,7 +243,7 @@ it("retries a failure that is the file's own as --retry-failed would: sent once 
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: '{}',
   });
-  expect(await all.json()).toEqual({ message: 'taken again: 1 failed file' });
+  expect(await all.json()).toMatchObject({ message: 'taken again: 1 failed file' });
   await until(async () => (await sent()) === before + 2);
   await row(page, 'no.txt', 'failed').waitFor({ timeout: 30_000 });
   child.proc.kill('SIGINT');
