@@ -143,6 +143,8 @@ export interface BatchCommand {
    * would (the store's own decision, with that flag for this file).
    */
   retryFailedOnce?(input: string): boolean;
+  /** The files found and waiting for the intake now (watch's queue), for the dashboard. */
+  intakeWaiting?(): number;
   /** The files held back as incomplete now, with why (watch's), for the dashboard. */
   heldBack?(): readonly { input: string; reason: string }[];
   /** Sees every event of the batch before the progress display. */
@@ -451,6 +453,7 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     title: shown(options.inputDir),
     actions: dashboardActions(s),
     ...(cmd.heldBack ? { heldBack: cmd.heldBack.bind(cmd) } : {}),
+    ...(cmd.intakeWaiting ? { intakeWaiting: cmd.intakeWaiting.bind(cmd) } : {}),
     print: (line) => cmd.print(line),
     record: s.record,
   });

@@ -37,10 +37,19 @@ export interface BatchDashboardOptions {
   title: string;
   actions: DashboardActions;
   heldBack?: () => readonly { input: string; reason: string }[];
+  /** The files found and waiting for the intake (a watch's queue). */
+  intakeWaiting?: () => number;
   /** Prints a line on stderr (the command's own way). */
   print: (line: string) => void;
   /** Writes a line to the log file only. */
   record: (line: string) => void;
+}
+
+/** The note of a page served on every interface: at which address it was printed. */
+export function everyInterface(host: string): string {
+  return host === '0.0.0.0' || host === '::'
+    ? `; it listens on every interface (${host}): the address above is this machine's first off loopback`
+    : '';
 }
 
 /**
@@ -52,7 +61,7 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
   if (opts.address === undefined) return null;
   const model = new DashboardModel(opts.command);
   const quota = new QuotaView();
-  const { heldBack } = opts;
+  const { heldBack, intakeWaiting } = opts;
   try {
     const server = await startDashboardServer({
       ...opts.address,
@@ -63,13 +72,14 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
       actions: opts.actions,
       refresh: () => {
         model.batch.quota = quota.read();
+        if (intakeWaiting) model.batch.intakeWaiting = intakeWaiting();
         if (heldBack) model.batch.heldBack = heldBack().map((h) => ({ input: h.input, reason: h.reason }));
       },
     });
     const where = `genpipe: dashboard on ${server.url}`;
     const open = isLoopback(opts.address.host)
       ? ''
-      : ` (off loopback the page needs it too: open ${server.url}#token=… or give it on the page)`;
+      : ` (off loopback the page needs it too: open ${server.url}#token=… or give it on the page${everyInterface(opts.address.host)})`;
     opts.print(`${where} (actions need the token ${server.token}${open})`);
     opts.record(where);
     return { model, server, quota };

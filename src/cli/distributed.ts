@@ -314,6 +314,8 @@ export async function executeWorker(
     await worker.ready();
     await heartbeat.start();
     metrics?.health.running();
+    // The page's batch line: running from now, as a run's or a watch's says once its batch started.
+    if (dashboard) dashboard.model.batch.startedAt = Date.now();
     say(
       `worker ready: store ${redactUrl(url)}, ${plural(worker.filesAtOnce, 'file')} at once, pid ${process.pid}`,
     );

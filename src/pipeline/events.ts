@@ -46,6 +46,8 @@ export type PipelineEvent =
        * done in an earlier run", "failed in an earlier run (…), not retried"). Absent otherwise.
        */
       from_journal?: true;
+      /** True when another input's work stood for the item's (workReused): nothing sent, nothing spent. Absent otherwise. */
+      reused?: true;
     }
   | {
       type: 'batch_stopping';

@@ -266,6 +266,28 @@ export function generationsOf(item: Pick<Item, 'steps'>): ItemGeneration[] {
   }));
 }
 
+/**
+ * Another input's work stood for the item's (its journal note's sameAs, not a fresh start): its outputs
+ * reused, nothing sent for it, nothing it costs.
+ */
+export function workReused(item: Pick<Item, 'journal'>): boolean {
+  return item.journal?.sameAs !== undefined && item.journal.action !== 'fresh';
+}
+
+/** What a file whose work was reused says of it as it ends (`reused: same content as …`); null otherwise. */
+export function reusedNote(item: Pick<Item, 'journal' | 'state'>): string | null {
+  return item.state === 'reported' && workReused(item) ? (item.journal?.reason ?? null) : null;
+}
+
+/**
+ * When the item's last attempt started: its earliest stage timing (each stage's timing is of the
+ * attempt that ran it last); null before any stage ran (a file reused as it was found).
+ */
+export function attemptStartedAt(item: Pick<Item, 'timings'>): number | null {
+  const starts = Object.values(item.timings).map((t) => t.started_at);
+  return starts.length === 0 ? null : Math.min(...starts);
+}
+
 /** The step the item is at (see currentStep); throws for an item not planned: the runner's wiring error. */
 export function stepOf(item: Pick<Item, 'steps' | 'step' | 'input'>): StepRecord {
   const step = currentStep(item);

@@ -90,6 +90,18 @@ export function rowOf(page: Page, input: string, status: string) {
   return page.locator(`.row[data-input="${input}"][data-status="${status}"]`);
 }
 
+/** Clicks the page's Stop and answers its confirm with `accept`; the question asked. */
+export async function clickStop(page: Page, accept = true): Promise<string> {
+  const asked = new Promise<string>((said) => {
+    page.once('dialog', (d) => {
+      said(d.message());
+      void (accept ? d.accept() : d.dismiss());
+    });
+  });
+  await page.locator('button[data-action="stop"]').click();
+  return asked;
+}
+
 /** Opens the dashboard at `url` with its token in the address's fragment (which no server sees). */
 export async function openDashboard(page: Page, url: string, token: string): Promise<void> {
   await page.goto(`${url}#token=${encodeURIComponent(token)}`);

@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import type { DashboardSnapshot } from '../../src/pipeline/dashboard/index.ts';
 import { imageTooManyPixelsDetail } from '../../src/spec/index.ts';
 import { usePromptFolders } from '../cli/prompt-folder.ts';
 import { cliEnv, runCli } from '../cli/run-cli.ts';
@@ -59,3 +60,26 @@ it('serves an out dir from its journal, read-only, and follows a later run live'
   expect(problems).toEqual([]);
   await page.close();
 }, 120_000);
+
+it("times a file from its last attempt, as the live page does, not from the journal's first sight of it", async () => {
+  const { input, out } = promptFolder({ 'a.txt': 'a red fox' });
+  writeFileSync(join(input, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  await writePng(join(input, 'big.png'), 9000, 30);
+  const first = await runCli(['run', input, '--out', out], cliEnv(bed.emu));
+  expect(first.code, first.stderr).toBe(1);
+  const retriedAfter = Date.now();
+  const second = await runCli(['run', input, '--out', out, '--retry-failed'], cliEnv(bed.emu));
+  expect(second.code, second.stderr).toBe(1);
+
+  const child = spawnGenpipe(['dashboard', out, '--listen', '0'], cliEnv(bed.emu));
+  const said = /dashboard of .* on (http:\/\/127\.0\.0\.1:\d+\/); read-only/;
+  await child.until(() => said.test(child.stderr()), 'the address');
+  const snapshot = (await (
+    await fetch(`${said.exec(child.stderr())![1]!}api/snapshot`)
+  ).json()) as DashboardSnapshot;
+  const big = snapshot.rows.find((r) => r.input === 'big.png')!;
+  expect(big.status).toBe('failed');
+  expect(big.firstAt).toBeGreaterThanOrEqual(retriedAfter);
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+}, 60_000);

@@ -75,10 +75,13 @@ it("retries a run's retryable failure from the page while the run goes on: one m
     await heldGenerations(bed.emu, 1);
     await faults({});
     const before = (await adminRows(bed.emu)).length;
-    // Every action a run can take is offered; none is disabled.
+    // Every action a run can take is offered; only Resume, of an intake not paused, is disabled.
     for (const a of ['stop', 'pause', 'retry-all'])
-      await page.locator(`button[data-action="${a}"]`).waitFor();
-    expect(await page.locator('button[data-action]:disabled').count()).toBe(0);
+      await page.locator(`button[data-action="${a}"]:enabled`).waitFor();
+    expect(await page.locator('button[data-action]:disabled').count()).toBe(1);
+    expect(await page.locator('button[data-action="resume"]').getAttribute('title')).toBe(
+      'the intake is not paused',
+    );
 
     await rowOf(page, 'a.txt', 'failed').click();
     await page.locator('#retry-one').click();

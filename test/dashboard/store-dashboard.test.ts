@@ -55,12 +55,13 @@ it('shows every out dir and every worker of a store; a worker killed -9 shows as
       // Alive, one file in hand, named with its out dir.
       await page
         .locator(`#workers .worker[data-pid="${pid}"][data-alive="true"]`, {
-          hasText: /1 in hand \(.*\/[ab]\.txt\)/,
+          hasText: /1 in hand \([ab]\.txt · /,
         })
         .waitFor({ timeout: 30_000 });
     }
-    const rowA = page.locator('.row', { hasText: 'a.txt' });
-    const rowB = page.locator('.row', { hasText: 'b.txt' });
+    // Each file by its name first, its out dir after it.
+    const rowA = page.locator('.row[data-input^="a.txt "]');
+    const rowB = page.locator('.row[data-input^="b.txt "]');
     await rowA.waitFor();
     await rowB.waitFor();
     // Both out dirs to pick from (and every one).
@@ -86,6 +87,10 @@ it('shows every out dir and every worker of a store; a worker killed -9 shows as
     await unhold(bed.emu, held);
     await page.locator('.row[data-status="succeeded"]', { hasText: 'a.txt' }).waitFor({ timeout: 60_000 });
     await page.locator('.row[data-status="succeeded"]', { hasText: 'b.txt' }).waitFor({ timeout: 60_000 });
+    // The gone worker holds nothing once its file was taken over and finished.
+    await page
+      .locator(`#workers .worker[data-pid="${pids[0]}"][data-alive="false"]`, { hasText: /\b0 in hand/ })
+      .waitFor({ timeout: 30_000 });
     await page.screenshot({ path: bed.shot('3-store-all-done.png') });
 
     dash.proc.kill('SIGINT');

@@ -16,6 +16,7 @@ import { adminRows, call, KEY, until } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
 import {
+  clickStop,
   newWatchedPage,
   openDashboard,
   rowOf as row,
@@ -111,8 +112,15 @@ it('follows a watched inbox live, shows a refusal, retries a failure once, and s
   expect(await row(page, 'big.png', 'failed').count()).toBe(1);
   expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
 
-  await page.locator('button[data-action="stop"]').click();
+  // Stop asks first: declined, nothing is stopped.
+  const saidBefore = await page.locator('#said').textContent();
+  expect(await clickStop(page, false)).toMatch(/^Stop the batch\?/);
+  expect(await page.locator('#said').textContent()).toBe(saidBefore);
+  await clickStop(page);
   await page.locator('#said', { hasText: 'stopping' }).waitFor();
+  // Nothing applies to a batch that is ending: every action disabled, with why.
+  await page.locator('button[data-action="stop"][disabled][title]').waitFor();
+  expect(await page.locator('button[data-action="retry-all"]').isDisabled()).toBe(true);
   await page.screenshot({ path: shots.path('5-stopping.png') });
   const exited = await child.exited;
   expect(exited.code, child.stderr()).toBe(0);
@@ -128,7 +136,9 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
     { [hostile]: 'a red fox', 'b.txt': 'a blue fox' },
     { listen: '0.0.0.0:0', open: false },
   );
-  expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/$/);
+  // Every interface: the address printed is one a browser can open, and says so.
+  expect(url).not.toContain('0.0.0.0');
+  expect(child.stderr()).toContain('it listens on every interface (0.0.0.0)');
   const base = `http://127.0.0.1:${new URL(url).port}`;
 
   // Off loopback every path needs the token, the page too; the actions need it everywhere.
@@ -172,6 +182,11 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
   page.on('request', (r) => requested.push(r.url()));
   // The page asks for the token, then shows the batch.
   await page.goto(`${base}/`);
+  // A #token= link followed in the tab already asking is taken too (here a wrong one).
+  await page.evaluate(() => {
+    location.hash = 'token=nope';
+  });
+  await page.locator('#said', { hasText: 'that is not the token' }).waitFor();
   await page.locator('#token').fill(token);
   await page.locator('#form button').click();
   await page.locator('.row[data-input="b.txt"][data-status="succeeded"]').waitFor({ timeout: 30_000 });
@@ -196,8 +211,9 @@ it('escapes hostile file names, keeps secrets off the page, and asks for the tok
   }
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
-  // The one 401: the page that asked for the token, and nothing else.
+  // The two 401s: the page that asked for the token, and the wrong token given; nothing else.
   expect(problems).toEqual([
+    'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
     'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
   ]);
   await page.close();
@@ -227,7 +243,7 @@ it("retries a failure that is the file's own as --retry-failed would: sent once 
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: '{}',
   });
-  expect(await all.json()).toEqual({ message: 'taken again: 1 failed file' });
+  expect(await all.json()).toMatchObject({ message: 'taken again: 1 failed file' });
   await until(async () => (await sent()) === before + 2);
   await row(page, 'no.txt', 'failed').waitFor({ timeout: 30_000 });
   child.proc.kill('SIGINT');
@@ -240,8 +256,14 @@ it('pauses the intake (files settle and wait, none is started) and resumes it', 
   const { inbox, child, page } = await watchWithDashboard({ 'a.txt': 'a red fox' });
   await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
 
+  // Resume does not apply to a running intake.
+  const resume = page.locator('button[data-action="resume"]');
+  expect(await resume.isDisabled()).toBe(true);
+  expect(await resume.getAttribute('title')).toBe('the intake is not paused');
   await page.locator('button[data-action="pause"]').click();
   await page.locator('#batch', { hasText: 'intake paused' }).waitFor();
+  await page.locator('button[data-action="pause"][disabled][title="the intake is paused already"]').waitFor();
+  expect(await resume.isDisabled()).toBe(false);
   const before = (await adminRows(bed.emu)).length;
   writeFileSync(join(inbox, 'b.txt'), 'a blue fox');
   // Settled and handed over, then held: the watch's own summary line counts it waiting.
@@ -250,6 +272,8 @@ it('pauses the intake (files settle and wait, none is started) and resumes it', 
     'b.txt waiting',
   );
   expect(await page.locator('.row[data-input="b.txt"]').count()).toBe(0);
+  // The page says what the terminal says: the file found waits for the intake.
+  await page.locator('#batch', { hasText: 'intake paused, 1 file waiting' }).waitFor();
   expect((await adminRows(bed.emu)).length).toBe(before);
   await page.screenshot({ path: shots.path('8-intake-paused.png') });
 

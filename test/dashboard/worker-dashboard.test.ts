@@ -10,7 +10,7 @@ import { cliEnv, runCli } from '../cli/run-cli.ts';
 import { useWorkerChildren } from '../cli/worker-child.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
-import { newWatchedPage, openDashboard, useDashboardBed } from './dashboard-helpers.ts';
+import { clickStop, newWatchedPage, openDashboard, useDashboardBed } from './dashboard-helpers.ts';
 
 const pg = usePostgres();
 const promptFolder = usePromptFolders();
@@ -47,6 +47,8 @@ it("shows a worker's files live, the out dir from the store, and stops the worke
   await page
     .locator('#credits', { hasText: /^credits: 2 spent, about 2 in all at the emulator's configured costs/ })
     .waitFor();
+  // Running, as a run's or a watch's page says.
+  await page.locator('#batch', { hasText: /^running since / }).waitFor();
   await page.screenshot({ path: bed.shot('1-worker.png') });
   const password = decodeURIComponent(new URL(url).password);
   const snapshot = await (await fetch(`${page0}api/snapshot`)).text();
@@ -73,7 +75,7 @@ it("shows a worker's files live, the out dir from the store, and stops the worke
   expect((await dash.exited).code, dash.stderr()).toBe(0);
   await second.close();
 
-  await page.locator('button[data-action="stop"]').click();
+  await clickStop(page);
   await worker.until(/stopped from the dashboard/);
   expect(await worker.exited).toBe(0);
   expect([...problems, ...secondProblems]).toEqual([]);

@@ -118,6 +118,11 @@ function processName(by: { host: string; pid: number }): string {
  * with its out dir), each with the process that last wrote it, and the workers on the store with the
  * files in their hands.
  */
+/** A file's name on a page of every out dir: its own name first, then its out dir's (unique, as the key). */
+function storeRowName(input: string, outDir: string): string {
+  return `${input} · ${shown(outDir)}`;
+}
+
 async function storeSource(outDir: string | null, url: string): Promise<RowSource> {
   const db = await openSharedDatabase(url);
   // The rows name the out dir as the process that wrote them saw it: its real path.
@@ -140,7 +145,7 @@ async function storeSource(outDir: string | null, url: string): Promise<RowSourc
           const dir = shown(row.outDir);
           const who = by.get(row);
           return {
-            input: only === null ? `${dir}/${row.input}` : row.input,
+            input: only === null ? storeRowName(row.input, row.outDir) : row.input,
             outDir: dir,
             by: who ? processName(who) : null,
           };
@@ -150,12 +155,13 @@ async function storeSource(outDir: string | null, url: string): Promise<RowSourc
           const files = entries
             .filter((e) => e.by !== null && processName(e.by) === name)
             .filter((e) => !FINAL_ITEM_STATES.includes(e.row.item.state))
-            .map((e) => (only === null ? `${shown(e.row.outDir)}/${e.row.input}` : e.row.input));
+            .map((e) => (only === null ? storeRowName(e.row.input, e.row.outDir) : e.row.input));
           return {
             host: w.host,
             pid: w.pid,
             alive: w.alive,
-            inHand: w.inHand,
+            // A gone worker's last heartbeat is stale: it holds what the store still says it works on.
+            inHand: w.alive ? w.inHand : files.length,
             seenAgoMs: w.seenAgoMs,
             files: files.slice(0, WORKER_FILES_SHOWN),
           };

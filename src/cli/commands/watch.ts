@@ -440,6 +440,10 @@ class WatchCommand implements BatchCommand {
     return this.retryAsFlag.delete(input);
   }
 
+  intakeWaiting(): number {
+    return this.queue.size;
+  }
+
   heldBack(): readonly { input: string; reason: string }[] {
     return this.started?.stats().heldBack ?? [];
   }

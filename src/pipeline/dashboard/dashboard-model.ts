@@ -66,6 +66,10 @@ export interface DashboardBatch {
   quota: DashboardQuota | null;
   /** The intake is paused (the dashboard's pause of a watch). */
   intakePaused: boolean;
+  /** Files found and waiting for the intake (a watch's queue, shown while it is paused). */
+  intakeWaiting: number;
+  /** The actions that cannot apply in the batch's state now, with why (actionsNotNow; shown disabled). */
+  notNow: Record<string, string>;
   /** The workers on the store (`genpipe dashboard --store`); null: no store read. */
   workers: DashboardWorker[] | null;
   /** Credits spent and estimated (null: no prices known). */
@@ -131,10 +135,26 @@ export const HISTORY_FILES = 2_000;
 
 const THUMB_NAME = /\.(png|jpe?g|webp|gif|avif|heic|heif|tiff?|mp4|mov|m4v|webm|mkv|avi)$/i;
 
-/** The page's status of an item state (as report.json's `status`, `reused` when from the journal). */
-export function statusOf(state: ItemState, fromJournal: boolean): DashboardStatus {
+/**
+ * The page's status of an item state: report.json's `status`, `reused` for one whose outputs are an
+ * earlier run's or another input's (`reused`: from the journal, or workReused).
+ */
+export function statusOf(state: ItemState, reused: boolean): DashboardStatus {
   const status = itemStatus({ state });
-  return status === 'succeeded' && fromJournal ? 'reused' : status;
+  return status === 'succeeded' && reused ? 'reused' : status;
+}
+
+/** The page's actions that cannot apply in the batch's state now, each with why (the page disables them). */
+export function actionsNotNow(
+  batch: Pick<DashboardBatch, 'finishedAt' | 'stopping' | 'intakePaused'>,
+): Record<string, string> {
+  const ended = batch.finishedAt !== null ? 'the batch has ended' : batch.stopping;
+  if (ended !== null) {
+    return { stop: ended, pause: ended, resume: ended, retry: ended, 'retry-all': ended };
+  }
+  return batch.intakePaused
+    ? { pause: 'the intake is paused already' }
+    : { resume: 'the intake is not paused' };
 }
 
 /** The counts the page shows at a glance: by status, and files in progress by state. */
@@ -156,6 +176,8 @@ export class DashboardModel {
   private readonly changed = new Set<DashboardRow>();
   /** Each file's generations (by row id), once planned. */
   private readonly generations = new Map<number, ItemGeneration[]>();
+  /** Rows whose work another input's stood for (workReused): they cost nothing. */
+  private readonly reusedWork = new Set<number>();
   private prices: { list: PriceList; source: string } | null = null;
   /** Changes so far (each row keeps the count at its last: Row.seq). */
   private seq = 0;
@@ -177,6 +199,8 @@ export class DashboardModel {
       readOnly,
       quota: null,
       intakePaused: false,
+      intakeWaiting: 0,
+      notNow: {},
       workers: null,
       credits: null,
       outDirs: null,
@@ -212,6 +236,7 @@ export class DashboardModel {
           generationId: event.generation_id ?? null,
           requestId: event.request_id ?? null,
           fromJournal: event.from_journal === true,
+          reused: event.reused === true,
           ...(event.generations ? { generations: event.generations } : {}),
         });
         return;
@@ -230,6 +255,8 @@ export class DashboardModel {
       >
     > & {
       fromJournal?: boolean;
+      /** Another input's work stood for the file's (workReused). */
+      reused?: boolean;
       firstAt?: number;
       generations?: ItemGeneration[];
     },
@@ -265,7 +292,9 @@ export class DashboardModel {
     this.seq += 1;
     row.seq = this.seq;
     row.state = state;
-    row.status = statusOf(state, patch.fromJournal === true);
+    row.status = statusOf(state, patch.fromJournal === true || patch.reused === true);
+    if (patch.reused === true) this.reusedWork.add(row.id);
+    else this.reusedWork.delete(row.id);
     row.lastAt = at;
     if (patch.place !== undefined && patch.place !== null) row.place = patch.place;
     if (patch.stage !== undefined) row.stage = patch.stage;
@@ -274,6 +303,7 @@ export class DashboardModel {
     if (patch.generationId) row.generationId = patch.generationId;
     if (patch.requestId) row.requestId = patch.requestId;
     if (patch.generations) this.generations.set(row.id, patch.generations);
+    if (patch.firstAt !== undefined) row.firstAt = patch.firstAt;
     if (patch.outDir !== undefined) row.outDir = patch.outDir;
     if (patch.by !== undefined) row.by = patch.by;
     const steps = this.history.get(row.id) ?? [];
@@ -321,6 +351,7 @@ export class DashboardModel {
   counts(): Record<string, number> {
     const counts = countRows(this.rows.values());
     counts.held_back = this.batch.heldBack.length;
+    this.batch.notNow = actionsNotNow(this.batch);
     this.batch.credits = this.credits();
     return counts;
   }
@@ -335,6 +366,7 @@ export class DashboardModel {
     let unplanned = 0;
     for (const r of this.rows.values()) {
       if (r.status !== 'pending' && r.status !== 'succeeded' && r.status !== 'failed') continue;
+      if (this.reusedWork.has(r.id)) continue;
       const gens = this.generations.get(r.id);
       if (!gens || gens.length === 0) {
         if (r.status === 'pending') unplanned += 1;

@@ -18,6 +18,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
+import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { RESULT_FILE } from '../report/item-paths.ts';
@@ -82,6 +83,17 @@ export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
   return host === '::1';
+}
+
+/**
+ * The host a page listening on `host` is opened at: for every interface (0.0.0.0, ::), the machine's
+ * first address off loopback (else its name), which another machine can reach; `host` otherwise.
+ */
+export function reachableHost(host: string): string {
+  if (host !== '0.0.0.0' && host !== '::') return host;
+  const all = Object.values(networkInterfaces()).flat();
+  const off = all.find((a) => a !== undefined && !a.internal && a.family === 'IPv4');
+  return off?.address ?? hostname();
 }
 
 function hostPort(host: string, port: number): string {
@@ -362,7 +374,10 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
         req.body ?? null,
         opts.model,
       );
-      return reply.code(code).send(code === 200 ? { message } : { error: message });
+      if (code !== 200) return reply.code(code).send({ error: message });
+      // What applies now, after the action (a stop's batch may end before its stream says so).
+      opts.model.counts();
+      return reply.code(code).send({ message, notNow: opts.model.batch.notNow });
     } catch (err) {
       return reply.code(409).send({ error: (err as Error).message });
     }
@@ -387,7 +402,7 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
   const port = (app.server.address() as { port: number }).port;
   let closed: Promise<void> | null = null;
   return {
-    url: `http://${hostPort(opts.host, port)}/`,
+    url: `http://${hostPort(reachableHost(opts.host), port)}/`,
     port,
     token,
     close() {

@@ -4,7 +4,7 @@
  * only rows saved since the last read are taken in again (what the page is then sent).
  */
 import { isChain } from '../chain.ts';
-import { currentStep, generationsOf } from '../item.ts';
+import { attemptStartedAt, currentStep, generationsOf, reusedNote, workReused } from '../item.ts';
 import type { JournalRow } from '../store/journal-row.ts';
 import type { DashboardModel } from './dashboard-model.ts';
 
@@ -33,10 +33,12 @@ export function applyJournalRows(
       place: row.place,
       stage: item.failedAt ?? null,
       step: isChain(item) ? (step?.name ?? null) : null,
-      reason: item.reason,
+      reason: item.reason ?? reusedNote(item),
+      reused: workReused(item),
       generationId: step?.generationId ?? null,
       requestId: step?.requestId ?? null,
-      firstAt: row.createdAt,
+      // The last attempt's time, as the live page's (a row is retimed when a file is taken again).
+      firstAt: attemptStartedAt(item) ?? row.updatedAt,
       generations: generationsOf(item),
     });
   }

@@ -69,8 +69,13 @@ async function give(token) {
   sessionStorage.setItem(KEY, token);
   location.reload();
 }
-const m = /^#token=([^&]+)/.exec(location.hash);
-if (m) { history.replaceState(null, '', location.pathname + location.search); give(decodeURIComponent(m[1])); }
+// A #token= link, at load or followed in this tab later.
+function fromHash() {
+  const m = /^#token=([^&]+)/.exec(location.hash);
+  if (m) { history.replaceState(null, '', location.pathname + location.search); give(decodeURIComponent(m[1])); }
+}
+fromHash();
+window.addEventListener('hashchange', fromHash);
 document.getElementById('form').addEventListener('submit', (e) => {
   e.preventDefault();
   give(document.getElementById('token').value.trim());

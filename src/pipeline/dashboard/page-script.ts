@@ -133,7 +133,7 @@ function drawGlance() {
   $('progress').textContent = done + ' of ' + (counts.total || 0) + ' done' + (stages ? '; in progress: ' + stages : '') + rate;
   const b = batch || {};
   $('batch').textContent = b.readOnly ? 'read from the ' + (b.workers ? 'store' : 'journal') + ', nothing running here' :
-    b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
+    b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused, ' + (b.intakeWaiting || 0) + ((b.intakeWaiting === 1) ? ' file' : ' files') + ' waiting' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
   drawCredits(b.credits);
   drawQuota(b.quota);
   drawWorkers(b.workers);
@@ -218,12 +218,12 @@ async function showDetail(id) {
     t.append(tr);
   }
   box.append(t);
-  if (r.status === 'failed' && unavailable.retry) {
+  if (r.status === 'failed' && blocked().retry) {
     const b = el('button', null, 'Retry this file');
     b.id = 'retry-one';
     b.disabled = true;
-    b.title = unavailable.retry;
-    box.append(b, el('span', 'why', unavailable.retry));
+    b.title = blocked().retry;
+    box.append(b, el('span', 'why', blocked().retry));
   } else if (r.status === 'failed' && actions.includes('retry')) {
     const b = el('button', null, 'Retry this file');
     b.id = 'retry-one';
@@ -292,17 +292,25 @@ async function act(name, body) {
   $('said').textContent = answer.message || answer.error || res.statusText;
   // Stopped from here: the stream's end is the batch's, whether or not its last update arrived.
   if (name === 'stop' && res.ok) stopAsked = true;
+  if (answer.notNow && batch) batch.notNow = answer.notNow;
   drawActions();
 }
+// What cannot be done: what this process cannot do, and what does not apply in the batch's state now.
+function blocked() { return Object.assign({}, (batch && batch.notNow) || {}, unavailable); }
+let drawnBlocked = '';
+const ASK = { stop: 'Stop the batch? No new work is started; work already at the service winds down.' };
 function drawActions() {
   const box = $('actions');
   box.replaceChildren();
   const names = { stop: 'Stop', pause: 'Pause intake', resume: 'Resume intake', 'retry-all': 'Retry failed' };
+  const notNow = (batch && batch.notNow) || {};
+  drawnBlocked = JSON.stringify(notNow);
   for (const a of actions) {
     if (!names[a]) continue;
     const b = el('button', null, names[a]);
     b.dataset.action = a;
-    b.addEventListener('click', () => act(a));
+    if (notNow[a]) { b.disabled = true; b.title = notNow[a]; }
+    b.addEventListener('click', () => { if (!ASK[a] || confirm(ASK[a])) act(a); });
     box.append(b);
   }
   // What this process cannot do, disabled, with why.
@@ -324,6 +332,7 @@ function apply(d) {
   for (const r of d.rows) take(r);
   counts = d.counts;
   batch = d.batch;
+  if (JSON.stringify(batch.notNow || {}) !== drawnBlocked) drawActions();
   schedule(true);
 }
 // The stream resumes after the snapshot's last change: none falls between the two.

@@ -24,7 +24,7 @@ main { display: grid; grid-template-columns: 1fr 360px; min-height: 0; }
 .row > span { overflow: hidden; text-overflow: ellipsis; }
 .row:hover, .row.sel { background: #36c2; }
 .row img, .row .ph { width: 40px; height: 40px; object-fit: cover; background: #8883; border-radius: 3px; }
-.st-failed .status, .reason { color: #c33; }
+.st-failed .status, .st-failed .reason { color: #c33; }
 .st-succeeded .status, .st-reused .status { color: #2a2; }
 .st-pending .status { color: #c80; }
 .mono { font-family: ui-monospace, monospace; font-size: 12px; }

@@ -16,6 +16,7 @@ import {
   STAGE_NAMES,
   type StageName,
   type StepRecord,
+  workReused,
 } from '../item.ts';
 import { type Redact, redactDeep, redactShapes } from '../progress/redact.ts';
 import { itemFolder, itemPlace, RESULT_FILE } from './item-paths.ts';
@@ -254,8 +255,7 @@ export function buildResultJson(item: Item, opts: { redact?: Redact } = {}): Res
       ? elideInlineData(isChain(item) ? recordedStepRequest(step, item.steps) : step.request)
       : null,
     request_sent:
-      (item.journal?.sameAs === undefined || item.journal.action === 'fresh') &&
-      ((step?.requestId ?? null) !== null || (step?.generationId ?? null) !== null),
+      !workReused(item) && ((step?.requestId ?? null) !== null || (step?.generationId ?? null) !== null),
     generation_id: step?.generationId ?? null,
     request_id: step?.requestId ?? null,
     state: generation?.state ?? null,

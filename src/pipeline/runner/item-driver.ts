@@ -17,7 +17,9 @@ import {
   generationsOf,
   type Item,
   newItem,
+  reusedNote,
   type StageName,
+  workReused,
 } from '../item.ts';
 import { unprocessedReason } from '../report/index.ts';
 import { writeResultJson } from '../report/result-json.ts';
@@ -125,8 +127,7 @@ export class ItemDriver {
     said = item.reason,
     stepEvent?: 'started' | 'done' | 'failed',
   ): Promise<void> {
-    const stoodFor = item.journal?.sameAs !== undefined && item.journal.action !== 'fresh';
-    const reason = said ?? (item.state === 'reported' && stoodFor ? (item.journal?.reason ?? null) : null);
+    const reason = said ?? reusedNote(item);
     this.items.keep(entry, item);
     try {
       await this.ctx.persist(item);
@@ -167,6 +168,7 @@ export class ItemDriver {
       ...(told?.requestId ? { request_id: told.requestId } : {}),
       ...(priced ? { generations: generationsOf(item) } : {}),
       ...(fromJournal ? { from_journal: true as const } : {}),
+      ...(workReused(item) ? { reused: true as const } : {}),
     });
   }
 
