@@ -237,7 +237,7 @@ describe("a chain's steps done for the same content", () => {
     expect(stepsOf(out, 'b.png')).toEqual(steps);
     expect(statSync(join(out, portraitOf(out, 'b.png'))).size).toBeGreaterThan(0);
     expect(readJson(join(out, 'b.png', 'result.json')).journal.reason).toMatch(
-      /^steps 'stylize', 'animate', 'portrait', 'square' reused: done for a\.png, which has the same content \(generations .*\); steps 'portrait', 'square' collected from their generations; nothing is sent$/,
+      /^renamed from a\.png: steps 'stylize', 'animate', 'portrait', 'square' reused \(generations .*\); steps 'portrait', 'square' collected from their generations; nothing is sent$/,
     );
   }, 180_000);
 });
