@@ -187,6 +187,7 @@ function rowsOf(cases: CaseResult[], n: number): BenchRow[] {
       { bench: BENCH, metric: `${at}: wall`, value: c.wallS, unit: 's' },
       { bench: BENCH, metric: `${at}: generations created`, value: c.generations, unit: 'count' },
       { bench: BENCH, metric: `${at}: peak RSS of genpipe`, value: c.peakRssMb, unit: 'MB' },
+      { bench: BENCH, metric: `${at}: CPU of genpipe (user + sys)`, value: c.cpuS, unit: 's' },
       { bench: BENCH, metric: `${at}: succeeded`, value: c.succeeded, unit: 'count' },
       { bench: BENCH, metric: `${at}: reused another's outputs`, value: c.reused, unit: 'count' },
     );

@@ -8,6 +8,7 @@ export { type ImageHeader, imageErrorFrom, readImageHeader, verifyImage } from '
 export { type ImageSize, readImageSize } from './image-size.ts';
 export { isMediaError, MediaError, type MediaErrorCode, plainWhy } from './media-error.ts';
 export { probeVideo, type VideoProbe } from './probe.ts';
+export { type FileStart, readStart } from './read-start.ts';
 export { type RunFfmpegOptions, runFfmpeg } from './run-ffmpeg.ts';
 export {
   type MediaKind,

@@ -2,9 +2,9 @@
  * Sniffing a file's real type from its first bytes with file-type, whatever its name or the
  * Content-Type it arrived with. Only the head of the file is read.
  */
-import { open } from 'node:fs/promises';
 import { fileTypeFromBuffer } from 'file-type';
 import { MediaError } from './media-error.ts';
+import { readStart } from './read-start.ts';
 
 export type MediaKind = 'image' | 'video' | 'other';
 
@@ -49,26 +49,11 @@ export function mediaKindOf(mime: string): MediaKind {
  * @example const head = await readHead('upload.bin'); // Buffer of up to 64 KiB
  */
 export async function readHead(path: string): Promise<Buffer> {
-  let fh: Awaited<ReturnType<typeof open>>;
-  try {
-    fh = await open(path, 'r');
-  } catch {
+  const start = await readStart(path, SNIFF_HEAD_BYTES).catch(() => {
     throw new MediaError('missing', 'file not found or not readable');
-  }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw new MediaError('missing', 'not a regular file');
-    const buf = Buffer.allocUnsafe(Math.min(st.size, SNIFF_HEAD_BYTES));
-    let n = 0;
-    while (n < buf.length) {
-      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
-      if (bytesRead === 0) break;
-      n += bytesRead;
-    }
-    return buf.subarray(0, n);
-  } finally {
-    await fh.close();
-  }
+  });
+  if (!start.isFile) throw new MediaError('missing', 'not a regular file');
+  return start.bytes;
 }
 
 /**

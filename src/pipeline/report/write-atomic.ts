@@ -1,11 +1,15 @@
 /** Writing a report file atomically: into a scratch name beside it, renamed onto it on success. */
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs';
 import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { promisify } from 'node:util';
 import { LocalWriteError } from '../../client/index.ts';
 
 /** Pieces are gathered into writes of about this many characters. */
 const WRITE_CHARS = 65_536;
+
+const writeText = promisify(writeFile);
 
 /**
  * A file written piece by piece into `<path>.<random>.tmp` and renamed onto `path` by `commit`, so a
@@ -87,21 +91,35 @@ export async function writeFileAtomic(
   path: string,
   text: string | Iterable<string> | AsyncIterable<string>,
 ): Promise<void> {
+  if (typeof text === 'string') return writeTextAtomic(path, text);
   const file = await AtomicFile.open(path).catch((err: unknown) => {
     throw LocalWriteError.from(err, path) ?? err;
   });
   try {
-    if (typeof text === 'string') file.add(text);
-    else {
-      for await (const piece of text) {
-        file.add(piece);
-        await file.drain();
-      }
+    for await (const piece of text) {
+      file.add(piece);
+      await file.drain();
     }
     await file.commit();
   } catch (err) {
     await file.abort();
     // A disk that refuses the write (full, read-only): said of this file, whatever step of it failed.
+    throw LocalWriteError.from(err, path) ?? err;
+  }
+}
+
+/**
+ * writeFileAtomic of one string: node:fs's callback writeFile into the scratch name (one call where a
+ * FileHandle takes three, for result.json's write per file), then the rename.
+ */
+async function writeTextAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.${randomUUID().slice(0, 8)}.tmp`;
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writeText(tmp, text);
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
     throw LocalWriteError.from(err, path) ?? err;
   }
 }

@@ -9,9 +9,9 @@
  * 413 texts) and whether `video.edit` is used (the 18 s source limit).
  */
 import { createHash } from 'node:crypto';
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SNIFF_HEAD_BYTES } from '../../media/index.ts';
+import { readStart, SNIFF_HEAD_BYTES } from '../../media/index.ts';
 import { PROMPT_LENGTH_DETAIL, withValidModels } from '../../spec/index.ts';
 import { type InputAs, type Item, MAIN_STEP, type MediaKind, newStep, type StepRecord } from '../item.ts';
 import { legacyInputAsOf, legacyInputAsProblem, legacyOperationOf } from '../legacy-request.ts';
@@ -148,29 +148,20 @@ export const PLAN_REASONS = {
 async function readPromptText(
   path: string,
 ): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
-  const fh = await open(path, 'r');
+  const start = await readStart(path, PROMPT_FILE_MAX_BYTES + 1);
+  if (!start.isFile)
+    throw Object.assign(new Error(`EISDIR: not a regular file, '${path}'`), { code: 'EISDIR' });
+  const bytes = start.bytes;
+  if (bytes.length > PROMPT_FILE_MAX_BYTES) return { ok: false, reason: PROMPT_LENGTH_DETAIL };
+  if (bytes.length === 0) return { ok: false, reason: PLAN_REASONS.empty };
+  if (bytes.includes(0)) return { ok: false, reason: PLAN_REASONS.notUtf8 };
+  let text: string;
   try {
-    const buf = Buffer.alloc(PROMPT_FILE_MAX_BYTES + 1);
-    let n = 0;
-    while (n < buf.length) {
-      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
-      if (bytesRead === 0) break;
-      n += bytesRead;
-    }
-    if (n > PROMPT_FILE_MAX_BYTES) return { ok: false, reason: PROMPT_LENGTH_DETAIL };
-    if (n === 0) return { ok: false, reason: PLAN_REASONS.empty };
-    const bytes = buf.subarray(0, n);
-    if (bytes.includes(0)) return { ok: false, reason: PLAN_REASONS.notUtf8 };
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-    } catch {
-      return { ok: false, reason: PLAN_REASONS.notUtf8 };
-    }
-    return { ok: true, text: text.trim() };
-  } finally {
-    await fh.close();
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return { ok: false, reason: PLAN_REASONS.notUtf8 };
   }
+  return { ok: true, text: text.trim() };
 }
 
 /**

@@ -6,10 +6,14 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { readStart } from '../../media/index.ts';
 import type { FileIdentity } from './store.ts';
 
 /** Chunk size of the streaming content hash. */
 const HASH_CHUNK_BYTES = 1024 * 1024;
+
+/** Files up to this size are hashed from one read instead of a stream. */
+const SMALL_FILE_BYTES = 64 * 1024;
 
 /**
  * The sha256 (hex) of the file at `path`, streamed.
@@ -57,6 +61,19 @@ export interface HashCache {
 }
 
 /**
+ * The sha256 of the file at `path`, `size` bytes long by its identity: a small file in one read
+ * (readStart, without a stream's cost per file), any other streamed.
+ */
+async function hashOf(path: string, size: number, signal?: AbortSignal): Promise<string> {
+  if (size > SMALL_FILE_BYTES) return sha256File(path, signal);
+  signal?.throwIfAborted();
+  const start = await readStart(path, SMALL_FILE_BYTES + 1);
+  // Grown past the small size since (or not a file): streamed after all.
+  if (!start.isFile || start.bytes.length > SMALL_FILE_BYTES) return sha256File(path, signal);
+  return createHash('sha256').update(start.bytes).digest('hex');
+}
+
+/**
  * The sha256 of a file's bytes, streamed; taken from `cache` when the file's identity (device, inode,
  * size, mtime, ctime) is the one it was hashed at. A file that changes while it is read is hashed but
  * not cached. The hash is answered without waiting for the cache's write to be recorded.
@@ -67,7 +84,7 @@ export async function hashWithCache(cache: HashCache, path: string, signal?: Abo
   const before = await fileIdentity(path);
   const cached = await cache.cachedHash(path, before);
   if (cached !== null) return cached;
-  const hash = await sha256File(path, signal);
+  const hash = await hashOf(path, before.size, signal);
   const after = await fileIdentity(path);
   // Not waited for: a cache entry lost (a failed write, a power cut) is only hashed again next time, and
   // the file's admission goes on meanwhile instead of waiting for the journal's next commit.
