@@ -26,7 +26,7 @@ import { writeResultJson } from '../report/result-json.ts';
 import type { RunContext } from '../run-context.ts';
 import { batchStopReason, isAbort, outDirWriteError } from '../runner-errors.ts';
 import { failItem } from '../stage.ts';
-import { reachedBy, type StageStep } from '../stage-list.ts';
+import { reachedBy, STAGES, type StageStep } from '../stage-list.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
 import type { BatchItems } from './batch-items.ts';
 import type { ResolvedRun } from './options.ts';
@@ -365,7 +365,7 @@ export class ItemDriver {
       }
       return this.runStep(step, item, run);
     }
-    return this.pools.limits[step.pool](() => this.runStep(step, item, run));
+    return this.pools.run(step.pool, () => this.runStep(step, item, run), STAGES.indexOf(step));
   }
 
   /** Runs one stage with its timing; an error that escapes it ends the item (see afterThrow). */
