@@ -100,6 +100,28 @@ describe('same content under another name', () => {
     expect(result(out, 'new.txt')).toMatchObject({ request_sent: false, generation_id: expect.any(String) });
   });
 
+  it('a rename beside a copy is said as a rename from the old name; the copy, whose own outputs were deleted, is never "renamed"', async () => {
+    const { input, out } = promptFolder({
+      'a.txt': 'a harbour crane, renamed beside its copy',
+      'b.txt': 'a harbour crane, renamed beside its copy',
+    });
+    const before = await generations();
+    await run(input, out);
+    renameSync(join(input, 'a.txt'), join(input, 'c.txt'));
+    const second = await run(input, out);
+    const journalOf = (report: { items: { input: string; journal?: string }[] }, input: string) =>
+      report.items.find((i) => i.input === input)?.journal ?? '';
+    expect(journalOf(second.report, 'c.txt')).toMatch(/^renamed from a\.txt: its outputs reused/);
+    renameSync(join(input, 'c.txt'), join(input, 'd.txt'));
+    for (const o of outputsOf(out, 'b.txt')) rmSync(join(out, o));
+    const third = await run(input, out);
+    expect(journalOf(third.report, 'd.txt')).toMatch(/^renamed from c\.txt: its outputs reused/);
+    // b.txt keeps its name: it takes the outputs again as a copy, not as a file renamed.
+    expect(journalOf(third.report, 'b.txt')).toMatch(/^reused: same content as /);
+    expect(outputsOf(out, 'b.txt')).toHaveLength(1);
+    expect((await generations()) - before).toBe(1);
+  });
+
   it('a symlink to a file of the folder is that file: nothing sent for it', async () => {
     const { input, out } = promptFolder({ 'hero.txt': 'a hero shot, linked' });
     symlinkSync(join(input, 'hero.txt'), join(input, 'hero-link.txt'));

@@ -286,7 +286,7 @@ export class StoreEngine implements Store {
     const batch = this.requireBatch();
     if (this.backend.plans.admissionLock) yield* sql.run(this.backend.plans.admissionLock, [this.outDir]);
     const { active, row, decision: own } = yield* this.decideRow(sql, item, key, opts, true);
-    const decision = twinWanted(own, opts) ? yield* this.withTwin(sql, item, key, opts, own) : own;
+    const decision = twinWanted(own, opts) ? yield* this.withTwin(sql, item, key, opts, own, row) : own;
     // Another input with the same content is being worked on: nothing is written until it ended.
     if (decision.action === 'wait') {
       const here = this.inFlightHere().has(decision.sameContent?.id ?? -1);
@@ -328,6 +328,7 @@ export class StoreEngine implements Store {
     key: JournalKey,
     opts: PlanOptions,
     own: RowDecision,
+    ownRow: JournalRow | null,
   ): Step<RowDecision> {
     const twins = yield* this.items.twins(sql, rowInputOf(item), key);
     const batchOnly = opts.force ? (this.batch?.id ?? -1) : null; // --force: this batch's work only
@@ -344,11 +345,15 @@ export class StoreEngine implements Store {
       batchOnly,
     };
     const choice = twinChoice(twins, ctx);
-    // Whose work is taken — whole (reused, adopted) or a chain's steps — under its old name: a rename.
-    const renamed = (row: JournalRow) => row.input !== rowInputOf(item) && twinGone(row);
+    // A file new to the journal taking the work of one no longer on disk — whole (reused, adopted) or
+    // a chain's steps — is that file renamed; a file with a row of its own never is.
+    const renamed = (row: { input: string; item: Item }) =>
+      ownRow === null && row.input !== rowInputOf(item) && twinGone(row);
     if (choice && !this.keepsOwnFailure(own, choice)) {
       const taken = choice.kind === 'reuse' || choice.kind === 'adopt';
-      return sameContentDecision(own, choice, item, taken && renamed(choice.twin));
+      // The twin, or the latest file with the same work gone since (a copy of it is still on disk).
+      const from = taken ? ([choice.twin, ...twins].find(renamed) ?? null) : null;
+      return sameContentDecision(own, choice, item, from);
     }
     // A chain's steps done for the same bytes (by a twin, or under another recipe) are taken (step-work.ts).
     if (own.action !== 'fresh' || !isChain(own.item)) return own;
@@ -456,7 +461,7 @@ export class StoreEngine implements Store {
       function* (this: StoreEngine, sql: Sql) {
         const { row, decision: own } = yield* this.decideRow(sql, item, key, opts, false);
         const mayReuse = twinWanted(own, opts);
-        const decision = mayReuse ? yield* this.withTwin(sql, item, key, opts, own) : own;
+        const decision = mayReuse ? yield* this.withTwin(sql, item, key, opts, own, row) : own;
         const place =
           !row || decision.supersede
             ? yield* this.items.freePlace(sql, item.input)

@@ -208,7 +208,7 @@ function single(item: Item): boolean {
  * True when the twin's input is no longer on disk: the file was renamed or moved (a reuse, an adopted
  * generation and a chain's taken steps say so: engine.ts's withTwin).
  */
-export function twinGone(twin: JournalRow): boolean {
+export function twinGone(twin: { item: Item }): boolean {
   try {
     lstatSync(twin.item.absPath);
     return false;
@@ -226,7 +226,7 @@ export function sameContentDecision(
   own: RowDecision,
   choice: TwinChoice,
   fresh: Item,
-  renamed: boolean,
+  renamedFrom: Origin | null,
 ): RowDecision {
   const { twin, origin } = choice;
   const sameContent: SameContent = {
@@ -234,7 +234,7 @@ export function sameContentDecision(
     input: twin.input,
     place: twin.place,
     item: twin.item,
-    ...(renamed ? { renamed: true as const } : {}),
+    ...(renamedFrom ? { renamed: true as const } : {}),
   };
   const base = { supersede: own.supersede, sameContent };
   switch (choice.kind) {
@@ -242,10 +242,10 @@ export function sameContentDecision(
       // A copy names the file whose work it takes (of a copy, the first file); a rename, its old name.
       return {
         ...base,
-        ...(renamed ? {} : { sameContent: { ...sameContent, input: origin.input } }),
+        sameContent: { ...sameContent, input: (renamedFrom ?? origin).input },
         action: 'reuse',
         item: own.action === 'fresh' ? own.item : fresh,
-        reason: renamed ? SAME_CONTENT_TEXTS.renamed(twin) : SAME_CONTENT_TEXTS.reused(origin),
+        reason: renamedFrom ? SAME_CONTENT_TEXTS.renamed(renamedFrom) : SAME_CONTENT_TEXTS.reused(origin),
       };
     case 'adopt': {
       const generationId = currentStep(twin.item)?.generationId ?? null;
@@ -253,7 +253,7 @@ export function sameContentDecision(
         ...base,
         action: 'resume',
         item: adopted(twin.item, fresh),
-        reason: SAME_CONTENT_TEXTS.adopted(twin.input, generationId, renamed),
+        reason: SAME_CONTENT_TEXTS.adopted((renamedFrom ?? twin).input, generationId, renamedFrom !== null),
       };
     }
     case 'fail': {
