@@ -30,7 +30,7 @@
 import { lstatSync } from 'node:fs';
 import { failureOf } from '../failure-class.ts';
 import { currentStep, type Item, withStep } from '../item.ts';
-import type { JournalRow } from './journal-row.ts';
+import { isOutcomeUnknown, type JournalRow } from './journal-row.ts';
 import type { RowDecision } from './resume-decision.ts';
 import type { PlanOptions, SameContent } from './store.ts';
 import { SAME_CONTENT_TEXTS } from './texts.ts';
@@ -261,7 +261,8 @@ export function sameContentDecision(
       const root = SAME_CONTENT_TEXTS.failedRoot(twin.item.reason);
       const shared = twin.item.failure?.sharedFrom ?? twin.item.journal?.sameAs;
       const first = root !== null ? (shared ?? twin.input) : twin.input;
-      const reason = SAME_CONTENT_TEXTS.failed(first, root ?? twin.item.reason);
+      const unknown = isOutcomeUnknown(twin.item, twin.liveState);
+      const reason = SAME_CONTENT_TEXTS.failed(first, root ?? twin.item.reason, unknown);
       const failed = sharedFailure(twin.item, first, fresh, reason);
       return { ...base, sameContent: { ...sameContent, input: first }, action: 'done', item: failed, reason };
     }
@@ -286,7 +287,9 @@ export function sameContentDecision(
 function sharedFailure(twin: Item, first: string, fresh: Item, reason: string): Item {
   const failure = failureOf(twin);
   if (twin.state !== 'failed' || !twin.failedAt || !failure) {
-    return { ...fresh, state: 'failed', failedAt: 'plan', reason, failure };
+    // At the twin's stage when it failed (a create whose answer was lost: submit), else at plan.
+    const failedAt = twin.state === 'failed' && twin.failedAt ? twin.failedAt : 'plan';
+    return { ...fresh, state: 'failed', failedAt, reason, failure };
   }
   const step = currentStep(twin);
   const generation = step?.generation?.state === 'failed' ? step.generation : null;

@@ -208,8 +208,18 @@ function generationsOf(item: Item): string {
  */
 const FAILED_TAIL = `not sent on its own: a re-run retries them together (${RUN_FLAGS.retryFailedFlag} for a failure that would not pass by itself)`;
 
-/** The tail shared failures were written with before (their reasons are still in journals). */
-const FAILED_TAILS = [FAILED_TAIL, `not sent again (${RUN_FLAGS.redoSameContentFlag} sends it anyway)`];
+/**
+ * The tail of a failure shared with a file whose create's outcome is unknown: only the flag that sends
+ * that file again (once it is known not to have been created) sends the two, together.
+ */
+const FAILED_UNKNOWN_TAIL = `not sent on its own: ${RUN_FLAGS.resubmitUnknownFlag} sends them together, once`;
+
+/** The tails of shared failures, and the one they were written with before (still in journals). */
+const FAILED_TAILS = [
+  FAILED_TAIL,
+  FAILED_UNKNOWN_TAIL,
+  `not sent again (${RUN_FLAGS.redoSameContentFlag} sends it anyway)`,
+];
 
 /** The reasons of a file that another input with the same content and recipe stands in for (same-content.ts). */
 export const SAME_CONTENT_TEXTS = {
@@ -225,9 +235,12 @@ export const SAME_CONTENT_TEXTS = {
   /** The twin's generation polled and downloaded here; never a new create (`renamed`: the twin's input is gone). */
   adopted: (input: string, generationId: string | null, renamed = false): string =>
     `${renamed ? `renamed from ${input}` : `same content as ${input}`}: collecting its generation${generationId ? ` ${generationId}` : ''}, nothing sent again`,
-  /** Failed as the twin did, nothing sent (a re-run retries them together when the failure may pass). */
-  failed: (input: string, reason: string | null): string =>
-    `same content as ${input}, which failed${reason ? `: ${reason.replace(/\.$/, '')}` : ''}; ${FAILED_TAIL}`,
+  /**
+   * Failed as the twin did, nothing sent (a re-run retries them together when the failure may pass;
+   * `unknown`: the twin's create's outcome is unknown, which only --resubmit-unknown sends again).
+   */
+  failed: (input: string, reason: string | null, unknown = false): string =>
+    `same content as ${input}, which failed${reason ? `: ${reason.replace(/\.$/, '')}` : ''}; ${unknown ? FAILED_UNKNOWN_TAIL : FAILED_TAIL}`,
   /**
    * The failure a `failed` reason shares, as the file that first failed gave it (null when `reason` is
    * not one): a copy of a copy names the first file's failure, not a reason within a reason.
