@@ -379,3 +379,38 @@ it.skipIf(!asRoot)(
   },
   120_000,
 );
+
+it.skipIf(!asRoot)(
+  "a copy on a full out dir is not processed, said as another file's outputs not linked yet, never as a submitted generation or reused",
+  async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a copper kettle, copied onto a full disk' });
+    mountTmpfs(out, '300k');
+    const journal = join(dirname(out), 'journal.db');
+    const args = ['run', input, '--out', out, '--journal', journal, '--poll-interval', '1'];
+    const first = await runCli(args, cliEnv(emu), 90_000);
+    expect(first.code, first.stderr).toBe(0);
+    const made = (await adminRows(emu)).length;
+    // The disk filled up, then a copy of a.txt dropped in.
+    try {
+      writeFileSync(join(out, 'filler.bin'), Buffer.alloc(1024 * 1024));
+    } catch {
+      // ENOSPC: full, as wanted
+    }
+    writeFileSync(join(input, 'b.txt'), 'a copper kettle, copied onto a full disk');
+    const r = await runCli(args, cliEnv(emu), 90_000);
+    expect([1, 3], r.stderr).toContain(r.code);
+    expect((await adminRows(emu)).length).toBe(made);
+    const line = r.stdout
+      .split('\n')
+      .filter((l) => l.includes('b.txt: '))
+      .join('\n');
+    expect(line).not.toContain('was submitted');
+    expect(r.stderr).not.toMatch(/reused from the same content/);
+    if (r.code === 3)
+      expect(line).toMatch(
+        /b\.txt: not processed: .*; the outputs of a\.txt \(the same content\) were not linked yet/,
+      );
+    else expect(line).toMatch(/no space left/);
+  },
+  120_000,
+);

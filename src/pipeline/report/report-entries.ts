@@ -36,7 +36,9 @@ export function journalCountOf(item: Pick<Item, 'journal' | 'state'>): JournalCo
   // Another input's work with the same content stood for it (its failure, shared, is only a failure;
   // a chain that took some of its steps and sent the others is new work, counted nowhere).
   if (note?.sameAs !== undefined) {
-    return item.state === 'failed' || note.action === 'fresh' ? null : 'same_content';
+    // Nor is one the batch stopped before its outputs were linked: not processed, not reused.
+    const ended = item.state === 'failed' || item.state === 'stopped';
+    return ended || note.action === 'fresh' ? null : 'same_content';
   }
   if (note?.retried) return 'retried';
   // A file the earlier run sent nothing for is continued, not resumed (resume-decision.ts's nothingSent).

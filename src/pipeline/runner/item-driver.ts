@@ -97,10 +97,14 @@ export class ItemDriver {
     const later =
       this.run.options.admit && stop?.end === undefined ? '; the next run continues it from the journal' : '';
     const generationId = currentStep(item)?.generationId;
+    // A copy stopped before another file's outputs were linked for it: nothing was submitted for it.
+    const from = item.journal?.action === 'reuse' ? item.journal.sameAs : undefined;
     const reason =
-      generationId && item.state !== 'failed'
-        ? `${base}; generation ${generationId} was submitted, but its outcome was not collected${later}`
-        : base;
+      from !== undefined
+        ? `${base}; the outputs of ${from} (the same content) were not linked yet${later}`
+        : generationId && item.state !== 'failed'
+          ? `${base}; generation ${generationId} was submitted, but its outcome was not collected${later}`
+          : base;
     return { ...item, state: 'stopped', reason };
   }
 
