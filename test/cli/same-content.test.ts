@@ -16,7 +16,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adminRows, useTestEmulator } from '../helpers/emulator.ts';
+import { startEmulator } from '../../src/emulator/index.ts';
+import { adminRows, testConfig, useTestEmulator } from '../helpers/emulator.ts';
 import { usePromptFolders } from './prompt-folder.ts';
 import { cliEnv, runCli } from './run-cli.ts';
 
@@ -120,6 +121,34 @@ describe('same content under another name', () => {
     expect(journalOf(third.report, 'b.txt')).toMatch(/^reused: same content as /);
     expect(outputsOf(out, 'b.txt')).toHaveLength(1);
     expect((await generations()) - before).toBe(1);
+  });
+
+  it('a rename whose earlier generation the service no longer has: failed once, then a re-run sends it, as any file', async () => {
+    const { input, out } = promptFolder({ 'a.txt': 'a tin robot, its generation forgotten' });
+    const first = await startEmulator({ config: testConfig() });
+    const port = Number(new URL(first.url).port);
+    try {
+      const r = await runCli(['run', input, '--out', out], cliEnv(first), 60_000);
+      expect(r.code, r.stderr).toBe(0);
+    } finally {
+      await first.close();
+    }
+    // The service forgot it (a fresh emulator at the same address); the outputs deleted, the file renamed.
+    const fresh = await startEmulator({ config: testConfig(), port });
+    try {
+      for (const o of outputsOf(out, 'a.txt')) rmSync(join(out, o));
+      renameSync(join(input, 'a.txt'), join(input, 'b.txt'));
+      const failed = await runCli(['run', input, '--out', out], cliEnv(fresh), 60_000);
+      expect(failed.code, failed.stderr).toBe(1);
+      expect(failed.stdout).toMatch(/b\.txt: failed at wait: generation \S+ is unknown to the service/);
+      expect(await adminRows(fresh)).toHaveLength(0);
+      const again = await runCli(['run', input, '--out', out], cliEnv(fresh), 60_000);
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(await adminRows(fresh)).toHaveLength(1);
+      expect(outputsOf(out, 'b.txt')).toHaveLength(1);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('a symlink to a file of the folder is that file: nothing sent for it', async () => {

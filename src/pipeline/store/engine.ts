@@ -44,6 +44,7 @@ import { recordedOptions } from './recorded-options.ts';
 import { decide, decisionOf, type RowDecision } from './resume-decision.ts';
 import { RowWaiters } from './row-waiters.ts';
 import {
+  goneGenerationsOf,
   leftAlone,
   sameContentDecision,
   TWIN_HERE_MS,
@@ -343,6 +344,7 @@ export class StoreEngine implements Store {
       resubmitUnknown: opts.resubmitUnknown ?? false,
       waitedOn: opts.waitedOn ?? null,
       batchOnly,
+      goneGenerations: goneGenerationsOf(ownRow?.item ?? item),
     };
     const choice = twinChoice(twins, ctx);
     // A file new to the journal taking the work of one no longer on disk — whole (reused, adopted) or

@@ -86,6 +86,11 @@ export interface TwinContext {
   waitedOn: number | null;
   /** With --force: only the rows of this batch (its id) stand for a file; else any row does (null). */
   batchOnly: number | null;
+  /**
+   * Generations this file already found gone at the service (its own failure while collecting one):
+   * never adopted again; its own decision goes on (a re-run sends it, as any file whose generation is gone).
+   */
+  goneGenerations: ReadonlySet<string>;
 }
 
 /**
@@ -136,7 +141,7 @@ export function twinChoice(twins: readonly JournalRow[], ctx: TwinContext): Twin
     pick('wait', (t) => inFlightElsewhere(t, ctx)) ??
     // A create that may have reached the service: sending the copy could pay twice (the crash policy's).
     pick('fail', (t) => t.outcomeUnknown && !ctx.resubmitUnknown) ??
-    pick('adopt', (t) => holdsGeneration(t) && single(t.item)) ??
+    pick('adopt', (t) => holdsGeneration(t) && single(t.item) && !goneFor(t, ctx)) ??
     pick('fail', (t) => t.phase === 'failed' && !ctx.retryFailed && failureOf(t.item)?.retryable === false)
   );
 }
@@ -165,6 +170,21 @@ function originOf(twin: JournalRow, twins: readonly JournalRow[]): Origin {
     row = next;
   }
   return { input: row.input, updatedAt: row.updatedAt, item: row.item };
+}
+
+/** True when the twin's generation is one this file already found gone at the service. */
+function goneFor(t: JournalRow, ctx: TwinContext): boolean {
+  const id = currentStep(t.item)?.generationId;
+  return id !== undefined && id !== null && ctx.goneGenerations.has(id);
+}
+
+/**
+ * The generations `own` (a file's item as its row holds it) found gone at the service: those of its
+ * steps when it failed collecting one (at wait or download, its generation unknown to the service).
+ */
+export function goneGenerationsOf(own: Item): Set<string> {
+  if (own.state !== 'failed' || (own.failedAt !== 'wait' && own.failedAt !== 'download')) return new Set();
+  return new Set(own.steps.flatMap((s) => (s.generationId ? [s.generationId] : [])));
 }
 
 /** True when the row is being worked on in this session (bound here, not ended). */
