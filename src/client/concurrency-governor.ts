@@ -2,7 +2,7 @@
  * The concurrency governor: one per client. It tracks this client's own jobs from their 201 until a
  * get()/wait() observes them completed or failed, learns the service's job ceiling from "Too many
  * concurrent jobs" 429s or takes it from the `maxConcurrentJobs` option, and holds creates back while the ceiling is reached (while it is unknown,
- * creates awaiting their answer are at most our running jobs, at least one: see hasRoom). A held create is
+ * creates awaiting their answer are fewer than half our running jobs, at least one: slowStartRoom). A held create is
  * released the moment one of our jobs is observed terminal — not after the 429's fixed 60 s — and, as a
  * fallback when nothing is observed, once that Retry-After has passed.
  *
@@ -232,15 +232,12 @@ export class ConcurrencyGovernor {
 
   /**
    * Room for one more create. Under a known ceiling: our jobs and pending creates below it. While the
-   * ceiling is unknown, a slow start: no more creates awaiting their answer than jobs of ours running
-   * (at least one), so the creates in flight double with each round of answers, and the first "Too
-   * many concurrent jobs" arrives with few others in flight (sending every held create at once made a
-   * burst of 429s, 20 of 30 against a ceiling of 3 when the machine was loaded).
+   * ceiling is unknown, the slow start (slowStartRoom).
    */
   private hasRoom(): boolean {
     const ceiling = this.ceiling;
     if (ceiling !== null) return this.activeCount + this.reserved < ceiling + (this.probes ? 1 : 0);
-    return !this.slowStart || this.reserved < Math.max(1, this.activeCount);
+    return !this.slowStart || slowStartRoom(this.reserved, this.activeCount);
   }
 
   /** Admits waiters from the head while there is room; `released` marks a job that just ended. */
@@ -332,4 +329,16 @@ export class ConcurrencyGovernor {
   close(): void {
     this.wakeTimer.cancel();
   }
+}
+
+/**
+ * The slow start while the job ceiling is unknown (a client's governor, and the store's quota ledger
+ * shared by workers): room for one more create while the creates awaiting their answer (`pending`) are
+ * fewer than half the jobs running (`running`), and always for one. The creates in flight grow by half
+ * with each round of answers, and the first "Too many concurrent jobs" arrives with few others in flight:
+ * at most one refusal against a ceiling of up to 4, about half the ceiling above (one per job running
+ * made as many refusals as the ceiling, 3 against a ceiling of 3; every held create at once, 20 of 30).
+ */
+export function slowStartRoom(pending: number, running: number): boolean {
+  return pending < Math.max(1, Math.floor(running / 2));
 }

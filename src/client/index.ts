@@ -14,6 +14,7 @@ export {
   type AcquireOptions,
   ConcurrencyGovernor,
   type GovernorOptions,
+  slowStartRoom,
 } from './concurrency-governor.ts';
 export { type DownloadedOutput, type DownloadOptions, outputFileName } from './download-outputs.ts';
 export { EMULATOR_MEDIA_TEXTS, EmulatorMedia, EmulatorOnlyError } from './emulator-media.ts';

@@ -95,15 +95,16 @@ describe('concurrency governor', () => {
     await hold(e);
     const client = governed(e);
     const { events, done } = fiveJobs(client);
-    // Slow start while the ceiling is unknown: one create, then one per job running (1, 1, 2): two
-    // created, the two sent with them refused, and the fifth never sent. Three held back.
+    // Slow start while the ceiling is unknown: creates awaiting their answer fewer than half the jobs
+    // running, at least one (1, 1, 1): two created, the third refused — one 429 — and the fourth and
+    // fifth never sent. Three held back.
     await until(async () => client.governor.ceiling !== null && client.governor.waiting === 3);
-    expect((await stats(e)).rate_limited.concurrency).toBe(2);
+    expect((await stats(e)).rate_limited.concurrency).toBe(1);
     expect(client.governor.ceiling).toBe(2);
     await endJobsOneByOne(e, client);
     expect((await done).map((g) => g.state)).toEqual(Array(5).fill('failed'));
     // Only the first round met the ceiling; afterwards the governor kept creates back.
-    expect((await stats(e)).rate_limited.concurrency).toBe(2);
+    expect((await stats(e)).rate_limited.concurrency).toBe(1);
     expectAdmittedAfterEnds(events, 2);
   });
 

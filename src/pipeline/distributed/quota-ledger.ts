@@ -11,6 +11,7 @@
  * logged; one more is allowed while fewer than `limit` count. The service counts a request when it
  * arrives, a little after it was logged here: `marginMs` is added to the window to cover that.
  */
+import { slowStartRoom } from '../../client/index.ts';
 import type { Queryable } from '../store/postgres/connection.ts';
 import { LEDGER_SQL } from '../store/postgres/pg-plans.ts';
 
@@ -190,9 +191,9 @@ export type ReserveAnswer =
 
 /**
  * Inside a transaction: reserves one of `key`'s job slots for the create carrying `requestId`, when the
- * key's jobs and reservations are fewer than its ceiling. While no ceiling is known, a slow start shared
- * by every worker: no more creates on their way than jobs running (at least one), so the first "Too many
- * concurrent jobs" comes with few others in flight. A request holding a reservation already keeps it.
+ * key's jobs and reservations are fewer than its ceiling. While no ceiling is known, the client's slow
+ * start (slowStartRoom), shared by every worker, so the first "Too many concurrent jobs" comes with few
+ * others in flight. A request holding a reservation already keeps it.
  */
 export async function reserveJobSlot(
   q: Queryable,
@@ -214,7 +215,7 @@ export async function reserveJobSlot(
   ).rows[0];
   const counts = { jobs: row?.jobs ?? 0, pending: row?.pending ?? 0 };
   const room =
-    ceiling === null ? counts.pending < Math.max(1, counts.jobs) : counts.jobs + counts.pending < ceiling;
+    ceiling === null ? slowStartRoom(counts.pending, counts.jobs) : counts.jobs + counts.pending < ceiling;
   if (!room) return { granted: false, ceiling, ...counts };
   await q.query(LEDGER_SQL.reserveSlot, [...params, requestId]);
   return { granted: true, ceiling };
