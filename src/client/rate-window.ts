@@ -13,7 +13,10 @@
  * service still counts a create: at most reset − answered for each 201 (the service counted it no later
  * than it answered), so the longest of these (the `reach`) holds for every create logged, and never more
  * than the upper bound. The upper bound alone added the whole round trip: latency before the service
- * counts a create (a slow network, a busy front end) made 8 s of it read a 5 s window as 13 s.
+ * counts a create (a slow network, a busy front end) made 8 s of it read a 5 s window as 13 s. The
+ * reach rounds up to a second more than the window; once the bounds hold one whole second alone, the
+ * window is that second (wholeSecondWithin): a 5 s window was paced as 5.5 s, its creates answered
+ * within 0.3 s of each other.
  *
  * The clock offset: our clock is taken for the service's unless the Date headers (whole seconds) prove
  * they differ; then the offset is the smallest one they allow (which overestimates the window, never
@@ -50,6 +53,17 @@ const SECOND = 1000;
 /** The longest window paced by (24 h); a longer learned one is clamped to it. */
 export const MAX_RATE_WINDOW_MS = 24 * 3600 * SECOND;
 
+/**
+ * The whole number of seconds, in ms, that `b` holds when it holds exactly one; else null. The service
+ * counts its window in whole seconds (X-RateLimit-Reset and rate windows are whole seconds), so once the
+ * answers narrow the bounds to less than a second around one, the window is that: paced by from each
+ * create's answer, later than the service counted it, it never sends early.
+ */
+function wholeSecondWithin(b: Bounds): number | null {
+  const top = Math.floor(b.hi / SECOND) * SECOND;
+  return top > b.lo && top - SECOND <= b.lo ? top : null;
+}
+
 /** Intersects two bounds, or null when they exclude each other (lo is exclusive, hi inclusive). */
 function intersect(a: Bounds, b: Bounds): Bounds | null {
   const lo = Math.max(a.lo, b.lo);
@@ -68,6 +82,8 @@ export class RateWindow {
   private reach: number | null = null;
   /** Bounds of the service's clock minus ours, ms, from Date headers; null without any. */
   private offset: Bounds | null = null;
+  /** The reach an RPM 429 showed the window needs (rejected), ms; 0 when none did. */
+  private refusedReach = 0;
 
   /** @param fixedMs - a window given in advance (never re-learned), or null to learn it */
   constructor(private readonly fixedMs: number | null) {}
@@ -97,9 +113,14 @@ export class RateWindow {
     return this.fixedMs === null && learned > MAX_RATE_WINDOW_MS ? learned : null;
   }
 
-  /** The reach within the upper bound, unclamped; null until learned. */
+  /**
+   * The window paced by, unclamped; null until learned: the one whole second the bounds hold, once
+   * they hold one alone (and no RPM 429 asked for longer), else the reach within the upper bound.
+   */
   private get learnedMs(): number | null {
     if (this.window === null) return null;
+    const whole = wholeSecondWithin(this.window);
+    if (whole !== null && whole >= this.refusedReach) return whole;
     return Math.max(0, Math.min(this.window.hi, this.reach ?? this.window.hi));
   }
 
@@ -140,6 +161,7 @@ export class RateWindow {
     this.window = narrowed ?? seen;
     // A window that changed counts every create by its new length: the reach starts again too.
     this.reach = narrowed && this.reach !== null ? Math.max(this.reach, reach) : reach;
+    if (!narrowed) this.refusedReach = 0;
     return narrowed === null;
   }
 
@@ -166,6 +188,7 @@ export class RateWindow {
     const before = this.ms ?? 0;
     if (reach <= before || !explained(reach)) return false;
     this.reach = reach;
+    this.refusedReach = reach;
     if (reach > this.window.hi) {
       this.window = { lo: this.window.hi, hi: reach + (reading.answeredAt - reading.sentAt) };
     }

@@ -147,12 +147,12 @@ describe('the pacer learns the rate window', () => {
     first.done(service.answer(Date.now()));
     const own = pacer.windowBounds;
     expect(own).not.toBeNull();
-    // Bounds overlapping its own: the intersection, the tighter upper bound paced by.
+    // Bounds overlapping its own: the intersection, the one whole second it holds paced by.
     pacer.adoptWindow({ loMs: 4_999, hiMs: 5_001 });
-    expect(pacer.windowMs).toBe(5_001);
+    expect(pacer.windowMs).toBe(5_000);
     // Bounds that exclude its own are not taken (its own answers say whether the window changed).
     pacer.adoptWindow({ loMs: 7_000, hiMs: 8_000 });
-    expect(pacer.windowMs).toBe(5_001);
+    expect(pacer.windowMs).toBe(5_000);
     const given = new Pacer({ windowMs: 9_000 });
     given.adoptWindow({ loMs: 4_999, hiMs: 5_001 });
     expect(given.windowMs).toBe(9_000);
@@ -227,7 +227,8 @@ describe('the pacer learns the rate window', () => {
   });
 
   it('never sends a create into a full window, whatever the phase of the clock and the window', async () => {
-    for (const windowMs of [1000, 3000, 5000, 5500, 7250]) {
+    // Windows of whole seconds, as the service counts them (X-RateLimit-Reset is whole seconds).
+    for (const windowMs of [1000, 3000, 5000, 7000]) {
       for (let phase = 0; phase < 1000; phase += 97) {
         vi.useFakeTimers({ now: T0 - 123 + phase });
         const pacer = new Pacer({});
@@ -245,6 +246,32 @@ describe('the pacer learns the rate window', () => {
         vi.useRealTimers();
       }
     }
+  });
+
+  it('a window of a fraction of a second more (outside the interface) costs one round of 429s, then is paced as learned', async () => {
+    for (const windowMs of [5500, 7250]) {
+      for (let phase = 0; phase < 1000; phase += 97) {
+        vi.useFakeTimers({ now: T0 - 123 + phase });
+        const pacer = new Pacer({});
+        const service = new FakeService(windowMs, 3);
+        await run(pacer, service, 10);
+        // At most the creates sent together as the first window ended (3 per window), refused once.
+        const refused = service.refusedAt;
+        expect(refused.length, `${windowMs} ms, phase ${phase}`).toBeLessThanOrEqual(3);
+        if (refused.length > 0) expect((refused.at(-1) as number) - (refused[0] as number)).toBeLessThan(100);
+        vi.useRealTimers();
+      }
+    }
+  });
+
+  it('once its answers narrow the window to one whole second, paces by exactly that second', async () => {
+    vi.useFakeTimers({ now: T0 });
+    const pacer = new Pacer({});
+    const service = new FakeService(5000, 20);
+    // 20 creates answered over 0.3 s: the bounds narrow to less than a second around 5 s.
+    await run(pacer, service, 20);
+    expect(pacer.windowMs).toBe(5000);
+    expect(service.refusedAt).toHaveLength(0);
   });
 
   it("corrects an underestimate from an RPM 429's Reset", async () => {
