@@ -1,0 +1,95 @@
+/**
+ * The dashboard of `genpipe watch --on-done move` (the drop folder of the README) in headless
+ * Chromium: a failure at the service, filed in failed/ by the move, retried from the page is moved back
+ * into the inbox and sent exactly once more (the emulator's generations counted), then filed in
+ * processed/; a retry of a file in neither place is refused with why, on the page too.
+ */
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { expect, it } from 'vitest';
+import { usePromptFolders } from '../cli/prompt-folder.ts';
+import { adminRows, call, until } from '../helpers/emulator.ts';
+import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
+import { noisePng } from '../pipeline/watch-helpers.ts';
+import {
+  newWatchedPage,
+  openDashboard,
+  rowOf as row,
+  spawnDashboard,
+  useDashboardBed,
+} from './dashboard-helpers.ts';
+
+const promptFolder = usePromptFolders();
+const bed = useDashboardBed('watch-move');
+const faults = (json: unknown) => call(bed.emu, 'PUT', '/_emulator/faults', { key: null, json });
+
+/** A watch of a new inbox with `--on-done move` and its dashboard, and a page of it. */
+async function movingWatch() {
+  const { input: inbox, out } = promptFolder({});
+  writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const served = await spawnDashboard(bed, [
+    'watch',
+    inbox,
+    '--out',
+    out,
+    '--quiet-ms',
+    '200',
+    '--rescan-ms',
+    '300',
+    '--retries',
+    '0',
+    '--on-done',
+    'move',
+    '--dashboard',
+    '0',
+  ]);
+  const { page, problems } = await newWatchedPage(bed, { width: 1400, height: 800 });
+  await openDashboard(page, served.url, served.token);
+  const failedDir = join(dirname(inbox), 'failed');
+  const processedDir = join(dirname(inbox), 'processed');
+  return { inbox, out, failedDir, processedDir, ...served, page, problems };
+}
+
+it('retries a failure that the move filed in failed/: moved back into the inbox, sent exactly once more', async () => {
+  const { inbox, failedDir, processedDir, child, page, problems } = await movingWatch();
+  await faults({ failure_codes: { generation_failed: 1 } });
+  let before: number;
+  try {
+    writeFileSync(join(inbox, 'retry.png'), await noisePng(48, 48));
+    await row(page, 'retry.png', 'failed').waitFor({ timeout: 30_000 });
+    await until(async () => existsSync(join(failedDir, 'retry.png')));
+    before = (await adminRows(bed.emu)).length;
+  } finally {
+    await faults({});
+  }
+  await row(page, 'retry.png', 'failed').click();
+  await page.locator('#retry-one').click();
+  await page.locator('#said', { hasText: 'retry.png moved back into the inbox from' }).waitFor();
+  await row(page, 'retry.png', 'succeeded').waitFor({ timeout: 30_000 });
+  await until(async () => existsSync(join(processedDir, 'retry.png')));
+  expect(existsSync(join(failedDir, 'retry.png'))).toBe(false);
+  expect((await adminRows(bed.emu)).length).toBe(before + 1);
+
+  // A failed file gone from both places: nothing would be taken again, and the page says why.
+  await faults({ failure_codes: { generation_failed: 1 } });
+  try {
+    writeFileSync(join(inbox, 'gone.png'), await noisePng(40, 40));
+    await row(page, 'gone.png', 'failed').waitFor({ timeout: 30_000 });
+    await until(async () => existsSync(join(failedDir, 'gone.png')));
+  } finally {
+    await faults({});
+  }
+  rmSync(join(failedDir, 'gone.png'));
+  const sent = (await adminRows(bed.emu)).length;
+  await row(page, 'gone.png', 'failed').click();
+  await page.locator('#retry-one').click();
+  await page
+    .locator('#said', { hasText: /gone\.png is not in the inbox nor in .*failed.*: nothing to take again/ })
+    .waitFor();
+  expect(await row(page, 'gone.png', 'failed').count()).toBe(1);
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+  expect((await adminRows(bed.emu)).length).toBe(sent);
+  expect(problems.filter((p) => !p.includes('409'))).toEqual([]);
+  await page.close();
+}, 120_000);
