@@ -145,6 +145,8 @@ export interface BatchCommand {
   retryFailedOnce?(input: string): boolean;
   /** The files found and waiting for the intake now (watch's queue), for the dashboard. */
   intakeWaiting?(): number;
+  /** Where an input is now when it left its place (watch's --on-done move), for the dashboard's thumbnails. */
+  inputPath?(input: string): string | null;
   /** The files held back as incomplete now, with why (watch's), for the dashboard. */
   heldBack?(): readonly { input: string; reason: string }[];
   /** Sees every event of the batch before the progress display. */
@@ -454,6 +456,7 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     actions: dashboardActions(s),
     ...(cmd.heldBack ? { heldBack: cmd.heldBack.bind(cmd) } : {}),
     ...(cmd.intakeWaiting ? { intakeWaiting: cmd.intakeWaiting.bind(cmd) } : {}),
+    ...(cmd.inputPath ? { inputPath: cmd.inputPath.bind(cmd) } : {}),
     print: (line) => cmd.print(line),
     record: s.record,
   });

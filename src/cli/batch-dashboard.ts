@@ -37,6 +37,8 @@ export interface BatchDashboardOptions {
   title: string;
   actions: DashboardActions;
   heldBack?: () => readonly { input: string; reason: string }[];
+  /** Where an input is now when it left its place (a watch's --on-done move); null: at its place. */
+  inputPath?: (input: string) => string | null;
   /** The files found and waiting for the intake (a watch's queue). */
   intakeWaiting?: () => number;
   /** Prints a line on stderr (the command's own way). */
@@ -67,6 +69,7 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
       ...opts.address,
       model,
       inputDir: opts.outDir === null ? null : opts.inputDir,
+      ...(opts.inputPath ? { inputPath: opts.inputPath } : {}),
       outDir: opts.outDir ?? '',
       title: opts.title,
       actions: opts.actions,

@@ -2,14 +2,19 @@
  * The dashboard of `genpipe watch --on-done move` (the drop folder of the README) in headless
  * Chromium: a failure at the service, filed in failed/ by the move, retried from the page is moved back
  * into the inbox and sent exactly once more (the emulator's generations counted), then filed in
- * processed/; a retry of a file in neither place is refused with why, on the page too.
+ * processed/; a retry of a file in neither place is refused with why, on the page too. The thumbnails
+ * of the files the move took away are served from where they went, live and from the out dir's journal.
  */
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
+import type { DashboardSnapshot } from '../../src/pipeline/dashboard/index.ts';
 import { usePromptFolders } from '../cli/prompt-folder.ts';
+import { cliEnv } from '../cli/run-cli.ts';
+import { writePng } from '../client/client-helpers.ts';
 import { adminRows, call, until } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
+import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
 import {
   newWatchedPage,
@@ -91,5 +96,51 @@ it('retries a failure that the move filed in failed/: moved back into the inbox,
   expect((await child.exited).code, child.stderr()).toBe(0);
   expect((await adminRows(bed.emu)).length).toBe(sent);
   expect(problems.filter((p) => !p.includes('409'))).toEqual([]);
+  await page.close();
+}, 120_000);
+
+/** The thumbnail the page at `url` loads for `input`: its status and content type. */
+async function thumbOf(url: string, input: string, headers: Record<string, string> = {}) {
+  const snap = (await (await fetch(`${url}api/snapshot`, { headers })).json()) as DashboardSnapshot;
+  const id = snap.rows.find((r) => r.input === input)!.id;
+  const res = await fetch(`${url}thumbs/${id}?v=1`, { headers });
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    bytes: (await res.arrayBuffer()).byteLength,
+  };
+}
+
+it('shows the thumbnails of files the move filed away, live and from the out dir', async () => {
+  const { inbox, out, processedDir, failedDir, child, url, page } = await movingWatch();
+  writeFileSync(join(inbox, 'done.png'), await noisePng(48, 48));
+  await writePng(join(inbox, 'huge.png'), 9000, 30);
+  await row(page, 'done.png', 'succeeded').waitFor({ timeout: 30_000 });
+  await row(page, 'huge.png', 'failed').waitFor({ timeout: 30_000 });
+  await until(
+    async () => existsSync(join(processedDir, 'done.png')) && existsSync(join(failedDir, 'huge.png')),
+  );
+  expect(existsSync(join(inbox, 'done.png'))).toBe(false);
+  for (const input of ['done.png', 'huge.png']) {
+    expect(await thumbOf(url, input)).toMatchObject({ status: 200, type: expect.stringMatching(/^image\//) });
+  }
+  // Shown on the page: the row's picture loads.
+  await page.reload();
+  await page.waitForFunction(() => {
+    const img = document.querySelector<HTMLImageElement>('.row[data-input="done.png"] img');
+    return img?.complete === true && img.naturalWidth > 0;
+  });
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+
+  const dash = spawnGenpipe(['dashboard', out, '--listen', '0'], cliEnv(bed.emu));
+  const said = /dashboard of .* on (http:\/\/127\.0\.0\.1:\d+\/); read-only/;
+  await dash.until(() => said.test(dash.stderr()), 'the address');
+  const at = said.exec(dash.stderr())![1]!;
+  for (const input of ['done.png', 'huge.png']) {
+    expect(await thumbOf(at, input)).toMatchObject({ status: 200, type: expect.stringMatching(/^image\//) });
+  }
+  dash.proc.kill('SIGINT');
+  await dash.exited;
   await page.close();
 }, 120_000);

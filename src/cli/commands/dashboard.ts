@@ -195,6 +195,8 @@ export async function serveOutDirDashboard(
   const model = new DashboardModel('dashboard', true);
   if (prices) model.setPrices(prices.prices, prices.source);
   const seen = new Map<string, number>();
+  /** Where each input was last (its journaled item's path: --on-done move files it away). */
+  const paths = new Map<string, string>();
   const read = async (): Promise<SourceRead['span']> => {
     const { span, rows, naming, workers, outDirs } = await source.read();
     model.batch.startedAt = span.startedAt;
@@ -206,6 +208,7 @@ export async function serveOutDirDashboard(
     if (workers) model.batch.workers = workers;
     if (outDirs) model.batch.outDirs = outDirs;
     applyJournalRows(model, rows, seen, naming);
+    if (!naming) for (const r of rows) paths.set(r.input, r.item.absPath);
     return span;
   };
   let server: Awaited<ReturnType<typeof startDashboardServer>>;
@@ -215,6 +218,7 @@ export async function serveOutDirDashboard(
       ...address,
       model,
       inputDir: span.inputDir,
+      inputPath: (input) => paths.get(input) ?? null,
       outDir: outDir ?? '',
       actions: {},
       // No part of the store's URL: its user is a credential too.

@@ -483,6 +483,12 @@ class WatchCommand implements BatchCommand {
     return this.queue.size;
   }
 
+  /** Where `--on-done move` filed the input, unless a file of its name is in the inbox again. */
+  inputPath(input: string): string | null {
+    if (existsSync(join(this.dir, ...input.split('/')))) return null;
+    return this.moved.get(input)?.file ?? null;
+  }
+
   heldBack(): readonly { input: string; reason: string }[] {
     return this.started?.stats().heldBack ?? [];
   }
