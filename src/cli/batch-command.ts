@@ -549,7 +549,12 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
           onEvent,
           signal: s.controller.signal,
         },
-        { stopGraceMs: SIGNAL_CHOICES.graceMs, select: setup.select, ...own },
+        {
+          stopGraceMs: SIGNAL_CHOICES.graceMs,
+          select: setup.select,
+          ...(s.dashboard ? { onFoundAll: () => s.dashboard?.model.foundAll() } : {}),
+          ...own,
+        },
       ),
     );
     if (s.stopReason !== null) s.batch.stop(s.stopReason);

@@ -103,3 +103,48 @@ it("retries a run's retryable failure from the page while the run goes on: one m
     await unhold(bed.emu).catch(() => undefined);
   }
 }, 120_000);
+
+it('says the totals are a lower bound while the run is still finding files, then shows the real ones', async () => {
+  // More files than a run holds in flight at --concurrency 1: the walk waits for slots, held at the service.
+  const files: Record<string, string> = { 'z.txt': 'a blue fox' };
+  for (let i = 0; i < 39; i++) files[`p${String(i).padStart(2, '0')}.txt`] = `a red fox ${i}`;
+  const { input, out } = promptFolder(files);
+  writeFileSync(join(input, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const red = await hold(bed.emu, { prompt: 'red' });
+  const blue = await hold(bed.emu, { prompt: 'blue' });
+  try {
+    const { child, url, token } = await spawnDashboard(bed, [
+      'run',
+      input,
+      '--out',
+      out,
+      '--concurrency',
+      '1',
+      '--dashboard',
+      '0',
+    ]);
+    const { page, problems } = await newWatchedPage(bed);
+    await openDashboard(page, url, token);
+    await heldGenerations(bed.emu, 1);
+    const progress = page.locator('#progress');
+    await progress.filter({ hasText: /of at least \d+ found so far \(still finding files\) done/ }).waitFor();
+    const found = Number(/at least (\d+)/.exec((await progress.textContent()) ?? '')![1]);
+    expect(found).toBeLessThan(40);
+    await page
+      .locator('#credits', { hasText: /at least about \d+ in all \(the files found so far\)/ })
+      .waitFor();
+    await page.screenshot({ path: bed.shot('3-still-finding.png') });
+
+    // The red ones let go: every file is found, z.txt still at the service; the totals are the run's.
+    await unhold(bed.emu, red);
+    await progress.filter({ hasText: /^39 of 40 done/ }).waitFor({ timeout: 60_000 });
+    expect(await progress.textContent()).not.toContain('finding');
+    await page.locator('#credits', { hasText: /spent, about 40 in all at/ }).waitFor();
+    await unhold(bed.emu, blue);
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
+  } finally {
+    await unhold(bed.emu).catch(() => undefined);
+  }
+}, 120_000);

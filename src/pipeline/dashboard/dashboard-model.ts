@@ -76,6 +76,12 @@ export interface DashboardBatch {
   credits: DashboardCredits | null;
   /** The out dirs of a page of many (a store's), as shown; null on a page of one. */
   outDirs: string[] | null;
+  /**
+   * A run still walking its input dir: the counts, the time left and the credits cover only the files
+   * found so far (each a lower bound). False once every file was found, and for a watch (its inbox has
+   * no end) or a page read from a journal.
+   */
+  finding: boolean;
 }
 
 /** What the files' generations cost, at the dry run's prices (priceOf). */
@@ -204,7 +210,13 @@ export class DashboardModel {
       workers: null,
       credits: null,
       outDirs: null,
+      finding: command === 'run' && !readOnly,
     };
+  }
+
+  /** Every file of the batch was found (RunOptions.onFoundAll): the totals are the batch's. */
+  foundAll(): void {
+    this.batch.finding = false;
   }
 
   /** The prices the credits are counted at (the dry run's: --price-list, or the emulator's costs). */

@@ -124,17 +124,20 @@ function drawGlance() {
   const stages = Object.keys(counts).filter((k) => k.startsWith('in_') && counts[k] > 0)
     .map((k) => k.slice(3) + ' ' + counts[k]).join(', ');
   const done = (counts.succeeded || 0) + (counts.reused || 0) + (counts.failed || 0) + (counts.skipped || 0);
+  // A run still finding its files: every total is a lower bound, and said so.
+  const finding = !!(batch && batch.finding && !batch.finishedAt);
   let rate = '';
   if (batch && batch.startedAt && (counts.succeeded || 0) + (counts.failed || 0) > 0) {
     const per = ((counts.succeeded || 0) + (counts.failed || 0)) / ((Date.now() - batch.startedAt) / 60000);
     const left = counts.pending || 0;
-    rate = '; ' + per.toFixed(1) + ' files/min' + (left > 0 && per > 0 ? ', about ' + secs(Math.round(left / per * 60000)) + ' left' : '');
+    rate = '; ' + per.toFixed(1) + ' files/min' + (left > 0 && per > 0 ? ', ' + (finding ? 'at least ' : 'about ') + secs(Math.round(left / per * 60000)) + ' left' : '');
   }
-  $('progress').textContent = done + ' of ' + (counts.total || 0) + ' done' + (stages ? '; in progress: ' + stages : '') + rate;
+  const of = finding ? ' of at least ' + (counts.total || 0) + ' found so far (still finding files)' : ' of ' + (counts.total || 0);
+  $('progress').textContent = done + of + ' done' + (stages ? '; in progress: ' + stages : '') + rate;
   const b = batch || {};
   $('batch').textContent = b.readOnly ? 'read from the ' + (b.workers ? 'store' : 'journal') + ', nothing running here' :
     b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused, ' + (b.intakeWaiting || 0) + ((b.intakeWaiting === 1) ? ' file' : ' files') + ' waiting' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
-  drawCredits(b.credits);
+  drawCredits(b.credits, finding);
   drawQuota(b.quota);
   drawWorkers(b.workers);
   drawOutDirs(b.outDirs);
@@ -166,9 +169,9 @@ function drawOutDirs(dirs) {
   pick.replaceChildren(all, ...dirs.map((d) => { const o = el('option', null, d); o.value = d; return o; }));
   pick.value = outDirFilter;
 }
-function drawCredits(c) {
+function drawCredits(c, finding) {
   if (!c) { $('credits').textContent = ''; return; }
-  $('credits').textContent = 'credits: ' + c.spent + ' spent, about ' + c.estimated + ' in all'
+  $('credits').textContent = 'credits: ' + c.spent + ' spent, ' + (finding ? 'at least about ' + c.estimated + ' in all (the files found so far)' : 'about ' + c.estimated + ' in all')
     + (c.unpriced.length ? ' (' + c.unpriced.join(', ') + ' not priced)' : '') + ' at ' + c.source;
 }
 function drawQuota(q) {
