@@ -284,3 +284,22 @@ it('pauses the intake (files settle and wait, none is started) and resumes it', 
   expect((await child.exited).code, child.stderr()).toBe(0);
   await page.close();
 }, 120_000);
+
+it("measures a watch's rate over the time files were in progress: an idle inbox keeps it, and shows no time left", async () => {
+  const { inbox, child, page } = await watchWithDashboard({ 'a.txt': 'a red fox' });
+  await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
+  writeFileSync(join(inbox, 'b.txt'), 'a blue fox');
+  await row(page, 'b.txt', 'succeeded').waitFor({ timeout: 30_000 });
+  const progress = page.locator('#progress');
+  await progress.filter({ hasText: /^2 of 2 done; [\d.]+ files\/min$/ }).waitFor();
+  const busy = (await progress.textContent())!;
+  // Time passes with nothing in progress (what is under test, not a synchronisation): the rate stays.
+  const idleFrom = Date.now();
+  await until(async () => Date.now() - idleFrom > 2_500, 10_000, 250);
+  await page.reload();
+  await progress.filter({ hasText: /files\/min/ }).waitFor();
+  expect(await progress.textContent()).toBe(busy);
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+  await page.close();
+}, 120_000);

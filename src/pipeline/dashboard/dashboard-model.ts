@@ -82,6 +82,11 @@ export interface DashboardBatch {
    * no end) or a page read from a journal.
    */
   finding: boolean;
+  /**
+   * Files finished per minute while files were in progress (the time with none in progress left out,
+   * as a watch's idle inbox), over the last RATE_FILES finished in this batch; null before the first.
+   */
+  perMinute: number | null;
 }
 
 /** What the files' generations cost, at the dry run's prices (priceOf). */
@@ -129,6 +134,37 @@ type Count = Partial<Record<GenerationType, number>>;
 function add(count: Count, type: string): void {
   const t = type as GenerationType;
   count[t] = (count[t] ?? 0) + 1;
+}
+
+/** Files finished last that the rate is measured over (BatchLine.perMinute). */
+export const RATE_FILES = 200;
+
+/**
+ * Files finished per minute of busy time (see DashboardBatch.perMinute): over the last RATE_FILES
+ * rows finished since `since`, the time covered by at least one file in progress (each row from its
+ * start to its end, a pending one to `now`); null when none finished.
+ */
+export function busyRate(rows: Iterable<DashboardRow>, since: number, now: number): number | null {
+  const finished: DashboardRow[] = [];
+  const spans: [number, number][] = [];
+  for (const r of rows) {
+    if (r.status === 'pending') spans.push([r.firstAt, now]);
+    else if ((r.status === 'succeeded' || r.status === 'failed') && r.lastAt >= since) finished.push(r);
+  }
+  if (finished.length === 0) return null;
+  finished.sort((a, b) => b.lastAt - a.lastAt);
+  const recent = finished.slice(0, RATE_FILES);
+  const from = Math.min(...recent.map((r) => r.firstAt));
+  for (const r of recent) spans.push([r.firstAt, r.lastAt]);
+  spans.sort((a, b) => a[0] - b[0]);
+  let busy = 0;
+  let end = -Infinity;
+  for (const [a0, b] of spans) {
+    const a = Math.max(a0, from, end);
+    if (b > a) busy += b - a;
+    end = Math.max(end, b);
+  }
+  return busy <= 0 ? null : Number(((recent.length * 60_000) / busy).toFixed(1));
 }
 
 /** Transitions kept per file for its detail pane. */
@@ -211,6 +247,7 @@ export class DashboardModel {
       credits: null,
       outDirs: null,
       finding: command === 'run' && !readOnly,
+      perMinute: null,
     };
   }
 
@@ -365,6 +402,7 @@ export class DashboardModel {
     counts.held_back = this.batch.heldBack.length;
     this.batch.notNow = actionsNotNow(this.batch);
     this.batch.credits = this.credits();
+    this.batch.perMinute = busyRate(this.rows.values(), this.batch.startedAt ?? 0, Date.now());
     return counts;
   }
 

@@ -127,8 +127,9 @@ function drawGlance() {
   // A run still finding its files: every total is a lower bound, and said so.
   const finding = !!(batch && batch.finding && !batch.finishedAt);
   let rate = '';
-  if (batch && batch.startedAt && (counts.succeeded || 0) + (counts.failed || 0) > 0) {
-    const per = ((counts.succeeded || 0) + (counts.failed || 0)) / ((Date.now() - batch.startedAt) / 60000);
+  if (batch && batch.perMinute !== null && batch.perMinute !== undefined) {
+    // Measured over the time files were in progress (the server's busyRate): idle time is left out.
+    const per = batch.perMinute;
     const left = counts.pending || 0;
     rate = '; ' + per.toFixed(1) + ' files/min' + (left > 0 && per > 0 ? ', ' + (finding ? 'at least ' : 'about ') + secs(Math.round(left / per * 60000)) + ' left' : '');
   }
