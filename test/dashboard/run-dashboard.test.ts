@@ -148,3 +148,25 @@ it('says the totals are a lower bound while the run is still finding files, then
     await unhold(bed.emu).catch(() => undefined);
   }
 }, 120_000);
+
+it('shows how long a file in progress has taken so far, live, while it stays in one state', async () => {
+  const { input, out } = promptFolder({ 'a.txt': 'a red fox' });
+  writeFileSync(join(input, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const held = await hold(bed.emu, { prompt: 'red' });
+  try {
+    const { child, url, token } = await spawnDashboard(bed, ['run', input, '--out', out, '--dashboard', '0']);
+    const { page, problems } = await newWatchedPage(bed);
+    await openDashboard(page, url, token);
+    await heldGenerations(bed.emu, 1);
+    const took = rowOf(page, 'a.txt', 'pending').locator('.took');
+    // Held at the service, its state does not change: what it shows still grows, past 2 s.
+    await took.filter({ hasText: /^([2-9]|\d\d+)\.\d s so far$/ }).waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: bed.shot('4-took-so-far.png') });
+    await unhold(bed.emu, held);
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
+  } finally {
+    await unhold(bed.emu).catch(() => undefined);
+  }
+}, 60_000);

@@ -61,6 +61,18 @@ function matches(r) {
       || (r.generationId || '').toLowerCase().includes(query))) return false;
   return true;
 }
+// A file in progress: the time since it started, now (kept current by tick); a finished one: its time.
+function took(r) {
+  return r.status === 'pending' ? secs(Math.max(0, Date.now() - r.firstAt)) + ' so far' : secs(r.lastAt - r.firstAt);
+}
+function tick() {
+  for (const [id, e] of pool) {
+    const r = byId.get(id);
+    const t = r && r.status === 'pending' ? e.querySelector('.took') : null;
+    if (t) t.textContent = took(r);
+  }
+}
+setInterval(tick, 1000);
 function stageText(r) {
   if (r.status !== 'pending') return r.state;
   return (r.stage ? r.stage + ' \\u2192 ' : '') + r.state + (r.step ? ' (' + r.step + ')' : '');
@@ -80,7 +92,7 @@ function fill(e, r) {
     e.append(img);
   } else e.append(el('span', 'ph'));
   e.append(el('span', 'name', r.input), el('span', 'status', r.status), el('span', 'stage', stageText(r)),
-    el('span', 'mono gen', r.generationId || ''), el('span', 'took', secs(r.lastAt - r.firstAt)),
+    el('span', 'mono gen', r.generationId || ''), el('span', 'took', took(r)),
     el('span', 'reason', r.reason || ''));
 }
 function render() {
@@ -215,7 +227,7 @@ async function showDetail(id) {
   if (r.thumb) { const img = el('img'); img.alt = ''; img.src = 'thumbs/' + r.id; box.append(img); }
   const t = el('table');
   for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', r.place],
-    ['generation', r.generationId], ['request', r.requestId], ['out dir', r.outDir], ['worked on by', r.by], ['first seen', when(r.firstAt)], ['took', secs(r.lastAt - r.firstAt)], ['reason', r.reason]]) {
+    ['generation', r.generationId], ['request', r.requestId], ['out dir', r.outDir], ['worked on by', r.by], ['first seen', when(r.firstAt)], ['took', took(r)], ['reason', r.reason]]) {
     if (v === null || v === undefined || v === '') continue;
     const tr = el('tr');
     tr.append(el('td', null, k), el('td', k === 'reason' ? 'reason' : null, v));
