@@ -335,6 +335,17 @@ function dashboardActions(s: Session): DashboardActions {
     s.note(said);
     return said;
   };
+  // A retry from the page is said on stderr and in the log, as a pause or a stop is; a refusal too.
+  const noted = async (act: () => Promise<string>) => {
+    try {
+      const said = await act();
+      s.note(`retry from the dashboard: ${said}`);
+      return said;
+    } catch (err) {
+      s.note(`retry from the dashboard refused: ${(err as Error).message}`);
+      throw err;
+    }
+  };
   return {
     ...(pause && resume ? { pause: intake(true, pause), resume: intake(false, resume) } : {}),
     stop: async () => {
@@ -350,14 +361,15 @@ function dashboardActions(s: Session): DashboardActions {
     ...(cmd.unavailable ? { unavailable: cmd.unavailable } : {}),
     ...(retake
       ? {
-          retry: (input: string) => retake(input, started(s)),
-          retryAll: async () => {
-            const failed = s.dashboard?.model.failedInputs() ?? [];
-            for (const input of failed) await retake(input, started(s));
-            return failed.length === 0
-              ? 'no failed file to retry'
-              : `taken again: ${plural(failed.length, 'failed file')}`;
-          },
+          retry: (input: string) => noted(() => retake(input, started(s))),
+          retryAll: () =>
+            noted(async () => {
+              const failed = s.dashboard?.model.failedInputs() ?? [];
+              for (const input of failed) await retake(input, started(s));
+              return failed.length === 0
+                ? 'no failed file to retry'
+                : `taken again: ${plural(failed.length, 'failed file')}`;
+            }),
         }
       : {}),
   };

@@ -73,6 +73,10 @@ it('retries a failure that the move filed in failed/: moved back into the inbox,
   await row(page, 'retry.png', 'succeeded').waitFor({ timeout: 30_000 });
   await until(async () => existsSync(join(processedDir, 'retry.png')));
   expect(existsSync(join(failedDir, 'retry.png'))).toBe(false);
+  // Said on stderr, as a pause or a stop from the page is.
+  expect(child.stderr()).toMatch(
+    /genpipe: retry from the dashboard: retry\.png moved back into the inbox from /,
+  );
   expect((await adminRows(bed.emu)).length).toBe(before + 1);
 
   // A failed file gone from both places: nothing would be taken again, and the page says why.
@@ -92,6 +96,7 @@ it('retries a failure that the move filed in failed/: moved back into the inbox,
     .locator('#said', { hasText: /gone\.png is not in the inbox nor in .*failed.*: nothing to take again/ })
     .waitFor();
   expect(await row(page, 'gone.png', 'failed').count()).toBe(1);
+  expect(child.stderr()).toMatch(/genpipe: retry from the dashboard refused: gone\.png is not in the inbox/);
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
   expect((await adminRows(bed.emu)).length).toBe(sent);

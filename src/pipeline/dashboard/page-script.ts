@@ -314,7 +314,13 @@ async function act(name, body) {
 // What cannot be done: what this process cannot do, and what does not apply in the batch's state now.
 function blocked() { return Object.assign({}, (batch && batch.notNow) || {}, unavailable); }
 let drawnBlocked = '';
-const ASK = { stop: 'Stop the batch? No new work is started; work already at the service winds down.' };
+// What Stop does, asked first: a worker gives the files in its hands back to the queue and exits.
+function ask(a) {
+  if (a !== 'stop') return null;
+  return batch && batch.command === 'worker'
+    ? 'Stop the worker? The files in its hands go back to the queue for the other workers, and it exits.'
+    : 'Stop the batch? No new work is started; work already at the service winds down.';
+}
 function drawActions() {
   const box = $('actions');
   box.replaceChildren();
@@ -326,7 +332,7 @@ function drawActions() {
     const b = el('button', null, names[a]);
     b.dataset.action = a;
     if (notNow[a]) { b.disabled = true; b.title = notNow[a]; }
-    b.addEventListener('click', () => { if (!ASK[a] || confirm(ASK[a])) act(a); });
+    b.addEventListener('click', () => { if (!ask(a) || confirm(ask(a))) act(a); });
     box.append(b);
   }
   // What this process cannot do, disabled, with why.
