@@ -303,3 +303,19 @@ it("measures a watch's rate over the time files were in progress: an idle inbox 
   expect((await child.exited).code, child.stderr()).toBe(0);
   await page.close();
 }, 120_000);
+
+it('shows a name with a bidi override or a newline escaped as the CLI prints it', async () => {
+  const rtl = 'rtl\u202egnp.txt';
+  const nl = 'new\nline.txt';
+  const { child, page } = await watchWithDashboard({ [rtl]: 'a red fox', [nl]: 'a blue fox' });
+  await page.locator('.row[data-status="succeeded"]').nth(1).waitFor({ timeout: 30_000 });
+  const names = await page.locator('.row .name').allTextContents();
+  expect(names.sort()).toEqual(['new\\x0aline.txt', 'rtl\\u{202e}gnp.txt']);
+  // As the CLI prints them.
+  for (const shown of names) expect(child.stdout()).toContain(shown);
+  await page.locator('.row[data-status="succeeded"]').first().click();
+  expect(names).toContain(await page.locator('#detail h2').textContent());
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+  await page.close();
+}, 120_000);

@@ -6,8 +6,13 @@
  * address, only as its #token= fragment, which no server sees). Every text of a
  * file (its name, reason, ids) reaches the DOM through textContent, never as HTML.
  */
+import { INVISIBLE, printable } from '../progress/format.ts';
+
 export const DASHBOARD_SCRIPT = `
 'use strict';
+// The CLI's own escaping of a name (progress/format.ts), so that a name reads here as it prints there.
+const INVISIBLE = ${INVISIBLE.toString()};
+const printable = ${printable.toString()};
 const cfg = JSON.parse(document.getElementById('cfg').textContent);
 const $ = (id) => document.getElementById(id);
 const KEY = 'genpipe-dashboard-token';
@@ -91,7 +96,7 @@ function fill(e, r) {
     img.addEventListener('error', () => img.replaceWith(el('span', 'ph')));
     e.append(img);
   } else e.append(el('span', 'ph'));
-  e.append(el('span', 'name', r.input), el('span', 'status', r.status), el('span', 'stage', stageText(r)),
+  e.append(el('span', 'name', printable(r.input)), el('span', 'status', r.status), el('span', 'stage', stageText(r)),
     el('span', 'mono gen', r.generationId || ''), el('span', 'took', took(r)),
     el('span', 'reason', r.reason || ''));
 }
@@ -165,7 +170,7 @@ function drawWorkers(ws) {
   for (const w of ws) {
     const s = el('span', 'worker' + (w.alive ? '' : ' gone'),
       '; ' + w.host + ' pid ' + w.pid + (w.alive ? '' : ' (gone)') + ', ' + w.inHand + ' in hand'
-      + (w.files.length ? ' (' + w.files.join(', ') + ')' : '') + ', seen ' + secs(w.seenAgoMs) + ' ago');
+      + (w.files.length ? ' (' + w.files.map(printable).join(', ') + ')' : '') + ', seen ' + secs(w.seenAgoMs) + ' ago');
     s.dataset.pid = w.pid;
     s.dataset.alive = String(w.alive);
     box.append(s);
@@ -200,7 +205,7 @@ function drawHeld() {
   box.replaceChildren(el('h2', null, 'Held back as incomplete'));
   for (const h of (batch && batch.heldBack) || []) {
     const p = el('p');
-    p.append(el('b', null, h.input), document.createTextNode(': '), el('span', 'reason', h.reason));
+    p.append(el('b', null, printable(h.input)), document.createTextNode(': '), el('span', 'reason', h.reason));
     box.append(p);
   }
 }
@@ -223,7 +228,7 @@ async function showDetail(id) {
   const d = await res.json();
   const r = d.row;
   const box = $('detail');
-  box.replaceChildren(el('h2', null, r.input));
+  box.replaceChildren(el('h2', null, printable(r.input)));
   if (r.thumb) { const img = el('img'); img.alt = ''; img.src = 'thumbs/' + r.id; box.append(img); }
   const t = el('table');
   for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', r.place],
