@@ -20,7 +20,7 @@ import {
   WORKER_FILES_SHOWN,
 } from '../../pipeline/dashboard/index.ts';
 import { applyJournalRows, type RowNaming } from '../../pipeline/dashboard/journal-rows.ts';
-import { openSharedDatabase } from '../../pipeline/distributed/index.ts';
+import { openSharedDatabase, type WorkerRole } from '../../pipeline/distributed/index.ts';
 import {
   FINAL_ITEM_STATES,
   JournalFileError,
@@ -34,6 +34,7 @@ import type { DashboardAddress } from '../dashboard-arg.ts';
 import { priceListPrices } from '../dry-run-command.ts';
 import { EXIT } from '../exit-codes.ts';
 import { UsageError } from '../usage-error.ts';
+import { workersHeadline } from './status.ts';
 import { statusHeldBack } from './status-held.ts';
 
 /** The journal is read again this long after its files last changed. */
@@ -159,6 +160,7 @@ async function storeSource(outDir: string | null, url: string): Promise<RowSourc
           return {
             host: w.host,
             pid: w.pid,
+            role: w.role,
             alive: w.alive,
             // A gone worker's last heartbeat is stale: it holds what the store still says it works on.
             inHand: w.alive ? w.inHand : files.length,
@@ -205,7 +207,11 @@ export async function serveOutDirDashboard(
       outDir === null
         ? []
         : (statusHeldBack(outDir)?.files ?? []).map((h) => ({ input: h.input, reason: h.reason }));
-    if (workers) model.batch.workers = workers;
+    if (workers) {
+      model.batch.workers = workers;
+      const alive = workers.filter((w) => w.alive) as { role: WorkerRole }[];
+      model.batch.workersSaid = workersHeadline(alive, workers.length - alive.length);
+    }
     if (outDirs) model.batch.outDirs = outDirs;
     applyJournalRows(model, rows, seen, naming);
     if (!naming) for (const r of rows) paths.set(r.input, r.item.absPath);

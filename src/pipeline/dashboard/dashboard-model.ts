@@ -72,6 +72,8 @@ export interface DashboardBatch {
   notNow: Record<string, string>;
   /** The workers on the store (`genpipe dashboard --store`); null: no store read. */
   workers: DashboardWorker[] | null;
+  /** Their count as `genpipe status` says it (`2 alive, 1 gone; and 1 run --no-work, …`); null: none read. */
+  workersSaid: string | null;
   /** Credits spent and estimated (null: no prices known). */
   credits: DashboardCredits | null;
   /** The out dirs of a page of many (a store's), as shown; null on a page of one. */
@@ -105,6 +107,8 @@ export interface DashboardCredits {
 export interface DashboardWorker {
   host: string;
   pid: number;
+  /** A worker, a distributed run, or a `run --no-work` (works on no file). */
+  role: string;
   alive: boolean;
   inHand: number;
   seenAgoMs: number;
@@ -244,6 +248,7 @@ export class DashboardModel {
       intakeWaiting: 0,
       notNow: {},
       workers: null,
+      workersSaid: null,
       credits: null,
       outDirs: null,
       finding: command === 'run' && !readOnly,

@@ -164,12 +164,10 @@ function drawGlance() {
 function drawWorkers(ws) {
   const box = $('workers');
   if (!ws) { box.replaceChildren(); return; }
-  const alive = ws.filter((w) => w.alive).length;
-  const gone = ws.length - alive;
-  box.replaceChildren(document.createTextNode('workers: ' + alive + ' alive' + (gone ? ', ' + gone + ' gone' : '')));
+  box.replaceChildren(document.createTextNode('workers: ' + batch.workersSaid));
   for (const w of ws) {
     const s = el('span', 'worker' + (w.alive ? '' : ' gone'),
-      '; ' + w.host + ' pid ' + w.pid + (w.alive ? '' : ' (gone)') + ', ' + w.inHand + ' in hand'
+      '; ' + w.role + ' ' + w.host + ' pid ' + w.pid + (w.alive ? '' : ' (gone)') + ', ' + w.inHand + ' in hand'
       + (w.files.length ? ' (' + w.files.map(printable).join(', ') + ')' : '') + ', seen ' + secs(w.seenAgoMs) + ' ago');
     s.dataset.pid = w.pid;
     s.dataset.alive = String(w.alive);
