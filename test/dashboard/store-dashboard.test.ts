@@ -92,6 +92,14 @@ it('shows every out dir and every worker of a store; a worker killed -9 shows as
       .locator(`#workers .worker[data-pid="${pids[0]}"][data-alive="false"]`, { hasText: /\b0 in hand/ })
       .waitFor({ timeout: 30_000 });
     await page.screenshot({ path: bed.shot('3-store-all-done.png') });
+    // One out dir picked: the counts are its own.
+    await page.locator('button.chip[data-filter="all"]', { hasText: 'all 2' }).waitFor();
+    await page.locator('#outdir').selectOption({ index: 1 });
+    await page.locator('button.chip[data-filter="all"]', { hasText: 'all 1' }).waitFor();
+    await page.locator('button.chip[data-filter="succeeded"]', { hasText: 'succeeded 1' }).waitFor();
+    expect(await page.locator('#progress').textContent()).toMatch(/^1 of 1 done/);
+    await page.locator('#outdir').selectOption({ index: 0 });
+    await page.locator('button.chip[data-filter="all"]', { hasText: 'all 2' }).waitFor();
 
     dash.proc.kill('SIGINT');
     expect((await dash.exited).code, dash.stderr()).toBe(0);

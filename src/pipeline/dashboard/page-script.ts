@@ -7,12 +7,15 @@
  * file (its name, reason, ids) reaches the DOM through textContent, never as HTML.
  */
 import { INVISIBLE, printable } from '../progress/format.ts';
+import { countRows } from './dashboard-model.ts';
 
 export const DASHBOARD_SCRIPT = `
 'use strict';
 // The CLI's own escaping of a name (progress/format.ts), so that a name reads here as it prints there.
 const INVISIBLE = ${INVISIBLE.toString()};
 const printable = ${printable.toString()};
+// The model's own counting (dashboard-model.ts), for the counts of one out dir picked.
+const countRows = ${countRows.toString()};
 const cfg = JSON.parse(document.getElementById('cfg').textContent);
 const $ = (id) => document.getElementById(id);
 const KEY = 'genpipe-dashboard-token';
@@ -27,7 +30,7 @@ if (fromUrl) {
 let token = sessionStorage.getItem(KEY) || '';
 const rows = [];
 const byId = new Map();
-let counts = {};
+let allCounts = {};
 let batch = null;
 let actions = [];
 let unavailable = {};
@@ -134,6 +137,10 @@ function chip(key, label, n) {
   return b;
 }
 function drawGlance() {
+  // One out dir picked (a store's page): its own counts, by the model's countRows.
+  const counts = outDirFilter
+    ? Object.assign(countRows(rows.filter((r) => r.outDir === outDirFilter)), { held_back: allCounts.held_back })
+    : allCounts;
   const g = $('chips');
   g.replaceChildren(chip('all', 'all', counts.total));
   for (const s of STATUSES) g.append(chip(s, s.replace('pending', 'in progress'), counts[s]));
@@ -355,7 +362,7 @@ function drawActions() {
 }
 function apply(d) {
   for (const r of d.rows) take(r);
-  counts = d.counts;
+  allCounts = d.counts;
   batch = d.batch;
   if (JSON.stringify(batch.notNow || {}) !== drawnBlocked) drawActions();
   schedule(true);
@@ -380,7 +387,7 @@ async function start() {
   if (res.status === 401) { location.reload(); return; }
   const s = await res.json();
   for (const r of s.rows) take(r);
-  counts = s.counts;
+  allCounts = s.counts;
   batch = s.batch;
   actions = s.actions;
   unavailable = s.unavailable || {};
