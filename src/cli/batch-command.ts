@@ -12,7 +12,7 @@
  */
 
 import { isAbsolute, relative, resolve } from 'node:path';
-import type { DashboardActions } from '../pipeline/dashboard/index.ts';
+import type { DashboardActions, DashboardBatch } from '../pipeline/dashboard/index.ts';
 import {
   type Batch,
   type BatchResult,
@@ -147,8 +147,10 @@ export interface BatchCommand {
   intakeWaiting?(): number;
   /** Where an input is now when it left its place (watch's --on-done move), for the dashboard's thumbnails. */
   inputPath?(input: string): string | null;
-  /** The files held back as incomplete now, with why (watch's), for the dashboard. */
-  heldBack?(): readonly { input: string; reason: string }[];
+  /** The files held back as incomplete now, with why and since when (watch's), for the dashboard. */
+  heldBack?(): readonly { input: string; reason: string; since: number }[];
+  /** The files settling and waiting for the intake now (watch's), for the dashboard. */
+  waiting?(): NonNullable<DashboardBatch['waiting']>;
   /** Sees every event of the batch before the progress display. */
   observe?(event: PipelineEvent): void;
   /** Stops taking in new items (more calls: nothing): on the first signal, the batch's end, the teardown. */
@@ -469,6 +471,7 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     ...(cmd.heldBack ? { heldBack: cmd.heldBack.bind(cmd) } : {}),
     ...(cmd.intakeWaiting ? { intakeWaiting: cmd.intakeWaiting.bind(cmd) } : {}),
     ...(cmd.inputPath ? { inputPath: cmd.inputPath.bind(cmd) } : {}),
+    ...(cmd.waiting ? { waiting: cmd.waiting.bind(cmd) } : {}),
     print: (line) => cmd.print(line),
     record: s.record,
   });

@@ -274,6 +274,11 @@ it('pauses the intake (files settle and wait, none is started) and resumes it', 
   expect(await page.locator('.row[data-input="b.txt"]').count()).toBe(0);
   // The page says what the terminal says: the file found waits for the intake.
   await page.locator('#batch', { hasText: 'intake paused, 1 file waiting' }).waitFor();
+  // Which file waits, listed.
+  await page.locator('button.chip[data-filter="waiting"]', { hasText: 'waiting 1' }).click();
+  await page.locator('#detail .waiting.queued', { hasText: 'b.txt' }).waitFor();
+  await page.locator('#detail h3', { hasText: 'Waiting for the intake (paused): 1' }).waitFor();
+  await page.locator('button.chip[data-filter="all"]').click();
   expect((await adminRows(bed.emu)).length).toBe(before);
   await page.screenshot({ path: shots.path('8-intake-paused.png') });
 
@@ -315,6 +320,18 @@ it('shows a name with a bidi override or a newline escaped as the CLI prints it'
   for (const shown of names) expect(child.stdout()).toContain(shown);
   await page.locator('.row[data-status="succeeded"]').first().click();
   expect(names).toContain(await page.locator('#detail h2').textContent());
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+  await page.close();
+}, 120_000);
+
+it('lists the files still settling in the inbox, with since when', async () => {
+  const { inbox, child, page } = await watchWithDashboard({}, { extra: ['--quiet-ms', '60000'] });
+  await page.locator('button.chip[data-filter="waiting"]', { hasText: 'waiting 0' }).waitFor();
+  writeFileSync(join(inbox, 'slow.txt'), 'a slow fox');
+  await page.locator('button.chip[data-filter="waiting"]', { hasText: 'waiting 1' }).click();
+  await page.locator('#detail .waiting.settling', { hasText: /^slow\.txt unchanged since \d{4}-/ }).waitFor();
+  await page.screenshot({ path: shots.path('9-settling.png') });
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
   await page.close();

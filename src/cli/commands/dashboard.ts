@@ -206,7 +206,11 @@ export async function serveOutDirDashboard(
     model.batch.heldBack =
       outDir === null
         ? []
-        : (statusHeldBack(outDir)?.files ?? []).map((h) => ({ input: h.input, reason: h.reason }));
+        : (statusHeldBack(outDir)?.files ?? []).map((h) => ({
+            input: h.input,
+            reason: h.reason,
+            since: Date.parse(h.since),
+          }));
     if (workers) {
       model.batch.workers = workers;
       const alive = workers.filter((w) => w.alive) as { role: WorkerRole }[];

@@ -17,6 +17,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { WAITING_SHOWN } from '../../pipeline/dashboard/index.ts';
 import {
   applyEvent,
   type BatchResult,
@@ -489,7 +490,14 @@ class WatchCommand implements BatchCommand {
     return this.moved.get(input)?.file ?? null;
   }
 
-  heldBack(): readonly { input: string; reason: string }[] {
+  waiting(): { settling: { input: string; since: number }[]; queued: string[] } {
+    return {
+      settling: (this.watcher?.settling() ?? []).slice(0, WAITING_SHOWN),
+      queued: this.queue.peek(WAITING_SHOWN).map((item) => item.input),
+    };
+  }
+
+  heldBack(): readonly { input: string; reason: string; since: number }[] {
     return this.started?.stats().heldBack ?? [];
   }
 

@@ -59,7 +59,12 @@ export interface DashboardBatch {
   stopping: string | null;
   finishedAt: number | null;
   /** A watch's files held back as incomplete (with why), from its source; empty otherwise. */
-  heldBack: { input: string; reason: string }[];
+  heldBack: { input: string; reason: string; since: number }[];
+  /**
+   * A watch's files not started yet: settling (being written; since when unchanged) and found, waiting
+   * for the intake (in the order they are taken); at most WAITING_SHOWN of each. Null: not a watch.
+   */
+  waiting: { settling: { input: string; since: number }[]; queued: string[] } | null;
   /** True for a page served from an out dir's journal, nothing running. */
   readOnly: boolean;
   /** The client's quota now (null: no client, as from a journal). */
@@ -115,6 +120,9 @@ export interface DashboardWorker {
   /** The files it last worked on that are not finished (at most WORKER_FILES_SHOWN). */
   files: string[];
 }
+
+/** Files listed of each kind a watch has waiting (DashboardBatch.waiting). */
+export const WAITING_SHOWN = 200;
 
 /** Files named per worker on the page. */
 export const WORKER_FILES_SHOWN = 20;
@@ -242,6 +250,7 @@ export class DashboardModel {
       stopping: null,
       finishedAt: null,
       heldBack: [],
+      waiting: null,
       readOnly,
       quota: null,
       intakePaused: false,
@@ -405,6 +414,7 @@ export class DashboardModel {
   counts(): Record<string, number> {
     const counts = countRows(this.rows.values());
     counts.held_back = this.batch.heldBack.length;
+    if (this.batch.waiting) counts.waiting = this.batch.waiting.settling.length + this.batch.intakeWaiting;
     this.batch.notNow = actionsNotNow(this.batch);
     this.batch.credits = this.credits();
     this.batch.perMinute = busyRate(this.rows.values(), this.batch.startedAt ?? 0, Date.now());

@@ -61,7 +61,7 @@ function take(r) {
   if (selected === r.id) showDetail(r.id);
 }
 function matches(r) {
-  if (filter === 'held_back') return false;
+  if (filter === 'held_back' || filter === 'waiting') return false;
   if (outDirFilter && r.outDir !== outDirFilter) return false;
   if (filter !== 'all' && r.status !== filter) return false;
   if (reasonFilter !== null && (r.status !== 'failed' || r.reason !== reasonFilter)) return false;
@@ -145,6 +145,7 @@ function drawGlance() {
   g.replaceChildren(chip('all', 'all', counts.total));
   for (const s of STATUSES) g.append(chip(s, s.replace('pending', 'in progress'), counts[s]));
   g.append(chip('held_back', 'held back', counts.held_back));
+  if (batch && batch.waiting) g.append(chip('waiting', 'waiting', counts.waiting));
   const stages = Object.keys(counts).filter((k) => k.startsWith('in_') && counts[k] > 0)
     .map((k) => k.slice(3) + ' ' + counts[k]).join(', ');
   const done = (counts.succeeded || 0) + (counts.reused || 0) + (counts.failed || 0) + (counts.skipped || 0);
@@ -167,6 +168,7 @@ function drawGlance() {
   drawWorkers(b.workers);
   drawOutDirs(b.outDirs);
   if (filter === 'held_back') drawHeld();
+  if (filter === 'waiting') drawWaiting();
 }
 function drawWorkers(ws) {
   const box = $('workers');
@@ -210,9 +212,26 @@ function drawHeld() {
   box.replaceChildren(el('h2', null, 'Held back as incomplete'));
   for (const h of (batch && batch.heldBack) || []) {
     const p = el('p');
-    p.append(el('b', null, printable(h.input)), document.createTextNode(': '), el('span', 'reason', h.reason));
+    p.append(el('b', null, printable(h.input)), document.createTextNode(': '), el('span', 'reason', h.reason),
+      document.createTextNode(' (since ' + when(h.since) + ')'));
     box.append(p);
   }
+}
+// A watch's files not started yet: those settling (being written), then those waiting for the intake.
+function drawWaiting() {
+  const box = $('detail');
+  const w = (batch && batch.waiting) || { settling: [], queued: [] };
+  box.replaceChildren(el('h2', null, 'Waiting'));
+  box.append(el('h3', null, 'Settling (being written, or checked): ' + w.settling.length));
+  for (const f of w.settling) {
+    const p = el('p', 'waiting settling');
+    p.append(el('b', null, printable(f.input)), document.createTextNode(' unchanged since ' + when(f.since)));
+    box.append(p);
+  }
+  const n = (batch && batch.intakeWaiting) || 0;
+  box.append(el('h3', null, 'Waiting for the intake' + (batch && batch.intakePaused ? ' (paused)' : '') + ': ' + n));
+  for (const input of w.queued) box.append(el('p', 'waiting queued', printable(input)));
+  if (n > w.queued.length) box.append(el('p', null, '\u2026 and ' + (n - w.queued.length) + ' more'));
 }
 function drawGroups() {
   const groups = new Map();
