@@ -10,9 +10,11 @@ import { usePromptFolders } from '../cli/prompt-folder.ts';
 import { adminRows, call, heldGenerations, hold, unhold } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import {
+  endsCleanly,
   newWatchedPage,
   openDashboard,
   rowOf,
+  servedPage,
   spawnDashboard,
   useDashboardBed,
 } from './dashboard-helpers.ts';
@@ -113,7 +115,7 @@ it('says the totals are a lower bound while the run is still finding files, then
   const red = await hold(bed.emu, { prompt: 'red' });
   const blue = await hold(bed.emu, { prompt: 'blue' });
   try {
-    const { child, url, token } = await spawnDashboard(bed, [
+    const served = await servedPage(bed, [
       'run',
       input,
       '--out',
@@ -123,8 +125,7 @@ it('says the totals are a lower bound while the run is still finding files, then
       '--dashboard',
       '0',
     ]);
-    const { page, problems } = await newWatchedPage(bed);
-    await openDashboard(page, url, token);
+    const { page } = served;
     await heldGenerations(bed.emu, 1);
     const progress = page.locator('#progress');
     await progress.filter({ hasText: /of at least \d+ found so far \(still finding files\) done/ }).waitFor();
@@ -141,9 +142,7 @@ it('says the totals are a lower bound while the run is still finding files, then
     expect(await progress.textContent()).not.toContain('finding');
     await page.locator('#credits', { hasText: /spent, about 40 in all at/ }).waitFor();
     await unhold(bed.emu, blue);
-    expect((await child.exited).code, child.stderr()).toBe(0);
-    expect(problems).toEqual([]);
-    await page.close();
+    await endsCleanly(served);
   } finally {
     await unhold(bed.emu).catch(() => undefined);
   }
@@ -154,18 +153,15 @@ it('shows how long a file in progress has taken so far, live, while it stays in 
   writeFileSync(join(input, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
   const held = await hold(bed.emu, { prompt: 'red' });
   try {
-    const { child, url, token } = await spawnDashboard(bed, ['run', input, '--out', out, '--dashboard', '0']);
-    const { page, problems } = await newWatchedPage(bed);
-    await openDashboard(page, url, token);
+    const served = await servedPage(bed, ['run', input, '--out', out, '--dashboard', '0']);
+    const { page } = served;
     await heldGenerations(bed.emu, 1);
     const took = rowOf(page, 'a.txt', 'pending').locator('.took');
     // Held at the service, its state does not change: what it shows still grows, past 2 s.
     await took.filter({ hasText: /^([2-9]|\d\d+)\.\d s so far$/ }).waitFor({ timeout: 15_000 });
     await page.screenshot({ path: bed.shot('4-took-so-far.png') });
     await unhold(bed.emu, held);
-    expect((await child.exited).code, child.stderr()).toBe(0);
-    expect(problems).toEqual([]);
-    await page.close();
+    await endsCleanly(served);
   } finally {
     await unhold(bed.emu).catch(() => undefined);
   }

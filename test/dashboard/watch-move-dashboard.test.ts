@@ -12,27 +12,21 @@ import type { DashboardSnapshot } from '../../src/pipeline/dashboard/index.ts';
 import { usePromptFolders } from '../cli/prompt-folder.ts';
 import { cliEnv } from '../cli/run-cli.ts';
 import { writePng } from '../client/client-helpers.ts';
-import { adminRows, call, until } from '../helpers/emulator.ts';
+import { adminRows, until } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import { spawnGenpipe } from '../pipeline/resume-helpers.ts';
 import { noisePng } from '../pipeline/watch-helpers.ts';
-import {
-  newWatchedPage,
-  openDashboard,
-  rowOf as row,
-  spawnDashboard,
-  useDashboardBed,
-} from './dashboard-helpers.ts';
+import { rowOf as row, servedPage, setFaults, useDashboardBed } from './dashboard-helpers.ts';
 
 const promptFolder = usePromptFolders();
 const bed = useDashboardBed('watch-move');
-const faults = (json: unknown) => call(bed.emu, 'PUT', '/_emulator/faults', { key: null, json });
+const faults = (json: unknown) => setFaults(bed, json);
 
 /** A watch of a new inbox with `--on-done move` and its dashboard, and a page of it. */
 async function movingWatch() {
   const { input: inbox, out } = promptFolder({});
   writeFileSync(join(inbox, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
-  const served = await spawnDashboard(bed, [
+  const served = await servedPage(bed, [
     'watch',
     inbox,
     '--out',
@@ -48,11 +42,9 @@ async function movingWatch() {
     '--dashboard',
     '0',
   ]);
-  const { page, problems } = await newWatchedPage(bed, { width: 1400, height: 800 });
-  await openDashboard(page, served.url, served.token);
   const failedDir = join(dirname(inbox), 'failed');
   const processedDir = join(dirname(inbox), 'processed');
-  return { inbox, out, failedDir, processedDir, ...served, page, problems };
+  return { inbox, out, failedDir, processedDir, ...served };
 }
 
 it('retries a failure that the move filed in failed/: moved back into the inbox, sent exactly once more', async () => {
