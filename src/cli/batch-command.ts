@@ -367,10 +367,14 @@ function dashboardActions(s: Session): DashboardActions {
           retryAll: () =>
             noted(async () => {
               const failed = s.dashboard?.model.failedInputs() ?? [];
-              for (const input of failed) await retake(input, started(s));
-              return failed.length === 0
-                ? 'no failed file to retry'
-                : `taken again: ${plural(failed.length, 'failed file')}`;
+              // Each file on its own: one that cannot be taken again (gone) says why, the others go on.
+              const refused: string[] = [];
+              for (const input of failed) {
+                await retake(input, started(s)).catch((err: Error) => refused.push(err.message));
+              }
+              if (failed.length === 0) return 'no failed file to retry';
+              const taken = `taken again: ${plural(failed.length - refused.length, 'failed file')}`;
+              return refused.length === 0 ? taken : `${taken}; not taken: ${refused.join('; ')}`;
             }),
         }
       : {}),

@@ -89,6 +89,13 @@ it('retries a failure that the move filed in failed/: moved back into the inbox,
     .waitFor();
   expect(await row(page, 'gone.png', 'failed').count()).toBe(1);
   expect(child.stderr()).toMatch(/genpipe: retry from the dashboard refused: gone\.png is not in the inbox/);
+  // Retry every failed file: the one gone is not taken, and the answer says why.
+  await page.locator('button[data-action="retry-all"]').click();
+  await page
+    .locator('#said', {
+      hasText: /^taken again: 0 failed files; not taken: gone\.png is not in the inbox nor in /,
+    })
+    .waitFor();
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
   expect((await adminRows(bed.emu)).length).toBe(sent);
