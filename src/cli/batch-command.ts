@@ -12,7 +12,7 @@
  */
 
 import { isAbsolute, relative, resolve } from 'node:path';
-import type { DashboardActions } from '../pipeline/dashboard/index.ts';
+import type { DashboardActions, DashboardBatch } from '../pipeline/dashboard/index.ts';
 import {
   type Batch,
   type BatchResult,
@@ -145,8 +145,12 @@ export interface BatchCommand {
   retryFailedOnce?(input: string): boolean;
   /** The files found and waiting for the intake now (watch's queue), for the dashboard. */
   intakeWaiting?(): number;
-  /** The files held back as incomplete now, with why (watch's), for the dashboard. */
-  heldBack?(): readonly { input: string; reason: string }[];
+  /** Where an input is now when it left its place (watch's --on-done move), for the dashboard's thumbnails. */
+  inputPath?(input: string): string | null;
+  /** The files held back as incomplete now, with why and since when (watch's), for the dashboard. */
+  heldBack?(): readonly { input: string; reason: string; since: number }[];
+  /** The files settling and waiting for the intake now (watch's), for the dashboard. */
+  waiting?(): NonNullable<DashboardBatch['waiting']>;
   /** Sees every event of the batch before the progress display. */
   observe?(event: PipelineEvent): void;
   /** Stops taking in new items (more calls: nothing): on the first signal, the batch's end, the teardown. */
@@ -333,6 +337,17 @@ function dashboardActions(s: Session): DashboardActions {
     s.note(said);
     return said;
   };
+  // A retry from the page is said on stderr and in the log, as a pause or a stop is; a refusal too.
+  const noted = async (act: () => Promise<string>) => {
+    try {
+      const said = await act();
+      s.note(`retry from the dashboard: ${said}`);
+      return said;
+    } catch (err) {
+      s.note(`retry from the dashboard refused: ${(err as Error).message}`);
+      throw err;
+    }
+  };
   return {
     ...(pause && resume ? { pause: intake(true, pause), resume: intake(false, resume) } : {}),
     stop: async () => {
@@ -348,14 +363,19 @@ function dashboardActions(s: Session): DashboardActions {
     ...(cmd.unavailable ? { unavailable: cmd.unavailable } : {}),
     ...(retake
       ? {
-          retry: (input: string) => retake(input, started(s)),
-          retryAll: async () => {
-            const failed = s.dashboard?.model.failedInputs() ?? [];
-            for (const input of failed) await retake(input, started(s));
-            return failed.length === 0
-              ? 'no failed file to retry'
-              : `taken again: ${plural(failed.length, 'failed file')}`;
-          },
+          retry: (input: string) => noted(() => retake(input, started(s))),
+          retryAll: () =>
+            noted(async () => {
+              const failed = s.dashboard?.model.failedInputs() ?? [];
+              // Each file on its own: one that cannot be taken again (gone) says why, the others go on.
+              const refused: string[] = [];
+              for (const input of failed) {
+                await retake(input, started(s)).catch((err: Error) => refused.push(err.message));
+              }
+              if (failed.length === 0) return 'no failed file to retry';
+              const taken = `taken again: ${plural(failed.length - refused.length, 'failed file')}`;
+              return refused.length === 0 ? taken : `${taken}; not taken: ${refused.join('; ')}`;
+            }),
         }
       : {}),
   };
@@ -454,6 +474,8 @@ async function setUp(s: Session, inputDirArg: string): Promise<BatchSetup> {
     actions: dashboardActions(s),
     ...(cmd.heldBack ? { heldBack: cmd.heldBack.bind(cmd) } : {}),
     ...(cmd.intakeWaiting ? { intakeWaiting: cmd.intakeWaiting.bind(cmd) } : {}),
+    ...(cmd.inputPath ? { inputPath: cmd.inputPath.bind(cmd) } : {}),
+    ...(cmd.waiting ? { waiting: cmd.waiting.bind(cmd) } : {}),
     print: (line) => cmd.print(line),
     record: s.record,
   });
@@ -546,7 +568,12 @@ async function runBatch(s: Session, request: BatchRequest): Promise<number> {
           onEvent,
           signal: s.controller.signal,
         },
-        { stopGraceMs: SIGNAL_CHOICES.graceMs, select: setup.select, ...own },
+        {
+          stopGraceMs: SIGNAL_CHOICES.graceMs,
+          select: setup.select,
+          ...(s.dashboard ? { onFoundAll: () => s.dashboard?.model.foundAll() } : {}),
+          ...own,
+        },
       ),
     );
     if (s.stopReason !== null) s.batch.stop(s.stopReason);

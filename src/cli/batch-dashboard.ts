@@ -8,6 +8,7 @@
 import type { ClientHooks } from '../client/index.ts';
 import {
   type DashboardActions,
+  type DashboardBatch,
   DashboardModel,
   type DashboardServer,
   DashboardServerError,
@@ -36,7 +37,11 @@ export interface BatchDashboardOptions {
   outDir: string | null;
   title: string;
   actions: DashboardActions;
-  heldBack?: () => readonly { input: string; reason: string }[];
+  heldBack?: () => readonly { input: string; reason: string; since: number }[];
+  /** A watch's files settling and waiting for the intake (DashboardBatch.waiting). */
+  waiting?: () => NonNullable<DashboardBatch['waiting']>;
+  /** Where an input is now when it left its place (a watch's --on-done move); null: at its place. */
+  inputPath?: (input: string) => string | null;
   /** The files found and waiting for the intake (a watch's queue). */
   intakeWaiting?: () => number;
   /** Prints a line on stderr (the command's own way). */
@@ -61,19 +66,26 @@ export async function startBatchDashboard(opts: BatchDashboardOptions): Promise<
   if (opts.address === undefined) return null;
   const model = new DashboardModel(opts.command);
   const quota = new QuotaView();
-  const { heldBack, intakeWaiting } = opts;
+  const { heldBack, intakeWaiting, waiting } = opts;
   try {
     const server = await startDashboardServer({
       ...opts.address,
       model,
       inputDir: opts.outDir === null ? null : opts.inputDir,
+      ...(opts.inputPath ? { inputPath: opts.inputPath } : {}),
       outDir: opts.outDir ?? '',
       title: opts.title,
       actions: opts.actions,
       refresh: () => {
         model.batch.quota = quota.read();
         if (intakeWaiting) model.batch.intakeWaiting = intakeWaiting();
-        if (heldBack) model.batch.heldBack = heldBack().map((h) => ({ input: h.input, reason: h.reason }));
+        if (heldBack)
+          model.batch.heldBack = heldBack().map((h) => ({
+            input: h.input,
+            reason: h.reason,
+            since: h.since,
+          }));
+        if (waiting) model.batch.waiting = waiting();
       },
     });
     const where = `genpipe: dashboard on ${server.url}`;

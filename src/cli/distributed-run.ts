@@ -121,6 +121,7 @@ export function distributedRunCommand(
         store: sharedDatabaseOf(setup.store as PostgresStore),
         intervalMs: WORKER_HEARTBEAT_MS,
         inHand: () => own.inHand,
+        role: flags.work === false ? 'run --no-work' : 'run',
       });
       await heartbeat.start();
       return own.runOptions;

@@ -184,6 +184,7 @@ export function startBatch(options: RunOptions): Batch {
       for (const item of (await options.earlier?.()) ?? []) items.seed(item);
       const fed = await feed(run, { stops, pools, items, driver, scheduler, emit }, seen, ignored);
       notLookedAt = fed.notLookedAt;
+      options.onFoundAll?.();
       reports.discovered();
       await collectVanished(run, seen, { stops, driver, scheduler, emit });
       await scheduler.drain();

@@ -179,6 +179,6 @@ describe('genpipe worker --metrics-port and status --store', () => {
     expect(JSON.stringify(json)).not.toContain(KEY);
     const after = await status(false);
     expect(after.stdout).toMatch(/workers on this store: 1 alive, 1 gone/);
-    expect(after.stdout).toMatch(new RegExp(`gone: \\S+ pid ${a.proc.pid}, last seen`));
+    expect(after.stdout).toMatch(new RegExp(`gone: worker \\S+ pid ${a.proc.pid}, last seen`));
   }, 180_000);
 });

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.ts';
 import {
   type DashboardModel,
@@ -15,7 +15,7 @@ import {
   startDashboardServer,
 } from '../../src/pipeline/dashboard/index.ts';
 import { cliEnv } from '../cli/run-cli.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
+import { call, startTestEmulator } from '../helpers/emulator.ts';
 import { killChildren, spawnGenpipe } from '../pipeline/resume-helpers.ts';
 
 const CHROMIUM = process.env.GENPIPE_CHROMIUM ?? '/usr/bin/chromium';
@@ -105,6 +105,30 @@ export async function clickStop(page: Page, accept = true): Promise<string> {
 /** Opens the dashboard at `url` with its token in the address's fragment (which no server sees). */
 export async function openDashboard(page: Page, url: string, token: string): Promise<void> {
   await page.goto(`${url}#token=${encodeURIComponent(token)}`);
+}
+
+/** A genpipe child serving a dashboard (`args`), and a page of it opened with the token. */
+export async function servedPage(
+  bed: DashboardTestBed,
+  args: string[],
+  size?: { width: number; height: number },
+): Promise<Awaited<ReturnType<typeof spawnDashboard>> & Awaited<ReturnType<typeof newWatchedPage>>> {
+  const served = await spawnDashboard(bed, args);
+  const watched = await newWatchedPage(bed, size);
+  await openDashboard(watched.page, served.url, served.token);
+  return { ...served, ...watched };
+}
+
+/** The end of a served page's test: its child exits 0, the page logged no error, and it closes. */
+export async function endsCleanly(served: Awaited<ReturnType<typeof servedPage>>): Promise<void> {
+  expect((await served.child.exited).code, served.child.stderr()).toBe(0);
+  expect(served.problems).toEqual([]);
+  await served.page.close();
+}
+
+/** The emulator's faults (`PUT /_emulator/faults`); `{}` clears them. */
+export function setFaults(bed: DashboardTestBed, json: unknown) {
+  return call(bed.emu, 'PUT', '/_emulator/faults', { key: null, json });
 }
 
 /** `model` served read-only on a free loopback port, as the HTTP-level tests read it. */

@@ -10,9 +10,11 @@ import { usePromptFolders } from '../cli/prompt-folder.ts';
 import { adminRows, call, heldGenerations, hold, unhold } from '../helpers/emulator.ts';
 import { EDIT_OR_PROMPT_RECIPE } from '../pipeline/child-run.ts';
 import {
+  endsCleanly,
   newWatchedPage,
   openDashboard,
   rowOf,
+  servedPage,
   spawnDashboard,
   useDashboardBed,
 } from './dashboard-helpers.ts';
@@ -103,3 +105,64 @@ it("retries a run's retryable failure from the page while the run goes on: one m
     await unhold(bed.emu).catch(() => undefined);
   }
 }, 120_000);
+
+it('says the totals are a lower bound while the run is still finding files, then shows the real ones', async () => {
+  // More files than a run holds in flight at --concurrency 1: the walk waits for slots, held at the service.
+  const files: Record<string, string> = { 'z.txt': 'a blue fox' };
+  for (let i = 0; i < 39; i++) files[`p${String(i).padStart(2, '0')}.txt`] = `a red fox ${i}`;
+  const { input, out } = promptFolder(files);
+  writeFileSync(join(input, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const red = await hold(bed.emu, { prompt: 'red' });
+  const blue = await hold(bed.emu, { prompt: 'blue' });
+  try {
+    const served = await servedPage(bed, [
+      'run',
+      input,
+      '--out',
+      out,
+      '--concurrency',
+      '1',
+      '--dashboard',
+      '0',
+    ]);
+    const { page } = served;
+    await heldGenerations(bed.emu, 1);
+    const progress = page.locator('#progress');
+    await progress.filter({ hasText: /of at least \d+ found so far \(still finding files\) done/ }).waitFor();
+    const found = Number(/at least (\d+)/.exec((await progress.textContent()) ?? '')![1]);
+    expect(found).toBeLessThan(40);
+    await page
+      .locator('#credits', { hasText: /at least about \d+ in all \(the files found so far\)/ })
+      .waitFor();
+    await page.screenshot({ path: bed.shot('3-still-finding.png') });
+
+    // The red ones let go: every file is found, z.txt still at the service; the totals are the run's.
+    await unhold(bed.emu, red);
+    await progress.filter({ hasText: /^39 of 40 done/ }).waitFor({ timeout: 60_000 });
+    expect(await progress.textContent()).not.toContain('finding');
+    await page.locator('#credits', { hasText: /spent, about 40 in all at/ }).waitFor();
+    await unhold(bed.emu, blue);
+    await endsCleanly(served);
+  } finally {
+    await unhold(bed.emu).catch(() => undefined);
+  }
+}, 120_000);
+
+it('shows how long a file in progress has taken so far, live, while it stays in one state', async () => {
+  const { input, out } = promptFolder({ 'a.txt': 'a red fox' });
+  writeFileSync(join(input, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const held = await hold(bed.emu, { prompt: 'red' });
+  try {
+    const served = await servedPage(bed, ['run', input, '--out', out, '--dashboard', '0']);
+    const { page } = served;
+    await heldGenerations(bed.emu, 1);
+    const took = rowOf(page, 'a.txt', 'pending').locator('.took');
+    // Held at the service, its state does not change: what it shows still grows, past 2 s.
+    await took.filter({ hasText: /^([2-9]|\d\d+)\.\d s so far$/ }).waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: bed.shot('4-took-so-far.png') });
+    await unhold(bed.emu, held);
+    await endsCleanly(served);
+  } finally {
+    await unhold(bed.emu).catch(() => undefined);
+  }
+}, 60_000);

@@ -92,6 +92,14 @@ it('shows every out dir and every worker of a store; a worker killed -9 shows as
       .locator(`#workers .worker[data-pid="${pids[0]}"][data-alive="false"]`, { hasText: /\b0 in hand/ })
       .waitFor({ timeout: 30_000 });
     await page.screenshot({ path: bed.shot('3-store-all-done.png') });
+    // One out dir picked: the counts are its own.
+    await page.locator('button.chip[data-filter="all"]', { hasText: 'all 2' }).waitFor();
+    await page.locator('#outdir').selectOption({ index: 1 });
+    await page.locator('button.chip[data-filter="all"]', { hasText: 'all 1' }).waitFor();
+    await page.locator('button.chip[data-filter="succeeded"]', { hasText: 'succeeded 1' }).waitFor();
+    expect(await page.locator('#progress').textContent()).toMatch(/^1 of 1 done/);
+    await page.locator('#outdir').selectOption({ index: 0 });
+    await page.locator('button.chip[data-filter="all"]', { hasText: 'all 2' }).waitFor();
 
     dash.proc.kill('SIGINT');
     expect((await dash.exited).code, dash.stderr()).toBe(0);
@@ -103,3 +111,58 @@ it('shows every out dir and every worker of a store; a worker killed -9 shows as
     await unhold(bed.emu).catch(() => undefined);
   }
 }, 240_000);
+
+it('tells a run --no-work from a worker, on the page and in genpipe status', async () => {
+  const url = await pg.freshDatabase();
+  const { input, out } = promptFolder({ 'a.txt': 'a red fox' });
+  writeFileSync(join(input, 'genpipe.yaml'), EDIT_OR_PROMPT_RECIPE);
+  const held = await hold(bed.emu, { prompt: 'fox' });
+  try {
+    const worker = startWorker(url, WORKER);
+    await worker.until(/worker ready/);
+    const run = spawnGenpipe(['run', input, '--out', out, '--store', url, '--no-work'], cliEnv(bed.emu));
+    await heldGenerations(bed.emu, 1);
+
+    const status = await runCli(['status', out, '--store', url], cliEnv(bed.emu), 60_000);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(
+      /workers on this store: 1 alive; and 1 run --no-work, working on no file\n/,
+    );
+    expect(status.stdout).toMatch(new RegExp(`  worker \\S+ pid ${worker.proc.pid}, 1 in hand`));
+    expect(status.stdout).toMatch(new RegExp(`  run --no-work \\S+ pid ${run.proc.pid}, 0 in hand`));
+    const json = await runCli(['status', out, '--store', url, '--json'], cliEnv(bed.emu), 60_000);
+    const roles = (JSON.parse(json.stdout) as { workers: { pid: number; role: string }[] }).workers;
+    expect(roles.map((w) => [w.pid, w.role]).sort()).toEqual(
+      [
+        [worker.proc.pid, 'worker'],
+        [run.proc.pid, 'run --no-work'],
+      ].sort(),
+    );
+
+    const dash = spawnGenpipe(['dashboard', '--store', url, '--listen', '0'], cliEnv(bed.emu));
+    const at = /dashboard of every out dir of the store on (http:\/\/127\.0\.0\.1:\d+\/); read-only/;
+    await dash.until(() => at.test(dash.stderr()), 'the address');
+    const { page, problems } = await newWatchedPage(bed, { width: 1400, height: 800 });
+    await page.goto(at.exec(dash.stderr())![1]!);
+    await page
+      .locator('#workers', { hasText: /^workers: 1 alive; and 1 run --no-work, working on no file/ })
+      .waitFor();
+    await page
+      .locator(`#workers .worker[data-pid="${run.proc.pid}"]`, { hasText: /^; run --no-work / })
+      .waitFor();
+    await page
+      .locator(`#workers .worker[data-pid="${worker.proc.pid}"]`, { hasText: /^; worker / })
+      .waitFor();
+    await page.screenshot({ path: bed.shot('4-store-run-no-work.png') });
+    await unhold(bed.emu, held);
+    expect((await run.exited).code, run.stderr()).toBe(0);
+    dash.proc.kill('SIGINT');
+    await dash.exited;
+    worker.proc.kill('SIGINT');
+    await worker.exited;
+    expect(problems).toEqual([]);
+    await page.close();
+  } finally {
+    await unhold(bed.emu).catch(() => undefined);
+  }
+}, 180_000);

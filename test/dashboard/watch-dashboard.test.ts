@@ -274,12 +274,64 @@ it('pauses the intake (files settle and wait, none is started) and resumes it', 
   expect(await page.locator('.row[data-input="b.txt"]').count()).toBe(0);
   // The page says what the terminal says: the file found waits for the intake.
   await page.locator('#batch', { hasText: 'intake paused, 1 file waiting' }).waitFor();
+  // Which file waits, listed.
+  await page.locator('button.chip[data-filter="waiting"]', { hasText: 'waiting 1' }).click();
+  await page.locator('#detail .waiting.queued', { hasText: 'b.txt' }).waitFor();
+  await page.locator('#detail h3', { hasText: 'Waiting for the intake (paused): 1' }).waitFor();
+  await page.locator('button.chip[data-filter="all"]').click();
   expect((await adminRows(bed.emu)).length).toBe(before);
   await page.screenshot({ path: shots.path('8-intake-paused.png') });
 
   await page.locator('button[data-action="resume"]').click();
   await row(page, 'b.txt', 'succeeded').waitFor({ timeout: 30_000 });
   expect((await adminRows(bed.emu)).length).toBe(before + 1);
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+  await page.close();
+}, 120_000);
+
+it("measures a watch's rate over the time files were in progress: an idle inbox keeps it, and shows no time left", async () => {
+  const { inbox, child, page } = await watchWithDashboard({ 'a.txt': 'a red fox' });
+  await row(page, 'a.txt', 'succeeded').waitFor({ timeout: 30_000 });
+  writeFileSync(join(inbox, 'b.txt'), 'a blue fox');
+  await row(page, 'b.txt', 'succeeded').waitFor({ timeout: 30_000 });
+  const progress = page.locator('#progress');
+  await progress.filter({ hasText: /^2 of 2 done; [\d.]+ files\/min$/ }).waitFor();
+  const busy = (await progress.textContent())!;
+  // Time passes with nothing in progress (what is under test, not a synchronisation): the rate stays.
+  const idleFrom = Date.now();
+  await until(async () => Date.now() - idleFrom > 2_500, 10_000, 250);
+  await page.reload();
+  await progress.filter({ hasText: /files\/min/ }).waitFor();
+  expect(await progress.textContent()).toBe(busy);
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+  await page.close();
+}, 120_000);
+
+it('shows a name with a bidi override or a newline escaped as the CLI prints it', async () => {
+  const rtl = 'rtl\u202egnp.txt';
+  const nl = 'new\nline.txt';
+  const { child, page } = await watchWithDashboard({ [rtl]: 'a red fox', [nl]: 'a blue fox' });
+  await page.locator('.row[data-status="succeeded"]').nth(1).waitFor({ timeout: 30_000 });
+  const names = await page.locator('.row .name').allTextContents();
+  expect(names.sort()).toEqual(['new\\x0aline.txt', 'rtl\\u{202e}gnp.txt']);
+  // As the CLI prints them.
+  for (const shown of names) expect(child.stdout()).toContain(shown);
+  await page.locator('.row[data-status="succeeded"]').first().click();
+  expect(names).toContain(await page.locator('#detail h2').textContent());
+  child.proc.kill('SIGINT');
+  expect((await child.exited).code, child.stderr()).toBe(0);
+  await page.close();
+}, 120_000);
+
+it('lists the files still settling in the inbox, with since when', async () => {
+  const { inbox, child, page } = await watchWithDashboard({}, { extra: ['--quiet-ms', '60000'] });
+  await page.locator('button.chip[data-filter="waiting"]', { hasText: 'waiting 0' }).waitFor();
+  writeFileSync(join(inbox, 'slow.txt'), 'a slow fox');
+  await page.locator('button.chip[data-filter="waiting"]', { hasText: 'waiting 1' }).click();
+  await page.locator('#detail .waiting.settling', { hasText: /^slow\.txt unchanged since \d{4}-/ }).waitFor();
+  await page.screenshot({ path: shots.path('9-settling.png') });
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
   await page.close();

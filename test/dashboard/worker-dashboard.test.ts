@@ -75,7 +75,10 @@ it("shows a worker's files live, the out dir from the store, and stops the worke
   expect((await dash.exited).code, dash.stderr()).toBe(0);
   await second.close();
 
-  await clickStop(page);
+  // Asked first, in what a stop does on a worker.
+  expect(await clickStop(page)).toBe(
+    'Stop the worker? The files in its hands go back to the queue for the other workers, and it exits.',
+  );
   await worker.until(/stopped from the dashboard/);
   expect(await worker.exited).toBe(0);
   expect([...problems, ...secondProblems]).toEqual([]);

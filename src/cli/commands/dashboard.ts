@@ -20,7 +20,7 @@ import {
   WORKER_FILES_SHOWN,
 } from '../../pipeline/dashboard/index.ts';
 import { applyJournalRows, type RowNaming } from '../../pipeline/dashboard/journal-rows.ts';
-import { openSharedDatabase } from '../../pipeline/distributed/index.ts';
+import { openSharedDatabase, type WorkerRole } from '../../pipeline/distributed/index.ts';
 import {
   FINAL_ITEM_STATES,
   JournalFileError,
@@ -34,6 +34,7 @@ import type { DashboardAddress } from '../dashboard-arg.ts';
 import { priceListPrices } from '../dry-run-command.ts';
 import { EXIT } from '../exit-codes.ts';
 import { UsageError } from '../usage-error.ts';
+import { workersHeadline } from './status.ts';
 import { statusHeldBack } from './status-held.ts';
 
 /** The journal is read again this long after its files last changed. */
@@ -159,6 +160,7 @@ async function storeSource(outDir: string | null, url: string): Promise<RowSourc
           return {
             host: w.host,
             pid: w.pid,
+            role: w.role,
             alive: w.alive,
             // A gone worker's last heartbeat is stale: it holds what the store still says it works on.
             inHand: w.alive ? w.inHand : files.length,
@@ -195,6 +197,8 @@ export async function serveOutDirDashboard(
   const model = new DashboardModel('dashboard', true);
   if (prices) model.setPrices(prices.prices, prices.source);
   const seen = new Map<string, number>();
+  /** Where each input was last (its journaled item's path: --on-done move files it away). */
+  const paths = new Map<string, string>();
   const read = async (): Promise<SourceRead['span']> => {
     const { span, rows, naming, workers, outDirs } = await source.read();
     model.batch.startedAt = span.startedAt;
@@ -202,10 +206,19 @@ export async function serveOutDirDashboard(
     model.batch.heldBack =
       outDir === null
         ? []
-        : (statusHeldBack(outDir)?.files ?? []).map((h) => ({ input: h.input, reason: h.reason }));
-    if (workers) model.batch.workers = workers;
+        : (statusHeldBack(outDir)?.files ?? []).map((h) => ({
+            input: h.input,
+            reason: h.reason,
+            since: Date.parse(h.since),
+          }));
+    if (workers) {
+      model.batch.workers = workers;
+      const alive = workers.filter((w) => w.alive) as { role: WorkerRole }[];
+      model.batch.workersSaid = workersHeadline(alive, workers.length - alive.length);
+    }
     if (outDirs) model.batch.outDirs = outDirs;
     applyJournalRows(model, rows, seen, naming);
+    if (!naming) for (const r of rows) paths.set(r.input, r.item.absPath);
     return span;
   };
   let server: Awaited<ReturnType<typeof startDashboardServer>>;
@@ -215,6 +228,7 @@ export async function serveOutDirDashboard(
       ...address,
       model,
       inputDir: span.inputDir,
+      inputPath: (input) => paths.get(input) ?? null,
       outDir: outDir ?? '',
       actions: {},
       // No part of the store's URL: its user is a credential too.

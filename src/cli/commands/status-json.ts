@@ -55,6 +55,7 @@ interface WorkerJson {
   id: string;
   host: string;
   pid: number;
+  role: string;
   started_at: string;
   seen_ago_ms: number;
   heartbeat_ms: number;
@@ -92,6 +93,7 @@ function workerJson(w: WorkerRow): WorkerJson {
     id: w.id,
     host: w.host,
     pid: w.pid,
+    role: w.role,
     started_at: isoTime(w.startedAt),
     seen_ago_ms: w.seenAgoMs,
     heartbeat_ms: w.heartbeatMs,

@@ -12,6 +12,7 @@ import {
   queueCounts,
   sharedDatabaseOf,
   type WorkerRow,
+  works,
 } from '../../pipeline/distributed/index.ts';
 import {
   type Journal,
@@ -186,20 +187,36 @@ function ago(ms: number): string {
   return `${Math.round(s / 3600)} h ago`;
 }
 
+/**
+ * `2 alive, 1 gone` of the processes that work on files, and the `run --no-work` alive beside them,
+ * which follow their batch and add no capacity (`; and 1 run --no-work, working on no file`).
+ */
+export function workersHeadline(
+  alive: readonly Pick<WorkerRow, 'role'>[],
+  gone: number,
+  goneNote = '',
+): string {
+  const following = alive.filter((w) => !works(w.role)).length;
+  return (
+    `${alive.length - following} alive${gone ? `, ${gone} gone${goneNote}` : ''}` +
+    (following ? `; and ${following} run --no-work, working on no file` : '')
+  );
+}
+
 /** The lines of the store's workers (alive, gone) and of each key's quota in use. */
 export function sharedLines(shared: SharedStatus): string[] {
   const alive = shared.workers.filter((w) => w.alive);
   const gone = shared.workers.filter((w) => !w.alive);
   const lines = [
-    `workers on this store: ${alive.length} alive${gone.length ? `, ${gone.length} gone (no heartbeat for 3 beats)` : ''}`,
+    `workers on this store: ${workersHeadline(alive, gone.length, ' (no heartbeat for 3 beats)')}`,
   ];
   for (const w of alive) {
     lines.push(
-      `  ${w.host} pid ${w.pid}, ${w.inHand} in hand, seen ${ago(w.seenAgoMs)}, started ${when(w.startedAt)} UTC`,
+      `  ${w.role} ${w.host} pid ${w.pid}, ${w.inHand} in hand, seen ${ago(w.seenAgoMs)}, started ${when(w.startedAt)} UTC`,
     );
   }
   for (const w of gone.slice(0, STATUS_GONE_WORKERS_LISTED))
-    lines.push(`  gone: ${w.host} pid ${w.pid}, last seen ${ago(w.seenAgoMs)}`);
+    lines.push(`  gone: ${w.role} ${w.host} pid ${w.pid}, last seen ${ago(w.seenAgoMs)}`);
   if (gone.length > STATUS_GONE_WORKERS_LISTED)
     lines.push(`  … and ${gone.length - STATUS_GONE_WORKERS_LISTED} more gone`);
   if (shared.queue) {

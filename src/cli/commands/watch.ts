@@ -17,6 +17,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { WAITING_SHOWN } from '../../pipeline/dashboard/index.ts';
 import {
   applyEvent,
   type BatchResult,
@@ -45,7 +46,8 @@ import {
   type Watcher,
 } from '../../pipeline/index.ts';
 import { inputPathIn } from '../../pipeline/raw-names.ts';
-import type { HeldEarlier, WatcherOptions } from '../../pipeline/watch/index.ts';
+import { SIDECAR_SUFFIX } from '../../pipeline/recipe-sidecar.ts';
+import { type HeldEarlier, moveNoClobber, type WatcherOptions } from '../../pipeline/watch/index.ts';
 import { plural } from '../../spec/plural.ts';
 import {
   type BatchCommand,
@@ -110,6 +112,12 @@ function asUsageError(err: unknown): UsageError {
   return new UsageError(err instanceof Error ? err.message : String(err));
 }
 
+/** Where `--on-done move` filed an input this session (and its sidecar with it). */
+interface MovedInput {
+  file: string;
+  sidecar: string | null;
+}
+
 /**
  * The runner's onItemDone under `--on-done move`: a final input goes to processed/ or failed/ beside
  * the inbox (the watcher forgets it), its sidecar with it; a skipped or already gone input stays, and so does a file that is
@@ -121,6 +129,7 @@ function moveWhenDone(
   setup: BatchSetup,
   watcher: Watcher,
   flags: Pick<WatchFlags, 'onDone' | 'deleteEmptySrcDirs'>,
+  moved: Map<string, MovedInput>,
 ): RunOptions['onItemDone'] {
   const onDone = flags.onDone ?? 'keep';
   return async (item) => {
@@ -128,7 +137,7 @@ function moveWhenDone(
     if (onDone !== 'move' || outcome === null || outcome === 'skipped') return undefined;
     if (!existsSync(inputPathIn(setup.inputDir, item))) return undefined; // gone already (vanished input)
     try {
-      const { movedTo, changed, sidecarProblem } = await settleInput({
+      const { movedTo, changed, sidecarProblem, sidecarTo } = await settleInput({
         mode: onDone,
         inboxDir: setup.inputDir,
         input: item.input,
@@ -142,6 +151,9 @@ function moveWhenDone(
         return undefined;
       }
       if (sidecarProblem) setup.note(`moved ${item.input}; ${sidecarProblem}`);
+      if (movedTo && item.rawInput === undefined) {
+        moved.set(item.input, { file: movedTo, sidecar: sidecarTo ?? null });
+      }
       // A name that is not valid UTF-8 is not in the watcher's tracker (it was handed over failed).
       if (item.rawInput === undefined) watcher.forget(item.input);
       return movedTo ? { ...item, absPath: movedTo } : undefined;
@@ -166,6 +178,8 @@ class WatchCommand implements BatchCommand {
   private readonly incomplete = new Map<string, string>();
   /** Inputs the dashboard's retry took in again, until their admission (retryFailedOnce). */
   private readonly retryAsFlag = new Set<string>();
+  /** Inputs `--on-done move` filed away this session, by input: where they went. */
+  private readonly moved = new Map<string, MovedInput>();
   private dir = '';
   /** The watcher once started (kept for its stats after it closed). */
   private started: Watcher | null = null;
@@ -375,7 +389,7 @@ class WatchCommand implements BatchCommand {
       reportIntervalMs: WATCH_REPORT_INTERVAL_MS,
       ignored: () => this.ignored,
       inputChanged: 'source',
-      onItemDone: moveWhenDone(setup, this.started!, this.flags),
+      onItemDone: moveWhenDone(setup, this.started!, this.flags, this.moved),
     };
   }
 
@@ -400,7 +414,7 @@ class WatchCommand implements BatchCommand {
       // A file that changed while it was processed is not sent: the watcher hands it over again once
       // it is stable, and that item waits for this one.
       inputChanged: 'source',
-      onItemDone: moveWhenDone(setup, this.started!, this.flags),
+      onItemDone: moveWhenDone(setup, this.started!, this.flags, this.moved),
       ...journaling,
     };
   }
@@ -409,16 +423,42 @@ class WatchCommand implements BatchCommand {
    * The dashboard's retry: the watcher forgets the file and rescans, so it is seen anew, settles and is
    * handed over like any file; its admission is the store's decision with --retry-failed for this file
    * (a failure at the service is sent again, its upload reused while recent; outputs already there are
-   * never paid again).
+   * never paid again). A file `--on-done move` filed in failed/ is moved back into the inbox first (its
+   * sidecar with it), as an operator would; a file in neither place cannot be taken again, and says so.
    */
   async retake(input: string): Promise<string> {
     const watcher = this.watcher;
     if (watcher === null || this.stopping)
       throw new Error('the watch is stopping: it takes nothing in any more');
+    const back = await this.backInInbox(input);
     this.retryAsFlag.add(input);
     watcher.forget(input);
     void watcher.rescanNow();
-    return `${input} taken again: once it is seen settled the journal decides whether it is sent`;
+    return `${input}${back} taken again: once it is seen settled the journal decides whether it is sent`;
+  }
+
+  /**
+   * Puts a file `--on-done move` filed away back at its place in the inbox; the words of it ('' when
+   * it is in the inbox already).
+   *
+   * @throws Error naming the file when it is in neither place (nothing would be taken again)
+   */
+  private async backInInbox(input: string): Promise<string> {
+    const here = join(this.dir, ...input.split('/'));
+    if (existsSync(here)) return '';
+    const moved = this.moved.get(input);
+    if (moved === undefined || !existsSync(moved.file)) {
+      const where = moved ? ` nor in ${shown(moved.file)}, where the watch moved it` : '';
+      throw new Error(
+        `${input} is not in the inbox${where}: nothing to take again (put the file back in the inbox to have it processed)`,
+      );
+    }
+    await moveNoClobber(moved.file, here);
+    if (moved.sidecar !== null && existsSync(moved.sidecar)) {
+      await moveNoClobber(moved.sidecar, `${here}${SIDECAR_SUFFIX}`).catch(() => undefined);
+    }
+    this.moved.delete(input);
+    return ` moved back into the inbox from ${shown(moved.file)} and`;
   }
 
   /** The dashboard's pause: files are still watched, settled and queued, none is started until resumed. */
@@ -444,7 +484,20 @@ class WatchCommand implements BatchCommand {
     return this.queue.size;
   }
 
-  heldBack(): readonly { input: string; reason: string }[] {
+  /** Where `--on-done move` filed the input, unless a file of its name is in the inbox again. */
+  inputPath(input: string): string | null {
+    if (existsSync(join(this.dir, ...input.split('/')))) return null;
+    return this.moved.get(input)?.file ?? null;
+  }
+
+  waiting(): { settling: { input: string; since: number }[]; queued: string[] } {
+    return {
+      settling: (this.watcher?.settling() ?? []).slice(0, WAITING_SHOWN),
+      queued: this.queue.peek(WAITING_SHOWN).map((item) => item.input),
+    };
+  }
+
+  heldBack(): readonly { input: string; reason: string; since: number }[] {
     return this.started?.stats().heldBack ?? [];
   }
 

@@ -59,7 +59,12 @@ export interface DashboardBatch {
   stopping: string | null;
   finishedAt: number | null;
   /** A watch's files held back as incomplete (with why), from its source; empty otherwise. */
-  heldBack: { input: string; reason: string }[];
+  heldBack: { input: string; reason: string; since: number }[];
+  /**
+   * A watch's files not started yet: settling (being written; since when unchanged) and found, waiting
+   * for the intake (in the order they are taken); at most WAITING_SHOWN of each. Null: not a watch.
+   */
+  waiting: { settling: { input: string; since: number }[]; queued: string[] } | null;
   /** True for a page served from an out dir's journal, nothing running. */
   readOnly: boolean;
   /** The client's quota now (null: no client, as from a journal). */
@@ -72,10 +77,23 @@ export interface DashboardBatch {
   notNow: Record<string, string>;
   /** The workers on the store (`genpipe dashboard --store`); null: no store read. */
   workers: DashboardWorker[] | null;
+  /** Their count as `genpipe status` says it (`2 alive, 1 gone; and 1 run --no-work, …`); null: none read. */
+  workersSaid: string | null;
   /** Credits spent and estimated (null: no prices known). */
   credits: DashboardCredits | null;
   /** The out dirs of a page of many (a store's), as shown; null on a page of one. */
   outDirs: string[] | null;
+  /**
+   * A run still walking its input dir: the counts, the time left and the credits cover only the files
+   * found so far (each a lower bound). False once every file was found, and for a watch (its inbox has
+   * no end) or a page read from a journal.
+   */
+  finding: boolean;
+  /**
+   * Files finished per minute while files were in progress (the time with none in progress left out,
+   * as a watch's idle inbox), over the last RATE_FILES finished in this batch; null before the first.
+   */
+  perMinute: number | null;
 }
 
 /** What the files' generations cost, at the dry run's prices (priceOf). */
@@ -94,12 +112,17 @@ export interface DashboardCredits {
 export interface DashboardWorker {
   host: string;
   pid: number;
+  /** A worker, a distributed run, or a `run --no-work` (works on no file). */
+  role: string;
   alive: boolean;
   inHand: number;
   seenAgoMs: number;
   /** The files it last worked on that are not finished (at most WORKER_FILES_SHOWN). */
   files: string[];
 }
+
+/** Files listed of each kind a watch has waiting (DashboardBatch.waiting). */
+export const WAITING_SHOWN = 200;
 
 /** Files named per worker on the page. */
 export const WORKER_FILES_SHOWN = 20;
@@ -123,6 +146,37 @@ type Count = Partial<Record<GenerationType, number>>;
 function add(count: Count, type: string): void {
   const t = type as GenerationType;
   count[t] = (count[t] ?? 0) + 1;
+}
+
+/** Files finished last that the rate is measured over (BatchLine.perMinute). */
+export const RATE_FILES = 200;
+
+/**
+ * Files finished per minute of busy time (see DashboardBatch.perMinute): over the last RATE_FILES
+ * rows finished since `since`, the time covered by at least one file in progress (each row from its
+ * start to its end, a pending one to `now`); null when none finished.
+ */
+export function busyRate(rows: Iterable<DashboardRow>, since: number, now: number): number | null {
+  const finished: DashboardRow[] = [];
+  const spans: [number, number][] = [];
+  for (const r of rows) {
+    if (r.status === 'pending') spans.push([r.firstAt, now]);
+    else if ((r.status === 'succeeded' || r.status === 'failed') && r.lastAt >= since) finished.push(r);
+  }
+  if (finished.length === 0) return null;
+  finished.sort((a, b) => b.lastAt - a.lastAt);
+  const recent = finished.slice(0, RATE_FILES);
+  const from = Math.min(...recent.map((r) => r.firstAt));
+  for (const r of recent) spans.push([r.firstAt, r.lastAt]);
+  spans.sort((a, b) => a[0] - b[0]);
+  let busy = 0;
+  let end = -Infinity;
+  for (const [a0, b] of spans) {
+    const a = Math.max(a0, from, end);
+    if (b > a) busy += b - a;
+    end = Math.max(end, b);
+  }
+  return busy <= 0 ? null : Number(((recent.length * 60_000) / busy).toFixed(1));
 }
 
 /** Transitions kept per file for its detail pane. */
@@ -196,15 +250,24 @@ export class DashboardModel {
       stopping: null,
       finishedAt: null,
       heldBack: [],
+      waiting: null,
       readOnly,
       quota: null,
       intakePaused: false,
       intakeWaiting: 0,
       notNow: {},
       workers: null,
+      workersSaid: null,
       credits: null,
       outDirs: null,
+      finding: command === 'run' && !readOnly,
+      perMinute: null,
     };
+  }
+
+  /** Every file of the batch was found (RunOptions.onFoundAll): the totals are the batch's. */
+  foundAll(): void {
+    this.batch.finding = false;
   }
 
   /** The prices the credits are counted at (the dry run's: --price-list, or the emulator's costs). */
@@ -351,8 +414,10 @@ export class DashboardModel {
   counts(): Record<string, number> {
     const counts = countRows(this.rows.values());
     counts.held_back = this.batch.heldBack.length;
+    if (this.batch.waiting) counts.waiting = this.batch.waiting.settling.length + this.batch.intakeWaiting;
     this.batch.notNow = actionsNotNow(this.batch);
     this.batch.credits = this.credits();
+    this.batch.perMinute = busyRate(this.rows.values(), this.batch.startedAt ?? 0, Date.now());
     return counts;
   }
 

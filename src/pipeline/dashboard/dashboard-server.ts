@@ -47,6 +47,11 @@ export interface DashboardServerOptions {
   model: DashboardModel;
   /** The folder the inputs are in (thumbnails of inputs); null: no thumbnails. */
   inputDir: string | null;
+  /**
+   * Where an input is now when it is no longer at its place in `inputDir` (a watch's `--on-done move`
+   * filed it away; the journal's item says where); null or absent: at its place.
+   */
+  inputPath?: (input: string) => string | null;
   /** The out dir: where the thumbnails are kept (`.thumbs/`, as report.html's). */
   outDir: string;
   actions: DashboardActions;
@@ -200,13 +205,17 @@ class EventStreams {
   }
 }
 
-/** Sends a file's thumbnail (made on first ask into the out dir's .thumbs/), or 404. */
+/**
+ * Sends a file's thumbnail (made on first ask into the out dir's .thumbs/, as report.html's), from where
+ * the input is now (inputPath: moved away by --on-done move), else its place in the input dir; 204 without.
+ */
 async function sendThumb(opts: DashboardServerOptions, id: number, reply: FastifyReply): Promise<void> {
   const row = opts.model.row(id);
   const kind = row ? thumbKindOfName(row.input) : null;
   // 204, not 404: a file without a thumbnail is no error (the page shows a placeholder).
   if (!row || !kind || opts.inputDir === null) return reply.code(204).send();
-  return sendMade(opts, join(opts.inputDir, ...row.input.split('/')), kind, reply);
+  const file = opts.inputPath?.(row.input) ?? join(opts.inputDir, ...row.input.split('/'));
+  return sendMade(opts, file, kind, reply);
 }
 
 /** What a file's result.json (`<out>/<place>/result.json`) tells the detail pane; null without one. */

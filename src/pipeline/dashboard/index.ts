@@ -12,6 +12,7 @@ export {
   type DashboardWorker,
   HISTORY_FILES,
   statusOf,
+  WAITING_SHOWN,
   WORKER_FILES_SHOWN,
 } from './dashboard-model.ts';
 export {

@@ -6,8 +6,16 @@
  * address, only as its #token= fragment, which no server sees). Every text of a
  * file (its name, reason, ids) reaches the DOM through textContent, never as HTML.
  */
+import { INVISIBLE, printable } from '../progress/format.ts';
+import { countRows } from './dashboard-model.ts';
+
 export const DASHBOARD_SCRIPT = `
 'use strict';
+// The CLI's own escaping of a name (progress/format.ts), so that a name reads here as it prints there.
+const INVISIBLE = ${INVISIBLE.toString()};
+const printable = ${printable.toString()};
+// The model's own counting (dashboard-model.ts), for the counts of one out dir picked.
+const countRows = ${countRows.toString()};
 const cfg = JSON.parse(document.getElementById('cfg').textContent);
 const $ = (id) => document.getElementById(id);
 const KEY = 'genpipe-dashboard-token';
@@ -22,7 +30,7 @@ if (fromUrl) {
 let token = sessionStorage.getItem(KEY) || '';
 const rows = [];
 const byId = new Map();
-let counts = {};
+let allCounts = {};
 let batch = null;
 let actions = [];
 let unavailable = {};
@@ -53,7 +61,7 @@ function take(r) {
   if (selected === r.id) showDetail(r.id);
 }
 function matches(r) {
-  if (filter === 'held_back') return false;
+  if (filter === 'held_back' || filter === 'waiting') return false;
   if (outDirFilter && r.outDir !== outDirFilter) return false;
   if (filter !== 'all' && r.status !== filter) return false;
   if (reasonFilter !== null && (r.status !== 'failed' || r.reason !== reasonFilter)) return false;
@@ -61,6 +69,18 @@ function matches(r) {
       || (r.generationId || '').toLowerCase().includes(query))) return false;
   return true;
 }
+// A file in progress: the time since it started, now (kept current by tick); a finished one: its time.
+function took(r) {
+  return r.status === 'pending' ? secs(Math.max(0, Date.now() - r.firstAt)) + ' so far' : secs(r.lastAt - r.firstAt);
+}
+function tick() {
+  for (const [id, e] of pool) {
+    const r = byId.get(id);
+    const t = r && r.status === 'pending' ? e.querySelector('.took') : null;
+    if (t) t.textContent = took(r);
+  }
+}
+setInterval(tick, 1000);
 function stageText(r) {
   if (r.status !== 'pending') return r.state;
   return (r.stage ? r.stage + ' \\u2192 ' : '') + r.state + (r.step ? ' (' + r.step + ')' : '');
@@ -79,8 +99,8 @@ function fill(e, r) {
     img.addEventListener('error', () => img.replaceWith(el('span', 'ph')));
     e.append(img);
   } else e.append(el('span', 'ph'));
-  e.append(el('span', 'name', r.input), el('span', 'status', r.status), el('span', 'stage', stageText(r)),
-    el('span', 'mono gen', r.generationId || ''), el('span', 'took', secs(r.lastAt - r.firstAt)),
+  e.append(el('span', 'name', printable(r.input)), el('span', 'status', r.status), el('span', 'stage', stageText(r)),
+    el('span', 'mono gen', r.generationId || ''), el('span', 'took', took(r)),
     el('span', 'reason', r.reason || ''));
 }
 function render() {
@@ -117,39 +137,47 @@ function chip(key, label, n) {
   return b;
 }
 function drawGlance() {
+  // One out dir picked (a store's page): its own counts, by the model's countRows.
+  const counts = outDirFilter
+    ? Object.assign(countRows(rows.filter((r) => r.outDir === outDirFilter)), { held_back: allCounts.held_back })
+    : allCounts;
   const g = $('chips');
   g.replaceChildren(chip('all', 'all', counts.total));
   for (const s of STATUSES) g.append(chip(s, s.replace('pending', 'in progress'), counts[s]));
   g.append(chip('held_back', 'held back', counts.held_back));
+  if (batch && batch.waiting) g.append(chip('waiting', 'waiting', counts.waiting));
   const stages = Object.keys(counts).filter((k) => k.startsWith('in_') && counts[k] > 0)
     .map((k) => k.slice(3) + ' ' + counts[k]).join(', ');
   const done = (counts.succeeded || 0) + (counts.reused || 0) + (counts.failed || 0) + (counts.skipped || 0);
+  // A run still finding its files: every total is a lower bound, and said so.
+  const finding = !!(batch && batch.finding && !batch.finishedAt);
   let rate = '';
-  if (batch && batch.startedAt && (counts.succeeded || 0) + (counts.failed || 0) > 0) {
-    const per = ((counts.succeeded || 0) + (counts.failed || 0)) / ((Date.now() - batch.startedAt) / 60000);
+  if (batch && batch.perMinute !== null && batch.perMinute !== undefined) {
+    // Measured over the time files were in progress (the server's busyRate): idle time is left out.
+    const per = batch.perMinute;
     const left = counts.pending || 0;
-    rate = '; ' + per.toFixed(1) + ' files/min' + (left > 0 && per > 0 ? ', about ' + secs(Math.round(left / per * 60000)) + ' left' : '');
+    rate = '; ' + per.toFixed(1) + ' files/min' + (left > 0 && per > 0 ? ', ' + (finding ? 'at least ' : 'about ') + secs(Math.round(left / per * 60000)) + ' left' : '');
   }
-  $('progress').textContent = done + ' of ' + (counts.total || 0) + ' done' + (stages ? '; in progress: ' + stages : '') + rate;
+  const of = finding ? ' of at least ' + (counts.total || 0) + ' found so far (still finding files)' : ' of ' + (counts.total || 0);
+  $('progress').textContent = done + of + ' done' + (stages ? '; in progress: ' + stages : '') + rate;
   const b = batch || {};
   $('batch').textContent = b.readOnly ? 'read from the ' + (b.workers ? 'store' : 'journal') + ', nothing running here' :
     b.finishedAt ? 'finished ' + when(b.finishedAt) : b.stopping ? b.stopping : b.intakePaused ? 'intake paused, ' + (b.intakeWaiting || 0) + ((b.intakeWaiting === 1) ? ' file' : ' files') + ' waiting' : b.startedAt ? 'running since ' + when(b.startedAt) : 'starting';
-  drawCredits(b.credits);
+  drawCredits(b.credits, finding);
   drawQuota(b.quota);
   drawWorkers(b.workers);
   drawOutDirs(b.outDirs);
   if (filter === 'held_back') drawHeld();
+  if (filter === 'waiting') drawWaiting();
 }
 function drawWorkers(ws) {
   const box = $('workers');
   if (!ws) { box.replaceChildren(); return; }
-  const alive = ws.filter((w) => w.alive).length;
-  const gone = ws.length - alive;
-  box.replaceChildren(document.createTextNode('workers: ' + alive + ' alive' + (gone ? ', ' + gone + ' gone' : '')));
+  box.replaceChildren(document.createTextNode('workers: ' + batch.workersSaid));
   for (const w of ws) {
     const s = el('span', 'worker' + (w.alive ? '' : ' gone'),
-      '; ' + w.host + ' pid ' + w.pid + (w.alive ? '' : ' (gone)') + ', ' + w.inHand + ' in hand'
-      + (w.files.length ? ' (' + w.files.join(', ') + ')' : '') + ', seen ' + secs(w.seenAgoMs) + ' ago');
+      '; ' + w.role + ' ' + w.host + ' pid ' + w.pid + (w.alive ? '' : ' (gone)') + ', ' + w.inHand + ' in hand'
+      + (w.files.length ? ' (' + w.files.map(printable).join(', ') + ')' : '') + ', seen ' + secs(w.seenAgoMs) + ' ago');
     s.dataset.pid = w.pid;
     s.dataset.alive = String(w.alive);
     box.append(s);
@@ -166,9 +194,9 @@ function drawOutDirs(dirs) {
   pick.replaceChildren(all, ...dirs.map((d) => { const o = el('option', null, d); o.value = d; return o; }));
   pick.value = outDirFilter;
 }
-function drawCredits(c) {
+function drawCredits(c, finding) {
   if (!c) { $('credits').textContent = ''; return; }
-  $('credits').textContent = 'credits: ' + c.spent + ' spent, about ' + c.estimated + ' in all'
+  $('credits').textContent = 'credits: ' + c.spent + ' spent, ' + (finding ? 'at least about ' + c.estimated + ' in all (the files found so far)' : 'about ' + c.estimated + ' in all')
     + (c.unpriced.length ? ' (' + c.unpriced.join(', ') + ' not priced)' : '') + ' at ' + c.source;
 }
 function drawQuota(q) {
@@ -184,9 +212,26 @@ function drawHeld() {
   box.replaceChildren(el('h2', null, 'Held back as incomplete'));
   for (const h of (batch && batch.heldBack) || []) {
     const p = el('p');
-    p.append(el('b', null, h.input), document.createTextNode(': '), el('span', 'reason', h.reason));
+    p.append(el('b', null, printable(h.input)), document.createTextNode(': '), el('span', 'reason', h.reason),
+      document.createTextNode(' (since ' + when(h.since) + ')'));
     box.append(p);
   }
+}
+// A watch's files not started yet: those settling (being written), then those waiting for the intake.
+function drawWaiting() {
+  const box = $('detail');
+  const w = (batch && batch.waiting) || { settling: [], queued: [] };
+  box.replaceChildren(el('h2', null, 'Waiting'));
+  box.append(el('h3', null, 'Settling (being written, or checked): ' + w.settling.length));
+  for (const f of w.settling) {
+    const p = el('p', 'waiting settling');
+    p.append(el('b', null, printable(f.input)), document.createTextNode(' unchanged since ' + when(f.since)));
+    box.append(p);
+  }
+  const n = (batch && batch.intakeWaiting) || 0;
+  box.append(el('h3', null, 'Waiting for the intake' + (batch && batch.intakePaused ? ' (paused)' : '') + ': ' + n));
+  for (const input of w.queued) box.append(el('p', 'waiting queued', printable(input)));
+  if (n > w.queued.length) box.append(el('p', null, '\u2026 and ' + (n - w.queued.length) + ' more'));
 }
 function drawGroups() {
   const groups = new Map();
@@ -207,11 +252,11 @@ async function showDetail(id) {
   const d = await res.json();
   const r = d.row;
   const box = $('detail');
-  box.replaceChildren(el('h2', null, r.input));
+  box.replaceChildren(el('h2', null, printable(r.input)));
   if (r.thumb) { const img = el('img'); img.alt = ''; img.src = 'thumbs/' + r.id; box.append(img); }
   const t = el('table');
   for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', r.place],
-    ['generation', r.generationId], ['request', r.requestId], ['out dir', r.outDir], ['worked on by', r.by], ['first seen', when(r.firstAt)], ['took', secs(r.lastAt - r.firstAt)], ['reason', r.reason]]) {
+    ['generation', r.generationId], ['request', r.requestId], ['out dir', r.outDir], ['worked on by', r.by], ['first seen', when(r.firstAt)], ['took', took(r)], ['reason', r.reason]]) {
     if (v === null || v === undefined || v === '') continue;
     const tr = el('tr');
     tr.append(el('td', null, k), el('td', k === 'reason' ? 'reason' : null, v));
@@ -298,7 +343,13 @@ async function act(name, body) {
 // What cannot be done: what this process cannot do, and what does not apply in the batch's state now.
 function blocked() { return Object.assign({}, (batch && batch.notNow) || {}, unavailable); }
 let drawnBlocked = '';
-const ASK = { stop: 'Stop the batch? No new work is started; work already at the service winds down.' };
+// What Stop does, asked first: a worker gives the files in its hands back to the queue and exits.
+function ask(a) {
+  if (a !== 'stop') return null;
+  return batch && batch.command === 'worker'
+    ? 'Stop the worker? The files in its hands go back to the queue for the other workers, and it exits.'
+    : 'Stop the batch? No new work is started; work already at the service winds down.';
+}
 function drawActions() {
   const box = $('actions');
   box.replaceChildren();
@@ -310,7 +361,7 @@ function drawActions() {
     const b = el('button', null, names[a]);
     b.dataset.action = a;
     if (notNow[a]) { b.disabled = true; b.title = notNow[a]; }
-    b.addEventListener('click', () => { if (!ASK[a] || confirm(ASK[a])) act(a); });
+    b.addEventListener('click', () => { if (!ask(a) || confirm(ask(a))) act(a); });
     box.append(b);
   }
   // What this process cannot do, disabled, with why.
@@ -330,7 +381,7 @@ function drawActions() {
 }
 function apply(d) {
   for (const r of d.rows) take(r);
-  counts = d.counts;
+  allCounts = d.counts;
   batch = d.batch;
   if (JSON.stringify(batch.notNow || {}) !== drawnBlocked) drawActions();
   schedule(true);
@@ -355,7 +406,7 @@ async function start() {
   if (res.status === 401) { location.reload(); return; }
   const s = await res.json();
   for (const r of s.rows) take(r);
-  counts = s.counts;
+  allCounts = s.counts;
   batch = s.batch;
   actions = s.actions;
   unavailable = s.unavailable || {};

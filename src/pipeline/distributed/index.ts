@@ -45,5 +45,7 @@ export {
   WORKER_GONE_BEATS,
   WORKER_HEARTBEAT_MS,
   type WorkerBeat,
+  type WorkerRole,
   type WorkerRow,
+  works,
 } from './worker-registry.ts';

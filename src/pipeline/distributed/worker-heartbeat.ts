@@ -6,17 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { WORKER_HEARTBEAT_MS } from './worker-registry.ts';
+import { WORKER_HEARTBEAT_MS, type WorkerBeat, type WorkerRole } from './worker-registry.ts';
 
 /** What the heartbeat writes to. */
 export interface HeartbeatStore {
-  beatWorker(beat: {
-    id: string;
-    host: string;
-    pid: number;
-    heartbeatMs: number;
-    inHand: number;
-  }): Promise<void>;
+  beatWorker(beat: WorkerBeat): Promise<void>;
   forgetWorker(id: string): Promise<void>;
 }
 
@@ -26,6 +20,8 @@ export interface HeartbeatOptions {
   intervalMs?: number;
   /** Jobs in hand now. */
   inHand: () => number;
+  /** What this process is (default a worker). */
+  role?: WorkerRole;
   /** After each beat: null when it was recorded, else why not (redacted by the store). */
   onBeat?: (problem: string | null) => void;
 }
@@ -66,8 +62,9 @@ export class WorkerHeartbeat {
     await this.opts.store.forgetWorker(this.id).catch(() => undefined);
   }
 
-  private row() {
+  private row(): WorkerBeat {
     return {
+      role: this.opts.role ?? 'worker',
       id: this.id,
       host: hostname(),
       pid: process.pid,

@@ -17,6 +17,17 @@ export const WORKER_HEARTBEAT_MS = 5_000;
 /** Rows of workers gone for this long are forgotten. */
 const WORKER_FORGET_MS = 86_400_000;
 
+/**
+ * What a process on the store is: a `genpipe worker`, a distributed `run` (it works a share of its
+ * files too), or a `run --no-work` (it follows its batch and works on no file: no capacity).
+ */
+export type WorkerRole = 'worker' | 'run' | 'run --no-work';
+
+/** True for a process that works on files (a `run --no-work` does not). */
+export function works(role: WorkerRole): boolean {
+  return role !== 'run --no-work';
+}
+
 /** What a worker says of itself at each heartbeat. */
 export interface WorkerBeat {
   id: string;
@@ -25,6 +36,7 @@ export interface WorkerBeat {
   heartbeatMs: number;
   /** Jobs it works on now. */
   inHand: number;
+  role: WorkerRole;
 }
 
 /** A worker's row as status shows it. */
@@ -38,6 +50,7 @@ export interface WorkerRow {
   seenAgoMs: number;
   heartbeatMs: number;
   inHand: number;
+  role: WorkerRole;
   /** Seen within WORKER_GONE_BEATS heartbeats. */
   alive: boolean;
 }
@@ -61,7 +74,7 @@ export interface KeyQuotaUse {
 
 /** Records (or renews) a worker's row. */
 export async function beatWorker(q: Queryable, beat: WorkerBeat): Promise<void> {
-  await q.query(WORKERS_SQL.beat, [beat.id, beat.host, beat.pid, beat.heartbeatMs, beat.inHand]);
+  await q.query(WORKERS_SQL.beat, [beat.id, beat.host, beat.pid, beat.heartbeatMs, beat.inHand, beat.role]);
 }
 
 /** Removes a worker's row (it stops) and forgets the rows of workers long gone. */
@@ -77,6 +90,7 @@ export async function listWorkers(q: Queryable): Promise<WorkerRow[]> {
     host: string;
     pid: number;
     in_hand: number;
+    role: WorkerRole;
     heartbeat_ms: string | number;
     started_ms: string | number;
     age_ms: string | number;
@@ -90,6 +104,7 @@ export async function listWorkers(q: Queryable): Promise<WorkerRow[]> {
     seenAgoMs: Math.max(0, Number(r.age_ms)),
     heartbeatMs: Number(r.heartbeat_ms),
     inHand: r.in_hand,
+    role: r.role,
     alive: r.alive,
   }));
 }

@@ -7,7 +7,8 @@
  */
 import { pluralNoun } from '../../spec/plural.ts';
 
-const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/;
+/** Tested per character by printable (the dashboard's page embeds both). */
+export const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/;
 
 /**
  * A text safe to print on one terminal line: control characters (newlines, escape sequences, C1

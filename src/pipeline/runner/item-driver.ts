@@ -333,8 +333,13 @@ export class ItemDriver {
       const moved = await onItemDone(item);
       if (moved && this.items.holds(entry)) this.items.keep(entry, moved);
       // A finished result's row learns where its input went: a copy of it dropped later is then told
-      // as the same content, not as the file renamed (store/same-content.ts's twinGone).
-      if (moved && moved.state === 'reported' && moved.absPath !== item.absPath) {
+      // as the same content, not as the file renamed (store/same-content.ts's twinGone); a failed one's
+      // too, so that the dashboard of the out dir finds its thumbnail there.
+      if (
+        moved &&
+        (moved.state === 'reported' || moved.state === 'failed') &&
+        moved.absPath !== item.absPath
+      ) {
         await this.ctx.persist(moved).catch(() => undefined);
       }
     } catch {

@@ -76,6 +76,11 @@ export interface RunOptions {
    * `discovered` items, or journaled items in a later state). The batch ends when it ends.
    */
   source?: AsyncIterable<Item>;
+  /**
+   * Called once every file was found (the walk of the input dir ended, or the source did), while the
+   * last ones may still be in progress: until then the totals count only the files found so far.
+   */
+  onFoundAll?: () => void;
   /** Paused, the files found wait before they are started (the dashboard's pause of a run). */
   intakeGate?: IntakeGate;
   /**

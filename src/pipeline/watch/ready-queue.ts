@@ -20,6 +20,8 @@ export interface ReadyQueue<T> extends AsyncIterable<T> {
   end(): void;
   /** Values queued and not yet taken (both lanes). */
   readonly size: number;
+  /** The first `limit` values queued, in the order they are taken. */
+  peek(limit: number): T[];
   /** No value is taken until resume() (more calls: nothing). */
   pause(): void;
   resume(): void;
@@ -59,6 +61,9 @@ export function createReadyQueue<T>(): ReadyQueue<T> {
     },
     get size() {
       return first.length + behind.length;
+    },
+    peek(limit) {
+      return [...first.slice(0, limit), ...behind.slice(0, Math.max(0, limit - first.length))];
     },
     pause() {
       paused = true;

@@ -213,6 +213,15 @@ export class StabilityTracker {
     return next;
   }
 
+  /** The files settling now (being written, or checked), each since it was last seen changing, oldest first. */
+  settling(): { input: string; since: number }[] {
+    const out: { input: string; since: number }[] = [];
+    for (const f of this.#active) {
+      if (f.state === 'pending' || f.state === 'checking') out.push({ input: f.input, since: f.since });
+    }
+    return out.sort((a, b) => a.since - b.since);
+  }
+
   /** The files held back now, each with why and since when, by input path. */
   heldBack(): HeldBackFile[] {
     const held: HeldBackFile[] = [];

@@ -65,6 +65,8 @@ export interface Watcher {
   /** Resolves once the first rescan has run (files found then are pending, not yet handed over). */
   readonly firstScan: Promise<void>;
   stats(): WatcherStats;
+  /** The files settling now (StabilityTracker.settling). */
+  settling(): { input: string; since: number }[];
   /** Forgets `input` (after --on-done moved it away), so a new file of that name is handed over. */
   forget(input: string): void;
   /** Runs a rescan now (or joins the running one); null while paused or closed. */
@@ -116,6 +118,7 @@ export async function startWatcher(opts: WatcherOptions): Promise<Watcher> {
   return {
     dir: rules.root,
     firstScan,
+    settling: () => tracker.settling(),
     stats: () => ({
       ...tracker.counts(),
       scans: scans.scans,

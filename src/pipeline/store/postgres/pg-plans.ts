@@ -30,6 +30,7 @@ const TABLES = sharedTables(
  * - 4 → 5: the workers of distributed mode, each a row it renews every heartbeat (worker-registry.ts).
  * - 5 → 6: the bounds of the key's window length, and its request limit (quota-ledger.ts).
  * - 6 → 7: an index of the rows by key, whatever their input (same-content.ts).
+ * - 7 → 8: each worker row's role: a worker, or a distributed run (working a share, or --no-work).
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -98,6 +99,8 @@ ALTER TABLE key_quotas ADD COLUMN IF NOT EXISTS request_limit INTEGER;
 `,
   // 6 → 7: the rows of a key, whatever their input (same content under another name, same-content.ts).
   'CREATE INDEX IF NOT EXISTS items_key ON items(out_dir, content_hash, recipe_hash)',
+  // 7 → 8: what each process on the store is (worker-registry.ts's WorkerRole).
+  "ALTER TABLE workers ADD COLUMN IF NOT EXISTS role TEXT NOT NULL DEFAULT 'worker'",
 ];
 
 /** The schema version this genpipe writes. */
@@ -234,14 +237,14 @@ export const LEDGER_SQL = {
  */
 export const WORKERS_SQL = {
   /** $1 id, $2 host, $3 pid, $4 heartbeat ms, $5 jobs in hand. */
-  beat: `INSERT INTO workers (id, host, pid, started_at, seen_at, heartbeat_ms, in_hand)
-   VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp(), $4, $5)
+  beat: `INSERT INTO workers (id, host, pid, started_at, seen_at, heartbeat_ms, in_hand, role)
+   VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp(), $4, $5, $6)
    ON CONFLICT (id) DO UPDATE SET seen_at = clock_timestamp(), heartbeat_ms = $4, in_hand = $5`,
   forget: 'DELETE FROM workers WHERE id = $1',
   /** Rows gone for long ($1 ms: a day) are forgotten. */
   prune: `DELETE FROM workers WHERE seen_at < clock_timestamp() - $1::bigint * interval '1 millisecond'`,
   /** Every row, with its age (ms) and whether it is alive ($1: beats a worker may miss). */
-  list: `SELECT id, host, pid, in_hand, heartbeat_ms,
+  list: `SELECT id, host, pid, in_hand, heartbeat_ms, role,
      (extract(epoch FROM started_at) * 1000)::bigint AS started_ms,
      (extract(epoch FROM clock_timestamp() - seen_at) * 1000)::bigint AS age_ms,
      clock_timestamp() - seen_at <= heartbeat_ms * $1 * interval '1 millisecond' AS alive
