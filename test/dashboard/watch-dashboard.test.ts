@@ -318,8 +318,18 @@ it('shows a name with a bidi override or a newline escaped as the CLI prints it'
   expect(names.sort()).toEqual(['new\\x0aline.txt', 'rtl\\u{202e}gnp.txt']);
   // As the CLI prints them.
   for (const shown of names) expect(child.stdout()).toContain(shown);
-  await page.locator('.row[data-status="succeeded"]').first().click();
-  expect(names).toContain(await page.locator('#detail h2').textContent());
+  for (const n of [0, 1]) {
+    await page.locator('.row[data-status="succeeded"]').nth(n).click();
+    await page.locator('#detail figcaption').first().waitFor();
+    expect(names).toContain(await page.locator('#detail h2').textContent());
+    // Every field and output caption of the detail escaped too (the out folder is named after the file).
+    const shown = [
+      ...(await page.locator('#detail td').allTextContents()),
+      ...(await page.locator('#detail figcaption').allTextContents()),
+    ];
+    expect(shown.filter((t) => /[\u202e\n]/.test(t))).toEqual([]);
+    expect(shown.some((t) => t.includes('\\u{202e}') || t.includes('\\x0a'))).toBe(true);
+  }
   child.proc.kill('SIGINT');
   expect((await child.exited).code, child.stderr()).toBe(0);
   await page.close();

@@ -453,7 +453,13 @@ class WatchCommand implements BatchCommand {
         `${input} is not in the inbox${where}: nothing to take again (put the file back in the inbox to have it processed)`,
       );
     }
-    await moveNoClobber(moved.file, here);
+    try {
+      await moveNoClobber(moved.file, here);
+    } catch (err) {
+      // Another retry of the file (a second click) moved it back meanwhile: in the inbox, taken once.
+      if (existsSync(here)) return '';
+      throw err;
+    }
     if (moved.sidecar !== null && existsSync(moved.sidecar)) {
       await moveNoClobber(moved.sidecar, `${here}${SIDECAR_SUFFIX}`).catch(() => undefined);
     }

@@ -120,7 +120,8 @@ function render() {
     e.style.transform = 'translateY(' + i * ROW_H + 'px)';
   }
   for (const [id, e] of pool) if (!keep.has(id)) { e.remove(); pool.delete(id); }
-  $('note').textContent = view.length === rows.length ? rows.length + ' files' : view.length + ' of ' + rows.length + ' files';
+  const files = (n) => n + (n === 1 ? ' file' : ' files');
+  $('note').textContent = view.length === rows.length ? files(rows.length) : view.length + ' of ' + files(rows.length);
 }
 let queued = false;
 function schedule(changed) {
@@ -255,8 +256,9 @@ async function showDetail(id) {
   box.replaceChildren(el('h2', null, printable(r.input)));
   if (r.thumb) { const img = el('img'); img.alt = ''; img.src = 'thumbs/' + r.id; box.append(img); }
   const t = el('table');
-  for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', r.place],
-    ['generation', r.generationId], ['request', r.requestId], ['out dir', r.outDir], ['worked on by', r.by], ['first seen', when(r.firstAt)], ['took', took(r)], ['reason', r.reason]]) {
+  const shown = (v) => (v === null || v === undefined ? v : printable(v));
+  for (const [k, v] of [['status', r.status], ['state', r.state], ['stage', r.stage], ['step', r.step], ['out folder', shown(r.place)],
+    ['generation', r.generationId], ['request', r.requestId], ['out dir', shown(r.outDir)], ['worked on by', shown(r.by)], ['first seen', when(r.firstAt)], ['took', took(r)], ['reason', r.reason]]) {
     if (v === null || v === undefined || v === '') continue;
     const tr = el('tr');
     tr.append(el('td', null, k), el('td', k === 'reason' ? 'reason' : null, v));
@@ -272,7 +274,10 @@ async function showDetail(id) {
   } else if (r.status === 'failed' && actions.includes('retry')) {
     const b = el('button', null, 'Retry this file');
     b.id = 'retry-one';
-    b.addEventListener('click', () => act('retry', { id: r.id }));
+    b.addEventListener('click', () => {
+      b.disabled = true; // one retry per click: a second would race the first
+      act('retry', { id: r.id });
+    });
     box.append(b);
   }
   if (d.result) drawResult(box, r, d.result);
@@ -301,7 +306,7 @@ function drawResult(box, r, result) {
       img.alt = '';
       img.src = 'outputs/' + r.id + '/' + n;
       img.addEventListener('error', () => img.remove());
-      fig.append(img, el('figcaption', 'mono', name));
+      fig.append(img, el('figcaption', 'mono', printable(name)));
       outs.append(fig);
     });
     box.append(outs);
