@@ -365,11 +365,12 @@ describe('a failure the copies share', () => {
     expect(plain.report.totals).toMatchObject({ inputs: 2, failed: 2 });
     expect((await generations()) - before).toBe(1);
     expect(String(itemOf(out, 'c2.txt').reason + itemOf(out, 'c1.txt').reason)).toMatch(/--resubmit-unknown/);
-    // The copy fails at its twin's stage, and names the one flag that sends the two (not --retry-failed).
+    // The copy fails at plan (taken up again by every run, so it goes with its twin), and names the
+    // one flag that sends the two (not --retry-failed).
     const copy = ['c1.txt', 'c2.txt']
       .map((i) => itemOf(out, i))
       .find((i) => /^same content as /.test(i.reason));
-    expect(copy).toMatchObject({ stage: 'submit' });
+    expect(copy).toMatchObject({ stage: 'plan' });
     expect(copy.reason).toMatch(/; not sent on its own: --resubmit-unknown sends them together, once$/);
     // --resubmit-unknown sends the one again, and the copy takes its outputs: one more generation.
     const resubmitted = await run(input, out, ['--resubmit-unknown']);

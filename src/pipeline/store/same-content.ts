@@ -307,9 +307,9 @@ export function sameContentDecision(
 function sharedFailure(twin: Item, first: string, fresh: Item, reason: string): Item {
   const failure = failureOf(twin);
   if (twin.state !== 'failed' || !twin.failedAt || !failure) {
-    // At the twin's stage when it failed (a create whose answer was lost: submit), else at plan.
-    const failedAt = twin.state === 'failed' && twin.failedAt ? twin.failedAt : 'plan';
-    return { ...fresh, state: 'failed', failedAt, reason, failure };
+    // At plan (a create whose answer was lost included): a failure of its own the next run admits
+    // again, so it goes with its twin whichever of the two is admitted first.
+    return { ...fresh, state: 'failed', failedAt: 'plan', reason, failure };
   }
   const step = currentStep(twin);
   const generation = step?.generation?.state === 'failed' ? step.generation : null;
