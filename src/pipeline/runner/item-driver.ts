@@ -382,13 +382,23 @@ export class ItemDriver {
     if (this.stopped && !step.whileStopping) return this.stoppedItem(item);
     const started = Date.now();
     const begun: Item = { ...item, timings: { ...item.timings, [step.name]: { started_at: started } } };
+    // What the stage journaled on its way (a create's intent): an item it leaves by throwing is made
+    // from that, as the journal holds it — a create cut on the wire by the stop may have been sent.
+    let journaled = begun;
+    const ctx: RunContext = {
+      ...run.ctx,
+      persist: async (it) => {
+        await run.ctx.persist(it);
+        journaled = it;
+      },
+    };
     let next: Item;
     try {
-      next = await step.run(begun, run.ctx);
+      next = await step.run(begun, ctx);
     } catch (err) {
       if (err instanceof InputChangedError) throw err; // the step loop's to handle
-      await step.policy?.onThrow?.(begun, err, run.env);
-      next = this.afterThrow(begun, step, err);
+      const withdrawn = await step.policy?.onThrow?.(begun, err, run.env);
+      next = this.afterThrow(withdrawn ?? journaled, step, err);
     }
     const timing = { started_at: started, finished_at: Date.now() };
     return { ...next, timings: { ...next.timings, [step.name]: timing } };

@@ -134,13 +134,21 @@ export class ReportRefresher {
     return { report, items: keepItems ? this.items.reportItems() : [], notWritten };
   }
 
-  /** How many files left not processed hold work at the service (an upload, a create): the journal keeps them. */
-  private leftWorkAtService(at: Pick<ReportFilesMeta, 'finishedAt'>): number {
+  /**
+   * The files left not processed that hold work at the service (an upload, a create answered): the
+   * journal keeps them; and those whose create was cut before its answer (a request id, no generation).
+   */
+  private leftWorkAtService(at: Pick<ReportFilesMeta, 'finishedAt'>): LeftAtService {
     const snapshot = this.items.reportEntries();
+    const left: LeftAtService = { kept: 0, cut: 0 };
     try {
-      return snapshot.entries.filter(
-        (e) => entryStatus(e, at) === 'unprocessed' && holdsServiceWork(e.item()),
-      ).length;
+      for (const e of snapshot.entries) {
+        if (entryStatus(e, at) !== 'unprocessed') continue;
+        const item = e.item();
+        if (item.steps.some((s) => s.requestId && !s.generationId)) left.cut++;
+        else if (holdsServiceWork(item)) left.kept++;
+      }
+      return left;
     } finally {
       snapshot.release();
     }
@@ -188,41 +196,59 @@ export class ReportRefresher {
   }
 }
 
+/** Of the files left not processed: `kept` hold work at the service, `cut` a create cut before its answer. */
+interface LeftAtService {
+  kept: number;
+  cut: number;
+}
+
 /**
  * Where a batch's results are when its reports could not be written: the result.json of each file that
  * ended (succeeded, failed, skipped), and for the files not processed the journal — counting those for
- * which something was sent to the service (`atService`, holdsServiceWork), which the next run collects,
- * apart from those for which nothing was, which it processes.
+ * which something was sent to the service (holdsServiceWork), which the next run collects, those whose
+ * create was cut before its answer, which the next run calls of unknown outcome, apart from those for
+ * which nothing was, which it processes.
  *
- * @example whereResultsAre({ succeeded: 3, failed: 0, skipped: 0, unprocessed: 26 }, 4) // '…; of the 26 files not processed, 4 are at the service and the journal keeps them (the next run collects them); 22 were not sent (the next run processes them)'
+ * @example whereResultsAre({ succeeded: 3, failed: 0, skipped: 0, unprocessed: 26 }, { kept: 4, cut: 0 }) // '…; of the 26 files not processed, 4 are at the service and the journal keeps them (the next run collects them); 22 were not sent (the next run processes them)'
  */
 function whereResultsAre(
   t: Pick<ReportHead['totals'], 'succeeded' | 'failed' | 'skipped' | 'unprocessed'>,
-  atService: number,
+  left: LeftAtService,
 ): string {
   const ended = t.succeeded + t.failed + t.skipped;
   if (ended > 0 && t.unprocessed === 0) return "each file's result.json holds what it got";
-  const rest = leftWords(t.unprocessed, Math.min(atService, t.unprocessed), ended === 0);
+  const rest = leftWords(t.unprocessed, left, ended === 0);
   return ended === 0 ? rest : `the result.json of each file that ended holds what it got; ${rest}`;
 }
 
-/** What whereResultsAre says of the `left` files not processed, `atService` of them with work at the service. */
-function leftWords(left: number, atService: number, alone: boolean): string {
-  const files = `the ${plural(left, 'file')} not processed`;
-  if (atService === 0) {
+/** What whereResultsAre says of the `count` files not processed. */
+function leftWords(count: number, left: LeftAtService, alone: boolean): string {
+  const files = `the ${plural(count, 'file')} not processed`;
+  const kept = Math.min(left.kept, count);
+  const cut = Math.min(left.cut, count - kept);
+  if (kept === 0 && cut === 0) {
     return alone
       ? 'nothing was sent to the service; the next run processes the files'
       : `for ${files}, nothing was sent to the service for them; the next run processes them`;
   }
-  if (atService === left) {
-    const kept = 'the journal keeps what was generated; the next run collects it';
-    return alone ? kept : `for ${files}, ${kept}`;
+  if (kept === count) {
+    const keeps = 'the journal keeps what was generated; the next run collects it';
+    return alone ? keeps : `for ${files}, ${keeps}`;
   }
-  const notSent = left - atService;
-  const them = atService === 1 ? 'it' : 'them';
-  return (
-    `of ${files}, ${atService} ${atService === 1 ? 'is' : 'are'} at the service and the journal keeps ${them} ` +
-    `(the next run collects ${them}); ${notSent} ${notSent === 1 ? 'was' : 'were'} not sent ` +
-    `(the next run processes ${notSent === 1 ? 'it' : 'them'})`
-  );
+  const them = (n: number) => (n === 1 ? 'it' : 'them');
+  const was = (n: number) => (n === 1 ? 'was' : 'were');
+  const notSent = count - kept - cut;
+  const parts = [
+    kept > 0
+      ? `${kept} ${kept === 1 ? 'is' : 'are'} at the service and the journal keeps ${them(kept)} ` +
+        `(the next run collects ${them(kept)})`
+      : '',
+    cut > 0
+      ? `${cut} may have reached the service, the stop cut ${cut === 1 ? 'its create' : 'their creates'} ` +
+        `before the answer (the next run calls ${cut === 1 ? 'its' : 'their'} outcome unknown; ` +
+        `--resubmit-unknown sends ${them(cut)} again)`
+      : '',
+    notSent > 0 ? `${notSent} ${was(notSent)} not sent (the next run processes ${them(notSent)})` : '',
+  ];
+  return `of ${files}, ${parts.filter((p) => p !== '').join('; ')}`;
 }

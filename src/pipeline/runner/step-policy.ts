@@ -64,8 +64,11 @@ export interface Settled {
 export interface StepPolicy {
   /** Before the stage runs: the item ended here instead (null: run the stage). */
   before?(item: Item, env: StepEnv): Item | null;
-  /** When the stage threw: what to record first (the stage's item as it began). */
-  onThrow?(begun: Item, err: unknown, env: StepEnv): Promise<void>;
+  /**
+   * When the stage threw: what to record first (the stage's item as it began); the item it journaled,
+   * which the stopped or failed item is made from (undefined: what the stage journaled last).
+   */
+  onThrow?(begun: Item, err: unknown, env: StepEnv): Promise<Item | undefined>;
   /** After the stage: what the item continues with (undefined: the stage's item as it is). */
   after?(next: Item, env: StepEnv, drive: DriveState): Promise<Settled | undefined>;
 }
@@ -96,7 +99,9 @@ export const SUBMIT_POLICY: StepPolicy = {
   async onThrow(begun, err, env) {
     if (err instanceof CreateNotSentError || (err instanceof GenpipeError && err.status !== null)) {
       await env.persist(begun).catch(() => undefined);
+      return begun;
     }
+    return undefined;
   },
 };
 
