@@ -127,8 +127,9 @@ describe('pacing', () => {
     expect(created).toHaveLength(4);
     expect(client.pacer.windowMs).toBeGreaterThan(2000 - 200);
     expect(client.pacer.windowMs).toBeLessThan(3000);
+    // Said once, as first learned: under 3 s (2.95 s and more is said "3.0 s").
     expect(logs.filter((l) => l.startsWith('rate window: '))).toEqual([
-      expect.stringMatching(/^rate window: 2\.\d s /),
+      expect.stringMatching(/^rate window: (2\.\d|3\.0) s /),
     ]);
     expect((await stats(emu)).rate_limited.rpm).toBe(0);
   });
