@@ -18,7 +18,7 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'genpipe-cli-generate-out-'));
-  emu = await startTestEmulator();
+  emu = await startTestEmulator({ tiny_outputs: false }); // real outputs, as a user downloads them
 });
 
 afterAll(async () => {

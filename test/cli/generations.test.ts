@@ -18,7 +18,7 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'genpipe-cli-generations-'));
-  emu = await startTestEmulator({ blocked_words: ['forbidden'] });
+  emu = await startTestEmulator({ blocked_words: ['forbidden'], tiny_outputs: false });
   // Videos never finish within a test (and so are never rendered): they stay queued.
   await hold(emu, { state: 'queued', type: 'video' });
 });

@@ -30,7 +30,7 @@ const mounted: string[] = [];
 let emu: RunningEmulator;
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
+  emu = await startTestEmulator({ tiny_outputs: false }); // real outputs fill the small disks
 });
 
 afterEach(() => {

@@ -28,7 +28,7 @@ let browser: Chromium | undefined;
 beforeAll(async () => {
   needChromium();
   root = await mkdtemp(join(tmpdir(), 'genpipe-report-layout-'));
-  emu = await startTestEmulator();
+  emu = await startTestEmulator({ tiny_outputs: false }); // the page shows real pictures
   await cp(SAMPLES, join(root, 'samples'), { recursive: true });
   const out = join(root, 'out');
   const run = await runCli(

@@ -53,7 +53,7 @@ let parentVideo: DecodedVideo;
 let otherVideo: DecodedVideo;
 
 beforeAll(async () => {
-  emu = await startTestEmulator({ blocked_words: ['forbidden'] });
+  emu = await startTestEmulator({ blocked_words: ['forbidden'], tiny_outputs: false });
   const [p, o] = await Promise.all([
     generate(clip('a parent clip of a harbour')),
     generate(clip('an unrelated clip of a desert')),

@@ -22,6 +22,7 @@ let emu: RunningEmulator;
 beforeAll(async () => {
   const base = testConfig();
   emu = await startTestEmulator({
+    tiny_outputs: false,
     clients: [
       ...(base.clients as unknown[]),
       { id: 'c', state: 'suspended', rpm: 10, concurrency: 1, balance: 10 },
@@ -209,7 +210,10 @@ describe('lifecycle to real outputs', () => {
     // Held processing until the test has seen that state; signed with a clock that moves only when the
     // test says so, so the first URL is valid for its download and expired after it.
     const clock = new ManualClock();
-    const slow = await startEmulator({ config: testConfig({ output_url_ttl_s: 2 }), clock });
+    const slow = await startEmulator({
+      config: testConfig({ output_url_ttl_s: 2, tiny_outputs: false }),
+      clock,
+    });
     try {
       const held = await hold(slow);
       const created = await call(slow, 'POST', '/v1/generations', { json: IMAGE });

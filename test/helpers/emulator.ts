@@ -10,7 +10,7 @@ import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts
 export const KEY = 'svc-api-test-key-a';
 export const KEY_B = 'svc-api-test-key-b';
 
-/** A config with two active clients (a, b) and the given overrides. */
+/** A config with two active clients (a, b), minimal outputs and the given overrides. */
 export function testConfig(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     clients: [
@@ -23,6 +23,8 @@ export function testConfig(overrides: Record<string, unknown> = {}): Record<stri
     ],
     queue_ms: 20,
     processing_ms: { image: 50, video: 100 },
+    // Minimal outputs: rendering real ones costs the two cores; the tests about real media opt out.
+    tiny_outputs: true,
     ...overrides,
   };
 }

@@ -48,7 +48,7 @@ let proxy: SlowProxy;
 let root: string;
 
 useChildRunBed(
-  { name: 'resume-kill', clients: CLIENTS, keyOf, proxy: true },
+  { name: 'resume-kill', clients: CLIENTS, keyOf, proxy: true, config: { tiny_outputs: false } },
   (bed) => ({ emu, proxy, root } = bed),
 );
 

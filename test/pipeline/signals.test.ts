@@ -34,7 +34,7 @@ let proxy: SlowProxy;
 let root: string;
 
 useChildRunBed(
-  { name: 'signals', clients: CLIENTS, keyOf, proxy: true },
+  { name: 'signals', clients: CLIENTS, keyOf, proxy: true, config: { tiny_outputs: false } },
   (bed) => ({ emu, proxy, root } = bed),
 );
 
