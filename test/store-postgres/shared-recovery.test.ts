@@ -136,10 +136,14 @@ describe('the job slots of a process killed with -9', () => {
       await unhold(emu);
       const created = await creating;
       // A recovery frees the slots of the jobs that had ended when it asked: all three, or (on a loaded
-      // machine, the jobs ending one by one) one, which is room enough for the create. Another create
-      // finds the key full again, and its recovery frees the rest: no dead slot is held for good.
-      const again = await client.generations.create(JOB);
-      expect((await quota.heldJobs()).sort()).toEqual([created.id, again.id].sort());
+      // machine, the jobs ending one by one) one or two, room enough for the create. The creates that
+      // find the key full again free the rest: no dead slot is held for good.
+      const ours = [created.id];
+      const dead = async () => (await quota.heldJobs()).some((id) => !ours.includes(id));
+      for (let i = 0; i < CEILING && (ours.length < 2 || (await dead())); i++) {
+        ours.push((await client.generations.create(JOB)).id);
+      }
+      expect((await quota.heldJobs()).sort()).toEqual(ours.sort());
       expect((await stats(emu)).rate_limited.concurrency).toBe(1);
     } finally {
       await client.close();
