@@ -146,9 +146,6 @@ async function prepare(
       const input = name(i);
       const abs = join(inbox, input);
       await copyFile(template, abs);
-      await mkdir(join(out, input), { recursive: true });
-      for (const rel of [...outputs, 'result.json'])
-        await link(join(out, name(0), rel), join(out, input, rel));
       const st = await stat(abs);
       const item: Item = patchItem(row.item, {
         input,
@@ -157,10 +154,15 @@ async function prepare(
         mtimeMs: st.mtimeMs,
         outputs: outputs.map((rel) => `${input}/${rel}`),
       });
+      // Planned before its result folder exists, as a run plans it: a folder already there would be
+      // someone else's, and the file would be placed beside it (img-00001-1.png).
       journal.plan(
         { ...item, state: 'planned' },
         { contentHash: row.contentHash, recipeHash: row.recipeHash },
       );
+      await mkdir(join(out, input), { recursive: true });
+      for (const rel of [...outputs, 'result.json'])
+        await link(join(out, name(0), rel), join(out, input, rel));
       await journal.save(item);
       await journal.hashFile(abs);
       items.push(item);
