@@ -88,6 +88,8 @@ export function spawnGenpipe(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((res) =>
     proc.once('exit', (code, signal) => {
       children.delete(proc);
+      // Said where a failed exit-code assertion shows it (its message is the child's stderr).
+      if (signal !== null) err += `\n[the test saw the process end by ${signal}]`;
       res({ code, signal, at: Date.now() });
     }),
   );
