@@ -281,6 +281,10 @@ async function restart(
     child.proc.kill('SIGINT');
     const exitCode = await child.exited;
     const m = /genpipe: (\d+) completeness checks?(?:; (\d+) files? finished)?/.exec(child.stderr());
+    if (!m)
+      process.stderr.write(
+        `  no closing line on checks; the session's stderr ended:\n${child.stderr().slice(-1500)}\n`,
+      );
     return {
       pickupMs,
       checkedMs,
