@@ -68,11 +68,12 @@ describe('genpipe worker and run --store in distributed mode', () => {
     const dead = victim.exited;
     victim.proc.kill('SIGKILL');
     await dead;
-    const heir = startWorker(url);
+    const heir = startWorker(url, ['--verbose']);
     await heir.until(/worker ready/);
     await unhold(emu, holdId);
     const r = await run;
-    expect(r.code, r.stderr).toBe(0);
+    // A run that did not end says what the heir did meanwhile.
+    expect(r.code, `${r.stderr}\n--- the heir worker said:\n${heir.text().slice(-4000)}`).toBe(0);
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
     expect(report.totals).toMatchObject({ inputs: 12, succeeded: 12, failed: 0 });
     // The victim's four were polled by the heir, not created again.
