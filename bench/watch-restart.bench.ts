@@ -149,6 +149,7 @@ async function prepare(
       const st = await stat(abs);
       const item: Item = patchItem(row.item, {
         input,
+        place: input,
         absPath: abs,
         size: st.size,
         mtimeMs: st.mtimeMs,
