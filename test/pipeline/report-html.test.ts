@@ -1,9 +1,22 @@
 import { createHash } from 'node:crypto';
-import { access, link, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import {
+  access,
+  link,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Chromium, needChromium } from '../../bench/chromium-pipe.ts';
 import type { Item } from '../../src/pipeline/item.ts';
 import { createRedactor } from '../../src/pipeline/progress/redact.ts';
 import {
@@ -12,6 +25,7 @@ import {
   type FailureGroup,
   makeThumbnails,
   PAGE_SCRIPT,
+  PAGE_SIZE,
   type PageRow,
   pageScriptApi,
   relUrl,
@@ -21,6 +35,7 @@ import {
   writeReportHtml,
   writeReports,
 } from '../../src/pipeline/report/index.ts';
+import { patchItem } from '../helpers/item-patch.ts';
 import { makeBatchFiles, SECRET, T0, XSS_NAME, XSS_REASON } from './report-fixtures.ts';
 
 let root: string;
@@ -254,6 +269,65 @@ describe('report.html', () => {
     expect(thumbnailCounts.opened - before).toBe(1);
     expect(new Set(copies.map((c) => thumbs.get(c))).size).toBe(1);
     expect(thumbs.get(copies[0]!)).toMatch(/\.jpg$/);
+  });
+
+  it('makes thumbnails for the first page only: further down, an image is shown as it is', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'genpipe-report-pages-'));
+    try {
+      const a = items.find((i) => i.input === 'photos/a.jpg')!;
+      const names = Array.from(
+        { length: PAGE_SIZE + 3 },
+        (_, k) => `many/p-${String(k).padStart(3, '0')}.png`,
+      );
+      const tile = sharp({ create: { width: 12, height: 9, channels: 3, background: '#468' } }).png();
+      const many: Item[] = [];
+      for (const input of names) {
+        const absPath = join(dir, 'in', input);
+        await mkdir(join(absPath, '..'), { recursive: true });
+        await mkdir(join(dir, 'out', input), { recursive: true });
+        await tile.clone().toFile(absPath);
+        await tile.clone().toFile(join(dir, 'out', input, 'output-0.png'));
+        many.push(patchItem(a, { input, place: input, absPath, outputs: [`${input}/output-0.png`] }));
+      }
+      const out = join(dir, 'out');
+      await writeReportHtml(out, many, {
+        startedAt: T0,
+        finishedAt: T0 + 1,
+        now: T0 + 1,
+        redact: createRedactor([]),
+      });
+      const { rows } = dataOf(await readFile(join(out, 'report.html'), 'utf8'));
+      // The first page's inputs and outputs, and nothing else, were thumbnailed.
+      expect(await readdir(join(out, THUMBS_DIR))).toHaveLength(2 * PAGE_SIZE);
+      for (const r of rows.slice(0, PAGE_SIZE)) {
+        expect(r.it).toMatch(new RegExp(`^${THUMBS_DIR}/`));
+        expect(r.o?.[0]?.[1]).toMatch(new RegExp(`^${THUMBS_DIR}/`));
+      }
+      // Further down, each file itself, by its path from the out dir (as the page's links are).
+      const last = rows.at(-1)!;
+      expect(last.i).toBe(names.at(-1));
+      expect(last.it).toBe(`../in/${names.at(-1)}`);
+      expect(last.o?.[0]?.[1]).toBe(`${names.at(-1)}/output-0.png`);
+      // As a reader sees the second page: its pictures drawn from the files themselves.
+      needChromium();
+      const browser = Chromium.start();
+      try {
+        const tab = await browser.open(`${pathToFileURL(join(out, 'report.html')).href}#page=2`);
+        const drawn = await tab.evaluate<{ name: string; widths: number[] }>(`(async () => {
+          const card = document.querySelector('#cards .card');
+          card.scrollIntoView();
+          const imgs = [...card.querySelectorAll('figure img')];
+          for (let t = 0; t < 100 && !imgs.every((i) => i.complete); t++) await new Promise((r) => setTimeout(r, 50));
+          return { name: card.querySelector('.name').textContent, widths: imgs.map((i) => i.naturalWidth) };
+        })()`);
+        await tab.close();
+        expect(drawn).toEqual({ name: names[PAGE_SIZE], widths: [12, 12] });
+      } finally {
+        await browser.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("shows a chain's steps left to right, a failed step in place with why", () => {

@@ -78,9 +78,13 @@ interface PageRows {
   all(): Iterable<Read>;
 }
 
-/** Asked of the writer before the cards or rows of `items`: their thumbnails, in the page's `thumbs`. */
+/**
+ * Asked of the writer before the cards or rows of `items`: their thumbnails, in the page's `thumbs`;
+ * with `imagesToo` false, the images a browser draws itself are not thumbnailed (MakeThumbnailsOptions).
+ */
 interface ThumbsWanted {
   thumbsFor: Item[];
+  imagesToo: boolean;
 }
 
 /** A part of the page written as it is: not redacted (already done, or the page's own script). */
@@ -124,11 +128,14 @@ function firstPage(rows: PageRows): number[] {
 }
 
 /** Reads (i, Read) in runs of ITEMS_PER_THUMBS, asking for each run's thumbnails before it is given. */
-function* withThumbs(reads: Iterable<[number, Read]>): Generator<ThumbsWanted | [number, Read][]> {
+function* withThumbs(
+  reads: Iterable<[number, Read]>,
+  imagesToo: boolean,
+): Generator<ThumbsWanted | [number, Read][]> {
   let run: [number, Read][] = [];
   const flush = function* (): Generator<ThumbsWanted | [number, Read][]> {
     const items = run.flatMap(([, r]) => (r.item ? [r.item] : []));
-    if (items.length > 0) yield { thumbsFor: items };
+    if (items.length > 0) yield { thumbsFor: items, imagesToo };
     yield run;
     run = [];
   };
@@ -182,7 +189,12 @@ function* pageParts(input: PageInput): Generator<Part> {
   }
   yield '<div class="cards" id="cards">';
   const first = firstPage(rows);
-  for (const part of withThumbs(first.map((i) => [i, rows.read(i)]))) {
+  // The first page's cards (drawn without JavaScript too) get thumbnails; further down the list an
+  // image a browser draws itself is shown as it is, unless its thumbnail was made already.
+  for (const part of withThumbs(
+    first.map((i) => [i, rows.read(i)]),
+    true,
+  )) {
     if ('thumbsFor' in part) yield part;
     else for (const [i, r] of part) yield { verbatim: api.card(rowOf(r, groups), i) };
   }
@@ -195,7 +207,7 @@ function* pageParts(input: PageInput): Generator<Part> {
   const stages = new StageDurations();
   const timeline = new TimelineRows();
   yield `<script type="application/json" id="report-data">{"groups":${scriptJson(groups.groups)},"rows":[`;
-  for (const part of withThumbs(indexed(rows.all()))) {
+  for (const part of withThumbs(indexed(rows.all()), false)) {
     if ('thumbsFor' in part) {
       yield part;
       continue;
@@ -323,7 +335,8 @@ export async function writeReportHtmlEntries(
     for (const part of parts) {
       if (typeof part !== 'string' && 'thumbsFor' in part) {
         thumbs.clear();
-        for (const [src, thumb] of await makeThumbnails(part.thumbsFor, outDir)) thumbs.set(src, thumb);
+        const made = await makeThumbnails(part.thumbsFor, outDir, { imagesToo: part.imagesToo });
+        for (const [src, thumb] of made) thumbs.set(src, thumb);
         continue;
       }
       const text = typeof part === 'string' ? (part === '' ? '' : redact(part)) : part.verbatim;

@@ -4,7 +4,9 @@
  * file identity (device and inode: hard links share one), size and mtime, so refreshing the report during a batch reuses the ones already made; the
  * process also remembers them, so a refresh over thousands of files only stats each source instead of
  * opening it again. A source that cannot be thumbnailed (undecodable, truncated, not media) simply has
- * none: the report shows a placeholder.
+ * none: the report shows a placeholder. Past the report's first page an image a browser draws itself
+ * is shown as it is rather than thumbnailed (MakeThumbnailsOptions): a reader may never page that far,
+ * and a thumbnail made for every file cost about as much CPU as the rest of the file's work.
  */
 
 import { createHash, randomUUID } from 'node:crypto';
@@ -37,6 +39,8 @@ const IMAGE_EXTS = new Set([
   '.tiff',
 ]);
 const VIDEO_EXTS = new Set(['.mp4', '.mov', '.m4v', '.webm', '.mkv', '.avi']);
+/** Images every browser draws itself (not HEIC or TIFF). */
+const BROWSER_IMAGE_EXTS = new Set(['.png', '.jpg', '.jpeg', '.webp', '.gif', '.avif']);
 
 /** Sources opened to make a thumbnail, by this process (for tests and the benches). */
 export const thumbnailCounts = { opened: 0 };
@@ -213,7 +217,10 @@ async function makeKeyed(
   }
 }
 
-/** Thumbnails by source file (absolute path) → thumbnail path relative to the out dir ('/' separated). */
+/**
+ * What to draw for each source file (absolute path): its thumbnail's path relative to the out dir ('/'
+ * separated), or the source's own (see MakeThumbnailsOptions).
+ */
 export type Thumbnails = ReadonlyMap<string, string>;
 
 /** The files of an item worth a thumbnail: its input, its outputs and its composite. */
@@ -237,19 +244,37 @@ export function thumbSources(item: Item, outDir: string): { file: string; kind: 
   return out;
 }
 
+/** How makeThumbnails treats a source that has no thumbnail yet. */
+export interface MakeThumbnailsOptions {
+  /**
+   * false: an image a browser draws itself (PNG, JPEG, WebP, GIF, AVIF) is shown as it is — its own
+   * path stands for its thumbnail — instead of being thumbnailed; videos and other images are still
+   * made. For the files past the report's first page. Default true.
+   */
+  imagesToo?: boolean;
+}
+
 /**
  * Makes the thumbnails of every item's input, outputs and composite (at most THUMB_CONCURRENCY at
  * once), reusing those made before (remembered ones without opening their source).
  *
- * @returns source file (absolute) → thumbnail path relative to the out dir
+ * @returns source file (absolute) → what to draw for it: its thumbnail's path relative to the out dir
+ *   ('/' separated), or with `imagesToo: false` possibly the source's own
  * @example const thumbs = await makeThumbnails(items, '/data/out');
  */
-export async function makeThumbnails(items: Iterable<Item>, outDir: string): Promise<Thumbnails> {
+export async function makeThumbnails(
+  items: Iterable<Item>,
+  outDir: string,
+  options: MakeThumbnailsOptions = {},
+): Promise<Thumbnails> {
   const thumbsDir = join(outDir, THUMBS_DIR);
   const limit = pLimit(THUMB_CONCURRENCY);
   const sources = new Map<string, 'image' | 'video'>();
   for (const item of items) for (const s of thumbSources(item, outDir)) sources.set(s.file, s.kind);
   const thumbs = new Map<string, string>();
+  const fromOutDir = (file: string) => relative(outDir, file).split(sep).join('/');
+  const shownAsIs = (file: string, kind: 'image' | 'video') =>
+    options.imagesToo === false && kind === 'image' && BROWSER_IMAGE_EXTS.has(extname(file).toLowerCase());
   // One making per key: the outputs a copy's folder links to (same inode) are made once, not per path.
   const making = new Map<string, Promise<string | null>>();
   await Promise.all(
@@ -257,6 +282,10 @@ export async function makeThumbnails(items: Iterable<Item>, outDir: string): Pro
       const key = cacheKeySync(file);
       if (!key) return;
       let name = madeName(thumbsDir, key) ?? null;
+      if (!name && shownAsIs(file, kind)) {
+        thumbs.set(file, fromOutDir(file));
+        return;
+      }
       if (!name) {
         let made = making.get(key);
         if (!made) {
@@ -265,7 +294,7 @@ export async function makeThumbnails(items: Iterable<Item>, outDir: string): Pro
         }
         name = await made;
       }
-      if (name) thumbs.set(file, relative(outDir, join(thumbsDir, name)).split(sep).join('/'));
+      if (name) thumbs.set(file, fromOutDir(join(thumbsDir, name)));
     }),
   );
   return thumbs;
