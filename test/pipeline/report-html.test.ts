@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   access,
+  cp,
   link,
   mkdir,
   mkdtemp,
@@ -271,8 +272,9 @@ describe('report.html', () => {
     expect(thumbs.get(copies[0]!)).toMatch(/\.jpg$/);
   });
 
-  it('makes thumbnails for the first page only: further down, an image is shown as it is', async () => {
+  it('makes output thumbnails for the first page only: further down, an output is shown as it is', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'genpipe-report-pages-'));
+    const meta = { startedAt: T0, finishedAt: T0 + 1, now: T0 + 1, redact: createRedactor([]) };
     try {
       const a = items.find((i) => i.input === 'photos/a.jpg')!;
       const names = Array.from(
@@ -290,29 +292,26 @@ describe('report.html', () => {
         many.push(patchItem(a, { input, place: input, absPath, outputs: [`${input}/output-0.png`] }));
       }
       const out = join(dir, 'out');
-      await writeReportHtml(out, many, {
-        startedAt: T0,
-        finishedAt: T0 + 1,
-        now: T0 + 1,
-        redact: createRedactor([]),
-      });
+      await writeReportHtml(out, many, meta);
       const { rows } = dataOf(await readFile(join(out, 'report.html'), 'utf8'));
-      // The first page's inputs and outputs, and nothing else, were thumbnailed.
-      expect(await readdir(join(out, THUMBS_DIR))).toHaveLength(2 * PAGE_SIZE);
-      for (const r of rows.slice(0, PAGE_SIZE)) {
-        expect(r.it).toMatch(new RegExp(`^${THUMBS_DIR}/`));
-        expect(r.o?.[0]?.[1]).toMatch(new RegExp(`^${THUMBS_DIR}/`));
-      }
-      // Further down, each file itself, by its path from the out dir (as the page's links are).
+      // Every input (kept out of the out dir, so the report draws on its own) and the first page's
+      // outputs were thumbnailed, nothing else.
+      expect(await readdir(join(out, THUMBS_DIR))).toHaveLength(2 * PAGE_SIZE + 3);
+      expect(rows.filter((r) => !r.it?.startsWith(`${THUMBS_DIR}/`))).toEqual([]);
+      for (const r of rows.slice(0, PAGE_SIZE)) expect(r.o?.[0]?.[1]).toMatch(new RegExp(`^${THUMBS_DIR}/`));
+      // Further down, an output is itself, by its path from the out dir (as the page's links are).
       const last = rows.at(-1)!;
       expect(last.i).toBe(names.at(-1));
-      expect(last.it).toBe(`../in/${names.at(-1)}`);
       expect(last.o?.[0]?.[1]).toBe(`${names.at(-1)}/output-0.png`);
-      // As a reader sees the second page: its pictures drawn from the files themselves.
+
+      // As a reader sees the second page of a copy of the out dir, the inputs gone: every picture drawn.
+      const copy = join(dir, 'elsewhere', 'out');
+      await cp(out, copy, { recursive: true });
+      await rm(join(dir, 'in'), { recursive: true });
       needChromium();
       const browser = Chromium.start();
       try {
-        const tab = await browser.open(`${pathToFileURL(join(out, 'report.html')).href}#page=2`);
+        const tab = await browser.open(`${pathToFileURL(join(copy, 'report.html')).href}#page=2`);
         const drawn = await tab.evaluate<{ name: string; widths: number[] }>(`(async () => {
           const card = document.querySelector('#cards .card');
           card.scrollIntoView();
@@ -325,6 +324,19 @@ describe('report.html', () => {
       } finally {
         await browser.close();
       }
+
+      // A later process (here: another out dir, not yet seen) uses the thumbnails an earlier one left:
+      // the same outputs (hard links) beside a copy of thumbnails made for all of them.
+      await makeThumbnails(many, out);
+      const later = join(dir, 'later');
+      await cp(join(out, THUMBS_DIR), join(later, THUMBS_DIR), { recursive: true });
+      for (const input of names) {
+        await mkdir(join(later, input), { recursive: true });
+        await link(join(out, input, 'output-0.png'), join(later, input, 'output-0.png'));
+      }
+      await writeReportHtml(later, many, meta);
+      const again = dataOf(await readFile(join(later, 'report.html'), 'utf8')).rows;
+      expect(again.at(-1)!.o?.[0]?.[1]).toMatch(new RegExp(`^${THUMBS_DIR}/`));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

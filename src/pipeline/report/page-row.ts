@@ -214,8 +214,6 @@ export function pageRow(
   if (row.q) row.q = redact(row.q);
   if (row.sn) row.sn = redact(row.sn);
   if (row.rq) row.rq = redact(row.rq);
-  // An input shown as it is (past the first page) is named by its own path.
-  if (row.it) row.it = redact(row.it);
   if (line.earlier_attempts.length > 0) {
     row.a = line.earlier_attempts.map((a) => [
       a.generation_id,

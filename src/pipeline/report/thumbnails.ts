@@ -4,9 +4,9 @@
  * file identity (device and inode: hard links share one), size and mtime, so refreshing the report during a batch reuses the ones already made; the
  * process also remembers them, so a refresh over thousands of files only stats each source instead of
  * opening it again. A source that cannot be thumbnailed (undecodable, truncated, not media) simply has
- * none: the report shows a placeholder. Past the report's first page an image a browser draws itself
- * is shown as it is rather than thumbnailed (MakeThumbnailsOptions): a reader may never page that far,
- * and a thumbnail made for every file cost about as much CPU as the rest of the file's work.
+ * none: the report shows a placeholder. Past the report's first page an output image a browser draws
+ * itself is shown as it is rather than thumbnailed (MakeThumbnailsOptions): a reader may never page
+ * that far, and a thumbnail made for every file cost about as much CPU as the rest of the file's work.
  */
 
 import { createHash, randomUUID } from 'node:crypto';
@@ -55,24 +55,42 @@ export function thumbKindOfName(name: string): 'image' | 'video' | null {
 
 /**
  * Thumbnails made or found by this process, by thumbnail folder: cache key → the file's extension (its
- * name is `<key>.<ext>`), so that a refresh of the report (every second of a watch, over 10,000 files or
- * more) only stats each source. Kept small: one short key per thumbnail.
+ * name is `<key>.<ext>`), or null when looked for and not there (foundOnDisk), so that a refresh of the
+ * report (every second of a watch, over 10,000 files or more) only stats each source. Kept small: one
+ * short key per thumbnail.
  */
-const madeIn = new Map<string, Map<string, 'jpg' | 'png'>>();
+const madeIn = new Map<string, Map<string, 'jpg' | 'png' | null>>();
 
 /** The name of the thumbnail made or found by this process for `key` in `thumbsDir`, if any. */
 function madeName(thumbsDir: string, key: string): string | undefined {
   const ext = madeIn.get(thumbsDir)?.get(key);
-  return ext && `${key}.${ext}`;
+  return ext ? `${key}.${ext}` : undefined;
 }
 
-function rememberMade(thumbsDir: string, key: string, name: string): void {
+function remember(thumbsDir: string, key: string, ext: 'jpg' | 'png' | null): void {
   let made = madeIn.get(thumbsDir);
   if (!made) {
     made = new Map();
     madeIn.set(thumbsDir, made);
   }
-  made.set(key, name.endsWith('.png') ? 'png' : 'jpg');
+  made.set(key, ext);
+}
+
+function rememberMade(thumbsDir: string, key: string, name: string): void {
+  remember(thumbsDir, key, name.endsWith('.png') ? 'png' : 'jpg');
+}
+
+/**
+ * The thumbnail of `key` an earlier process left in `thumbsDir` (a re-run, a restarted watch), looked
+ * for once per process; undefined when there is none.
+ */
+function foundOnDisk(thumbsDir: string, key: string): string | undefined {
+  if (madeIn.get(thumbsDir)?.has(key)) return madeName(thumbsDir, key);
+  const ext = (['jpg', 'png'] as const).find((e) =>
+    statSync(join(thumbsDir, `${key}.${e}`), { throwIfNoEntry: false })?.isFile(),
+  );
+  remember(thumbsDir, key, ext ?? null);
+  return madeName(thumbsDir, key);
 }
 
 async function cacheKey(file: string): Promise<string | null> {
@@ -247,9 +265,10 @@ export function thumbSources(item: Item, outDir: string): { file: string; kind: 
 /** How makeThumbnails treats a source that has no thumbnail yet. */
 export interface MakeThumbnailsOptions {
   /**
-   * false: an image a browser draws itself (PNG, JPEG, WebP, GIF, AVIF) is shown as it is — its own
-   * path stands for its thumbnail — instead of being thumbnailed; videos and other images are still
-   * made. For the files past the report's first page. Default true.
+   * false: an image in the out dir that a browser draws itself (PNG, JPEG, WebP, GIF, AVIF) and that
+   * has no thumbnail yet (made by this process or left by an earlier one) is shown as it is — its own
+   * path stands for its thumbnail; inputs (outside the out dir: the report must draw on its own),
+   * videos and other images are still made. For the files past the report's first page. Default true.
    */
   imagesToo?: boolean;
 }
@@ -274,7 +293,10 @@ export async function makeThumbnails(
   const thumbs = new Map<string, string>();
   const fromOutDir = (file: string) => relative(outDir, file).split(sep).join('/');
   const shownAsIs = (file: string, kind: 'image' | 'video') =>
-    options.imagesToo === false && kind === 'image' && BROWSER_IMAGE_EXTS.has(extname(file).toLowerCase());
+    options.imagesToo === false &&
+    kind === 'image' &&
+    BROWSER_IMAGE_EXTS.has(extname(file).toLowerCase()) &&
+    !fromOutDir(file).startsWith('../');
   // One making per key: the outputs a copy's folder links to (same inode) are made once, not per path.
   const making = new Map<string, Promise<string | null>>();
   await Promise.all(
@@ -283,8 +305,11 @@ export async function makeThumbnails(
       if (!key) return;
       let name = madeName(thumbsDir, key) ?? null;
       if (!name && shownAsIs(file, kind)) {
-        thumbs.set(file, fromOutDir(file));
-        return;
+        name = foundOnDisk(thumbsDir, key) ?? null;
+        if (!name) {
+          thumbs.set(file, fromOutDir(file));
+          return;
+        }
       }
       if (!name) {
         let made = making.get(key);
