@@ -136,7 +136,8 @@ async function exists(path: string): Promise<boolean> {
 
 async function imageThumb(file: string, thumbsDir: string, key: string): Promise<string> {
   // Made by an earlier run: found without opening the source.
-  for (const made of [`${key}.jpg`, `${key}.png`]) if (await exists(join(thumbsDir, made))) return made;
+  const found = foundOnDisk(thumbsDir, key);
+  if (found) return found;
   thumbnailCounts.opened++;
   const meta = await sharp(file, { failOn: 'none' }).metadata();
   const ext = meta.hasAlpha ? 'png' : 'jpg';
