@@ -341,7 +341,11 @@ async function act(name, body) {
   if (res.status === 401) { token = ''; sessionStorage.removeItem(KEY); }
   $('said').textContent = answer.message || answer.error || res.statusText;
   // Stopped from here: the stream's end is the batch's, whether or not its last update arrived.
-  if (name === 'stop' && res.ok) stopAsked = true;
+  if (name === 'stop' && res.ok) {
+    stopAsked = true;
+    // The stream may have broken before this answer was read, and a browser need not say so again.
+    if (stream && stream.broken) sayEnded();
+  }
   if (answer.notNow && batch) batch.notNow = answer.notNow;
   drawActions();
 }
@@ -393,17 +397,24 @@ function apply(d) {
 }
 // The stream resumes after the snapshot's last change: none falls between the two.
 let seq = 0;
+let stream = null;
+// Said once, from whichever comes last: the stream's error or the stop's answer.
+function sayEnded() {
+  if (stream.ended) return;
+  stream.ended = true;
+  stream.es.close();
+  // After the answer of the action that ended it (stop), not over it.
+  const said = $('said').textContent;
+  $('said').textContent = (said ? said + ' · ' : '') + 'the batch has ended: this page no longer updates';
+}
 function follow() {
   const es = new EventSource('api/events?after=' + seq);
-  es.onmessage = (m) => apply(JSON.parse(m.data));
+  stream = { es, broken: false, ended: false };
+  es.onmessage = (m) => { stream.broken = false; apply(JSON.parse(m.data)); };
   // A batch that stopped or finished ends its stream for good: no reconnecting to a closed server.
   es.onerror = () => {
-    if (stopAsked || (batch && (batch.stopping || batch.finishedAt))) {
-      es.close();
-      // After the answer of the action that ended it (stop), not over it.
-      const said = $('said').textContent;
-      $('said').textContent = (said ? said + ' · ' : '') + 'the batch has ended: this page no longer updates';
-    }
+    stream.broken = true;
+    if (stopAsked || (batch && (batch.stopping || batch.finishedAt))) sayEnded();
   };
 }
 async function start() {
