@@ -56,6 +56,7 @@ export function applyPragmas(db: Database.Database, path: string): void {
   if (mode.toLowerCase() !== 'wal') throw new JournalFileError(JOURNAL_TEXTS.notWal(path, mode));
   db.pragma(PRAGMAS.synchronous('NORMAL'));
   db.pragma(PRAGMAS.foreignKeys);
+  db.pragma(PRAGMAS.cacheSize(JOURNAL_FILE.cacheKiB));
 }
 
 /**

@@ -62,6 +62,7 @@ export const PRAGMAS = {
   wal: 'journal_mode = WAL',
   synchronous: (mode: string) => `synchronous = ${mode}`,
   foreignKeys: 'foreign_keys = ON',
+  cacheSize: (kib: number) => `cache_size = -${kib}`,
   userVersion: 'user_version',
   setUserVersion: (v: number) => `user_version = ${v}`,
   /** The runner lock file's connection (runner-lock.ts). */
