@@ -119,6 +119,8 @@ describe('opening', () => {
     // NORMAL (1): a commit does not fsync on the event loop; the journal syncs the WAL itself (wal-sync.ts).
     expect(j.testOnlyDatabase().pragma('synchronous', { simple: true })).toBe(1);
     expect(j.testOnlyDatabase().pragma('user_version', { simple: true })).toBe(4);
+    // SQLite's own 2 MB page cache, not better-sqlite3's 16 MB, which a batch's memory grew into.
+    expect(j.testOnlyDatabase().pragma('cache_size', { simple: true })).toBe(-2000);
     const tables = j
       .testOnlyDatabase()
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
