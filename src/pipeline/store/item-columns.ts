@@ -166,6 +166,8 @@ export function sameButNote(storedText: string, stored: Item, item: Item): boole
 export function changedText(last: WrittenRow, item: Item): string | null {
   const text = JSON.stringify(item);
   if (text === last.text) return null;
+  // With the note written last time (the same object, as a save usually has it), the texts differ in more.
+  if (item.journal === last.note) return text;
   if ('journal' in item && JSON.stringify({ ...item, journal: last.note }) === last.text) return null;
   return text;
 }
