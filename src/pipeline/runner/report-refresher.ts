@@ -49,6 +49,16 @@ export interface ReportMeta {
 /** A rewrite while running takes at most 1 / REWRITE_SHARE_INVERSE of the time (see the module comment). */
 export const REWRITE_SHARE_INVERSE = 40;
 
+/**
+ * The earliest time of the next running rewrite after one that ran from `started` to `ended` (ms since
+ * the epoch): rewriting then takes at most 1 / REWRITE_SHARE_INVERSE of the time.
+ *
+ * @example nextRewriteAt(0, 1_000) // 40_000: a rewrite of 1 s, then 39 s without one
+ */
+export function nextRewriteAt(started: number, ended: number): number {
+  return ended + (REWRITE_SHARE_INVERSE - 1) * (ended - started);
+}
+
 export class ReportRefresher {
   private writing: Promise<unknown> | null = null;
   /** Whether the walk of the input folder goes on (the running reports say so). */
@@ -85,8 +95,7 @@ export class ReportRefresher {
     this.writing = this.write({ now: started })
       .catch(() => undefined)
       .finally(() => {
-        const ended = Date.now();
-        this.notBefore = ended + (REWRITE_SHARE_INVERSE - 1) * (ended - started);
+        this.notBefore = nextRewriteAt(started, Date.now());
         this.writing = null;
       });
   }
