@@ -46,6 +46,9 @@ export const REDACTOR_DEFAULTS = { minSecretLength: MIN_SECRET_LENGTH, maskShape
  * A key shape is a word of its own: not a part of a path (after or before a `/` or `\`), not a name
  * with an extension (`svc-api-notes.txt`), so a file named like a key keeps its name; a full stop that
  * ends a sentence is not an extension.
+ *
+ * Every pattern needs one of the texts mayHoldShape looks for; a new one must need one too (or be
+ * added there), since a text holding none of them skips the patterns.
  */
 const SECRET_SHAPES: readonly [RegExp, string][] = [
   // A URL's query value named as a credential (`?token=…`, `&api_key=…`): a rule's media_url template
@@ -163,6 +166,16 @@ export function maskUrlPassword(url: string, mask: string = REDACTED): string {
 }
 
 /** Stands for a kept text while the shapes are masked (no shape matches it). */
+/**
+ * False when no SECRET_SHAPES pattern can match `text`: each needs an `=`, an `@`, `svc-api-` or
+ * `bearer` (any case). Most texts (states, names, numbers) hold none, and skip the patterns.
+ */
+export function mayHoldShape(text: string): boolean {
+  return (
+    text.includes('=') || text.includes('@') || text.includes('svc-api-') || /bearer/i.test(text)
+  );
+}
+
 const KEEP_MARK = (i: number) => `\u0000genpipe-kept-${i}\u0000`;
 
 function escapeRegExp(s: string): string {
@@ -192,7 +205,7 @@ export function createRedactor(
   const exact = (text: string): string => (knownRe ? text.replace(knownRe, REDACTED) : text);
   const redactor = (text: string): string => {
     let out = exact(text);
-    if (!maskShapes) return out;
+    if (!maskShapes || !mayHoldShape(out)) return out;
     keep.forEach((k, i) => {
       out = out.split(k).join(KEEP_MARK(i));
     });

@@ -3,6 +3,7 @@ import {
   createRedactor,
   MIN_SECRET_LENGTH,
   maskUrlPassword,
+  mayHoldShape,
   REDACTED,
   redact,
   redactDeep,
@@ -102,5 +103,24 @@ describe('the one redactor', () => {
       outputs: ['svc-api-looks-like-one/a.png', `${REDACTED}/b.png`],
       reason: `refused ${REDACTED} and ${REDACTED}`,
     });
+  });
+
+  it('skips the shape patterns only for texts none of them can match', () => {
+    const shaped = [
+      'https://cdn.example/a.png?token=abcdefghij',
+      'see svc-api-0123456789abcdef now',
+      'Authorization: bEaReR abcdefghijkl',
+      'postgres://bob:hunter2hunter2@db:5432/genpipe',
+      'bob:hunter2hunter2@db.example:5432',
+    ];
+    const r = createRedactor();
+    for (const text of shaped) {
+      expect(mayHoldShape(text), text).toBe(true);
+      expect(r(text), text).toContain(REDACTED);
+    }
+    for (const text of ['reported', 'uni-1', 'd000/p000001.txt', 'the model failed: 42 s', 'svc-apix']) {
+      expect(mayHoldShape(text), text).toBe(false);
+      expect(r(text)).toBe(text);
+    }
   });
 });
