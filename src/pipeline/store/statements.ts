@@ -4,6 +4,7 @@
  * migrations, its lock, its batch row, the PostgreSQL claim and admission lock — are in its plans
  * (sqlite/sqlite-plans.ts, postgres/pg-plans.ts). This module holds nothing but text.
  */
+import { JOB_DURATIONS_KEPT } from '../../client/index.ts';
 import { FINISHED_ROW_SQL } from './finished-items.ts';
 import { PLACE_HOLDING_PHASES } from './item-place.ts';
 import type { DialectWords } from './sql.ts';
@@ -214,12 +215,15 @@ const TABLE_STATEMENTS = {
    ON CONFLICT (service, key_fingerprint) DO UPDATE SET job_ceiling = excluded.job_ceiling,
      request_limit = excluded.request_limit, window_ms = excluded.window_ms, blocked_until = excluded.blocked_until,
      recent_requests = excluded.recent_requests, updated_at = excluded.updated_at`,
-  /** The job_durations table: the latest $3 rows of a service and kind are kept (prune). */
+  /**
+   * The job_durations table: the latest JOB_DURATIONS_KEPT rows of a service and kind are kept (prune;
+   * the number is in the text: SQLite prepares a statement again on every run whose LIMIT is bound).
+   */
   durations: 'SELECT kind, running_at_ms, done_by_ms FROM job_durations WHERE service = $1 ORDER BY id',
   addDuration: `INSERT INTO job_durations (service, kind, running_at_ms, done_by_ms, recorded_at)
    VALUES ($1, $2, $3, $4, $5)`,
   pruneDurations: `DELETE FROM job_durations WHERE service = $1 AND kind = $2 AND id NOT IN
-   (SELECT id FROM job_durations WHERE service = $1 AND kind = $2 ORDER BY id DESC LIMIT $3)`,
+   (SELECT id FROM job_durations WHERE service = $1 AND kind = $2 ORDER BY id DESC LIMIT ${JOB_DURATIONS_KEPT})`,
 } as const;
 
 /** Every shared statement, in the words of dialect `d`. */

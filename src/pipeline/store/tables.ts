@@ -4,7 +4,6 @@
  * or a transaction (sql.ts).
  */
 import type { JobDurationSample } from '../../client/index.ts';
-import { JOB_DURATIONS_KEPT } from '../../client/index.ts';
 import { sameIdentity } from './content-hash.ts';
 import { recordedOptions } from './recorded-options.ts';
 import type { Sql } from './sql.ts';
@@ -151,5 +150,5 @@ export function* addJobDuration(
 ): S<void> {
   const [running, done] = [Math.round(sample.runningAtMs), Math.round(sample.doneByMs)];
   yield* sql.run(t.addDuration, [...key, running, done, now]);
-  yield* sql.run(t.pruneDurations, [...key, JOB_DURATIONS_KEPT]);
+  yield* sql.run(t.pruneDurations, key);
 }
