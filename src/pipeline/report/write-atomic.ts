@@ -110,13 +110,17 @@ export async function writeFileAtomic(
 
 /**
  * writeFileAtomic of one string: node:fs's callback writeFile into the scratch name (one call where a
- * FileHandle takes three, for result.json's write per file), then the rename.
+ * FileHandle takes three, for result.json's write per file), then the rename. The folder is made only
+ * when the write finds it missing: result.json's usually holds the file's outputs already.
  */
 async function writeTextAtomic(path: string, text: string): Promise<void> {
   const tmp = `${path}.${randomUUID().slice(0, 8)}.tmp`;
   try {
-    await mkdir(dirname(path), { recursive: true });
-    await writeText(tmp, text);
+    await writeText(tmp, text).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+      await mkdir(dirname(path), { recursive: true });
+      await writeText(tmp, text);
+    });
     await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });
