@@ -171,9 +171,7 @@ export function maskUrlPassword(url: string, mask: string = REDACTED): string {
  * `bearer` (any case). Most texts (states, names, numbers) hold none, and skip the patterns.
  */
 export function mayHoldShape(text: string): boolean {
-  return (
-    text.includes('=') || text.includes('@') || text.includes('svc-api-') || /bearer/i.test(text)
-  );
+  return text.includes('=') || text.includes('@') || text.includes('svc-api-') || /bearer/i.test(text);
 }
 
 const KEEP_MARK = (i: number) => `\u0000genpipe-kept-${i}\u0000`;
