@@ -3,7 +3,8 @@
  * (one write at a time; a failed write waits for the next tick), and writes them a last time at the end
  * (when the out dir refuses that write, the batch's answer says why instead of failing).
  * A rewrite takes longer as the batch grows; the next one waits at least REWRITE_SHARE_INVERSE - 1 times
- * as long as the last took, so rewriting never takes more than about a fortieth of the batch's time.
+ * as long as the last took, so rewriting never takes more than about a fortieth of the batch's time (a
+ * tenth below SMALL_REPORT_FILES files).
  * Every file costs each rewrite a little (read back, redacted, rendered twice), so this share is what
  * the running reports cost per file: at a tenth, 6,000 files with real outputs spent 3.3 ms of CPU
  * per file on them (20 s of the run's 70 s), at a fortieth under 1 ms.
@@ -50,13 +51,23 @@ export interface ReportMeta {
 export const REWRITE_SHARE_INVERSE = 40;
 
 /**
- * The earliest time of the next running rewrite after one that ran from `started` to `ended` (ms since
- * the epoch): rewriting then takes at most 1 / REWRITE_SHARE_INVERSE of the time.
- *
- * @example nextRewriteAt(0, 1_000) // 40_000: a rewrite of 1 s, then 39 s without one
+ * Below this many files, a rewrite takes at most 1 / SMALL_REWRITE_SHARE_INVERSE of the time: a small
+ * report's rewrite is slow only while it makes its thumbnails (a few hundred ms on a loaded machine),
+ * which the fortieth would turn into a wait of about 10 s before the next.
  */
-export function nextRewriteAt(started: number, ended: number): number {
-  return ended + (REWRITE_SHARE_INVERSE - 1) * (ended - started);
+export const SMALL_REPORT_FILES = 1_000;
+export const SMALL_REWRITE_SHARE_INVERSE = 10;
+
+/**
+ * The earliest time of the next running rewrite after one of `files` files that ran from `started` to
+ * `ended` (ms since the epoch): rewriting then takes at most 1 / REWRITE_SHARE_INVERSE of the time
+ * (1 / SMALL_REWRITE_SHARE_INVERSE below SMALL_REPORT_FILES files).
+ *
+ * @example nextRewriteAt(0, 1_000, 5_000) // 40_000: a rewrite of 1 s, then 39 s without one
+ */
+export function nextRewriteAt(started: number, ended: number, files: number): number {
+  const share = files < SMALL_REPORT_FILES ? SMALL_REWRITE_SHARE_INVERSE : REWRITE_SHARE_INVERSE;
+  return ended + (share - 1) * (ended - started);
 }
 
 export class ReportRefresher {
@@ -95,7 +106,7 @@ export class ReportRefresher {
     this.writing = this.write({ now: started })
       .catch(() => undefined)
       .finally(() => {
-        this.notBefore = nextRewriteAt(started, Date.now());
+        this.notBefore = nextRewriteAt(started, Date.now(), this.items.size);
         this.writing = null;
       });
   }
