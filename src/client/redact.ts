@@ -165,7 +165,6 @@ export function maskUrlPassword(url: string, mask: string = REDACTED): string {
   return `${url.slice(0, start)}${mask}`;
 }
 
-/** Stands for a kept text while the shapes are masked (no shape matches it). */
 /**
  * False when no SECRET_SHAPES pattern can match `text`: each needs an `=`, an `@`, `svc-api-` or
  * `bearer` (any case). Most texts (states, names, numbers) hold none, and skip the patterns.
@@ -174,6 +173,7 @@ export function mayHoldShape(text: string): boolean {
   return text.includes('=') || text.includes('@') || text.includes('svc-api-') || /bearer/i.test(text);
 }
 
+/** Stands for a kept text while the shapes are masked (no shape matches it). */
 const KEEP_MARK = (i: number) => `\u0000genpipe-kept-${i}\u0000`;
 
 function escapeRegExp(s: string): string {
