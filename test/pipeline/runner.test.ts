@@ -245,6 +245,30 @@ describe('runner', () => {
     }
   });
 
+  it('sends the create without waiting for the journal writes of the steps that sent nothing, and waits for the request id', async () => {
+    const c = await setUp();
+    const dir = await promptFolder(1);
+    /** Writes of states that hold nothing of the service's, held until the create is answered. */
+    const held: { state: string; release: () => void }[] = [];
+    let pendingAtCreate: string[] | null = null;
+    const persist = async (i: Item): Promise<void> => {
+      const step = i.steps[0];
+      if (!step?.requestId && !step?.generationId && i.state !== 'reported') {
+        await new Promise<void>((release) => held.push({ state: i.state, release }));
+        return;
+      }
+      if (i.state === 'submitted' && pendingAtCreate === null) {
+        pendingAtCreate = held.map((h) => h.state);
+        for (const h of held) h.release();
+      }
+    };
+    const result = await runBatch(await options(dir, c, { persist }));
+    expect(result.items[0]!.state).toBe('reported');
+    // The sniffed, planned, checked and prompt-ready writes were still not durable when the create
+    // went out; the request id's write was (the persist above resolved it before the create).
+    expect(pendingAtCreate).toEqual(expect.arrayContaining(['sniffed', 'planned', 'checked', 'uploaded']));
+  });
+
   it('fails a file the service refuses at ingest with its failure_reason, and uploads presigned on request', async () => {
     const c = await setUp({ blocked_words: ['forbidden'] });
     const dir = join(root, 'in');

@@ -28,6 +28,7 @@ import { batchStopReason, isAbort, outDirWriteError } from '../runner-errors.ts'
 import { failItem } from '../stage.ts';
 import { reachedBy, STAGES, type StageStep } from '../stage-list.ts';
 import { ItemTakenOverError } from '../store/item-taken-over.ts';
+import { holdsServiceWork } from '../store/resume-decision.ts';
 import type { BatchItems } from './batch-items.ts';
 import type { ResolvedRun } from './options.ts';
 import type { Pools } from './pools.ts';
@@ -36,6 +37,14 @@ import type { DriveState, Settled, StepEnv } from './step-policy.ts';
 import { JournalWriteError, type StopControl } from './stop-control.ts';
 import { driveLanes, itemTrack, type Persist, type Track } from './tracks.ts';
 import { transitionTold } from './transition-words.ts';
+
+/**
+ * Whether the step after `item`'s transition waits for its journal write (ItemDriver.record): when the
+ * item ended, or holds work of the service (an uploaded file, a request id, a generation, outputs).
+ */
+export function journalAwaited(item: Item): boolean {
+  return FINAL_ITEM_STATES.includes(item.state) || holdsServiceWork(item);
+}
 
 /** One item's job slot (--concurrency): taken for submit, or for the wait of a resumed generation. */
 class JobSlot {
@@ -85,8 +94,15 @@ export class ItemDriver {
     return this.stops.stop !== null;
   }
 
+  /**
+   * Journals `item`: resolves once the write is on disk when the next step needs it (journalAwaited),
+   * else at once, the write's failure stopping the batch all the same (the context's persist).
+   */
   persist(item: Item): Promise<void> {
-    return this.ctx.persist(item);
+    const written = this.ctx.persist(item);
+    if (journalAwaited(item)) return written;
+    written.catch(() => undefined);
+    return Promise.resolve();
   }
 
   /** The item ended not processed, with the batch's stop reason. */
@@ -123,6 +139,13 @@ export class ItemDriver {
    * Keeps, journals and announces an item's transition (`reason` overrides the item's in the event). A
    * file another input's work stood for says so as it ends, whatever its stages said on the way (a
    * progress line per outcome shows only that one).
+   *
+   * The next step waits for the journal write to be on disk only when the item holds something the
+   * service did or ended (journalAwaited): a file sniffed, planned or checked, or a prompt made ready,
+   * is found so again from its input after a crash, and the write the next action at the service needs
+   * first (submit's request id, journaled before the create is sent) is committed after this one and
+   * covers it. Waiting for each of those fsyncs put three or four of them between a batch's start and
+   * its first create.
    */
   async record(
     entry: number,
@@ -133,12 +156,11 @@ export class ItemDriver {
   ): Promise<void> {
     const reason = said ?? reusedNote(item);
     this.items.keep(entry, item);
-    try {
-      await this.ctx.persist(item);
-    } catch (err) {
+    const written = this.ctx.persist(item).catch((err: unknown) => {
       // journalFailed stopped the batch; the item is still reported. Taken over: the drive ends.
       if (err instanceof ItemTakenOverError) this.takenOver.set(entry, err);
-    }
+    });
+    if (journalAwaited(item)) await written;
     this.announce(item, stage, reason, stepEvent);
   }
 
