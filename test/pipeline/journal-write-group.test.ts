@@ -1,6 +1,7 @@
 /**
  * The journal's group commit (write-group.ts) on a real SQLite file: writes asked for in one turn are
- * committed together, in order, and a write that throws is rolled back alone.
+ * committed together, in order, at the end of the turn when the journal was idle, and a write that
+ * throws is rolled back alone.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,6 +53,21 @@ describe('WriteGroup', () => {
     group.flush();
     expect(rows()).toEqual([{ k: 'x', v: 7 }]);
     await done;
+  });
+
+  it('commits a write asked for while the journal was idle at the end of its turn, with the others of that turn', async () => {
+    let commits = 0;
+    const group = new WriteGroup(db, undefined, async () => {
+      commits++;
+    });
+    const done = Promise.all([group.add(put('a', 1)), group.add(put('b', 2))]);
+    await new Promise((turn) => setImmediate(turn));
+    expect(rows()).toEqual([
+      { k: 'a', v: 1 },
+      { k: 'b', v: 2 },
+    ]);
+    await done;
+    expect(commits).toBe(1);
   });
 
   it('commitWith runs a transaction after the queued writes, seeing them; its failure undoes only its own', async () => {

@@ -1,7 +1,7 @@
 /**
- * Group commit for the journal: the writes asked for within GROUP_WINDOW_MS of the first queued one (a
- * batch of 64 jobs makes many state changes at once) go into one `BEGIN IMMEDIATE` transaction, so they
- * cost one commit instead of one each. Each write's promise resolves only once that transaction is
+ * Group commit for the journal: the writes asked for in one turn of the event loop, or within
+ * GROUP_WINDOW_MS of the last commit (a batch of 64 jobs makes many state changes at once), go into one
+ * `BEGIN IMMEDIATE` transaction, so they cost one commit instead of one each. Each write's promise resolves only once that transaction is
  * committed and made durable (`durable`: the WAL synced off the event loop, wal-sync.ts): "durable on
  * resolve" (../store/README.md) holds.
  *
@@ -14,9 +14,11 @@
 import type Database from 'better-sqlite3';
 
 /**
- * How long the first write of a group waits for others, ms: a batch's state changes are spread over
- * the event loop's turns (each answer from the service is a turn of its own), so waiting a few ms
- * lets one commit (and one fsync) carry many of them.
+ * The least time between two commits, ms: a batch's state changes are spread over the event loop's
+ * turns (each answer from the service is a turn of its own), so a write asked for within this time of
+ * the last commit waits for the rest of it, and one commit (and one fsync) carries many of them. A
+ * write asked for after a quiet spell is committed at the end of its turn: the one write a create
+ * waits for (its request id) costs no wait of its own when the journal had nothing to do.
  */
 export const GROUP_WINDOW_MS = 10;
 
@@ -30,6 +32,8 @@ interface QueuedWrite {
 export class WriteGroup {
   private queue: QueuedWrite[] = [];
   private scheduled = false;
+  /** When the last commit was made (performance.now()), or -Infinity before the first. */
+  private committedAt = Number.NEGATIVE_INFINITY;
 
   /**
    * @param rolledBack - called when a commit failed (whatever its writes did is undone)
@@ -52,10 +56,13 @@ export class WriteGroup {
       this.queue.push({ write, done, fail });
       if (this.scheduled) return;
       this.scheduled = true;
-      setTimeout(() => {
+      const commit = () => {
         this.scheduled = false;
         this.flush();
-      }, GROUP_WINDOW_MS);
+      };
+      const wait = this.committedAt + GROUP_WINDOW_MS - performance.now();
+      if (wait > 0) setTimeout(commit, wait);
+      else setImmediate(commit);
     });
   }
 
@@ -80,6 +87,7 @@ export class WriteGroup {
   commitWith<T>(body: () => T): T {
     const writes = this.queue;
     this.queue = [];
+    this.committedAt = performance.now();
     const failed = new Map<QueuedWrite, unknown>();
     let outcome = { error: new Error('not run') } as { value: T } | { error: unknown };
     try {
