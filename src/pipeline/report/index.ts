@@ -100,7 +100,16 @@ export { timelineSvg } from './timeline-svg.ts';
 export { AtomicFile, writeFileAtomic } from './write-atomic.ts';
 
 /** What the reports are written with besides their items. */
-export type ReportFilesMeta = ReportMeta & { inputDir?: string; emulator?: boolean; now?: number };
+export type ReportFilesMeta = ReportMeta & {
+  inputDir?: string;
+  emulator?: boolean;
+  now?: number;
+  /**
+   * Told how long each round of thumbnails took, ms: work done once per file, which the running
+   * report's refresher leaves out of the rewrite time it spaces its rewrites by.
+   */
+  thumbnailsTook?: (ms: number) => void;
+};
 
 /**
  * Writes `<out>/report.json` and `<out>/report.html` (both atomically) from the report's entries, one

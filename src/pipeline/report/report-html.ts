@@ -298,7 +298,12 @@ export async function writeReportHtmlEntries(
   outDir: string,
   head: ReportHead,
   entries: readonly ReportEntry[],
-  meta: ReportMeta & { inputDir?: string; emulator?: boolean; now?: number },
+  meta: ReportMeta & {
+    inputDir?: string;
+    emulator?: boolean;
+    now?: number;
+    thumbnailsTook?: (ms: number) => void;
+  },
   sink?: LineSink,
 ): Promise<AtomicFile> {
   const redact = meta.redact ?? redactShapes;
@@ -335,7 +340,9 @@ export async function writeReportHtmlEntries(
     for (const part of parts) {
       if (typeof part !== 'string' && 'thumbsFor' in part) {
         thumbs.clear();
+        const began = performance.now();
         const made = await makeThumbnails(part.thumbsFor, outDir, { imagesToo: part.imagesToo });
+        meta.thumbnailsTook?.(performance.now() - began);
         for (const [src, thumb] of made) thumbs.set(src, thumb);
         continue;
       }

@@ -3,11 +3,13 @@
  * (one write at a time; a failed write waits for the next tick), and writes them a last time at the end
  * (when the out dir refuses that write, the batch's answer says why instead of failing).
  * A rewrite takes longer as the batch grows; the next one waits at least REWRITE_SHARE_INVERSE - 1 times
- * as long as the last took, so rewriting never takes more than about a fortieth of the batch's time (a
- * tenth below SMALL_REPORT_FILES files).
+ * as long as the last took, so rewriting never takes more than about a fortieth of the batch's time.
  * Every file costs each rewrite a little (read back, redacted, rendered twice), so this share is what
  * the running reports cost per file: at a tenth, 6,000 files with real outputs spent 3.3 ms of CPU
- * per file on them (20 s of the run's 70 s), at a fortieth under 1 ms.
+ * per file on them (20 s of the run's 70 s), at a fortieth under 1 ms. The thumbnails a rewrite makes
+ * for files new on the page's first cards are left out of the time it took: they are made once per
+ * file, and a small watch's first rewrite, slow only for them (a few hundred ms on a loaded machine),
+ * would otherwise leave its report about 10 s behind.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -51,23 +53,14 @@ export interface ReportMeta {
 export const REWRITE_SHARE_INVERSE = 40;
 
 /**
- * Below this many files, a rewrite takes at most 1 / SMALL_REWRITE_SHARE_INVERSE of the time: a small
- * report's rewrite is slow only while it makes its thumbnails (a few hundred ms on a loaded machine),
- * which the fortieth would turn into a wait of about 10 s before the next.
- */
-export const SMALL_REPORT_FILES = 1_000;
-export const SMALL_REWRITE_SHARE_INVERSE = 10;
-
-/**
- * The earliest time of the next running rewrite after one of `files` files that ran from `started` to
- * `ended` (ms since the epoch): rewriting then takes at most 1 / REWRITE_SHARE_INVERSE of the time
- * (1 / SMALL_REWRITE_SHARE_INVERSE below SMALL_REPORT_FILES files).
+ * The earliest time of the next running rewrite after one that ran from `started` to `ended` (ms since
+ * the epoch), `thumbnailsMs` of it making thumbnails: rewriting then takes at most
+ * 1 / REWRITE_SHARE_INVERSE of the time, thumbnails aside.
  *
- * @example nextRewriteAt(0, 1_000, 5_000) // 40_000: a rewrite of 1 s, then 39 s without one
+ * @example nextRewriteAt(0, 1_000) // 40_000: a rewrite of 1 s, then 39 s without one
  */
-export function nextRewriteAt(started: number, ended: number, files: number): number {
-  const share = files < SMALL_REPORT_FILES ? SMALL_REWRITE_SHARE_INVERSE : REWRITE_SHARE_INVERSE;
-  return ended + (share - 1) * (ended - started);
+export function nextRewriteAt(started: number, ended: number, thumbnailsMs = 0): number {
+  return ended + (REWRITE_SHARE_INVERSE - 1) * Math.max(0, ended - started - thumbnailsMs);
 }
 
 export class ReportRefresher {
@@ -103,10 +96,14 @@ export class ReportRefresher {
     if (this.writing || started < this.notBefore) return;
     const heldBackChanged = this.heldBackChanged();
     if (!this.items.takeStale() && !heldBackChanged) return;
-    this.writing = this.write({ now: started })
+    let thumbnailsMs = 0;
+    const thumbnailsTook = (ms: number) => {
+      thumbnailsMs += ms;
+    };
+    this.writing = this.write({ now: started, thumbnailsTook })
       .catch(() => undefined)
       .finally(() => {
-        this.notBefore = nextRewriteAt(started, Date.now(), this.items.size);
+        this.notBefore = nextRewriteAt(started, Date.now(), thumbnailsMs);
         this.writing = null;
       });
   }
@@ -198,7 +195,7 @@ export class ReportRefresher {
 
   /** Writes both reports from a snapshot of the batch's entries and of what discovery left out. */
   private async write(
-    at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly' | 'stopped'>,
+    at: Pick<ReportFilesMeta, 'now' | 'finishedAt' | 'stoppedEarly' | 'stopped' | 'thumbnailsTook'>,
     files = this.writes,
   ): Promise<ReportHead> {
     const { ignoredEntries, heldBack, ...fixed } = this.meta;
