@@ -272,6 +272,22 @@ describe('report.html', () => {
     expect(thumbs.get(copies[0]!)).toMatch(/\.jpg$/);
   });
 
+  it('tells how long it waited for thumbnails being made, and nothing when it only found those made before', async () => {
+    const source = join(outDir, 'timed-source.png');
+    await sharp({ create: { width: 40, height: 30, channels: 3, background: '#a36' } })
+      .png()
+      .toFile(source);
+    const a = items.find((i) => i.input === 'photos/a.jpg')!;
+    const timed = { ...a, input: 'timed-source.png', absPath: source, sniff: null };
+    const told: number[] = [];
+    const first = await makeThumbnails([timed], outDir, { madeIn: (ms) => told.push(ms) });
+    expect(first.get(source)).toMatch(/\.jpg$/);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toBeGreaterThan(0);
+    await makeThumbnails([timed], outDir, { madeIn: (ms) => told.push(ms) });
+    expect(told).toHaveLength(1);
+  });
+
   it('makes output thumbnails for the first page only: further down, an output is shown as it is', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'genpipe-report-pages-'));
     const meta = { startedAt: T0, finishedAt: T0 + 1, now: T0 + 1, redact: createRedactor([]) };

@@ -105,8 +105,9 @@ export type ReportFilesMeta = ReportMeta & {
   emulator?: boolean;
   now?: number;
   /**
-   * Told how long each round of thumbnails took, ms: work done once per file, which the running
-   * report's refresher leaves out of the rewrite time it spaces its rewrites by.
+   * Told how long the writing waited for thumbnails being made, ms (MakeThumbnailsOptions.madeIn):
+   * work done once per file, which the running report's refresher leaves out of the rewrite time it
+   * spaces its rewrites by.
    */
   thumbnailsTook?: (ms: number) => void;
 };

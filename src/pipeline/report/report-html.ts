@@ -340,9 +340,10 @@ export async function writeReportHtmlEntries(
     for (const part of parts) {
       if (typeof part !== 'string' && 'thumbsFor' in part) {
         thumbs.clear();
-        const began = performance.now();
-        const made = await makeThumbnails(part.thumbsFor, outDir, { imagesToo: part.imagesToo });
-        meta.thumbnailsTook?.(performance.now() - began);
+        const made = await makeThumbnails(part.thumbsFor, outDir, {
+          imagesToo: part.imagesToo,
+          ...(meta.thumbnailsTook ? { madeIn: meta.thumbnailsTook } : {}),
+        });
         for (const [src, thumb] of made) thumbs.set(src, thumb);
         continue;
       }

@@ -272,6 +272,11 @@ export interface MakeThumbnailsOptions {
    * videos and other images are still made. For the files past the report's first page. Default true.
    */
   imagesToo?: boolean;
+  /**
+   * Told how long the call waited for thumbnails being made (ms), when it made any: the looking up of
+   * those made before, a stat per source, is not counted.
+   */
+  madeIn?: (ms: number) => void;
 }
 
 /**
@@ -300,7 +305,8 @@ export async function makeThumbnails(
     !fromOutDir(file).startsWith('../');
   // One making per key: the outputs a copy's folder links to (same inode) are made once, not per path.
   const making = new Map<string, Promise<string | null>>();
-  await Promise.all(
+  // Each source is looked up synchronously; only the makings are waited for below.
+  const looked = Promise.all(
     [...sources].map(async ([file, kind]) => {
       const key = cacheKeySync(file);
       if (!key) return;
@@ -323,5 +329,8 @@ export async function makeThumbnails(
       if (name) thumbs.set(file, fromOutDir(join(thumbsDir, name)));
     }),
   );
+  const waitFrom = performance.now();
+  await looked;
+  if (making.size > 0) options.madeIn?.(performance.now() - waitFrom);
   return thumbs;
 }
