@@ -3,13 +3,13 @@
  * (one write at a time; a failed write waits for the next tick), and writes them a last time at the end
  * (when the out dir refuses that write, the batch's answer says why instead of failing).
  * A rewrite takes longer as the batch grows; the next one waits at least REWRITE_SHARE_INVERSE - 1 times
- * as long as the last took, so rewriting never takes more than about a fortieth of the batch's time.
+ * as long as the last took, so rewriting never takes more than about a fortieth of the batch's time (a
+ * tenth below SMALL_REPORT_FILES files).
  * Every file costs each rewrite a little (read back, redacted, rendered twice), so this share is what
  * the running reports cost per file: at a tenth, 6,000 files with real outputs spent 3.3 ms of CPU
  * per file on them (20 s of the run's 70 s), at a fortieth under 1 ms. The thumbnails a rewrite makes
  * for files new on the page's first cards are left out of the time it took: they are made once per
- * file, and a small watch's first rewrite, slow only for them (a few hundred ms on a loaded machine),
- * would otherwise leave its report about 10 s behind.
+ * file.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -53,14 +53,24 @@ export interface ReportMeta {
 export const REWRITE_SHARE_INVERSE = 40;
 
 /**
- * The earliest time of the next running rewrite after one that ran from `started` to `ended` (ms since
- * the epoch), `thumbnailsMs` of it making thumbnails: rewriting then takes at most
- * 1 / REWRITE_SHARE_INVERSE of the time, thumbnails aside.
- *
- * @example nextRewriteAt(0, 1_000) // 40_000: a rewrite of 1 s, then 39 s without one
+ * Below this many files, a rewrite takes at most 1 / SMALL_REWRITE_SHARE_INVERSE of the time: on a
+ * loaded machine a small report's rewrite still takes a few hundred ms, which the fortieth would turn
+ * into a wait of about 10 s before the next (a watch's report that far behind its files).
  */
-export function nextRewriteAt(started: number, ended: number, thumbnailsMs = 0): number {
-  return ended + (REWRITE_SHARE_INVERSE - 1) * Math.max(0, ended - started - thumbnailsMs);
+export const SMALL_REPORT_FILES = 1_000;
+export const SMALL_REWRITE_SHARE_INVERSE = 10;
+
+/**
+ * The earliest time of the next running rewrite after one of `files` files that ran from `started` to
+ * `ended` (ms since the epoch), `thumbnailsMs` of it waiting for thumbnails being made: rewriting then
+ * takes at most 1 / REWRITE_SHARE_INVERSE of the time, thumbnails aside (1 / SMALL_REWRITE_SHARE_INVERSE
+ * below SMALL_REPORT_FILES files).
+ *
+ * @example nextRewriteAt(0, 1_000, 5_000) // 40_000: a rewrite of 1 s, then 39 s without one
+ */
+export function nextRewriteAt(started: number, ended: number, files: number, thumbnailsMs = 0): number {
+  const share = files < SMALL_REPORT_FILES ? SMALL_REWRITE_SHARE_INVERSE : REWRITE_SHARE_INVERSE;
+  return ended + (share - 1) * Math.max(0, ended - started - thumbnailsMs);
 }
 
 export class ReportRefresher {
@@ -103,7 +113,7 @@ export class ReportRefresher {
     this.writing = this.write({ now: started, thumbnailsTook })
       .catch(() => undefined)
       .finally(() => {
-        this.notBefore = nextRewriteAt(started, Date.now(), thumbnailsMs);
+        this.notBefore = nextRewriteAt(started, Date.now(), this.items.size, thumbnailsMs);
         this.writing = null;
       });
   }
