@@ -1,8 +1,8 @@
 /**
  * Group commit for the journal: the writes asked for in one turn of the event loop, or within
  * GROUP_WINDOW_MS of the last commit (a batch of 64 jobs makes many state changes at once), go into one
- * `BEGIN IMMEDIATE` transaction, so they cost one commit instead of one each. Each write's promise resolves only once that transaction is
- * committed and made durable (`durable`: the WAL synced off the event loop, wal-sync.ts): "durable on
+ * `BEGIN IMMEDIATE` transaction, so they cost one commit instead of one each. Each write's promise
+ * resolves only once that transaction is committed and made durable (`durable`: the WAL synced off the event loop, wal-sync.ts): "durable on
  * resolve" (../store/README.md) holds.
  *
  * Each write runs in a savepoint of its own: one that throws is rolled back alone and rejects its own
