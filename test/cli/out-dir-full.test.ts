@@ -288,7 +288,9 @@ it.skipIf(!asRoot)(
     expect(again.code, again.stderr).toBe(unknown === 0 ? 0 : 1);
     if (unknown > 0) expect(again.stderr).toContain(`${unknown} failed with an unknown submission outcome`);
     const resumed = Number(/(\d+) resumed/.exec(again.stderr)?.[1] ?? 0);
-    expect(resumed).toBeLessThanOrEqual(status.inputs - notSent);
+    expect(resumed, `${JSON.stringify(status)}\n${again.stdout}\n${again.stderr}`).toBeLessThanOrEqual(
+      status.inputs - notSent,
+    );
     if (sent === 0) {
       expect(again.stdout).not.toMatch(/: resumed/);
       expect(again.stdout).toContain('continued: the earlier run stopped before this file was finished');

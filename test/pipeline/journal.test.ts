@@ -32,6 +32,7 @@ import {
   openJournal,
   serviceIdentity,
 } from '../../src/pipeline/store/sqlite/index.ts';
+import { statusKind } from '../../src/pipeline/store/status-summary.ts';
 import { flatView, patchItem, withFlatItem } from '../helpers/item-patch.ts';
 
 let dir: string;
@@ -566,6 +567,25 @@ describe('the crash policy through the journal', () => {
     await j.save(patchItem(a, { state: 'stopped', requestId: null, reason: 'not processed: interrupted' }));
     expect(j.get('a.png')).toMatchObject({ phase: 'submitting', liveState: 'uploaded' });
     expect(stepOf(j.get('a.png')!.item).requestId).toBe('req-1');
+  });
+
+  it('keeps a stopped item whose create was answered at the service, its `submitted` write lost (a full disk)', async () => {
+    let j = await leaveSubmitting();
+    const a = j.get('a.png')!.item;
+    // The answer's write never got through; the stop's write did, with the generation id in the item.
+    const stopped = patchItem(a, { state: 'stopped', generationId: 'gen-1', reason: 'not processed: full' });
+    await j.save(stopped);
+    expect(j.get('a.png')).toMatchObject({
+      phase: 'submitted',
+      liveState: 'submitted',
+      outcomeUnknown: false,
+    });
+    expect(statusKind(j.get('a.png')!)).toBe('at the service');
+    j = await reopen(j);
+    const d = await j.admit(planned('a.png'), { references: {} });
+    expect(d.action).toBe('resume');
+    expect(d.nothingSent).toBeUndefined();
+    expect(flatView(d.item)).toMatchObject({ state: 'submitted', generationId: 'gen-1', requestId: 'req-1' });
   });
 });
 

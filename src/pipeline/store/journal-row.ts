@@ -83,13 +83,21 @@ const LOCAL_STAGES: ReadonlySet<StageName> = new Set(['sniff', 'plan', 'check'])
 
 /**
  * The state an item really reached: its state, except that `stopped` (the batch ended before the item
- * did) keeps the state it had before.
+ * did) keeps the state it had before — or `submitted`, when the item holds a generation id the row had
+ * not recorded yet: a create answered whose `submitted` write failed (a full disk) before the stop's
+ * own write got through. That item is at the service; taken as `uploaded`, a re-run would create it
+ * again.
  *
  * @param previousLive - the live state recorded before this save (null for a new row)
  */
-export function liveStateOf(item: Pick<Item, 'state'>, previousLive: ItemState | null): ItemState {
+export function liveStateOf(
+  item: Pick<Item, 'state' | 'steps' | 'step'>,
+  previousLive: ItemState | null,
+): ItemState {
   if (item.state !== 'stopped') return item.state;
-  return previousLive ?? 'discovered';
+  const live = previousLive ?? 'discovered';
+  const behind = LOCAL_STATES.has(live) || live === 'uploaded';
+  return behind && currentStep(item)?.generationId ? 'submitted' : live;
 }
 
 /**
