@@ -5,7 +5,7 @@
  */
 import type { Item } from '../item.ts';
 import { heldEntries, type ReportEntry } from './report-entries.ts';
-import { writeReportHtmlEntries } from './report-html.ts';
+import { type ReportFilesMeta, writeReportHtmlEntries } from './report-html.ts';
 import {
   type BatchReport,
   entryLine,
@@ -42,6 +42,7 @@ export {
   type LineSink,
   REPORT_HTML_FILE,
   REPORT_REFRESH_SECONDS,
+  type ReportFilesMeta,
   type ReportHtmlInput,
   renderReportHtml,
   writeReportHtml,
@@ -98,19 +99,6 @@ export {
 } from './thumbnails.ts';
 export { timelineSvg } from './timeline-svg.ts';
 export { AtomicFile, writeFileAtomic } from './write-atomic.ts';
-
-/** What the reports are written with besides their items. */
-export type ReportFilesMeta = ReportMeta & {
-  inputDir?: string;
-  emulator?: boolean;
-  now?: number;
-  /**
-   * Told how long the writing waited for thumbnails being made, ms (MakeThumbnailsOptions.madeIn):
-   * work done once per file, which the running report's refresher leaves out of the rewrite time it
-   * spaces its rewrites by.
-   */
-  thumbnailsTook?: (ms: number) => void;
-};
 
 /**
  * Writes `<out>/report.json` and `<out>/report.html` (both atomically) from the report's entries, one

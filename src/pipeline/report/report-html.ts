@@ -285,6 +285,19 @@ export interface LineSink {
   drain(): Promise<void>;
 }
 
+/** What the reports are written with besides their items. */
+export type ReportFilesMeta = ReportMeta & {
+  inputDir?: string;
+  emulator?: boolean;
+  now?: number;
+  /**
+   * Told how long the writing waited for thumbnails being made, ms (MakeThumbnailsOptions.madeIn):
+   * work done once per file, which the running report's refresher leaves out of the rewrite time it
+   * spaces its rewrites by.
+   */
+  thumbnailsTook?: (ms: number) => void;
+};
+
 /**
  * Writes `<out>/report.html` atomically from the report's head and its entries (see reportEntries),
  * reading one entry's item at a time and making the thumbnails of a few items at a time, so the page of
@@ -298,12 +311,7 @@ export async function writeReportHtmlEntries(
   outDir: string,
   head: ReportHead,
   entries: readonly ReportEntry[],
-  meta: ReportMeta & {
-    inputDir?: string;
-    emulator?: boolean;
-    now?: number;
-    thumbnailsTook?: (ms: number) => void;
-  },
+  meta: ReportFilesMeta,
   sink?: LineSink,
 ): Promise<AtomicFile> {
   const redact = meta.redact ?? redactShapes;
