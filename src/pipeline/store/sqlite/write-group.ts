@@ -2,8 +2,8 @@
  * Group commit for the journal: the writes asked for in one turn of the event loop, or within
  * GROUP_WINDOW_MS of the last commit (a batch of 64 jobs makes many state changes at once), go into one
  * `BEGIN IMMEDIATE` transaction, so they cost one commit instead of one each. Each write's promise
- * resolves only once that transaction is committed and made durable (`durable`: the WAL synced off the event loop, wal-sync.ts): "durable on
- * resolve" (../store/README.md) holds.
+ * resolves only once that transaction is committed and made durable (`durable`: the WAL synced off the
+ * event loop, wal-sync.ts): "durable on resolve" (../store/README.md) holds.
  *
  * Each write runs in a savepoint of its own: one that throws is rolled back alone and rejects its own
  * promise; the others are committed. A commit that fails rejects them all. Writes are applied in the
@@ -78,9 +78,9 @@ export class WriteGroup {
 
   /**
    * Runs `body` in one `BEGIN IMMEDIATE` transaction after the queued writes, in a savepoint of its
-   * own: one commit for both, instead of a commit of the queue and one of its own. A
-   * `body` that throws is rolled back alone (the queued writes are still committed) and its error
-   * thrown; a commit that fails rejects the queued writes and is thrown.
+   * own: one commit for both, instead of a commit of the queue and one of its own. A `body` that
+   * throws is rolled back alone (the queued writes are still committed) and its error thrown; a commit
+   * that fails rejects the queued writes and is thrown.
    *
    * @example const decision = group.commitWith(() => admitRow(sql, item, key));
    */
